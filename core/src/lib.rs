@@ -1,0 +1,33 @@
+//! # onair — the sans-IO protocol core for live-broadcast bots
+//!
+//! onair turns what a bot's HTTP client receives from the live-broadcast bot
+//! API into typed values and decisions, and never does I/O itself: you bring
+//! the bytes, the responses and the time.
+//!
+//! - [`sse`]: incremental Server-Sent Events framing, fed chunks split anywhere.
+//! - [`event`]: the service's typed stream events (chat, presence, like,
+//!   donation, end) decoded from frames.
+//! - [`time`]: the service's ISO-8601 timestamps and frame ids.
+//!
+//! ```
+//! use onair::event::{Decoder, EndReason, Event, Item};
+//!
+//! let mut decoder = Decoder::new();
+//! let stream = b"event:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n";
+//! let mut rest = &stream[..];
+//! let mut seen = Vec::new();
+//! while let Some(item) = decoder.next_item(&mut rest) {
+//!     seen.push(item);
+//! }
+//! assert!(matches!(
+//!     &seen[0],
+//!     Item::Event { event: Event::End(end), .. } if end.reason == EndReason::LiveEnded
+//! ));
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod event;
+pub mod sse;
+pub mod time;
+mod wire;

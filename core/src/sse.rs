@@ -1,0 +1,598 @@
+//! Incremental Server-Sent Events framing.
+//!
+//! [`Parser`] implements the WHATWG "event stream interpretation" rules over
+//! byte chunks split at any byte: LF, CR and CRLF line ends (a CRLF split across
+//! chunks is one line end), a leading UTF-8 BOM, `field:value` lines, comments,
+//! `retry`, and dispatch on a blank line. It is sans-IO: you feed it the bytes
+//! your HTTP client hands you and pull [`Item`]s out.
+//!
+//! Properties a bot relies on:
+//! - **No added latency**: a frame is dispatched as soon as the line end that
+//!   completes it is fed, even when that line end is a CR at the end of a chunk.
+//! - **Linear time, no per-frame allocation** once the buffers are warm: line ends
+//!   are found with `memchr`, a partial line is never re-scanned, and items borrow
+//!   from the parser's reused buffers.
+//! - **Bounded memory**: the bytes held for one frame never exceed
+//!   [`Parser::max_frame_bytes`]; a larger frame yields one
+//!   [`FrameErrorKind::TooLarge`] and is skipped up to its blank line.
+//! - **Never fails on bad bytes**: invalid UTF-8 becomes U+FFFD in the item.
+//!
+//! ```
+//! use onair::sse::{Item, Parser};
+//!
+//! let mut parser = Parser::new();
+//! let mut names = Vec::new();
+//! for chunk in [&b":heartbeat\n\nevent: chat\nda"[..], &b"ta: {}\n\n"[..]] {
+//!     let mut rest = chunk;
+//!     while let Some(item) = parser.next_item(&mut rest) {
+//!         match item {
+//!             Item::Event(frame) => names.push(frame.event.to_owned()),
+//!             Item::Comment(text) => assert_eq!(text, "heartbeat"),
+//!             _ => {}
+//!         }
+//!     }
+//! }
+//! assert_eq!(names, ["chat"]);
+//! assert!(parser.finish().is_none());
+//! ```
+
+use memchr::{memchr, memchr2};
+
+/// Default cap on one frame's buffered bytes: 256 KiB, far above the service's
+/// ~200-byte frames and far below what would hurt a process holding many bots.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 256 * 1024;
+
+/// How much of an oversized or unterminated frame an error keeps for logs.
+const RAW_PREFIX_BYTES: usize = 256;
+
+/// A buffer whose capacity exceeds this after a frame is shrunk back, so an idle
+/// parser between frames holds no large allocation.
+const IDLE_CAPACITY: usize = 8 * 1024;
+
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// One thing the stream said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item<'a> {
+    /// A dispatched frame (it had at least one `data` line).
+    Event(Frame<'a>),
+    /// A comment line: the text after `:`, verbatim. The service's heartbeat is
+    /// `Comment("heartbeat")`.
+    Comment(&'a str),
+    /// A `retry` field of ASCII digits: the server's reconnection time in ms,
+    /// reported as soon as its line is read. Saturates at `u64::MAX`.
+    Retry(u64),
+    /// A frame that could not be delivered; the stream goes on.
+    Error(FrameError<'a>),
+}
+
+/// A dispatched event frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame<'a> {
+    /// The `event` field, or `"message"` when the frame had none.
+    pub event: &'a str,
+    /// The `data` lines joined with LF (the final LF removed).
+    pub data: &'a str,
+    /// The `id` this frame itself carried, if any.
+    pub id: Option<&'a str>,
+    /// The stream's last event id after this frame (ids persist across frames).
+    pub last_event_id: &'a str,
+}
+
+/// Why a frame was not delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameErrorKind {
+    /// The frame outgrew the cap; it was discarded up to its blank line.
+    TooLarge {
+        /// The cap in force.
+        limit: usize,
+    },
+    /// The input ended inside a frame (reported by [`Parser::finish`]).
+    Incomplete,
+}
+
+/// A frame that was not delivered, with what was known of it for logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameError<'a> {
+    /// What went wrong.
+    pub kind: FrameErrorKind,
+    /// The frame's `event` field, if it had been read.
+    pub event: Option<&'a str>,
+    /// The frame's own `id`, if it had been read.
+    pub id: Option<&'a str>,
+    /// A prefix of the frame's raw text (at most 256 bytes for an oversized
+    /// frame; the whole pending text for an incomplete one).
+    pub raw: &'a str,
+}
+
+/// What the scanner found, before it is turned into a borrowed [`Item`].
+#[derive(Debug, Clone, Copy)]
+enum Ready {
+    Event,
+    Comment,
+    Retry(u64),
+    TooLarge,
+    Incomplete,
+}
+
+/// Work deferred to the next call, so items can borrow the buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cleanup {
+    None,
+    Comment,
+    Frame,
+    Stream,
+}
+
+/// The incremental event-stream parser. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct Parser {
+    max_frame_bytes: usize,
+    /// Bytes of the BOM matched at the very start, or `None` once past it.
+    bom_matched: Option<usize>,
+    /// The previous chunk ended in CR: an LF opening the next chunk is part of it.
+    pending_cr: bool,
+    /// A line split across chunks, waiting for its line end.
+    line: Vec<u8>,
+    /// Discarding an oversized frame up to its blank line.
+    discarding: bool,
+    /// While discarding: the line in progress already had bytes (so is not blank).
+    discarded_partial: bool,
+    /// `data` values, each followed by LF.
+    data: Vec<u8>,
+    /// The `event` field of the current frame (empty: none).
+    event: Vec<u8>,
+    /// Whether the current frame set an id.
+    frame_has_id: bool,
+    last_event_id: Vec<u8>,
+    comment: Vec<u8>,
+    /// A raw excerpt for the last error item.
+    err_raw: Vec<u8>,
+    /// U+FFFD-repaired copies, used only when a field is not valid UTF-8.
+    fix_data: String,
+    fix_event: String,
+    fix_id: String,
+    cleanup: Cleanup,
+}
+
+impl Default for Parser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Parser {
+    /// A parser with the [default frame cap](DEFAULT_MAX_FRAME_BYTES).
+    pub fn new() -> Self {
+        Self::with_max_frame_bytes(DEFAULT_MAX_FRAME_BYTES)
+    }
+
+    /// A parser whose frames may hold at most `max_frame_bytes` (at least 64).
+    ///
+    /// ```
+    /// let parser = onair::sse::Parser::with_max_frame_bytes(64 * 1024);
+    /// assert_eq!(parser.max_frame_bytes(), 65536);
+    /// ```
+    pub fn with_max_frame_bytes(max_frame_bytes: usize) -> Self {
+        Self {
+            max_frame_bytes: max_frame_bytes.max(64),
+            bom_matched: Some(0),
+            pending_cr: false,
+            line: Vec::new(),
+            discarding: false,
+            discarded_partial: false,
+            data: Vec::new(),
+            event: Vec::new(),
+            frame_has_id: false,
+            last_event_id: Vec::new(),
+            comment: Vec::new(),
+            err_raw: Vec::new(),
+            fix_data: String::new(),
+            fix_event: String::new(),
+            fix_id: String::new(),
+            cleanup: Cleanup::None,
+        }
+    }
+
+    /// The cap on one frame's buffered bytes.
+    pub fn max_frame_bytes(&self) -> usize {
+        self.max_frame_bytes
+    }
+
+    /// The stream's last event id (ids persist across frames; `""` at start).
+    pub fn last_event_id(&self) -> String {
+        String::from_utf8_lossy(&self.last_event_id).into_owned()
+    }
+
+    /// Bytes held for the frame in progress (never more than the cap).
+    pub fn buffered_bytes(&self) -> usize {
+        self.retained()
+    }
+
+    /// Bytes allocated by the parser's buffers (capacity, not length).
+    pub fn allocated_bytes(&self) -> usize {
+        self.line.capacity()
+            + self.data.capacity()
+            + self.event.capacity()
+            + self.last_event_id.capacity()
+            + self.comment.capacity()
+            + self.err_raw.capacity()
+            + self.fix_data.capacity()
+            + self.fix_event.capacity()
+            + self.fix_id.capacity()
+    }
+
+    /// Consumes bytes from the front of `input` until one item is complete and
+    /// returns it, or returns `None` once `input` is used up (then feed the
+    /// next chunk). Call it in a loop per chunk:
+    ///
+    /// ```
+    /// # let mut parser = onair::sse::Parser::new();
+    /// # let chunk = b"data: x\n\n";
+    /// let mut rest = &chunk[..];
+    /// while let Some(item) = parser.next_item(&mut rest) {
+    ///     println!("{item:?}");
+    /// }
+    /// ```
+    pub fn next_item(&mut self, input: &mut &[u8]) -> Option<Item<'_>> {
+        self.run_cleanup();
+        let ready = self.advance(input)?;
+        Some(self.item(ready))
+    }
+
+    /// Ends the stream. Returns an [`FrameErrorKind::Incomplete`] error when an
+    /// unterminated frame (or line) was pending; such a frame is never
+    /// dispatched. The parser is then ready for a new stream (new connection).
+    pub fn finish(&mut self) -> Option<Item<'_>> {
+        self.run_cleanup();
+        self.pending_cr = false;
+        let held_bom = match self.bom_matched {
+            Some(n) if n > 0 => n,
+            _ => 0,
+        };
+        let pending = !self.discarding
+            && (held_bom > 0
+                || !self.line.is_empty()
+                || !self.data.is_empty()
+                || !self.event.is_empty()
+                || self.frame_has_id);
+        self.cleanup = Cleanup::Stream;
+        if !pending {
+            return None;
+        }
+        self.err_raw.clear();
+        self.err_raw.extend_from_slice(&BOM[..held_bom]);
+        self.err_raw.extend_from_slice(&self.data);
+        self.err_raw.extend_from_slice(&self.line);
+        Some(self.item(Ready::Incomplete))
+    }
+
+    fn retained(&self) -> usize {
+        self.line.len() + self.data.len() + self.event.len() + self.last_event_id.len()
+    }
+
+    fn run_cleanup(&mut self) {
+        match std::mem::replace(&mut self.cleanup, Cleanup::None) {
+            Cleanup::None => {}
+            Cleanup::Comment => self.comment.clear(),
+            Cleanup::Frame => self.clear_frame(),
+            Cleanup::Stream => {
+                self.clear_frame();
+                self.line.clear();
+                shrink_idle(&mut self.line);
+                self.last_event_id.clear();
+                shrink_idle(&mut self.last_event_id);
+                self.bom_matched = Some(0);
+                self.pending_cr = false;
+                self.discarding = false;
+                self.discarded_partial = false;
+            }
+        }
+    }
+
+    fn clear_frame(&mut self) {
+        self.data.clear();
+        self.event.clear();
+        self.frame_has_id = false;
+        self.comment.clear();
+        shrink_idle(&mut self.data);
+        shrink_idle(&mut self.event);
+        shrink_idle(&mut self.comment);
+        shrink_idle(&mut self.err_raw);
+        shrink_idle_string(&mut self.fix_data);
+    }
+
+    fn advance(&mut self, input: &mut &[u8]) -> Option<Ready> {
+        if self.bom_matched.is_some() {
+            self.strip_bom(input);
+        }
+        if self.pending_cr {
+            let (&first, rest) = input.split_first()?;
+            if first == b'\n' {
+                *input = rest;
+            }
+            self.pending_cr = false;
+        }
+        loop {
+            if input.is_empty() {
+                return None;
+            }
+            let Some(pos) = memchr2(b'\n', b'\r', input) else {
+                let part = *input;
+                *input = &[];
+                return self.stash_partial(part);
+            };
+            let mut end = pos + 1;
+            if input[pos] == b'\r' {
+                match input.get(pos + 1) {
+                    Some(b'\n') => end += 1,
+                    Some(_) => {}
+                    None => self.pending_cr = true,
+                }
+            }
+            let tail = &input[..pos];
+            *input = &input[end..];
+            let ready = if self.line.is_empty() && !self.discarded_partial {
+                self.complete_line(tail)
+            } else {
+                self.complete_split_line(tail)
+            };
+            if ready.is_some() {
+                return ready;
+            }
+        }
+    }
+
+    fn strip_bom(&mut self, input: &mut &[u8]) {
+        while let Some(matched) = self.bom_matched {
+            let Some((&byte, rest)) = input.split_first() else {
+                return;
+            };
+            if byte == BOM[matched] {
+                *input = rest;
+                self.bom_matched = (matched + 1 < BOM.len()).then_some(matched + 1);
+            } else {
+                // Not a BOM after all: the bytes held back start the first line.
+                self.bom_matched = None;
+                self.line.extend_from_slice(&BOM[..matched]);
+            }
+        }
+    }
+
+    /// Keeps the start of a line whose end has not arrived yet.
+    fn stash_partial(&mut self, part: &[u8]) -> Option<Ready> {
+        if self.discarding {
+            self.discarded_partial = true;
+            return None;
+        }
+        if self.retained() + part.len() > self.max_frame_bytes {
+            self.discarded_partial = true;
+            return Some(self.overflow(part));
+        }
+        append_bounded(&mut self.line, part, self.max_frame_bytes);
+        None
+    }
+
+    /// A line that started in an earlier chunk ends with `tail`.
+    fn complete_split_line(&mut self, tail: &[u8]) -> Option<Ready> {
+        if self.discarding {
+            // Not blank: bytes of it were seen before.
+            self.discarded_partial = false;
+            self.line.clear();
+            return None;
+        }
+        if self.retained() + tail.len() > self.max_frame_bytes {
+            return Some(self.overflow(tail));
+        }
+        let mut line = std::mem::take(&mut self.line);
+        line.extend_from_slice(tail);
+        let ready = self.process_line(&line);
+        line.clear();
+        self.line = line;
+        ready
+    }
+
+    /// A whole line that arrived in one piece.
+    fn complete_line(&mut self, line: &[u8]) -> Option<Ready> {
+        if self.discarding {
+            if line.is_empty() {
+                self.discarding = false;
+                self.clear_frame();
+            }
+            return None;
+        }
+        if self.retained() + line.len() > self.max_frame_bytes {
+            return Some(self.overflow(line));
+        }
+        self.process_line(line)
+    }
+
+    /// Applies one complete line that fits the cap.
+    fn process_line(&mut self, line: &[u8]) -> Option<Ready> {
+        let Some((&first, _)) = line.split_first() else {
+            return self.dispatch();
+        };
+        if first == b':' {
+            self.comment.clear();
+            self.comment.extend_from_slice(&line[1..]);
+            self.cleanup = Cleanup::Comment;
+            return Some(Ready::Comment);
+        }
+        let (name, value) = match memchr(b':', line) {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &b""[..]),
+        };
+        match name {
+            b"data" => {
+                append_bounded(&mut self.data, value, self.max_frame_bytes);
+                self.data.push(b'\n');
+            }
+            b"event" => {
+                self.event.clear();
+                append_bounded(&mut self.event, value, self.max_frame_bytes);
+            }
+            b"id" if memchr(0, value).is_none() => {
+                self.last_event_id.clear();
+                append_bounded(&mut self.last_event_id, value, self.max_frame_bytes);
+                self.frame_has_id = true;
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                let ms = value.iter().fold(0u64, |acc, &d| {
+                    acc.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+                });
+                return Some(Ready::Retry(ms));
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn dispatch(&mut self) -> Option<Ready> {
+        if self.data.is_empty() {
+            // No data line: nothing is dispatched (spec 6, rule 6).
+            self.event.clear();
+            self.frame_has_id = false;
+            return None;
+        }
+        self.data.pop();
+        self.cleanup = Cleanup::Frame;
+        Some(Ready::Event)
+    }
+
+    /// Starts discarding the current frame, whose line in progress is
+    /// `self.line` followed by `tail`.
+    ///
+    /// The excerpt kept for logs is the frame's data, then the offending line,
+    /// cut to a length every chunking of the same input has seen by the time
+    /// it overflows, so the error is the same however the bytes arrived.
+    fn overflow(&mut self, tail: &[u8]) -> Ready {
+        let known = (self.max_frame_bytes + 1)
+            .saturating_sub(self.event.len() + self.last_event_id.len())
+            .min(RAW_PREFIX_BYTES);
+        self.err_raw.clear();
+        for part in [&self.data[..], &self.line[..], tail] {
+            let room = known - self.err_raw.len();
+            self.err_raw
+                .extend_from_slice(&part[..part.len().min(room)]);
+        }
+        let keep = utf8_prefix(&self.err_raw, known).len();
+        self.err_raw.truncate(keep);
+        self.data.clear();
+        self.line.clear();
+        self.discarding = true;
+        self.cleanup = Cleanup::Frame;
+        Ready::TooLarge
+    }
+
+    fn item(&mut self, ready: Ready) -> Item<'_> {
+        match ready {
+            Ready::Retry(ms) => Item::Retry(ms),
+            Ready::Comment => Item::Comment(text(&self.comment, &mut self.fix_data)),
+            Ready::Event => {
+                let data = text(&self.data, &mut self.fix_data);
+                let event = if self.event.is_empty() {
+                    "message"
+                } else {
+                    text(&self.event, &mut self.fix_event)
+                };
+                let last_event_id = text(&self.last_event_id, &mut self.fix_id);
+                let id = self.frame_has_id.then_some(last_event_id);
+                Item::Event(Frame {
+                    event,
+                    data,
+                    id,
+                    last_event_id,
+                })
+            }
+            Ready::TooLarge | Ready::Incomplete => {
+                let kind = match ready {
+                    Ready::TooLarge => FrameErrorKind::TooLarge {
+                        limit: self.max_frame_bytes,
+                    },
+                    _ => FrameErrorKind::Incomplete,
+                };
+                let event = if self.event.is_empty() {
+                    None
+                } else {
+                    Some(text(&self.event, &mut self.fix_event))
+                };
+                let id = if self.frame_has_id {
+                    Some(text(&self.last_event_id, &mut self.fix_id))
+                } else {
+                    None
+                };
+                Item::Error(FrameError {
+                    kind,
+                    event,
+                    id,
+                    raw: text(&self.err_raw, &mut self.fix_data),
+                })
+            }
+        }
+    }
+}
+
+/// The bytes as text, repairing invalid UTF-8 into `fix` only when needed.
+fn text<'a>(bytes: &'a [u8], fix: &'a mut String) -> &'a str {
+    match std::str::from_utf8(bytes) {
+        Ok(valid) => valid,
+        Err(_) => {
+            fix.clear();
+            fix.push_str(&String::from_utf8_lossy(bytes));
+            fix
+        }
+    }
+}
+
+/// At most `max` bytes of `bytes`, not cutting a UTF-8 sequence in half.
+fn utf8_prefix(bytes: &[u8], max: usize) -> &[u8] {
+    if bytes.len() < max {
+        return bytes;
+    }
+    let mut end = max;
+    if end == bytes.len() {
+        // Cut only if the last character is incomplete.
+        return match std::str::from_utf8(bytes) {
+            Err(e) if e.error_len().is_none() => &bytes[..e.valid_up_to()],
+            _ => bytes,
+        };
+    }
+    // Step back over continuation bytes (at most 3) to a character start.
+    while end > max.saturating_sub(3) && end > 0 && (bytes[end] & 0xC0) == 0x80 {
+        end -= 1;
+    }
+    &bytes[..end]
+}
+
+/// Appends, growing the buffer geometrically but never past `limit` bytes of
+/// capacity (callers have already checked the length fits).
+fn append_bounded(buf: &mut Vec<u8>, bytes: &[u8], limit: usize) {
+    let needed = buf.len() + bytes.len() + 1;
+    if needed > buf.capacity() {
+        let target = (buf.capacity() * 2)
+            .max(needed)
+            .max(64)
+            .min(limit + 1)
+            .max(needed);
+        buf.reserve_exact(target - buf.len());
+    }
+    buf.extend_from_slice(bytes);
+}
+
+fn shrink_idle(buf: &mut Vec<u8>) {
+    if buf.capacity() > IDLE_CAPACITY && buf.is_empty() {
+        *buf = Vec::new();
+    }
+}
+
+fn shrink_idle_string(buf: &mut String) {
+    if buf.capacity() > IDLE_CAPACITY {
+        *buf = String::new();
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,549 @@
+//! Unit tests (one per framing rule), the vector table and chunking properties.
+
+use super::*;
+use proptest::prelude::*;
+
+/// Renders an item as one line, so expected output reads like the stream.
+fn render(item: &Item<'_>) -> String {
+    match item {
+        Item::Event(f) => format!(
+            "event {} {:?} id={:?} last={:?}",
+            f.event, f.data, f.id, f.last_event_id
+        ),
+        Item::Comment(text) => format!("comment {text:?}"),
+        Item::Retry(ms) => format!("retry {ms}"),
+        Item::Error(e) => format!(
+            "error {:?} event={:?} id={:?} raw={:?}",
+            e.kind, e.event, e.id, e.raw
+        ),
+    }
+}
+
+/// Feeds `chunks` one by one, then finishes; returns every item rendered.
+fn parse_chunks(parser: &mut Parser, chunks: &[&[u8]]) -> Vec<String> {
+    let mut out = Vec::new();
+    for chunk in chunks {
+        let mut rest = *chunk;
+        while let Some(item) = parser.next_item(&mut rest) {
+            out.push(render(&item));
+        }
+        assert!(rest.is_empty());
+    }
+    if let Some(item) = parser.finish() {
+        out.push(format!("finish {}", render(&item)));
+    }
+    out
+}
+
+fn parse(input: &[u8]) -> Vec<String> {
+    parse_chunks(&mut Parser::new(), &[input])
+}
+
+fn parse_bytewise(input: &[u8]) -> Vec<String> {
+    let chunks: Vec<&[u8]> = input.chunks(1).collect();
+    parse_chunks(&mut Parser::new(), &chunks)
+}
+
+fn ev(event: &str, data: &str, id: Option<&str>, last: &str) -> String {
+    render(&Item::Event(Frame {
+        event,
+        data,
+        id,
+        last_event_id: last,
+    }))
+}
+
+// ---- one test per rule -------------------------------------------------------
+
+#[test]
+fn lf_cr_and_crlf_line_ends_mix() {
+    let out = parse(b"data: a\r\n\r\ndata: b\r\rdata: c\n\ndata: d\r\n\n");
+    assert_eq!(
+        out,
+        [
+            ev("message", "a", None, ""),
+            ev("message", "b", None, ""),
+            ev("message", "c", None, ""),
+            ev("message", "d", None, ""),
+        ]
+    );
+}
+
+#[test]
+fn crlf_split_across_chunks_is_one_line_end() {
+    let mut p = Parser::new();
+    let out = parse_chunks(
+        &mut p,
+        &[b"data: a\r", b"\n", b"\r", b"\ndata: b\r", b"\n\r\n"],
+    );
+    assert_eq!(
+        out,
+        [ev("message", "a", None, ""), ev("message", "b", None, "")]
+    );
+}
+
+#[test]
+fn cr_at_chunk_end_dispatches_without_waiting() {
+    let mut p = Parser::new();
+    let mut rest: &[u8] = b"data: now\r\r";
+    let item = p.next_item(&mut rest).map(|i| render(&i));
+    assert_eq!(item, Some(ev("message", "now", None, "")));
+    assert!(rest.is_empty());
+    // The LF that may follow belongs to the CR already seen: no blank line.
+    let mut rest: &[u8] = b"\ndata: next\n\n";
+    let item = p.next_item(&mut rest).map(|i| render(&i));
+    assert_eq!(item, Some(ev("message", "next", None, "")));
+}
+
+#[test]
+fn bom_at_start_is_dropped_once() {
+    assert_eq!(
+        parse(b"\xEF\xBB\xBFdata: a\n\n"),
+        [ev("message", "a", None, "")]
+    );
+    // A second BOM is content: the field name becomes "\u{feff}data", unknown.
+    assert_eq!(
+        parse(b"\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n"),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn split_bom_is_dropped() {
+    let mut p = Parser::new();
+    let out = parse_chunks(&mut p, &[b"\xEF", b"\xBB", b"\xBFdata: a\n\n"]);
+    assert_eq!(out, [ev("message", "a", None, "")]);
+}
+
+#[test]
+fn partial_bom_is_content() {
+    let mut p = Parser::new();
+    let out = parse_chunks(&mut p, &[b"\xEF\xBB", b"x\n: c\n"]);
+    assert_eq!(out, ["comment \" c\""]);
+}
+
+#[test]
+fn field_forms() {
+    assert_eq!(parse(b"data:a\n\n"), [ev("message", "a", None, "")]);
+    assert_eq!(parse(b"data: a\n\n"), [ev("message", "a", None, "")]);
+    assert_eq!(parse(b"data:  a\n\n"), [ev("message", " a", None, "")]);
+    assert_eq!(parse(b"data\n\n"), [ev("message", "", None, "")]);
+    assert_eq!(parse(b"data:a:b\n\n"), [ev("message", "a:b", None, "")]);
+}
+
+#[test]
+fn comments_are_reported_verbatim() {
+    assert_eq!(parse(b":heartbeat\n"), ["comment \"heartbeat\""]);
+    assert_eq!(parse(b": spaced \n"), ["comment \" spaced \""]);
+    assert_eq!(parse(b":\n"), ["comment \"\""]);
+}
+
+#[test]
+fn unknown_fields_are_ignored() {
+    assert_eq!(
+        parse(b"foo: bar\nDATA: x\ndata: y\n\n"),
+        [ev("message", "y", None, "")]
+    );
+}
+
+#[test]
+fn data_lines_join_with_lf() {
+    assert_eq!(
+        parse(b"data: a\ndata: b\ndata\n\n"),
+        [ev("message", "a\nb\n", None, "")]
+    );
+}
+
+#[test]
+fn frame_without_data_dispatches_nothing() {
+    assert_eq!(parse(b"event: chat\nid: 1\n\n"), Vec::<String>::new());
+    // ...and its event name does not leak into the next frame.
+    assert_eq!(
+        parse(b"event: chat\n\ndata: x\n\n"),
+        [ev("message", "x", None, "")]
+    );
+}
+
+#[test]
+fn empty_data_line_dispatches_empty_string() {
+    assert_eq!(parse(b"data:\n\n"), [ev("message", "", None, "")]);
+}
+
+#[test]
+fn event_name_defaults_and_resets() {
+    assert_eq!(
+        parse(b"event: chat\ndata: a\n\ndata: b\n\n"),
+        [ev("chat", "a", None, ""), ev("message", "b", None, "")]
+    );
+    assert_eq!(
+        parse(b"event:\ndata: a\n\n"),
+        [ev("message", "a", None, "")]
+    );
+}
+
+#[test]
+fn id_persists_and_frame_id_is_reported() {
+    assert_eq!(
+        parse(b"id: 7-1\ndata: a\n\ndata: b\n\nid\ndata: c\n\n"),
+        [
+            ev("message", "a", Some("7-1"), "7-1"),
+            ev("message", "b", None, "7-1"),
+            ev("message", "c", Some(""), ""),
+        ]
+    );
+}
+
+#[test]
+fn id_with_nul_is_ignored() {
+    assert_eq!(
+        parse(b"id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n"),
+        [
+            ev("message", "a", Some("1"), "1"),
+            ev("message", "b", None, "1")
+        ]
+    );
+}
+
+#[test]
+fn retry_is_reported_when_its_line_is_read() {
+    let mut p = Parser::new();
+    let mut rest: &[u8] = b"retry: 3000\ndata: never ends";
+    assert_eq!(
+        p.next_item(&mut rest).map(|i| render(&i)),
+        Some("retry 3000".into())
+    );
+    assert!(p.next_item(&mut rest).is_none());
+    assert!(matches!(
+        p.finish(),
+        Some(Item::Error(FrameError {
+            kind: FrameErrorKind::Incomplete,
+            ..
+        }))
+    ));
+}
+
+#[test]
+fn retry_needs_only_ascii_digits() {
+    assert_eq!(
+        parse(b"retry: 12a\nretry: -1\nretry:\nretry: 1.5\n"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        parse(b"retry: 99999999999999999999999\n"),
+        [format!("retry {}", u64::MAX)]
+    );
+}
+
+#[test]
+fn invalid_utf8_is_replaced_never_fatal() {
+    assert_eq!(
+        parse(b"event: c\xFFt\ndata: a\xC3\x28b\n\ndata: ok\n\n"),
+        [
+            ev("c\u{FFFD}t", "a\u{FFFD}(b", None, ""),
+            ev("message", "ok", None, "")
+        ]
+    );
+}
+
+#[test]
+fn multibyte_character_split_across_chunks_decodes_whole() {
+    let mut p = Parser::new();
+    let s = "data: 하트 ❤️\n\n".as_bytes();
+    let out = parse_chunks(&mut p, &[&s[..7], &s[7..8], &s[8..]]);
+    assert_eq!(out, [ev("message", "하트 ❤️", None, "")]);
+}
+
+#[test]
+fn unterminated_frame_is_not_dispatched() {
+    assert_eq!(
+        parse(b"event: chat\nid: 5\ndata: a\n"),
+        ["finish error Incomplete event=Some(\"chat\") id=Some(\"5\") raw=\"a\\n\""]
+    );
+    assert_eq!(
+        parse(b"data: a\n\ndata: b"),
+        [
+            ev("message", "a", None, ""),
+            "finish error Incomplete event=None id=None raw=\"data: b\"".into()
+        ]
+    );
+    assert_eq!(parse(b"data: a\n\n"), [ev("message", "a", None, "")]);
+}
+
+#[test]
+fn finish_resets_for_a_new_stream() {
+    let mut p = Parser::new();
+    assert_eq!(
+        parse_chunks(&mut p, &[b"id: 9\ndata: a\n\ndata: b"]).len(),
+        2
+    );
+    // New connection: BOM allowed again, last event id forgotten.
+    assert_eq!(
+        parse_chunks(&mut p, &[b"\xEF\xBB\xBFdata: c\n\n"]),
+        [ev("message", "c", None, "")]
+    );
+}
+
+#[test]
+fn oversized_frame_is_reported_once_and_skipped() {
+    let mut p = Parser::with_max_frame_bytes(64);
+    let big = "x".repeat(100);
+    let input = format!("event: chat\ndata: {big}\ndata: {big}\n\ndata: after\n\n");
+    let out = parse_chunks(&mut p, &[input.as_bytes()]);
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(out[0].starts_with("error TooLarge { limit: 64 } event=Some(\"chat\")"));
+    assert_eq!(out[1], ev("message", "after", None, ""));
+}
+
+#[test]
+fn never_ending_line_stays_under_the_cap() {
+    let mut p = Parser::with_max_frame_bytes(1024);
+    let chunk = [b'a'; 100];
+    let mut errors = 0;
+    for _ in 0..10_000 {
+        let mut rest = &chunk[..];
+        while let Some(item) = p.next_item(&mut rest) {
+            assert!(matches!(item, Item::Error(_)));
+            errors += 1;
+        }
+        assert!(p.buffered_bytes() <= 1024);
+        assert!(p.allocated_bytes() <= 4 * 1024);
+    }
+    assert_eq!(errors, 1);
+    // The line finally ends, then a blank line ends the discarded frame.
+    let out = parse_chunks(&mut p, &[b"\n\ndata: ok\n\n"]);
+    assert_eq!(out, [ev("message", "ok", None, "")]);
+}
+
+#[test]
+fn idle_parser_holds_no_large_buffer() {
+    let mut p = Parser::new();
+    let big = format!("data: {}\n\n", "y".repeat(200_000));
+    let out = parse_chunks(&mut p, &[big.as_bytes(), b":heartbeat\n\n"]);
+    assert_eq!(out.len(), 2);
+    assert!(p.allocated_bytes() < 32 * 1024, "{}", p.allocated_bytes());
+}
+
+#[test]
+fn comments_between_frames_do_not_count_toward_the_cap() {
+    let mut p = Parser::with_max_frame_bytes(64);
+    let mut input = Vec::new();
+    for _ in 0..100 {
+        input.extend_from_slice(b":heartbeat\n");
+    }
+    input.extend_from_slice(b"data: x\n\n");
+    let out = parse_chunks(&mut p, &[&input]);
+    assert_eq!(out.len(), 101);
+    assert_eq!(out[100], ev("message", "x", None, ""));
+}
+
+#[test]
+fn long_line_in_small_chunks_is_linear() {
+    // 8 MiB in one line, 4 KiB at a time: each byte is scanned once. A
+    // quadratic parser would scan ~8 GiB here and not finish in test time.
+    let mut p = Parser::with_max_frame_bytes(16 * 1024 * 1024);
+    let mut line = b"data: ".to_vec();
+    line.resize(8 * 1024 * 1024, b'z');
+    line.extend_from_slice(b"\n\n");
+    let mut len = 0;
+    for chunk in line.chunks(4096) {
+        let mut rest = chunk;
+        while let Some(item) = p.next_item(&mut rest) {
+            if let Item::Event(f) = item {
+                len = f.data.len();
+            }
+        }
+    }
+    assert_eq!(len, 8 * 1024 * 1024 - 6);
+}
+
+// ---- the vector table ----------------------------------------------------------
+
+/// (name, stream, expected items; a `finish ` prefix marks what `finish` said).
+fn vectors() -> Vec<(&'static str, &'static [u8], Vec<String>)> {
+    let m = |data: &str| ev("message", data, None, "");
+    vec![
+        ("empty stream", b"", vec![]),
+        ("only blank lines", b"\n\n\r\n\r", vec![]),
+        ("single frame", b"data: x\n\n", vec![m("x")]),
+        ("no space after colon", b"data:x\n\n", vec![m("x")]),
+        ("two spaces keep one", b"data:  x\n\n", vec![m(" x")]),
+        ("tab is not stripped", b"data:\tx\n\n", vec![m("\tx")]),
+        ("field without colon", b"data\n\n", vec![m("")]),
+        ("empty data value", b"data:\n\n", vec![m("")]),
+        ("two empty data lines", b"data\ndata\n\n", vec![m("\n")]),
+        ("multi-line data", b"data: a\ndata: b\n\n", vec![m("a\nb")]),
+        ("colon in value", b"data: {\"a\":1}\n\n", vec![m("{\"a\":1}")]),
+        ("crlf", b"data: x\r\n\r\n", vec![m("x")]),
+        ("cr only", b"data: x\r\r", vec![m("x")]),
+        ("mixed ends", b"data: a\rdata: b\r\ndata: c\n\r\n", vec![m("a\nb\nc")]),
+        ("bom", b"\xEF\xBB\xBFdata: x\n\n", vec![m("x")]),
+        ("bom then comment", b"\xEF\xBB\xBF:hi\n", vec!["comment \"hi\"".into()]),
+        ("comment", b":heartbeat\n\n", vec!["comment \"heartbeat\"".into()]),
+        ("comment with space", b": heartbeat\n", vec!["comment \" heartbeat\"".into()]),
+        ("empty comment", b":\n", vec!["comment \"\"".into()]),
+        (
+            "comment inside frame",
+            b"data: a\n:c\ndata: b\n\n",
+            vec!["comment \"c\"".into(), m("a\nb")],
+        ),
+        ("event name", b"event: chat\ndata: x\n\n", vec![ev("chat", "x", None, "")]),
+        ("event name last wins", b"event: a\nevent: b\ndata: x\n\n", vec![ev("b", "x", None, "")]),
+        ("empty event name", b"event\ndata: x\n\n", vec![m("x")]),
+        ("event resets", b"event: a\ndata: 1\n\ndata: 2\n\n", vec![ev("a", "1", None, ""), m("2")]),
+        ("id", b"id: 1-2\ndata: x\n\n", vec![ev("message", "x", Some("1-2"), "1-2")]),
+        (
+            "id persists",
+            b"id: 1\ndata: x\n\ndata: y\n\n",
+            vec![ev("message", "x", Some("1"), "1"), ev("message", "y", None, "1")],
+        ),
+        ("empty id resets", b"id: 1\ndata: x\n\nid\ndata: y\n\n", vec![
+            ev("message", "x", Some("1"), "1"),
+            ev("message", "y", Some(""), ""),
+        ]),
+        ("id with nul ignored", b"id: a\x00b\ndata: x\n\n", vec![m("x")]),
+        ("id in dataless frame persists", b"id: 4\n\ndata: x\n\n", vec![ev("message", "x", None, "4")]),
+        ("retry", b"retry: 1500\n", vec!["retry 1500".into()]),
+        ("retry zero", b"retry: 0\n", vec!["retry 0".into()]),
+        ("retry junk", b"retry: 15s\n", vec![]),
+        ("retry empty", b"retry\n", vec![]),
+        ("retry leading space kept invalid", b"retry:  15\n", vec![]),
+        ("unknown field", b"foo: bar\ndata: x\n\n", vec![m("x")]),
+        ("field names are case sensitive", b"Data: x\n\n", vec![]),
+        ("no data line", b"event: chat\n\n", vec![]),
+        ("invalid utf-8", b"data: \xFF\n\n", vec![m("\u{FFFD}")]),
+        ("utf-8 korean", "data: 안녕\n\n".as_bytes(), vec![m("안녕")]),
+        (
+            "unterminated frame",
+            b"data: x\n",
+            vec!["finish error Incomplete event=None id=None raw=\"x\\n\"".into()],
+        ),
+        (
+            "unterminated line",
+            b"data: x",
+            vec!["finish error Incomplete event=None id=None raw=\"data: x\"".into()],
+        ),
+        (
+            "unterminated comment line",
+            b":heartbeat",
+            vec!["finish error Incomplete event=None id=None raw=\":heartbeat\"".into()],
+        ),
+        (
+            "service typical",
+            b":heartbeat\n\nid:1732250000000-17\nevent:chat\ndata:{\"message\":\"hi\"}\n\nevent:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n",
+            vec![
+                "comment \"heartbeat\"".into(),
+                ev("chat", "{\"message\":\"hi\"}", Some("1732250000000-17"), "1732250000000-17"),
+                ev("end", "{\"reason\":\"LIVE_ENDED\"}", None, "1732250000000-17"),
+            ],
+        ),
+        (
+            "stream error body",
+            b"data:{\"status\":404,\"detailCode\":\"OAPI_MNGR_0301\"}",
+            vec!["finish error Incomplete event=None id=None raw=\"data:{\\\"status\\\":404,\\\"detailCode\\\":\\\"OAPI_MNGR_0301\\\"}\"".into()],
+        ),
+        (
+            "frame after frame without blank between lines",
+            b"data: a\n\n\n\ndata: b\n\n",
+            vec![m("a"), m("b")],
+        ),
+    ]
+}
+
+#[test]
+fn vector_table() {
+    let table = vectors();
+    assert!(table.len() >= 40);
+    for (name, input, expected) in table {
+        assert_eq!(parse(input), expected, "vector {name:?} (whole)");
+        assert_eq!(
+            parse_bytewise(input),
+            expected,
+            "vector {name:?} (1-byte chunks)"
+        );
+    }
+}
+
+// ---- properties ------------------------------------------------------------------
+
+/// Pieces of valid and invalid stream text that exercise every rule.
+fn piece() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        Just(b"data: {\"a\":1}\n".to_vec()),
+        Just(b"data\r\n".to_vec()),
+        Just(b"event: chat\r".to_vec()),
+        Just(b"id: 1732250000000-1\n".to_vec()),
+        Just(b"id: x\x00y\n".to_vec()),
+        Just(b"retry: 3000\r\n".to_vec()),
+        Just(b":heartbeat\n".to_vec()),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\r".to_vec()),
+        Just(b"\xEF\xBB\xBF".to_vec()),
+        Just("data: 한글 ❤️\n".as_bytes().to_vec()),
+        Just(b"data: \xF0\x9F\xFF\n".to_vec()),
+        Just(vec![b'x'; 300]),
+        proptest::collection::vec(any::<u8>(), 0..40),
+    ]
+}
+
+fn stream() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(piece(), 0..40).prop_map(|p| p.concat())
+}
+
+fn split_at_points(input: &[u8], points: &[usize]) -> Vec<Vec<u8>> {
+    let mut cuts: Vec<usize> = points.iter().map(|p| p % (input.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for cut in cuts {
+        out.push(input[start..cut].to_vec());
+        start = cut;
+    }
+    out.push(input[start..].to_vec());
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn chunking_never_changes_what_is_parsed(
+        input in stream(),
+        points in proptest::collection::vec(any::<usize>(), 0..30),
+        cap in prop_oneof![Just(64usize), Just(256), Just(DEFAULT_MAX_FRAME_BYTES)],
+    ) {
+        let whole = parse_chunks(&mut Parser::with_max_frame_bytes(cap), &[&input]);
+        let chunks = split_at_points(&input, &points);
+        let refs: Vec<&[u8]> = chunks.iter().map(|c| c.as_slice()).collect();
+        let split = parse_chunks(&mut Parser::with_max_frame_bytes(cap), &refs);
+        prop_assert_eq!(&whole, &split);
+        let bytes: Vec<&[u8]> = input.chunks(1).collect();
+        let bytewise = parse_chunks(&mut Parser::with_max_frame_bytes(cap), &bytes);
+        prop_assert_eq!(&whole, &bytewise);
+    }
+
+    #[test]
+    fn memory_stays_under_the_cap(
+        input in stream(),
+        chunk in 1usize..64,
+        cap in prop_oneof![Just(64usize), Just(256)],
+    ) {
+        let mut p = Parser::with_max_frame_bytes(cap);
+        for piece in input.chunks(chunk) {
+            let mut rest = piece;
+            while p.next_item(&mut rest).is_some() {}
+            prop_assert!(p.buffered_bytes() <= cap);
+            // Each of four growable buffers is capped at the frame cap + 1;
+            // the rest are bounded by the 256-byte error excerpt and repairs.
+            prop_assert!(p.allocated_bytes() <= 4 * (cap + 1) + 4096);
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(input in proptest::collection::vec(any::<u8>(), 0..2000)) {
+        let mut p = Parser::with_max_frame_bytes(64);
+        let mut rest = &input[..];
+        while p.next_item(&mut rest).is_some() {}
+        let _ = p.finish();
+    }
+}
