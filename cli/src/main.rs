@@ -1,1 +1,53 @@
-fn main() {}
+//! The `onair` command: tools for bot authors over the onair core.
+//!
+//! - `onair decode [--raw] [--chunk N] [--max-frame-bytes N]`: a raw event
+//!   stream on stdin, one JSON object per item on stdout (NDJSON).
+
+use std::process::ExitCode;
+
+mod decode;
+
+const USAGE: &str = "usage: onair <command> [options]
+
+commands:
+  decode [--raw] [--chunk N] [--max-frame-bytes N]
+      read a raw event stream on stdin; print one JSON object per item";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        return usage_error("missing command");
+    };
+    let result = match command.as_str() {
+        "decode" => decode::run(rest),
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        other => Err(UsageError(format!("unknown command {other:?}"))),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(UsageError(message)) => usage_error(&message),
+    }
+}
+
+/// A mistake in how the command was called: exit 2 with one line.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("onair: {message} (try `onair --help`)");
+    ExitCode::from(2)
+}
+
+/// Reads the value of a numeric option such as `--chunk 4096`.
+pub fn number_arg(name: &str, value: Option<&String>) -> Result<usize, UsageError> {
+    let value = value.ok_or_else(|| UsageError(format!("{name} needs a value")))?;
+    match value.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(UsageError(format!(
+            "{name} takes a positive whole number, not {value:?}"
+        ))),
+    }
+}

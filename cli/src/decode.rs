@@ -1,0 +1,1 @@
+pub fn run(_a: &[String]) -> Result<(), crate::UsageError> { Ok(()) }
