@@ -1,1 +1,99 @@
-pub fn run(_a: &[String]) -> Result<(), crate::UsageError> { Ok(()) }
+//! `onair decode`: a raw event stream on stdin, one JSON object per item out.
+//!
+//! The line shapes are a contract (see `onair::event::Item` and
+//! `onair::sse::Item` serialization); fields may be added, never changed.
+
+use std::io::{self, BufWriter, Read, Write};
+
+use onair::event;
+use onair::sse::{self, Parser, DEFAULT_MAX_FRAME_BYTES};
+use serde::Serialize;
+
+use crate::{number_arg, UsageError};
+
+/// Default read size: 64 KiB, a typical socket read.
+const DEFAULT_CHUNK: usize = 64 * 1024;
+
+struct Options {
+    raw: bool,
+    chunk: usize,
+    max_frame_bytes: usize,
+}
+
+fn options(args: &[String]) -> Result<Options, UsageError> {
+    let mut opts = Options {
+        raw: false,
+        chunk: DEFAULT_CHUNK,
+        max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--raw" => opts.raw = true,
+            "--chunk" => opts.chunk = number_arg("--chunk", args.next())?,
+            "--max-frame-bytes" => {
+                opts.max_frame_bytes = number_arg("--max-frame-bytes", args.next())?;
+            }
+            other => return Err(UsageError(format!("decode: unknown option {other:?}"))),
+        }
+    }
+    Ok(opts)
+}
+
+/// Runs the command. Exit 0 at end of input whatever the stream held.
+pub fn run(args: &[String]) -> Result<(), UsageError> {
+    let opts = options(args)?;
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    // A closed stdout (e.g. `| head`) ends the run quietly; so does a read error.
+    let _ = decode(&mut stdin.lock(), &mut out, &opts).and_then(|()| out.flush());
+    Ok(())
+}
+
+fn decode(input: &mut impl Read, out: &mut impl Write, opts: &Options) -> io::Result<()> {
+    let mut parser = Parser::with_max_frame_bytes(opts.max_frame_bytes);
+    let mut buf = vec![0u8; opts.chunk];
+    loop {
+        let filled = fill(input, &mut buf)?;
+        if filled == 0 {
+            break;
+        }
+        let mut rest = &buf[..filled];
+        while let Some(item) = parser.next_item(&mut rest) {
+            emit(out, item, opts.raw)?;
+        }
+    }
+    if let Some(item) = parser.finish() {
+        emit(out, item, opts.raw)?;
+    }
+    Ok(())
+}
+
+/// Reads until `buf` is full or input ends, so `--chunk N` feeds exactly N
+/// bytes at a time whatever the pipe delivers.
+fn fill(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match input.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+fn emit(out: &mut impl Write, item: sse::Item<'_>, raw: bool) -> io::Result<()> {
+    if raw {
+        write_line(out, &item)
+    } else {
+        write_line(out, &event::Item::from_sse(item))
+    }
+}
+
+fn write_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    out.write_all(b"\n")
+}

@@ -21,7 +21,8 @@
 //! assert_eq!((d.amount, d.user.nickname, d.message), (100, None, None));
 //! ```
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::sse::{self, FrameErrorKind};
 use crate::time::{FrameId, Timestamp};
@@ -204,7 +205,7 @@ impl Event {
             "end" => return decode_end(data).map(|end| Some(Event::End(end))),
             _ => return Ok(None),
         };
-        parsed.map(Some).map_err(json_error)
+        parsed.map(Some).map_err(|e| json_error_in(data, e))
     }
 }
 
@@ -225,15 +226,25 @@ fn decode_end(data: &str) -> Result<End, (DecodeErrorKind, String)> {
     if trimmed.starts_with('"') {
         return serde_json::from_str(trimmed)
             .map(|reason| End { reason })
-            .map_err(json_error);
+            .map_err(|e| json_error_in(trimmed, e));
     }
-    serde_json::from_str(data).map_err(json_error)
+    serde_json::from_str(data).map_err(|e| json_error_in(data, e))
 }
 
-fn json_error(e: serde_json::Error) -> (DecodeErrorKind, String) {
-    let kind = match e.classify() {
-        serde_json::error::Category::Data => DecodeErrorKind::InvalidEvent,
-        _ => DecodeErrorKind::InvalidJson,
+/// Sorts a decoding failure into bad JSON or a bad event. serde stops at the
+/// first problem, so a shape error is double-checked: if the text is not JSON
+/// at all (say, trailing garbage after a bad object), it is `invalid_json`.
+fn json_error_in(data: &str, e: serde_json::Error) -> (DecodeErrorKind, String) {
+    let is_json = match e.classify() {
+        serde_json::error::Category::Data => {
+            serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok()
+        }
+        _ => false,
+    };
+    let kind = if is_json {
+        DecodeErrorKind::InvalidEvent
+    } else {
+        DecodeErrorKind::InvalidJson
     };
     (kind, e.to_string())
 }
@@ -330,16 +341,11 @@ impl Item {
             }
             sse::Item::Retry(ms) => Item::Retry(ms),
             sse::Item::Error(e) => {
-                let (kind, message) = match e.kind {
-                    FrameErrorKind::TooLarge { limit } => (
-                        DecodeErrorKind::FrameTooLarge,
-                        format!("frame exceeds {limit} bytes; skipped to its blank line"),
-                    ),
-                    FrameErrorKind::Incomplete => (
-                        DecodeErrorKind::IncompleteFrame,
-                        "input ended inside a frame; it was not dispatched".to_owned(),
-                    ),
+                let kind = match e.kind {
+                    FrameErrorKind::TooLarge { .. } => DecodeErrorKind::FrameTooLarge,
+                    FrameErrorKind::Incomplete => DecodeErrorKind::IncompleteFrame,
                 };
+                let message = e.kind.to_string();
                 Item::Error(DecodeError {
                     kind,
                     event: e.event.map(str::to_owned),
@@ -369,6 +375,61 @@ impl Item {
                 message,
             }),
         }
+    }
+}
+
+/// The `onair decode` line of an item: `{"type":"event","event":"chat","id":…,
+/// "data":{…}}` with `data` in canonical wire form (documented fields only,
+/// every nullable field present), `{"type":"unknown",…}`, `{"type":"heartbeat"}`,
+/// `{"type":"comment","text":…}`, `{"type":"retry","ms":…}` or
+/// `{"type":"error","error":CODE,"event":…,"id":…,"raw":…,"message":…}`.
+///
+/// ```
+/// use onair::event::Item;
+///
+/// assert_eq!(serde_json::to_string(&Item::Heartbeat).unwrap(), r#"{"type":"heartbeat"}"#);
+/// ```
+impl Serialize for Item {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Item::Event { id, event } => {
+                let mut map = serializer.serialize_map(Some(4))?;
+                map.serialize_entry("type", "event")?;
+                map.serialize_entry("event", event.name())?;
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("data", event)?;
+                map.end()
+            }
+            Item::Unknown { event, id, data } => {
+                let mut map = serializer.serialize_map(Some(4))?;
+                map.serialize_entry("type", "unknown")?;
+                map.serialize_entry("event", event)?;
+                map.serialize_entry("id", id)?;
+                map.serialize_entry("data", data)?;
+                map.end()
+            }
+            Item::Heartbeat => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("type", "heartbeat")?;
+                map.end()
+            }
+            Item::Comment(text) => crate::sse::serialize_comment(serializer, text),
+            Item::Retry(ms) => crate::sse::serialize_retry(serializer, *ms),
+            Item::Error(e) => e.serialize(serializer),
+        }
+    }
+}
+
+impl Serialize for DecodeError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(6))?;
+        map.serialize_entry("type", "error")?;
+        map.serialize_entry("error", self.kind.code())?;
+        map.serialize_entry("event", &self.event)?;
+        map.serialize_entry("id", &self.id)?;
+        map.serialize_entry("raw", &self.raw)?;
+        map.serialize_entry("message", &self.message)?;
+        map.end()
     }
 }
 

@@ -31,3 +31,8 @@ pub mod event;
 pub mod sse;
 pub mod time;
 mod wire;
+
+/// The README's Rust example runs as a doc test, so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

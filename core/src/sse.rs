@@ -37,6 +37,7 @@
 //! ```
 
 use memchr::{memchr, memchr2};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// Default cap on one frame's buffered bytes: 256 KiB, far above the service's
 /// ~200-byte frames and far below what would hurt a process holding many bots.
@@ -530,6 +531,79 @@ impl Parser {
                     id,
                     raw: text(&self.err_raw, &mut self.fix_data),
                 })
+            }
+        }
+    }
+}
+
+/// The generic (`onair decode --raw`) line of an item:
+/// `{"type":"event","event":…,"data":…,"id":…,"lastEventId":…}`,
+/// `{"type":"comment","text":…}`, `{"type":"retry","ms":…}`, or an error line
+/// `{"type":"error","error":"frame_too_large"|"incomplete_frame","event":…,"id":…,
+/// "raw":…,"message":…}`.
+impl Serialize for Item<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Item::Event(frame) => {
+                let mut map = serializer.serialize_map(Some(5))?;
+                map.serialize_entry("type", "event")?;
+                map.serialize_entry("event", frame.event)?;
+                map.serialize_entry("data", frame.data)?;
+                map.serialize_entry("id", &frame.id)?;
+                map.serialize_entry("lastEventId", frame.last_event_id)?;
+                map.end()
+            }
+            Item::Comment(text) => serialize_comment(serializer, text),
+            Item::Retry(ms) => serialize_retry(serializer, *ms),
+            Item::Error(e) => {
+                let mut map = serializer.serialize_map(Some(6))?;
+                map.serialize_entry("type", "error")?;
+                map.serialize_entry("error", e.kind.code())?;
+                map.serialize_entry("event", &e.event)?;
+                map.serialize_entry("id", &e.id)?;
+                map.serialize_entry("raw", e.raw)?;
+                map.serialize_entry("message", &e.kind.to_string())?;
+                map.end()
+            }
+        }
+    }
+}
+
+pub(crate) fn serialize_comment<S: Serializer>(
+    serializer: S,
+    text: &str,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(2))?;
+    map.serialize_entry("type", "comment")?;
+    map.serialize_entry("text", text)?;
+    map.end()
+}
+
+pub(crate) fn serialize_retry<S: Serializer>(serializer: S, ms: u64) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(2))?;
+    map.serialize_entry("type", "retry")?;
+    map.serialize_entry("ms", &ms)?;
+    map.end()
+}
+
+impl FrameErrorKind {
+    /// The error code `onair decode` prints: `frame_too_large` or `incomplete_frame`.
+    pub fn code(self) -> &'static str {
+        match self {
+            FrameErrorKind::TooLarge { .. } => "frame_too_large",
+            FrameErrorKind::Incomplete => "incomplete_frame",
+        }
+    }
+}
+
+impl std::fmt::Display for FrameErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameErrorKind::TooLarge { limit } => {
+                write!(f, "frame exceeds {limit} bytes; skipped to its blank line")
+            }
+            FrameErrorKind::Incomplete => {
+                f.write_str("input ended inside a frame; it was not dispatched")
             }
         }
     }
