@@ -50,6 +50,11 @@ const RAW_PREFIX_BYTES: usize = 256;
 /// parser between frames holds no large allocation.
 const IDLE_CAPACITY: usize = 8 * 1024;
 
+/// Spare capacity the growable buffers may hold together beyond the frame cap,
+/// so growth stays amortized while the whole parser stays within
+/// `max_frame_bytes + ALLOCATION_SLACK` (plus small idle buffers).
+const ALLOCATION_SLACK: usize = 4 * IDLE_CAPACITY;
+
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// One thing the stream said.
@@ -272,10 +277,28 @@ impl Parser {
         self.line.len() + self.data.len() + self.event.len() + self.last_event_id.len()
     }
 
+    /// Capacity one growable buffer may take, given what the others hold.
+    fn room_beside(&self, own_capacity: usize) -> usize {
+        let others = self.growable_capacity() - own_capacity;
+        (self.max_frame_bytes + ALLOCATION_SLACK).saturating_sub(others)
+    }
+
+    fn growable_capacity(&self) -> usize {
+        self.line.capacity()
+            + self.data.capacity()
+            + self.event.capacity()
+            + self.last_event_id.capacity()
+            + self.comment.capacity()
+    }
+
     fn run_cleanup(&mut self) {
         match std::mem::replace(&mut self.cleanup, Cleanup::None) {
             Cleanup::None => {}
-            Cleanup::Comment => self.comment.clear(),
+            Cleanup::Comment => {
+                self.comment.clear();
+                shrink_idle(&mut self.comment);
+                shrink_idle_string(&mut self.fix_data);
+            }
             Cleanup::Frame => self.clear_frame(),
             Cleanup::Stream => {
                 self.clear_frame();
@@ -301,6 +324,8 @@ impl Parser {
         shrink_idle(&mut self.comment);
         shrink_idle(&mut self.err_raw);
         shrink_idle_string(&mut self.fix_data);
+        shrink_idle_string(&mut self.fix_event);
+        shrink_idle_string(&mut self.fix_id);
     }
 
     fn advance(&mut self, input: &mut &[u8]) -> Option<Ready> {
@@ -370,7 +395,8 @@ impl Parser {
             self.discarded_partial = true;
             return Some(self.overflow(part));
         }
-        append_bounded(&mut self.line, part, self.max_frame_bytes);
+        let room = self.room_beside(self.line.capacity());
+        append_bounded(&mut self.line, part, room);
         None
     }
 
@@ -380,6 +406,7 @@ impl Parser {
             // Not blank: bytes of it were seen before.
             self.discarded_partial = false;
             self.line.clear();
+            shrink_idle(&mut self.line);
             return None;
         }
         if self.retained() + tail.len() > self.max_frame_bytes {
@@ -389,6 +416,7 @@ impl Parser {
         line.extend_from_slice(tail);
         let ready = self.process_line(&line);
         line.clear();
+        shrink_idle(&mut line);
         self.line = line;
         ready
     }
@@ -415,7 +443,8 @@ impl Parser {
         };
         if first == b':' {
             self.comment.clear();
-            self.comment.extend_from_slice(&line[1..]);
+            let room = self.room_beside(self.comment.capacity());
+            append_bounded(&mut self.comment, &line[1..], room);
             self.cleanup = Cleanup::Comment;
             return Some(Ready::Comment);
         }
@@ -428,16 +457,19 @@ impl Parser {
         };
         match name {
             b"data" => {
-                append_bounded(&mut self.data, value, self.max_frame_bytes);
+                let room = self.room_beside(self.data.capacity());
+                append_bounded(&mut self.data, value, room);
                 self.data.push(b'\n');
             }
             b"event" => {
                 self.event.clear();
-                append_bounded(&mut self.event, value, self.max_frame_bytes);
+                let room = self.room_beside(self.event.capacity());
+                append_bounded(&mut self.event, value, room);
             }
             b"id" if memchr(0, value).is_none() => {
                 self.last_event_id.clear();
-                append_bounded(&mut self.last_event_id, value, self.max_frame_bytes);
+                let room = self.room_beside(self.last_event_id.capacity());
+                append_bounded(&mut self.last_event_id, value, room);
                 self.frame_has_id = true;
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
@@ -483,6 +515,8 @@ impl Parser {
         self.err_raw.truncate(keep);
         self.data.clear();
         self.line.clear();
+        shrink_idle(&mut self.line);
+        shrink_idle(&mut self.data);
         self.discarding = true;
         self.cleanup = Cleanup::Frame;
         Ready::TooLarge
@@ -641,16 +675,13 @@ fn utf8_prefix(bytes: &[u8], max: usize) -> &[u8] {
     &bytes[..end]
 }
 
-/// Appends, growing the buffer geometrically but never past `limit` bytes of
-/// capacity (callers have already checked the length fits).
-fn append_bounded(buf: &mut Vec<u8>, bytes: &[u8], limit: usize) {
+/// Appends, growing the buffer geometrically but to no more than `room` bytes
+/// of capacity unless the content itself needs more (callers have checked the
+/// content fits the frame cap). One spare byte is kept for a following LF.
+fn append_bounded(buf: &mut Vec<u8>, bytes: &[u8], room: usize) {
     let needed = buf.len() + bytes.len() + 1;
     if needed > buf.capacity() {
-        let target = (buf.capacity() * 2)
-            .max(needed)
-            .max(64)
-            .min(limit + 1)
-            .max(needed);
+        let target = (buf.capacity() * 2).max(64).min(room).max(needed);
         buf.reserve_exact(target - buf.len());
     }
     buf.extend_from_slice(bytes);

@@ -356,6 +356,46 @@ fn long_line_in_small_chunks_is_linear() {
     assert_eq!(len, 8 * 1024 * 1024 - 6);
 }
 
+/// What the parser may allocate beyond its frame cap: the growable buffers'
+/// shared slack plus the idle-sized repair and excerpt buffers.
+const ALLOCATION_BOUND: usize = ALLOCATION_SLACK + 4 * IDLE_CAPACITY + 4 * 64;
+
+#[test]
+fn allocation_stays_within_cap_plus_a_constant_on_adversarial_frames() {
+    let cap = 1024 * 1024;
+    let third = "q".repeat(cap / 3 - 16);
+    let invalid = vec![0xFFu8; cap / 2];
+    let mut streams: Vec<Vec<u8>> = vec![
+        // Event name, id and data each a third of the cap.
+        format!("event:{third}\nid:{third}\ndata:{third}\n\n").into_bytes(),
+        // Many tiny data lines up to the cap.
+        "data\n".repeat(cap / 5 - 10).into_bytes(),
+        // A long comment, then a long data line.
+        format!(":{third}{third}\ndata:{third}{third}\n\n").into_bytes(),
+    ];
+    streams[1].extend_from_slice(b"\n");
+    let mut bad = b"data:".to_vec();
+    bad.extend_from_slice(&invalid);
+    bad.extend_from_slice(b"\n\n");
+    streams.push(bad);
+    for stream in &streams {
+        for chunk_size in [7usize, 4096, stream.len()] {
+            let mut p = Parser::with_max_frame_bytes(cap);
+            for piece in stream.chunks(chunk_size) {
+                let mut rest = piece;
+                while p.next_item(&mut rest).is_some() {
+                    assert!(p.allocated_bytes() <= 4 * cap + ALLOCATION_BOUND);
+                }
+                assert!(
+                    p.allocated_bytes() <= cap + ALLOCATION_BOUND,
+                    "{} > cap + {ALLOCATION_BOUND} (chunk {chunk_size})",
+                    p.allocated_bytes()
+                );
+            }
+        }
+    }
+}
+
 // ---- the vector table ----------------------------------------------------------
 
 /// (name, stream, expected items; a `finish ` prefix marks what `finish` said).
@@ -533,9 +573,7 @@ proptest! {
             let mut rest = piece;
             while p.next_item(&mut rest).is_some() {}
             prop_assert!(p.buffered_bytes() <= cap);
-            // Each of four growable buffers is capped at the frame cap + 1;
-            // the rest are bounded by the 256-byte error excerpt and repairs.
-            prop_assert!(p.allocated_bytes() <= 4 * (cap + 1) + 4096);
+            prop_assert!(p.allocated_bytes() <= cap + ALLOCATION_BOUND);
         }
     }
 
