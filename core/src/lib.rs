@@ -8,6 +8,7 @@
 //! - [`event`]: the service's typed stream events (chat, presence, like,
 //!   donation, end) decoded from frames.
 //! - [`time`]: the service's ISO-8601 timestamps and frame ids.
+//! - [`tally`]: per-broadcast totals by person (hearts, donations, attendance).
 //!
 //! ```
 //! use onair::event::{Decoder, EndReason, Event, Item};
@@ -29,6 +30,7 @@
 
 pub mod event;
 pub mod sse;
+pub mod tally;
 pub mod time;
 mod wire;
 
