@@ -109,7 +109,7 @@ impl Permission {
 /// let wanted = Scope::from_iter([Permission::LiveRead, Permission::FansRead]);
 /// assert_eq!(wanted.difference(&granted).to_string(), "fans.read");
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Scope {
     known: u8,
     other: BTreeSet<String>,
@@ -251,6 +251,12 @@ impl fmt::Display for Scope {
             first = false;
         }
         Ok(())
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Scope").field(&self.to_string()).finish()
     }
 }
 
