@@ -41,7 +41,7 @@ use serde::Serialize;
 use zeroize::Zeroize;
 
 use crate::model::{
-    Broadcast, FanRanking, ListenersPage, Listener, RawTokenPair, TokenPair,
+    Broadcast, FanRanking, Listener, ListenersPage, RawTokenPair, TokenPair,
     DEFAULT_EXPIRES_IN_SECS,
 };
 use crate::oauth::{ClientCredentials, Secret};
@@ -617,11 +617,9 @@ impl TokenClient {
         let mut all: Vec<(&str, &str)> = fields.to_vec();
         let basic = match self.auth {
             ClientAuth::Basic => Some(format!("{id}:{secret}")),
-            ClientAuth::BasicFormEncoded => Some(format!(
-                "{}:{}",
-                form_urlencode(id),
-                form_urlencode(secret)
-            )),
+            ClientAuth::BasicFormEncoded => {
+                Some(format!("{}:{}", form_urlencode(id), form_urlencode(secret)))
+            }
             ClientAuth::FormFields => {
                 all.push(("client_id", id));
                 all.push(("client_secret", secret));
@@ -649,10 +647,8 @@ fn bearer(
     access_token: &Secret,
 ) -> Result<HttpRequest, RequestError> {
     check_value("access_token", access_token.expose())?;
-    Ok(HttpRequest::new(method, base.join(path)).with_header(
-        "Authorization",
-        format!("Bearer {}", access_token.expose()),
-    ))
+    Ok(HttpRequest::new(method, base.join(path))
+        .with_header("Authorization", format!("Bearer {}", access_token.expose())))
 }
 
 /// `GET /v1/live`: the current broadcast (needs `live.read`).
@@ -774,7 +770,9 @@ impl fmt::Display for ChatError {
                 "chat_too_long: {} UTF-16 code units, at most {CHAT_MAX_UTF16} allowed",
                 self.utf16_len
             ),
-            ChatErrorKind::Empty => f.write_str("chat_empty: the message is empty or only whitespace"),
+            ChatErrorKind::Empty => {
+                f.write_str("chat_empty: the message is empty or only whitespace")
+            }
         }
     }
 }
@@ -879,11 +877,12 @@ fn decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ResponseErro
 /// use onair::api::decode_token_pair;
 /// use onair::scope::Permission;
 ///
-/// let pair = decode_token_pair(br#"{"access_token":"a","token_type":"bearer",
-///     "refresh_token":"r","scope":"chat.send live.read"}"#).unwrap();
+/// let pair = decode_token_pair(br#"{"access_token":"AT-xyz","token_type":"bearer",
+///     "refresh_token":"RT-xyz","scope":"chat.send live.read"}"#).unwrap();
 /// assert_eq!(pair.expires_in, 3600);
-/// assert!(pair.scope.unwrap().contains(&Permission::ChatSend));
-/// assert!(!format!("{:?}", pair.access_token).contains('a'));
+/// assert!(pair.scope.as_ref().unwrap().contains(&Permission::ChatSend));
+/// assert!(!format!("{pair:?}").contains("xyz"));
+/// assert_eq!(pair.access_token.expose(), "AT-xyz");
 /// ```
 pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
     let raw: RawTokenPair = serde_json::from_slice(body).map_err(|e| ResponseError {

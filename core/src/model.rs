@@ -318,10 +318,13 @@ mod tests {
         assert_eq!(fan.coin_count, Some(40));
         assert_eq!(serde_json::to_string(&fan).unwrap(), json);
         // Absent and null both mean None; unknown fields are ignored.
-        let fan: Fan = serde_json::from_str(r#"{"rank":1,"x":[1,{}],"id":"u","nickname":"n"}"#).unwrap();
+        let fan: Fan =
+            serde_json::from_str(r#"{"rank":1,"x":[1,{}],"id":"u","nickname":"n"}"#).unwrap();
         assert_eq!(fan.coin_count, None);
         // A duplicate key is an error, not a silent overwrite.
-        assert!(serde_json::from_str::<Fan>(r#"{"id":"a","id":"b","nickname":"n","rank":1}"#).is_err());
+        assert!(
+            serde_json::from_str::<Fan>(r#"{"id":"a","id":"b","nickname":"n","rank":1}"#).is_err()
+        );
         assert!(serde_json::from_str::<Fan>(r#"{"id":"a","nickname":"n"}"#).is_err());
         assert!(serde_json::from_str::<Fan>(r#"[1]"#).is_err());
     }

@@ -668,7 +668,10 @@ impl fmt::Display for AuthProblem {
             AuthProblem::NotAuthorized => f.write_str("not authorized yet: DJ consent is needed"),
             AuthProblem::Revoked => f.write_str("tokens revoked: DJ consent is needed"),
             AuthProblem::ExchangeFailed(why) => {
-                write!(f, "code exchange failed ({why}): a new consent code is needed")
+                write!(
+                    f,
+                    "code exchange failed ({why}): a new consent code is needed"
+                )
             }
             AuthProblem::RefreshRejected => {
                 f.write_str("refresh rejected (invalid_grant): the DJ must authorize again")
@@ -679,9 +682,9 @@ impl fmt::Display for AuthProblem {
             AuthProblem::NoRefreshToken => {
                 f.write_str("no refresh token was issued: the DJ must authorize again")
             }
-            AuthProblem::ClientRejected => {
-                f.write_str("client credentials rejected (invalid_client): fix the app configuration")
-            }
+            AuthProblem::ClientRejected => f.write_str(
+                "client credentials rejected (invalid_client): fix the app configuration",
+            ),
         }
     }
 }
@@ -931,7 +934,9 @@ impl TokenManager {
         OAuthError::Blocked(problem)
     }
 
-    /// Takes the HTTP response of the request in flight.
+    /// Takes the HTTP response of the request in flight, received at
+    /// `now_ms`. A new pair's expiry is counted from when the request was
+    /// sent (the server issued it after that), so it is never overestimated.
     pub fn on_response(
         &mut self,
         status: u16,
@@ -939,13 +944,14 @@ impl TokenManager {
         now_ms: u64,
     ) -> Result<TokenOutcome, OAuthError> {
         let in_flight = self.in_flight.take().ok_or(OAuthError::NothingInFlight)?;
-        let _ = now_ms; // expiry counts from the send time; kept for symmetry
         let failure = if status == 200 {
             match api::decode_token_pair(body) {
                 Ok(pair) => {
                     let sent_at_ms = match in_flight {
                         InFlight::Exchange { sent_at_ms } | InFlight::Refresh { sent_at_ms } => {
-                            sent_at_ms
+                            // Expiry counts from the send time; a clock that
+                            // went backwards since cannot make it later.
+                            sent_at_ms.min(now_ms)
                         }
                     };
                     let previous = match in_flight {
@@ -953,8 +959,13 @@ impl TokenManager {
                         InFlight::Exchange { .. } => None,
                     };
                     self.generation = self.generation.saturating_add(1);
-                    let tokens =
-                        Tokens::from_pair(pair, sent_at_ms, previous, self.generation, &self.policy);
+                    let tokens = Tokens::from_pair(
+                        pair,
+                        sent_at_ms,
+                        previous,
+                        self.generation,
+                        &self.policy,
+                    );
                     self.tokens = Some(tokens.clone());
                     self.problem = None;
                     self.access_rejected = false;
@@ -1014,7 +1025,11 @@ impl TokenManager {
         if self.in_flight.is_some() {
             return false;
         }
-        if self.tokens.as_ref().is_some_and(|t| !tokens.is_newer_than(t)) {
+        if self
+            .tokens
+            .as_ref()
+            .is_some_and(|t| !tokens.is_newer_than(t))
+        {
             return false;
         }
         self.generation = self.generation.max(tokens.generation);

@@ -201,7 +201,11 @@ impl Scope {
         Permission::KNOWN
             .into_iter()
             .filter(|p| self.contains(p))
-            .chain(self.other.iter().map(|name| Permission::Other(name.clone())))
+            .chain(
+                self.other
+                    .iter()
+                    .map(|name| Permission::Other(name.clone())),
+            )
     }
 
     /// The wire string (same as `to_string()`).

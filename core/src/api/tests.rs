@@ -101,22 +101,30 @@ fn basic_header_is_base64_of_id_colon_secret() {
     let engine = base64::engine::general_purpose::STANDARD;
     let req = client(ClientAuth::Basic).issue("c", "https://r").unwrap();
     let value = req.header("Authorization").unwrap();
-    let decoded = engine.decode(value.strip_prefix("Basic ").unwrap()).unwrap();
+    let decoded = engine
+        .decode(value.strip_prefix("Basic ").unwrap())
+        .unwrap();
     assert_eq!(decoded, format!("{CLIENT_ID}:{CLIENT_SECRET}").as_bytes());
 
     let req = client(ClientAuth::BasicFormEncoded)
         .issue("c", "https://r")
         .unwrap();
     let value = req.header("Authorization").unwrap();
-    let decoded = engine.decode(value.strip_prefix("Basic ").unwrap()).unwrap();
+    let decoded = engine
+        .decode(value.strip_prefix("Basic ").unwrap())
+        .unwrap();
     assert_eq!(
         String::from_utf8(decoded).unwrap(),
         format!("{CLIENT_ID}:cl1ent%3As3cret%2F%2B%26%3D")
     );
 
-    let req = client(ClientAuth::FormFields).issue("c", "https://r").unwrap();
+    let req = client(ClientAuth::FormFields)
+        .issue("c", "https://r")
+        .unwrap();
     assert_eq!(req.header("authorization"), None);
-    assert!(body(&req).ends_with("&client_id=0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f&client_secret=cl1ent%3As3cret%2F%2B%26%3D"));
+    assert!(body(&req).ends_with(
+        "&client_id=0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f&client_secret=cl1ent%3As3cret%2F%2B%26%3D"
+    ));
 }
 
 #[test]
@@ -180,7 +188,13 @@ fn base_url_rules() {
 #[test]
 fn control_characters_and_empty_values_are_refused() {
     let b = base();
-    for bad in ["tok\r\nX-Injected: 1", "tok\n", "tok\0", "tok\u{7f}", "tok\u{85}"] {
+    for bad in [
+        "tok\r\nX-Injected: 1",
+        "tok\n",
+        "tok\0",
+        "tok\u{7f}",
+        "tok\u{85}",
+    ] {
         let t = Secret::new(bad);
         for result in [
             live(&b, &t),
@@ -199,7 +213,9 @@ fn control_characters_and_empty_values_are_refused() {
         let c = client(ClientAuth::Basic);
         assert!(matches!(
             c.refresh(&t),
-            Err(RequestError::ControlCharacter { field: "refresh_token" })
+            Err(RequestError::ControlCharacter {
+                field: "refresh_token"
+            })
         ));
         assert!(matches!(
             c.revoke(&t, None),
@@ -211,7 +227,9 @@ fn control_characters_and_empty_values_are_refused() {
         ));
         assert!(matches!(
             c.issue("code", bad),
-            Err(RequestError::ControlCharacter { field: "redirect_uri" })
+            Err(RequestError::ControlCharacter {
+                field: "redirect_uri"
+            })
         ));
     }
     assert_eq!(
@@ -371,7 +389,10 @@ fn token_pair_rules() {
     assert_eq!(e.kind, ResponseErrorKind::UnsupportedTokenType);
     for (body, kind) in [
         (&b"not json"[..], ResponseErrorKind::InvalidJson),
-        (br#"{"token_type":"Bearer"}"#, ResponseErrorKind::InvalidBody),
+        (
+            br#"{"token_type":"Bearer"}"#,
+            ResponseErrorKind::InvalidBody,
+        ),
         (
             br#"{"access_token":"","token_type":"Bearer"}"#,
             ResponseErrorKind::InvalidBody,
@@ -425,8 +446,7 @@ fn resource_decoders_reject_bad_bodies() {
     );
     let fans = decode_fans(br#"{"totalCount":0,"fans":[]}"#).unwrap();
     assert!(fans.fans.is_empty());
-    let fan: Fan =
-        serde_json::from_str(r#"{"id":"a","nickname":"n","rank":3}"#).unwrap();
+    let fan: Fan = serde_json::from_str(r#"{"id":"a","nickname":"n","rank":3}"#).unwrap();
     assert_eq!(fan.rank, 3);
 }
 
@@ -515,7 +535,9 @@ fn pager_stops_after_max_pages() {
         pager.on_page(page(&[], Some("2"))),
         Err(PagerError::TooManyPages { limit: 2 })
     );
-    assert!(PagerError::TooManyPages { limit: 2 }.to_string().contains('2'));
+    assert!(PagerError::TooManyPages { limit: 2 }
+        .to_string()
+        .contains('2'));
 }
 
 #[test]
