@@ -161,12 +161,11 @@ impl BaseUrl {
     /// query, fragment, whitespace or control characters.
     pub fn new(url: &str) -> Result<Self, RequestError> {
         let trimmed = url.trim_end_matches('/');
-        let lower = trimmed.get(..8).unwrap_or(trimmed).to_ascii_lowercase();
-        let rest = if lower.starts_with("https://") {
-            &trimmed[8..]
-        } else if lower.starts_with("http://") {
-            &trimmed[7..]
-        } else {
+        let scheme_len = ["https://", "http://"].into_iter().find_map(|scheme| {
+            let head = trimmed.get(..scheme.len())?;
+            head.eq_ignore_ascii_case(scheme).then_some(scheme.len())
+        });
+        let Some(rest) = scheme_len.and_then(|n| trimmed.get(n..)) else {
             return Err(RequestError::InvalidBaseUrl(
                 "must start with http:// or https://",
             ));

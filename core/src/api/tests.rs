@@ -559,6 +559,28 @@ proptest! {
     }
 
     #[test]
+    fn base_url_never_panics(s in "\\PC*|[hHtTpPsS:/é]{0,12}") {
+        if let Ok(b) = BaseUrl::new(&s) {
+            prop_assert!(!b.as_str().ends_with('/'));
+            prop_assert!(b.as_str().to_ascii_lowercase().starts_with("http"));
+        }
+    }
+
+    #[test]
+    fn chat_validation_matches_its_definition(s in "[ a\u{3000}\u{a0}😀가\n]{0,210}") {
+        let units = s.encode_utf16().count();
+        let blank = s.trim_matches(char::is_whitespace).is_empty();
+        match validate_chat(&s) {
+            Ok(()) => prop_assert!(!blank && units <= CHAT_MAX_UTF16),
+            Err(e) => {
+                prop_assert_eq!(e.utf16_len, units);
+                prop_assert_eq!(e.kind == ChatErrorKind::Empty, blank);
+                prop_assert!(blank || units > CHAT_MAX_UTF16);
+            }
+        }
+    }
+
+    #[test]
     fn urldecode_never_panics(s in "\\PC*") {
         let _ = form_urldecode(&s);
     }
