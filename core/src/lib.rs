@@ -9,6 +9,12 @@
 //!   donation, end) decoded from frames.
 //! - [`time`]: the service's ISO-8601 timestamps and frame ids.
 //! - [`tally`]: per-broadcast totals by person (hearts, donations, attendance).
+//! - [`scope`]: permissions and the granted scope.
+//! - [`model`]: the REST resources (broadcast, listeners, fan ranking, token pair).
+//! - [`api`]: every endpoint's request as a value, response decoders, chat
+//!   validation and the listener pager.
+//! - [`oauth`]: client credentials, secrets, the token state machine and its
+//!   stored form.
 //!
 //! ```
 //! use onair::event::{Decoder, EndReason, Event, Item};
@@ -28,7 +34,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod event;
+pub mod model;
+pub mod oauth;
+pub mod scope;
 pub mod sse;
 pub mod tally;
 pub mod time;

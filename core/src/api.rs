@@ -1,0 +1,1172 @@
+//! Requests as values, responses as values (spec 4, 5).
+//!
+//! Every endpoint has a builder that returns an [`HttpRequest`] — method, full
+//! URL under a caller-given [`BaseUrl`] (one per region; no host is known
+//! here), headers and body — for the caller's own HTTP client to send. Every
+//! success body has a decoder (`decode_*`). Nothing here does I/O.
+//!
+//! - Token endpoints ([`TokenClient`]): `application/x-www-form-urlencoded`
+//!   bodies, client authentication by `Authorization: Basic` (default), form
+//!   fields, or RFC 6749 §2.3.1's form-encode-then-base64 variant — chosen
+//!   explicitly with [`ClientAuth`], never by retrying (a retried exchange
+//!   burns the single-use code, spec 3.1).
+//! - Bot endpoints ([`live`], [`listeners`], [`fans`], [`events`], [`chat`]):
+//!   `Authorization: Bearer`.
+//! - A token, code or header value holding CR, LF or another control
+//!   character is refused ([`RequestError::ControlCharacter`]): no header
+//!   injection through a driver that concatenates.
+//! - [`validate_chat`] refuses what the server would refuse, before a quota
+//!   call is spent.
+//! - [`ListenerPager`] follows `nextCursor` safely.
+//!
+//! `Debug` of a request shows secrets as `<redacted>`:
+//!
+//! ```
+//! use onair::api::{self, BaseUrl};
+//! use onair::oauth::Secret;
+//!
+//! let base = BaseUrl::new("https://api.example.test/")?;
+//! let req = api::live(&base, &Secret::new("at-123"))?;
+//! assert_eq!(req.url, "https://api.example.test/v1/live");
+//! assert_eq!(req.header("authorization"), Some("Bearer at-123"));
+//! assert!(!format!("{req:?}").contains("at-123"));
+//! # Ok::<(), onair::api::RequestError>(())
+//! ```
+
+use std::collections::HashSet;
+use std::fmt;
+
+use base64::Engine as _;
+use serde::Serialize;
+use zeroize::Zeroize;
+
+use crate::model::{
+    Broadcast, FanRanking, Listener, ListenersPage, RawTokenPair, TokenPair,
+    DEFAULT_EXPIRES_IN_SECS,
+};
+use crate::oauth::{ClientCredentials, Secret};
+
+/// Chat length limit in UTF-16 code units (spec 4.7, 8).
+pub const CHAT_MAX_UTF16: usize = 200;
+
+const FORM: &str = "application/x-www-form-urlencoded";
+const JSON: &str = "application/json";
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/// A request that was refused locally, before anything was sent. Messages
+/// never contain secret values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The base URL is unusable (the reason says why).
+    InvalidBaseUrl(&'static str),
+    /// `client_id` is not a UUID; the server would answer 401 `invalid_client`.
+    InvalidClientId,
+    /// A value that must not be empty was empty.
+    Empty {
+        /// Which value (`access_token`, `code`, …).
+        field: &'static str,
+    },
+    /// A value holds CR, LF or another control character.
+    ControlCharacter {
+        /// Which value (`access_token`, `code`, …).
+        field: &'static str,
+    },
+    /// A listeners cursor was empty; only a `nextCursor` of a previous page
+    /// may be sent, and never an empty one.
+    EmptyCursor,
+    /// The chat message would be refused by the server.
+    Chat(ChatError),
+}
+
+impl RequestError {
+    /// A stable snake_case code for logs and bindings (`chat_too_long`,
+    /// `chat_empty`, `invalid_client_id`, …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            RequestError::InvalidBaseUrl(_) => "invalid_base_url",
+            RequestError::InvalidClientId => "invalid_client_id",
+            RequestError::Empty { .. } => "empty_value",
+            RequestError::ControlCharacter { .. } => "control_character",
+            RequestError::EmptyCursor => "empty_cursor",
+            RequestError::Chat(e) => e.kind.code(),
+        }
+    }
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestError::InvalidBaseUrl(why) => write!(f, "invalid base URL: {why}"),
+            RequestError::InvalidClientId => f.write_str(
+                "client_id must be a UUID (8-4-4-4-12 hexadecimal digits); \
+                 the server answers anything else with invalid_client",
+            ),
+            RequestError::Empty { field } => write!(f, "{field} must not be empty"),
+            RequestError::ControlCharacter { field } => write!(
+                f,
+                "{field} holds a control character (CR, LF, …); refused to prevent header injection"
+            ),
+            RequestError::EmptyCursor => f.write_str(
+                "an empty or null cursor must never be sent; omit it for the first page",
+            ),
+            RequestError::Chat(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+impl From<ChatError> for RequestError {
+    fn from(e: ChatError) -> Self {
+        RequestError::Chat(e)
+    }
+}
+
+/// Refuses an empty value or one with a control character.
+pub(crate) fn check_value(field: &'static str, value: &str) -> Result<(), RequestError> {
+    if value.is_empty() {
+        return Err(RequestError::Empty { field });
+    }
+    if value.chars().any(char::is_control) {
+        return Err(RequestError::ControlCharacter { field });
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Base URL and request value
+// ---------------------------------------------------------------------------
+
+/// The region's base address, e.g. `https://api.example.test` (spec 1: one
+/// per region; the app uses the one it is registered in). Trailing slashes
+/// are dropped; a path prefix is kept.
+///
+/// ```
+/// use onair::api::BaseUrl;
+///
+/// assert_eq!(BaseUrl::new("https://x.test/gw//")?.as_str(), "https://x.test/gw");
+/// assert!(BaseUrl::new("x.test").is_err());
+/// assert!(BaseUrl::new("https://x.test/?a=1").is_err());
+/// # Ok::<(), onair::api::RequestError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BaseUrl(String);
+
+impl BaseUrl {
+    /// Checks and normalizes a base URL: `http://` or `https://`, a host, no
+    /// query, fragment, whitespace or control characters.
+    pub fn new(url: &str) -> Result<Self, RequestError> {
+        let trimmed = url.trim_end_matches('/');
+        let scheme_len = ["https://", "http://"].into_iter().find_map(|scheme| {
+            let head = trimmed.get(..scheme.len())?;
+            head.eq_ignore_ascii_case(scheme).then_some(scheme.len())
+        });
+        let Some(rest) = scheme_len.and_then(|n| trimmed.get(n..)) else {
+            return Err(RequestError::InvalidBaseUrl(
+                "must start with http:// or https://",
+            ));
+        };
+        let host = rest.split('/').next().unwrap_or("");
+        if host.is_empty() {
+            return Err(RequestError::InvalidBaseUrl("has no host"));
+        }
+        if trimmed.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(RequestError::InvalidBaseUrl(
+                "holds whitespace or a control character",
+            ));
+        }
+        if trimmed.contains(['?', '#']) {
+            return Err(RequestError::InvalidBaseUrl(
+                "must not have a query or a fragment",
+            ));
+        }
+        Ok(BaseUrl(trimmed.to_owned()))
+    }
+
+    /// The normalized base, without a trailing slash.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    fn join(&self, path: &str) -> String {
+        let mut url = String::with_capacity(self.0.len() + path.len());
+        url.push_str(&self.0);
+        url.push_str(path);
+        url
+    }
+}
+
+impl fmt::Display for BaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An HTTP method used by the service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `GET`
+    Get,
+    /// `POST`
+    Post,
+}
+
+impl Method {
+    /// `"GET"` or `"POST"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        }
+    }
+}
+
+/// One HTTP request to send, as a value.
+///
+/// Its `Debug` shows secrets (the credentials of `Authorization` headers and
+/// the `code`, `token`, `refresh_token` and `client_secret` form fields) as
+/// `<redacted>`; [`HttpRequest::redacted`] gives the same view as data. The
+/// header values and the body are zeroized when the request is dropped.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HttpRequest {
+    /// The method.
+    pub method: Method,
+    /// The full URL, query included.
+    pub url: String,
+    /// Header names and values, in the order to send.
+    pub headers: Vec<(String, String)>,
+    /// The body; empty when there is none.
+    pub body: Vec<u8>,
+}
+
+impl HttpRequest {
+    fn new(method: Method, url: String) -> Self {
+        HttpRequest {
+            method,
+            url,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.headers.push((name.to_owned(), value.into()));
+        self
+    }
+
+    /// The first value of a header, matched case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The request with secrets replaced by `<redacted>`, for logs and
+    /// snapshots. The body is shown as text (lossy UTF-8).
+    pub fn redacted(&self) -> RedactedRequest {
+        let headers = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if name.eq_ignore_ascii_case("authorization") {
+                    match value.split_once(' ') {
+                        Some((scheme, _)) => format!("{scheme} <redacted>"),
+                        None => "<redacted>".to_owned(),
+                    }
+                } else {
+                    value.clone()
+                };
+                (name.clone(), shown)
+            })
+            .collect();
+        let text = String::from_utf8_lossy(&self.body);
+        let is_form = self
+            .header("content-type")
+            .is_some_and(|ct| ct.starts_with(FORM));
+        let body = if is_form {
+            redact_form(&text)
+        } else {
+            text.into_owned()
+        };
+        RedactedRequest {
+            method: self.method.as_str(),
+            url: self.url.clone(),
+            headers,
+            body,
+        }
+    }
+}
+
+/// Replaces the values of secret form fields with `<redacted>`.
+fn redact_form(body: &str) -> String {
+    const SECRET_FIELDS: [&str; 5] = [
+        "code",
+        "token",
+        "refresh_token",
+        "client_secret",
+        "access_token",
+    ];
+    body.split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, _)) if SECRET_FIELDS.contains(&key) => format!("{key}=<redacted>"),
+            _ => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+impl fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.redacted();
+        f.debug_struct("HttpRequest")
+            .field("method", &r.method)
+            .field("url", &r.url)
+            .field("headers", &r.headers)
+            .field("body", &r.body)
+            .finish()
+    }
+}
+
+impl Drop for HttpRequest {
+    fn drop(&mut self) {
+        for (_, value) in &mut self.headers {
+            value.zeroize();
+        }
+        self.body.zeroize();
+    }
+}
+
+/// An [`HttpRequest`] with its secrets replaced by `<redacted>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RedactedRequest {
+    /// `GET` or `POST`.
+    pub method: &'static str,
+    /// The full URL.
+    pub url: String,
+    /// Headers, credentials redacted.
+    pub headers: Vec<(String, String)>,
+    /// The body as text, secret form fields redacted.
+    pub body: String,
+}
+
+// ---------------------------------------------------------------------------
+// Percent-encoding
+// ---------------------------------------------------------------------------
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+fn push_escaped(out: &mut String, byte: u8) {
+    out.push('%');
+    out.push(char::from(HEX[usize::from(byte >> 4)]));
+    out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+}
+
+/// Encodes one name or value as `application/x-www-form-urlencoded` (WHATWG
+/// URL standard): ASCII letters, digits and `*-._` stay, a space becomes `+`,
+/// every other byte of the UTF-8 becomes `%XX`.
+///
+/// ```
+/// use onair::api::form_urlencode;
+/// assert_eq!(form_urlencode("a b&c=d/é*"), "a+b%26c%3Dd%2F%C3%A9*");
+/// ```
+pub fn form_urlencode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for &b in value.as_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => {
+                out.push(char::from(b));
+            }
+            b' ' => out.push('+'),
+            _ => push_escaped(&mut out, b),
+        }
+    }
+    out
+}
+
+/// Encodes a query component with RFC 3986's unreserved set only
+/// (`A-Z a-z 0-9 - . _ ~`); everything else, space included, becomes `%XX`.
+///
+/// ```
+/// use onair::api::query_encode;
+/// assert_eq!(query_encode("a+b c=="), "a%2Bb%20c%3D%3D");
+/// ```
+pub fn query_encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for &b in value.as_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(char::from(b));
+            }
+            _ => push_escaped(&mut out, b),
+        }
+    }
+    out
+}
+
+/// Decodes a form-urlencoded or percent-encoded component (`+` is a space).
+/// `None` when a `%` is not followed by two hex digits or the bytes are not
+/// UTF-8.
+///
+/// ```
+/// use onair::api::{form_urldecode, form_urlencode};
+/// let s = "tok=en/+é 1";
+/// assert_eq!(form_urldecode(&form_urlencode(s)).as_deref(), Some(s));
+/// ```
+pub fn form_urldecode(encoded: &str) -> Option<String> {
+    fn hex(b: u8) -> Option<u8> {
+        match b {
+            b'0'..=b'9' => Some(b - b'0'),
+            b'a'..=b'f' => Some(b - b'a' + 10),
+            b'A'..=b'F' => Some(b - b'A' + 10),
+            _ => None,
+        }
+    }
+    let bytes = encoded.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hi = hex(*bytes.get(i + 1)?)?;
+                let lo = hex(*bytes.get(i + 2)?)?;
+                out.push(hi << 4 | lo);
+                i += 2;
+            }
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Joins form fields as `name=value&…`, each part form-urlencoded.
+fn form_body(fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut out = String::new();
+    for (i, (name, value)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        out.push_str(&form_urlencode(name));
+        out.push('=');
+        out.push_str(&form_urlencode(value));
+    }
+    out.into_bytes()
+}
+
+// ---------------------------------------------------------------------------
+// Token endpoints
+// ---------------------------------------------------------------------------
+
+/// How the client authenticates on the token endpoints (spec 5.2).
+///
+/// Pick one explicitly; onair never switches on its own by retrying, because
+/// a retried code exchange revokes every token of the integration (spec 3.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ClientAuth {
+    /// `Authorization: Basic base64(client_id:client_secret)`, the spec's
+    /// form (5.2 rule 1).
+    #[default]
+    Basic,
+    /// RFC 6749 §2.3.1: `Authorization: Basic` over the form-urlencoded id and
+    /// secret (`base64(urlencode(id):urlencode(secret))`). Differs from
+    /// [`ClientAuth::Basic`] only when the secret holds characters outside
+    /// `A-Z a-z 0-9 *-._`.
+    BasicFormEncoded,
+    /// `client_id` and `client_secret` as form fields, no `Authorization`
+    /// header (5.2 rule 2).
+    FormFields,
+}
+
+/// `token_type_hint` of the revoke call (accepted and ignored by the
+/// service, spec 4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TokenTypeHint {
+    /// `access_token`
+    AccessToken,
+    /// `refresh_token`
+    RefreshToken,
+}
+
+impl TokenTypeHint {
+    /// The wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenTypeHint::AccessToken => "access_token",
+            TokenTypeHint::RefreshToken => "refresh_token",
+        }
+    }
+}
+
+/// Builds the requests of the two token endpoints (spec 4.1, 4.2) for one
+/// app's credentials. `Debug` redacts the client secret.
+///
+/// ```
+/// use onair::api::{BaseUrl, TokenClient};
+/// use onair::oauth::ClientCredentials;
+///
+/// let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
+/// let client = TokenClient::new(BaseUrl::new("https://api.example.test")?, creds);
+/// let req = client.issue("one-time-code", "https://bot.example.test/cb")?;
+/// assert_eq!(req.url, "https://api.example.test/v1/oauth/token");
+/// assert_eq!(
+///     String::from_utf8_lossy(&req.body),
+///     "grant_type=authorization_code&code=one-time-code&redirect_uri=https%3A%2F%2Fbot.example.test%2Fcb"
+/// );
+/// assert!(req.header("authorization").unwrap().starts_with("Basic "));
+/// # Ok::<(), onair::api::RequestError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenClient {
+    base: BaseUrl,
+    credentials: ClientCredentials,
+    auth: ClientAuth,
+}
+
+impl TokenClient {
+    /// A client using [`ClientAuth::Basic`].
+    pub fn new(base: BaseUrl, credentials: ClientCredentials) -> Self {
+        TokenClient {
+            base,
+            credentials,
+            auth: ClientAuth::Basic,
+        }
+    }
+
+    /// The same client with another authentication method.
+    pub fn with_auth(mut self, auth: ClientAuth) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// The base URL.
+    pub fn base(&self) -> &BaseUrl {
+        &self.base
+    }
+
+    /// The authentication method.
+    pub fn auth(&self) -> ClientAuth {
+        self.auth
+    }
+
+    /// The credentials.
+    pub fn credentials(&self) -> &ClientCredentials {
+        &self.credentials
+    }
+
+    /// `POST /v1/oauth/token` with `grant_type=authorization_code`. The code
+    /// is single-use: send the result once and never retry it.
+    pub fn issue(&self, code: &str, redirect_uri: &str) -> Result<HttpRequest, RequestError> {
+        check_value("code", code)?;
+        check_value("redirect_uri", redirect_uri)?;
+        self.token_request(
+            "/v1/oauth/token",
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", code),
+                ("redirect_uri", redirect_uri),
+            ],
+        )
+    }
+
+    /// `POST /v1/oauth/token` with `grant_type=refresh_token`.
+    pub fn refresh(&self, refresh_token: &Secret) -> Result<HttpRequest, RequestError> {
+        check_value("refresh_token", refresh_token.expose())?;
+        self.token_request(
+            "/v1/oauth/token",
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", refresh_token.expose()),
+            ],
+        )
+    }
+
+    /// `POST /v1/oauth/revoke`. Revoking the refresh token also revokes the
+    /// access token of the integration (spec 3.2).
+    pub fn revoke(
+        &self,
+        token: &Secret,
+        hint: Option<TokenTypeHint>,
+    ) -> Result<HttpRequest, RequestError> {
+        check_value("token", token.expose())?;
+        match hint {
+            Some(h) => self.token_request(
+                "/v1/oauth/revoke",
+                &[("token", token.expose()), ("token_type_hint", h.as_str())],
+            ),
+            None => self.token_request("/v1/oauth/revoke", &[("token", token.expose())]),
+        }
+    }
+
+    fn token_request(
+        &self,
+        path: &str,
+        fields: &[(&str, &str)],
+    ) -> Result<HttpRequest, RequestError> {
+        let id = self.credentials.client_id().as_str();
+        let secret = self.credentials.client_secret().expose();
+        let mut request = HttpRequest::new(Method::Post, self.base.join(path))
+            .with_header("Content-Type", FORM)
+            .with_header("Accept", JSON);
+        let mut all: Vec<(&str, &str)> = fields.to_vec();
+        let basic = match self.auth {
+            ClientAuth::Basic => Some(format!("{id}:{secret}")),
+            ClientAuth::BasicFormEncoded => {
+                Some(format!("{}:{}", form_urlencode(id), form_urlencode(secret)))
+            }
+            ClientAuth::FormFields => {
+                all.push(("client_id", id));
+                all.push(("client_secret", secret));
+                None
+            }
+        };
+        if let Some(mut plain) = basic {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(plain.as_bytes());
+            plain.zeroize();
+            request = request.with_header("Authorization", format!("Basic {encoded}"));
+        }
+        request.body = form_body(&all);
+        Ok(request)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Bot endpoints
+// ---------------------------------------------------------------------------
+
+fn bearer(
+    method: Method,
+    base: &BaseUrl,
+    path: &str,
+    access_token: &Secret,
+) -> Result<HttpRequest, RequestError> {
+    check_value("access_token", access_token.expose())?;
+    Ok(HttpRequest::new(method, base.join(path))
+        .with_header("Authorization", format!("Bearer {}", access_token.expose())))
+}
+
+/// `GET /v1/live`: the current broadcast (needs `live.read`).
+///
+/// ```
+/// # use onair::{api::{self, BaseUrl}, oauth::Secret};
+/// let req = api::live(&BaseUrl::new("https://a.test")?, &Secret::new("t"))?;
+/// assert_eq!((req.method.as_str(), req.url.as_str()), ("GET", "https://a.test/v1/live"));
+/// # Ok::<(), api::RequestError>(())
+/// ```
+pub fn live(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, RequestError> {
+    Ok(bearer(Method::Get, base, "/v1/live", access_token)?.with_header("Accept", JSON))
+}
+
+/// `GET /v1/live/listeners[?cursor=…]` (needs `listeners.read`). Pass `None`
+/// for the first page and a previous `nextCursor` after that; an empty cursor
+/// is refused. Prefer [`ListenerPager`], which does this for you.
+///
+/// ```
+/// # use onair::{api::{self, BaseUrl}, oauth::Secret};
+/// let base = BaseUrl::new("https://a.test")?;
+/// let req = api::listeners(&base, &Secret::new("t"), Some("c/1 +"))?;
+/// assert_eq!(req.url, "https://a.test/v1/live/listeners?cursor=c%2F1%20%2B");
+/// assert!(api::listeners(&base, &Secret::new("t"), Some("")).is_err());
+/// # Ok::<(), api::RequestError>(())
+/// ```
+pub fn listeners(
+    base: &BaseUrl,
+    access_token: &Secret,
+    cursor: Option<&str>,
+) -> Result<HttpRequest, RequestError> {
+    let path = match cursor {
+        None => "/v1/live/listeners".to_owned(),
+        Some("") => return Err(RequestError::EmptyCursor),
+        Some(c) => format!("/v1/live/listeners?cursor={}", query_encode(c)),
+    };
+    Ok(bearer(Method::Get, base, &path, access_token)?.with_header("Accept", JSON))
+}
+
+/// `GET /v1/live/fans`: the top-30 donor ranking (needs `fans.read`).
+pub fn fans(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, RequestError> {
+    Ok(bearer(Method::Get, base, "/v1/live/fans", access_token)?.with_header("Accept", JSON))
+}
+
+/// `GET /v1/live/events` with `Accept: text/event-stream` (needs any
+/// `events.*` permission). Open it as a streaming GET.
+pub fn events(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, RequestError> {
+    Ok(bearer(Method::Get, base, "/v1/live/events", access_token)?
+        .with_header("Accept", "text/event-stream"))
+}
+
+/// `POST /v1/live/chat` with body `{"message":…}` (needs `chat.send`). The
+/// message is checked with [`validate_chat`] first.
+///
+/// ```
+/// # use onair::{api::{self, BaseUrl}, oauth::Secret};
+/// let base = BaseUrl::new("https://a.test")?;
+/// let req = api::chat(&base, &Secret::new("t"), "hi \"all\"")?;
+/// assert_eq!(req.body, br#"{"message":"hi \"all\""}"#);
+/// let err = api::chat(&base, &Secret::new("t"), " \u{3000}").unwrap_err();
+/// assert_eq!(err.code(), "chat_empty");
+/// # Ok::<(), api::RequestError>(())
+/// ```
+pub fn chat(
+    base: &BaseUrl,
+    access_token: &Secret,
+    message: &str,
+) -> Result<HttpRequest, RequestError> {
+    validate_chat(message)?;
+    #[derive(Serialize)]
+    struct Body<'a> {
+        message: &'a str,
+    }
+    let mut request = bearer(Method::Post, base, "/v1/live/chat", access_token)?
+        .with_header("Content-Type", JSON);
+    // Serializing a struct of one &str cannot fail; fall back to an empty
+    // body rather than panic.
+    request.body = serde_json::to_vec(&Body { message }).unwrap_or_default();
+    Ok(request)
+}
+
+// ---------------------------------------------------------------------------
+// Chat validation
+// ---------------------------------------------------------------------------
+
+/// Why a chat message would be refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChatErrorKind {
+    /// Over [`CHAT_MAX_UTF16`] UTF-16 code units (server: 400 `OAPI_MNGR_0109`).
+    TooLong,
+    /// Empty or only Unicode White_Space (server: 400 `OAPI_MNGR_0108`).
+    Empty,
+}
+
+impl ChatErrorKind {
+    /// `chat_too_long` or `chat_empty`.
+    pub fn code(self) -> &'static str {
+        match self {
+            ChatErrorKind::TooLong => "chat_too_long",
+            ChatErrorKind::Empty => "chat_empty",
+        }
+    }
+}
+
+/// A chat message the server would refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChatError {
+    /// Why.
+    pub kind: ChatErrorKind,
+    /// The message's length in UTF-16 code units.
+    pub utf16_len: usize,
+}
+
+impl fmt::Display for ChatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ChatErrorKind::TooLong => write!(
+                f,
+                "chat_too_long: {} UTF-16 code units, at most {CHAT_MAX_UTF16} allowed",
+                self.utf16_len
+            ),
+            ChatErrorKind::Empty => {
+                f.write_str("chat_empty: the message is empty or only whitespace")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ChatError {}
+
+/// Checks a chat message as the server would (spec 4.7): at most 200 UTF-16
+/// code units (an emoji outside the BMP counts 2), not empty, not only
+/// whitespace (Unicode White_Space, as [`char::is_whitespace`]).
+///
+/// ```
+/// use onair::api::{validate_chat, ChatErrorKind};
+///
+/// assert!(validate_chat(&"😀".repeat(100)).is_ok()); // 200 units
+/// let e = validate_chat(&"😀".repeat(101)).unwrap_err();
+/// assert_eq!((e.kind, e.utf16_len), (ChatErrorKind::TooLong, 202));
+/// assert_eq!(validate_chat("\u{2003}\n").unwrap_err().kind, ChatErrorKind::Empty);
+/// ```
+pub fn validate_chat(message: &str) -> Result<(), ChatError> {
+    let utf16_len = message.encode_utf16().count();
+    if message.chars().all(char::is_whitespace) {
+        return Err(ChatError {
+            kind: ChatErrorKind::Empty,
+            utf16_len,
+        });
+    }
+    if utf16_len > CHAT_MAX_UTF16 {
+        return Err(ChatError {
+            kind: ChatErrorKind::TooLong,
+            utf16_len,
+        });
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Response decoders
+// ---------------------------------------------------------------------------
+
+/// Why a success body did not decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResponseErrorKind {
+    /// Not JSON (or truncated).
+    InvalidJson,
+    /// JSON, but a required field is missing or has the wrong type, or a
+    /// value is unusable (e.g. a token with a control character).
+    InvalidBody,
+    /// A token response whose `token_type` is not `Bearer`.
+    UnsupportedTokenType,
+}
+
+impl ResponseErrorKind {
+    /// `invalid_json`, `invalid_body` or `unsupported_token_type`.
+    pub fn code(self) -> &'static str {
+        match self {
+            ResponseErrorKind::InvalidJson => "invalid_json",
+            ResponseErrorKind::InvalidBody => "invalid_body",
+            ResponseErrorKind::UnsupportedTokenType => "unsupported_token_type",
+        }
+    }
+}
+
+/// A success body that did not decode. For token responses the message names
+/// only the position, never a value (it could be a secret).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseError {
+    /// What went wrong.
+    pub kind: ResponseErrorKind,
+    /// A description for logs.
+    pub message: String,
+}
+
+impl fmt::Display for ResponseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.code(), self.message)
+    }
+}
+
+impl std::error::Error for ResponseError {}
+
+fn json_kind(e: &serde_json::Error) -> ResponseErrorKind {
+    match e.classify() {
+        serde_json::error::Category::Data => ResponseErrorKind::InvalidBody,
+        _ => ResponseErrorKind::InvalidJson,
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ResponseError> {
+    serde_json::from_slice(body).map_err(|e| ResponseError {
+        kind: json_kind(&e),
+        message: e.to_string(),
+    })
+}
+
+/// Decodes a token response (spec 2.1) of the issue or refresh call.
+///
+/// `token_type` must be `Bearer`, compared case-insensitively; a missing
+/// `expires_in` means 3600; `scope` becomes a [`Scope`](crate::scope::Scope).
+/// Tokens must be non-empty and free of control characters.
+///
+/// ```
+/// use onair::api::decode_token_pair;
+/// use onair::scope::Permission;
+///
+/// let pair = decode_token_pair(br#"{"access_token":"AT-xyz","token_type":"bearer",
+///     "refresh_token":"RT-xyz","scope":"chat.send live.read"}"#).unwrap();
+/// assert_eq!(pair.expires_in, 3600);
+/// assert!(pair.scope.as_ref().unwrap().contains(&Permission::ChatSend));
+/// assert!(!format!("{pair:?}").contains("xyz"));
+/// assert_eq!(pair.access_token.expose(), "AT-xyz");
+/// ```
+pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
+    let raw: RawTokenPair = serde_json::from_slice(body).map_err(|e| ResponseError {
+        kind: json_kind(&e),
+        // serde_json messages may quote values; keep only the position.
+        message: format!(
+            "token response did not decode ({:?} error at line {} column {})",
+            e.classify(),
+            e.line(),
+            e.column()
+        ),
+    })?;
+    if !raw.token_type.eq_ignore_ascii_case("bearer") {
+        let shown: String = raw.token_type.chars().take(32).collect();
+        return Err(ResponseError {
+            kind: ResponseErrorKind::UnsupportedTokenType,
+            message: format!("token_type {shown:?} is not Bearer"),
+        });
+    }
+    let unusable = |field: &'static str, value: &str| {
+        check_value(field, value).map_err(|e| ResponseError {
+            kind: ResponseErrorKind::InvalidBody,
+            message: e.to_string(),
+        })
+    };
+    unusable("access_token", raw.access_token.expose())?;
+    if let Some(refresh) = &raw.refresh_token {
+        unusable("refresh_token", refresh.expose())?;
+    }
+    Ok(TokenPair {
+        expires_in: raw.expires_in.unwrap_or(DEFAULT_EXPIRES_IN_SECS),
+        access_token: raw.access_token,
+        refresh_token: raw.refresh_token,
+        scope: raw.scope,
+    })
+}
+
+/// Decodes GET /v1/live (spec 2.2).
+///
+/// ```
+/// let body = br#"{"liveId":1,"title":"t","startedAt":"2024-01-01T00:00:00Z",
+///   "closeAirTime":"2024-01-01T01:00:00Z","listenerCount":2,"totalListenerCount":5,
+///   "welcomeMessage":"hi","isChatFrozen":false,"categories":[],"tags":["x"]}"#;
+/// assert_eq!(onair::api::decode_broadcast(body).unwrap().tags, ["x"]);
+/// ```
+pub fn decode_broadcast(body: &[u8]) -> Result<Broadcast, ResponseError> {
+    decode(body)
+}
+
+/// Decodes one page of GET /v1/live/listeners (spec 2.3).
+pub fn decode_listeners(body: &[u8]) -> Result<ListenersPage, ResponseError> {
+    decode(body)
+}
+
+/// Decodes GET /v1/live/fans (spec 2.4).
+pub fn decode_fans(body: &[u8]) -> Result<FanRanking, ResponseError> {
+    decode(body)
+}
+
+// ---------------------------------------------------------------------------
+// Listener pager
+// ---------------------------------------------------------------------------
+
+/// Why the pager stopped or refused a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PagerError {
+    /// The server sent a `nextCursor` that was already followed: paging
+    /// would never end, so it stops here.
+    RepeatedCursor,
+    /// More pages than the pager's limit; it stops here.
+    TooManyPages {
+        /// The limit.
+        limit: usize,
+    },
+    /// A page was given while no request was outstanding (caller misuse).
+    NotAwaiting,
+    /// The page body did not decode; the same page may be requested again.
+    Decode(ResponseError),
+}
+
+impl fmt::Display for PagerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PagerError::RepeatedCursor => {
+                f.write_str("the server repeated a nextCursor; paging stopped")
+            }
+            PagerError::TooManyPages { limit } => {
+                write!(f, "more than {limit} listener pages; paging stopped")
+            }
+            PagerError::NotAwaiting => f.write_str("no listeners page was requested"),
+            PagerError::Decode(e) => write!(f, "listeners page: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PagerError {}
+
+/// What the pager says after a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PagerProgress {
+    /// Another page follows: call [`ListenerPager::next_request`].
+    More,
+    /// That was the last page: [`ListenerPager::listeners`] is the list.
+    Complete,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PagerState {
+    /// The next request may go, with this cursor (`None`: first page).
+    Ready(Option<String>),
+    /// A request with this cursor is outstanding.
+    Awaiting(Option<String>),
+    Complete,
+    Failed(PagerError),
+}
+
+/// Lists everyone in the room across pages (spec 4.4), one request at a time.
+///
+/// It follows `nextCursor` until it is null, never sends a null or empty
+/// cursor, keeps the first occurrence of each person `id` (the list is a
+/// snapshot; people come and go between pages, so one may appear twice), and
+/// stops with [`PagerError::RepeatedCursor`] when the server sends a cursor it
+/// already followed, so paging always ends.
+///
+/// ```
+/// use onair::api::{BaseUrl, ListenerPager, PagerProgress};
+/// use onair::oauth::Secret;
+///
+/// let (base, token) = (BaseUrl::new("https://a.test")?, Secret::new("t"));
+/// let mut pager = ListenerPager::new();
+/// let first = pager.next_request(&base, &token)?.unwrap();
+/// assert_eq!(first.url, "https://a.test/v1/live/listeners");
+/// let page = br#"{"listeners":[{"id":"1","nickname":"a"}],"nextCursor":"c2"}"#;
+/// assert_eq!(pager.on_body(page), Ok(PagerProgress::More));
+/// let second = pager.next_request(&base, &token)?.unwrap();
+/// assert_eq!(second.url, "https://a.test/v1/live/listeners?cursor=c2");
+/// let last = br#"{"listeners":[{"id":"1","nickname":"a"},{"id":"2","nickname":"b"}],"nextCursor":null}"#;
+/// assert_eq!(pager.on_body(last), Ok(PagerProgress::Complete));
+/// assert_eq!(pager.listeners().len(), 2);
+/// assert!(pager.next_request(&base, &token)?.is_none());
+/// # Ok::<(), onair::api::RequestError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ListenerPager {
+    state: PagerState,
+    listeners: Vec<Listener>,
+    seen_ids: HashSet<String>,
+    followed: HashSet<String>,
+    pages: usize,
+    max_pages: usize,
+}
+
+impl Default for ListenerPager {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ListenerPager {
+    /// The default page limit: far above any real room, low enough to bound
+    /// memory against a server that never stops.
+    pub const DEFAULT_MAX_PAGES: usize = 10_000;
+
+    /// A pager at the first page.
+    pub fn new() -> Self {
+        Self::with_max_pages(Self::DEFAULT_MAX_PAGES)
+    }
+
+    /// A pager that stops with [`PagerError::TooManyPages`] after `max_pages`
+    /// pages (at least 1).
+    pub fn with_max_pages(max_pages: usize) -> Self {
+        ListenerPager {
+            state: PagerState::Ready(None),
+            listeners: Vec::new(),
+            seen_ids: HashSet::new(),
+            followed: HashSet::new(),
+            pages: 0,
+            max_pages: max_pages.max(1),
+        }
+    }
+
+    /// The request for the next page, or `None` while a page is outstanding,
+    /// after the last page, or after an error.
+    pub fn next_request(
+        &mut self,
+        base: &BaseUrl,
+        access_token: &Secret,
+    ) -> Result<Option<HttpRequest>, RequestError> {
+        let PagerState::Ready(cursor) = &self.state else {
+            return Ok(None);
+        };
+        let request = listeners(base, access_token, cursor.as_deref())?;
+        self.state = PagerState::Awaiting(cursor.clone());
+        Ok(Some(request))
+    }
+
+    /// Takes the decoded page answering the outstanding request.
+    pub fn on_page(&mut self, page: ListenersPage) -> Result<PagerProgress, PagerError> {
+        if !matches!(self.state, PagerState::Awaiting(_)) {
+            return Err(PagerError::NotAwaiting);
+        }
+        self.pages += 1;
+        for listener in page.listeners {
+            if !self.seen_ids.contains(&listener.id) {
+                self.seen_ids.insert(listener.id.clone());
+                self.listeners.push(listener);
+            }
+        }
+        match page.next_cursor.filter(|c| !c.is_empty()) {
+            None => {
+                self.state = PagerState::Complete;
+                Ok(PagerProgress::Complete)
+            }
+            Some(cursor) => {
+                let error = if self.followed.contains(&cursor) {
+                    Some(PagerError::RepeatedCursor)
+                } else if self.pages >= self.max_pages {
+                    Some(PagerError::TooManyPages {
+                        limit: self.max_pages,
+                    })
+                } else {
+                    None
+                };
+                if let Some(error) = error {
+                    self.state = PagerState::Failed(error.clone());
+                    return Err(error);
+                }
+                self.followed.insert(cursor.clone());
+                self.state = PagerState::Ready(Some(cursor));
+                Ok(PagerProgress::More)
+            }
+        }
+    }
+
+    /// Decodes a 200 body and takes it as the page. On a decode error the same
+    /// page can be requested again.
+    pub fn on_body(&mut self, body: &[u8]) -> Result<PagerProgress, PagerError> {
+        if !matches!(self.state, PagerState::Awaiting(_)) {
+            return Err(PagerError::NotAwaiting);
+        }
+        match decode_listeners(body) {
+            Ok(page) => self.on_page(page),
+            Err(e) => {
+                self.retry_page();
+                Err(PagerError::Decode(e))
+            }
+        }
+    }
+
+    /// The outstanding request failed (transport error or an HTTP error the
+    /// caller handles): the same page may be requested again.
+    pub fn retry_page(&mut self) {
+        if let PagerState::Awaiting(cursor) = &mut self.state {
+            self.state = PagerState::Ready(cursor.take());
+        }
+    }
+
+    /// Whether the last page was taken.
+    pub fn is_complete(&self) -> bool {
+        self.state == PagerState::Complete
+    }
+
+    /// The error that stopped paging, if any.
+    pub fn error(&self) -> Option<&PagerError> {
+        match &self.state {
+            PagerState::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Pages taken so far.
+    pub fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// Everyone seen so far, deduplicated by `id`, in order of first sight.
+    pub fn listeners(&self) -> &[Listener] {
+        &self.listeners
+    }
+
+    /// The list, consuming the pager.
+    pub fn into_listeners(self) -> Vec<Listener> {
+        self.listeners
+    }
+}
+
+#[cfg(test)]
+mod tests;

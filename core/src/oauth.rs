@@ -1,0 +1,1074 @@
+//! Tokens: credentials, the token state, when to refresh, what to persist
+//! (spec 2.1, 3.1, 3.2, 5).
+//!
+//! [`TokenManager`] is a sans-IO machine: it builds the token requests (via
+//! [`TokenClient`]), takes their responses with the time (`now_ms`, unix
+//! milliseconds), and says what happened as a [`TokenOutcome`]. It keeps the
+//! rules of the service:
+//!
+//! - exactly one exchange or refresh in flight (rotation makes a second
+//!   concurrent refresh fail with `invalid_grant`);
+//! - the code exchange is single-use and never retried: any failure, even an
+//!   ambiguous one, needs a new consent code (a second exchange of a code
+//!   revokes every token, spec 3.1);
+//! - a rotated refresh token replaces the old one; a response without one
+//!   keeps the old one (RFC 6749 §6);
+//! - `invalid_grant` on refresh means the DJ must authorize again;
+//! - every new pair is returned as [`TokenOutcome::Persist`] with a higher
+//!   generation, and [`Tokens::to_json`] / [`Tokens::from_json`] give a
+//!   versioned stored form with wall-clock expiry.
+//!
+//! Secrets ([`Secret`]) are never shown by `Debug`/`Display`/errors and are
+//! zeroized on drop.
+//!
+//! ```
+//! use onair::api::{BaseUrl, TokenClient};
+//! use onair::oauth::{ClientCredentials, RefreshPolicy, TokenManager, TokenOutcome, TokenStatus};
+//!
+//! let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
+//! let client = TokenClient::new(BaseUrl::new("https://api.example.test")?, creds);
+//! let mut tokens = TokenManager::new(client, RefreshPolicy::default());
+//!
+//! let now = 1_700_000_000_000;
+//! let request = tokens.start_exchange("code-from-consent", "https://bot.test/cb", now)?;
+//! // ... send `request`, then feed the answer:
+//! let body = br#"{"access_token":"AT1","token_type":"Bearer","expires_in":3600,
+//!                 "refresh_token":"RT1","scope":"events.chat chat.send"}"#;
+//! let TokenOutcome::Persist(pair) = tokens.on_response(200, body, now + 80)? else { panic!() };
+//! let stored = pair.to_json(); // save this; it holds the secrets
+//! assert_eq!(pair.generation(), 1);
+//! assert!(!tokens.refresh_due(now + 49 * 60_000));
+//! assert!(tokens.refresh_due(now + 50 * 60_000)); // 10 minutes before expiry
+//! # let _ = stored;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::hash_map::DefaultHasher;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use serde::{Deserialize, Deserializer, Serialize};
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+
+use crate::api::{self, HttpRequest, RequestError, TokenClient, TokenTypeHint};
+use crate::model::TokenPair;
+use crate::scope::Scope;
+use crate::wire::wire_enum;
+
+// ---------------------------------------------------------------------------
+// Secrets and credentials
+// ---------------------------------------------------------------------------
+
+/// A secret string (client secret, access or refresh token).
+///
+/// `Debug` and `Display` print `<redacted>`; read the value with
+/// [`Secret::expose`]. The bytes are zeroized when the value is dropped
+/// (best effort: copies made before it was wrapped are out of reach).
+///
+/// ```
+/// use onair::oauth::Secret;
+///
+/// let s = Secret::new("hunter2");
+/// assert_eq!(format!("{s} {s:?}"), "<redacted> Secret(<redacted>)");
+/// assert_eq!(s.expose(), "hunter2");
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret value.
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+
+    /// The secret itself. Do not log it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the secret is the empty string.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<String> for Secret {
+    fn from(value: String) -> Self {
+        Secret(value)
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+impl Drop for Secret {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for Secret {}
+
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Secret)
+    }
+}
+
+/// An app's `client_id`: a UUID (spec 5.2 rule 4), checked locally.
+///
+/// ```
+/// use onair::oauth::ClientId;
+///
+/// assert!(ClientId::new("0B3E8F3C-5A2B-4C1D-9E8F-7A6B5C4D3E2F").is_ok());
+/// assert!(ClientId::new("my-app").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClientId(String);
+
+impl ClientId {
+    /// Accepts the canonical UUID text form `8-4-4-4-12` hexadecimal digits
+    /// (either case); anything else is [`RequestError::InvalidClientId`].
+    pub fn new(id: &str) -> Result<Self, RequestError> {
+        let bytes = id.as_bytes();
+        let ok = bytes.len() == 36
+            && bytes.iter().enumerate().all(|(i, b)| match i {
+                8 | 13 | 18 | 23 => *b == b'-',
+                _ => b.is_ascii_hexdigit(),
+            });
+        if ok {
+            Ok(ClientId(id.to_owned()))
+        } else {
+            Err(RequestError::InvalidClientId)
+        }
+    }
+
+    /// The id as given.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ClientId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An app's client credentials for the token endpoints. The secret must only
+/// be used from a server (spec 5.2 rule 6). `Debug` redacts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCredentials {
+    client_id: ClientId,
+    client_secret: Secret,
+}
+
+impl ClientCredentials {
+    /// Checks `client_id` (a UUID) and `client_secret` (not empty).
+    ///
+    /// ```
+    /// use onair::oauth::ClientCredentials;
+    ///
+    /// let err = ClientCredentials::new("not-a-uuid", "s").unwrap_err();
+    /// assert_eq!(err.code(), "invalid_client_id");
+    /// ```
+    pub fn new(client_id: &str, client_secret: impl Into<String>) -> Result<Self, RequestError> {
+        let client_id = ClientId::new(client_id)?;
+        let client_secret = Secret::new(client_secret);
+        if client_secret.is_empty() {
+            return Err(RequestError::Empty {
+                field: "client_secret",
+            });
+        }
+        Ok(ClientCredentials {
+            client_id,
+            client_secret,
+        })
+    }
+
+    /// The client id.
+    pub fn client_id(&self) -> &ClientId {
+        &self.client_id
+    }
+
+    /// The client secret.
+    pub fn client_secret(&self) -> &Secret {
+        &self.client_secret
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tokens (one pair, with times) and its stored form
+// ---------------------------------------------------------------------------
+
+/// Default refresh-token lifetime (spec 2.1, 8): 30 days.
+pub const DEFAULT_REFRESH_TOKEN_LIFETIME_MS: u64 = 30 * 24 * 60 * 60 * 1000;
+
+/// Default refresh margin: 10 minutes. See [`RefreshPolicy`].
+pub const DEFAULT_REFRESH_MARGIN_MS: u64 = 10 * 60 * 1000;
+
+/// The `format` marker of the stored form.
+pub const STORED_FORMAT: &str = "onair.tokens";
+
+/// The version of the stored form this build writes and reads.
+pub const STORED_VERSION: u32 = 1;
+
+/// A refresh token and when it stops working.
+#[derive(Clone, PartialEq, Eq)]
+struct RefreshToken {
+    token: Secret,
+    expires_at_ms: u64,
+}
+
+/// The current token pair with its wall-clock times and generation.
+///
+/// Times are unix milliseconds. `generation` grows by one with every new pair
+/// (exchange or refresh), so two processes sharing a store can tell which pair
+/// is newer. `Debug` and `Display` never show the tokens.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Tokens {
+    access_token: Secret,
+    refresh: Option<RefreshToken>,
+    scope: Scope,
+    issued_at_ms: u64,
+    access_expires_at_ms: u64,
+    generation: u64,
+}
+
+impl Tokens {
+    /// The access token, for `Authorization: Bearer`.
+    pub fn access_token(&self) -> &Secret {
+        &self.access_token
+    }
+
+    /// The refresh token, if one was issued.
+    pub fn refresh_token(&self) -> Option<&Secret> {
+        self.refresh.as_ref().map(|r| &r.token)
+    }
+
+    /// The DJ's consent as of the last issue or refresh.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// When the pair was requested (unix ms). Expiry is counted from here,
+    /// the conservative end: the server issued it after the request left.
+    pub fn issued_at_ms(&self) -> u64 {
+        self.issued_at_ms
+    }
+
+    /// When the access token expires (unix ms).
+    pub fn access_expires_at_ms(&self) -> u64 {
+        self.access_expires_at_ms
+    }
+
+    /// When the refresh token expires (unix ms), if there is one.
+    pub fn refresh_expires_at_ms(&self) -> Option<u64> {
+        self.refresh.as_ref().map(|r| r.expires_at_ms)
+    }
+
+    /// The generation: 1 for the first pair, one more for each new pair.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether the access token has expired at `now_ms`.
+    pub fn is_access_expired(&self, now_ms: u64) -> bool {
+        now_ms >= self.access_expires_at_ms
+    }
+
+    /// Whether the refresh token is missing or expired at `now_ms`.
+    pub fn is_refresh_expired(&self, now_ms: u64) -> bool {
+        self.refresh
+            .as_ref()
+            .is_none_or(|r| now_ms >= r.expires_at_ms)
+    }
+
+    /// Whether this pair is newer than `other` (a higher generation).
+    pub fn is_newer_than(&self, other: &Tokens) -> bool {
+        self.generation > other.generation
+    }
+
+    /// The pair built from a token response received for a request sent at
+    /// `sent_at_ms`. Fields the response omits (refresh token, scope) are
+    /// kept from `previous` (RFC 6749 §6, §5.1).
+    fn from_pair(
+        pair: TokenPair,
+        sent_at_ms: u64,
+        previous: Option<&Tokens>,
+        generation: u64,
+        policy: &RefreshPolicy,
+    ) -> Tokens {
+        let refresh = match pair.refresh_token {
+            Some(token) => Some(RefreshToken {
+                token,
+                expires_at_ms: sent_at_ms.saturating_add(policy.refresh_token_lifetime_ms),
+            }),
+            None => previous.and_then(|p| p.refresh.clone()),
+        };
+        let scope = pair
+            .scope
+            .or_else(|| previous.map(|p| p.scope.clone()))
+            .unwrap_or_default();
+        Tokens {
+            access_token: pair.access_token,
+            refresh,
+            scope,
+            issued_at_ms: sent_at_ms,
+            access_expires_at_ms: sent_at_ms.saturating_add(pair.expires_in.saturating_mul(1000)),
+            generation,
+        }
+    }
+
+    /// The versioned JSON form to store. It holds the secrets, so it is
+    /// returned in a buffer that is zeroized on drop.
+    ///
+    /// ```
+    /// # use onair::oauth::Tokens;
+    /// let json = br#"{"format":"onair.tokens","version":1,"generation":4,
+    ///   "access_token":"A","access_expires_at_ms":5000,"issued_at_ms":1000,
+    ///   "refresh_token":"R","refresh_expires_at_ms":90000,"scope":"live.read"}"#;
+    /// let tokens = Tokens::from_json(json).unwrap();
+    /// assert_eq!(tokens.generation(), 4);
+    /// assert_eq!(Tokens::from_json(tokens.to_json().as_bytes()).unwrap(), tokens);
+    /// ```
+    pub fn to_json(&self) -> Zeroizing<String> {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            format: &'a str,
+            version: u32,
+            generation: u64,
+            access_token: &'a str,
+            access_expires_at_ms: u64,
+            issued_at_ms: u64,
+            refresh_token: Option<&'a str>,
+            refresh_expires_at_ms: Option<u64>,
+            scope: &'a Scope,
+        }
+        let out = Out {
+            format: STORED_FORMAT,
+            version: STORED_VERSION,
+            generation: self.generation,
+            access_token: self.access_token.expose(),
+            access_expires_at_ms: self.access_expires_at_ms,
+            issued_at_ms: self.issued_at_ms,
+            refresh_token: self.refresh_token().map(Secret::expose),
+            refresh_expires_at_ms: self.refresh_expires_at_ms(),
+            scope: &self.scope,
+        };
+        // Serializing strings and integers into a String cannot fail.
+        Zeroizing::new(serde_json::to_string(&out).unwrap_or_default())
+    }
+
+    /// Reads the stored form written by [`Tokens::to_json`]. Unknown fields
+    /// are ignored; another `format` or a `version` this build does not know
+    /// is refused. Errors never quote the input.
+    pub fn from_json(json: &[u8]) -> Result<Tokens, LoadError> {
+        #[derive(Deserialize)]
+        struct Header {
+            format: Option<String>,
+            version: Option<u64>,
+        }
+        #[derive(Deserialize)]
+        struct In {
+            generation: u64,
+            access_token: Secret,
+            access_expires_at_ms: u64,
+            issued_at_ms: u64,
+            #[serde(default)]
+            refresh_token: Option<Secret>,
+            #[serde(default)]
+            refresh_expires_at_ms: Option<u64>,
+            #[serde(default)]
+            scope: Scope,
+        }
+        let header: Header = serde_json::from_slice(json).map_err(LoadError::json)?;
+        if header.format.as_deref() != Some(STORED_FORMAT) {
+            return Err(LoadError::UnknownFormat);
+        }
+        match header.version {
+            Some(v) if v == u64::from(STORED_VERSION) => {}
+            Some(v) => return Err(LoadError::UnsupportedVersion(v)),
+            None => return Err(LoadError::Invalid("version is missing")),
+        }
+        let stored: In = serde_json::from_slice(json).map_err(LoadError::json)?;
+        let check = |field: &'static str, value: &str| {
+            api::check_value(field, value).map_err(|_| {
+                LoadError::Invalid("a stored token is empty or holds a control character")
+            })
+        };
+        check("access_token", stored.access_token.expose())?;
+        let refresh = match (stored.refresh_token, stored.refresh_expires_at_ms) {
+            (Some(token), Some(expires_at_ms)) => {
+                check("refresh_token", token.expose())?;
+                Some(RefreshToken {
+                    token,
+                    expires_at_ms,
+                })
+            }
+            (Some(_), None) => {
+                return Err(LoadError::Invalid(
+                    "refresh_token without refresh_expires_at_ms",
+                ))
+            }
+            (None, _) => None,
+        };
+        Ok(Tokens {
+            access_token: stored.access_token,
+            refresh,
+            scope: stored.scope,
+            issued_at_ms: stored.issued_at_ms,
+            access_expires_at_ms: stored.access_expires_at_ms,
+            generation: stored.generation,
+        })
+    }
+}
+
+impl fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tokens")
+            .field("access_token", &self.access_token)
+            .field("refresh_token", &self.refresh_token())
+            .field("scope", &self.scope.to_string())
+            .field("issued_at_ms", &self.issued_at_ms)
+            .field("access_expires_at_ms", &self.access_expires_at_ms)
+            .field("refresh_expires_at_ms", &self.refresh_expires_at_ms())
+            .field("generation", &self.generation)
+            .finish()
+    }
+}
+
+impl fmt::Display for Tokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tokens generation {} (access expires at {} ms, refresh {}; scope \"{}\")",
+            self.generation,
+            self.access_expires_at_ms,
+            match self.refresh_expires_at_ms() {
+                Some(at) => format!("expires at {at} ms"),
+                None => "absent".to_owned(),
+            },
+            self.scope
+        )
+    }
+}
+
+/// Why stored tokens could not be loaded. Never quotes the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// Not JSON of the expected shape (position only).
+    Json {
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column of the error.
+        column: usize,
+    },
+    /// `format` is not [`STORED_FORMAT`].
+    UnknownFormat,
+    /// A version this build does not read (written by a newer onair?).
+    UnsupportedVersion(u64),
+    /// A field is inconsistent.
+    Invalid(&'static str),
+}
+
+impl LoadError {
+    fn json(e: serde_json::Error) -> Self {
+        LoadError::Json {
+            line: e.line(),
+            column: e.column(),
+        }
+    }
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Json { line, column } => write!(
+                f,
+                "stored tokens are not valid (error at line {line} column {column})"
+            ),
+            LoadError::UnknownFormat => write!(f, "stored tokens: format is not {STORED_FORMAT:?}"),
+            LoadError::UnsupportedVersion(v) => write!(
+                f,
+                "stored tokens: version {v} is not supported (this build reads {STORED_VERSION})"
+            ),
+            LoadError::Invalid(why) => write!(f, "stored tokens: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+// ---------------------------------------------------------------------------
+// Refresh policy
+// ---------------------------------------------------------------------------
+
+/// When to refresh, and how long a refresh token lives.
+///
+/// A refresh is due at `access_expires_at - min(margin, lifetime / 2)`.
+///
+/// Why 10 minutes by default, and why capped at half the lifetime: the spec
+/// suggests refreshing "well before expiry (for example one hour before)", but
+/// for the default one-hour token a one-hour margin means refreshing the moment
+/// a token arrives, forever. What the margin must buy is time to *retry* a
+/// failed refresh (a 5xx or 429 backed off 1 s doubling to 30 s fits about ten
+/// attempts in 10 minutes) and tolerance for clock skew between the caller and
+/// the server, at the cost of one refresh call per ~50 minutes (~29 a day).
+/// Refreshing earlier gains nothing for the event stream: an open stream ends
+/// with `TOKEN_EXPIRED` when the token it was opened with expires, whatever
+/// was refreshed meanwhile. The cap at half the lifetime keeps short-lived
+/// tokens (or a large configured margin) from triggering refresh loops: a token
+/// is always used for at least half its life.
+///
+/// ```
+/// use onair::oauth::RefreshPolicy;
+///
+/// let p = RefreshPolicy::default();
+/// // one-hour token issued at 0: refresh at 50 minutes
+/// assert_eq!(p.refresh_at_ms(0, 3_600_000), 3_000_000);
+/// // two-minute token: refresh at half-life
+/// assert_eq!(p.refresh_at_ms(0, 120_000), 60_000);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RefreshPolicy {
+    /// Refresh this long before the access token expires (capped at half the
+    /// token's lifetime).
+    pub margin_ms: u64,
+    /// The refresh token's lifetime, counted from its issue.
+    pub refresh_token_lifetime_ms: u64,
+}
+
+impl Default for RefreshPolicy {
+    fn default() -> Self {
+        RefreshPolicy {
+            margin_ms: DEFAULT_REFRESH_MARGIN_MS,
+            refresh_token_lifetime_ms: DEFAULT_REFRESH_TOKEN_LIFETIME_MS,
+        }
+    }
+}
+
+impl RefreshPolicy {
+    /// When a token issued at `issued_at_ms` and expiring at `expires_at_ms`
+    /// should be refreshed.
+    pub fn refresh_at_ms(&self, issued_at_ms: u64, expires_at_ms: u64) -> u64 {
+        let lifetime = expires_at_ms.saturating_sub(issued_at_ms);
+        expires_at_ms.saturating_sub(self.margin_ms.min(lifetime / 2))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Token endpoint error bodies
+// ---------------------------------------------------------------------------
+
+wire_enum! {
+    /// `error` of a token endpoint error body (RFC 6749 §5.2, spec 7.4).
+    pub enum OAuthErrorCode {
+        /// A required form field is missing.
+        InvalidRequest = "invalid_request",
+        /// Client authentication failed, `client_id` malformed, or the app is suspended.
+        InvalidClient = "invalid_client",
+        /// Code or refresh token invalid, expired, used, or for another app.
+        InvalidGrant = "invalid_grant",
+        /// A `grant_type` other than the two supported.
+        UnsupportedGrantType = "unsupported_grant_type",
+    }
+}
+
+/// A failed token call, as far as onair can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenFailure {
+    /// An HTTP error status, with the body's `error` when it had one.
+    Http {
+        /// The status code.
+        status: u16,
+        /// The RFC 6749 `error`, when the body carried one.
+        error: Option<OAuthErrorCode>,
+    },
+    /// 200, but the body was not a usable token pair.
+    InvalidBody(api::ResponseError),
+    /// No response (connection failed, timed out): the outcome is unknown.
+    Transport,
+}
+
+impl fmt::Display for TokenFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenFailure::Http {
+                status,
+                error: Some(e),
+            } => write!(f, "HTTP {status} {e}"),
+            TokenFailure::Http {
+                status,
+                error: None,
+            } => write!(f, "HTTP {status}"),
+            TokenFailure::InvalidBody(e) => write!(f, "unusable token response: {e}"),
+            TokenFailure::Transport => f.write_str("no response (outcome unknown)"),
+        }
+    }
+}
+
+fn error_code(body: &[u8]) -> Option<OAuthErrorCode> {
+    #[derive(Deserialize)]
+    struct ErrorBody {
+        error: OAuthErrorCode,
+    }
+    serde_json::from_slice::<ErrorBody>(body)
+        .ok()
+        .map(|b| b.error)
+}
+
+// ---------------------------------------------------------------------------
+// The machine
+// ---------------------------------------------------------------------------
+
+/// Why the tokens cannot be used or renewed without a person acting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthProblem {
+    /// No tokens yet: send the DJ through consent, then exchange the code.
+    NotAuthorized,
+    /// The tokens were revoked from this side.
+    Revoked,
+    /// The code exchange failed (rejected, or an ambiguous failure). The
+    /// code is spent either way: a new consent code is needed.
+    ExchangeFailed(TokenFailure),
+    /// The refresh was refused with `invalid_grant` (rotated elsewhere,
+    /// expired, revoked, or the DJ disconnected): the DJ must authorize again.
+    RefreshRejected,
+    /// The refresh token's lifetime has passed: the DJ must authorize again.
+    RefreshTokenExpired,
+    /// The pair came without a refresh token and the access token is due.
+    NoRefreshToken,
+    /// The token endpoint refused the client (`invalid_client` or 401):
+    /// wrong credentials or a suspended app. Fix the configuration; the DJ
+    /// cannot help.
+    ClientRejected,
+}
+
+impl AuthProblem {
+    /// Whether the DJ must go through consent again (everything but
+    /// [`AuthProblem::ClientRejected`]).
+    pub fn needs_authorization(&self) -> bool {
+        !matches!(self, AuthProblem::ClientRejected)
+    }
+}
+
+impl fmt::Display for AuthProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AuthProblem::NotAuthorized => f.write_str("not authorized yet: DJ consent is needed"),
+            AuthProblem::Revoked => f.write_str("tokens revoked: DJ consent is needed"),
+            AuthProblem::ExchangeFailed(why) => {
+                write!(
+                    f,
+                    "code exchange failed ({why}): a new consent code is needed"
+                )
+            }
+            AuthProblem::RefreshRejected => {
+                f.write_str("refresh rejected (invalid_grant): the DJ must authorize again")
+            }
+            AuthProblem::RefreshTokenExpired => {
+                f.write_str("refresh token expired: the DJ must authorize again")
+            }
+            AuthProblem::NoRefreshToken => {
+                f.write_str("no refresh token was issued: the DJ must authorize again")
+            }
+            AuthProblem::ClientRejected => f.write_str(
+                "client credentials rejected (invalid_client): fix the app configuration",
+            ),
+        }
+    }
+}
+
+/// What a token response (or its absence) led to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenOutcome {
+    /// A new pair is in force: persist it now (a restart without it needs new
+    /// DJ consent).
+    Persist(Tokens),
+    /// The refresh failed in a way that may pass (5xx, 429, network, …):
+    /// the old pair stays; try again later with backoff. Never returned for a
+    /// code exchange.
+    RetryLater(TokenFailure),
+    /// A person must act; see the reason.
+    Blocked(AuthProblem),
+}
+
+/// Where the manager stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenStatus {
+    /// The access token is good; refresh at the given time.
+    Valid {
+        /// When a refresh becomes due (unix ms).
+        refresh_at_ms: u64,
+    },
+    /// Start a refresh now ([`TokenManager::start_refresh`]).
+    RefreshDue,
+    /// A code exchange is in flight.
+    Exchanging,
+    /// A refresh is in flight.
+    Refreshing,
+    /// A person must act.
+    Blocked(AuthProblem),
+}
+
+/// A caller mistake with the token machine (not a server problem).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OAuthError {
+    /// A token request is already in flight; only one at a time.
+    Busy,
+    /// A response was given while no token request was in flight.
+    NothingInFlight,
+    /// This code was already exchanged; exchanging it again would revoke
+    /// every token of the integration (spec 3.1).
+    CodeAlreadyUsed,
+    /// There are no tokens to refresh or revoke.
+    NoTokens,
+    /// Refresh is impossible until a person acts.
+    Blocked(AuthProblem),
+    /// The request could not be built.
+    Request(RequestError),
+}
+
+impl fmt::Display for OAuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OAuthError::Busy => f.write_str("a token request is already in flight"),
+            OAuthError::NothingInFlight => f.write_str("no token request is in flight"),
+            OAuthError::CodeAlreadyUsed => f.write_str(
+                "this authorization code was already exchanged; a second exchange revokes every token",
+            ),
+            OAuthError::NoTokens => f.write_str("there are no tokens"),
+            OAuthError::Blocked(p) => fmt::Display::fmt(p, f),
+            OAuthError::Request(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for OAuthError {}
+
+impl From<RequestError> for OAuthError {
+    fn from(e: RequestError) -> Self {
+        OAuthError::Request(e)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InFlight {
+    Exchange { sent_at_ms: u64 },
+    Refresh { sent_at_ms: u64 },
+}
+
+/// How many recent code fingerprints are kept to refuse a second exchange.
+const REMEMBERED_CODES: usize = 8;
+
+/// The token state machine (sans-IO). See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct TokenManager {
+    client: TokenClient,
+    policy: RefreshPolicy,
+    tokens: Option<Tokens>,
+    problem: Option<AuthProblem>,
+    in_flight: Option<InFlight>,
+    access_rejected: bool,
+    generation: u64,
+    used_codes: Vec<u64>,
+}
+
+impl TokenManager {
+    /// A manager with no tokens yet ([`AuthProblem::NotAuthorized`]).
+    pub fn new(client: TokenClient, policy: RefreshPolicy) -> Self {
+        TokenManager {
+            client,
+            policy,
+            tokens: None,
+            problem: Some(AuthProblem::NotAuthorized),
+            in_flight: None,
+            access_rejected: false,
+            generation: 0,
+            used_codes: Vec::new(),
+        }
+    }
+
+    /// A manager resuming from stored tokens (see [`Tokens::from_json`]).
+    pub fn with_tokens(client: TokenClient, policy: RefreshPolicy, tokens: Tokens) -> Self {
+        let mut manager = Self::new(client, policy);
+        manager.generation = tokens.generation;
+        manager.tokens = Some(tokens);
+        manager.problem = None;
+        manager
+    }
+
+    /// The current pair, if any.
+    pub fn tokens(&self) -> Option<&Tokens> {
+        self.tokens.as_ref()
+    }
+
+    /// The access token to use now: `None` when there is none, it has
+    /// expired, or a person must act first.
+    pub fn access_token(&self, now_ms: u64) -> Option<&Secret> {
+        if self.problem.is_some() {
+            return None;
+        }
+        self.tokens
+            .as_ref()
+            .filter(|t| !t.is_access_expired(now_ms))
+            .map(Tokens::access_token)
+    }
+
+    /// The policy in use.
+    pub fn policy(&self) -> &RefreshPolicy {
+        &self.policy
+    }
+
+    /// The problem that blocks progress, if any.
+    pub fn problem(&self) -> Option<&AuthProblem> {
+        self.problem.as_ref()
+    }
+
+    /// When a refresh becomes due (unix ms); `None` without usable tokens.
+    /// A caller waiting for something else should wake by then.
+    pub fn refresh_at_ms(&self) -> Option<u64> {
+        if self.problem.is_some() {
+            return None;
+        }
+        let t = self.tokens.as_ref()?;
+        if self.access_rejected {
+            return Some(0);
+        }
+        Some(
+            self.policy
+                .refresh_at_ms(t.issued_at_ms, t.access_expires_at_ms),
+        )
+    }
+
+    /// Whether a refresh should start now: tokens are usable, nothing is in
+    /// flight, and the refresh time has come (or the access token was
+    /// rejected, see [`TokenManager::access_rejected`]).
+    pub fn refresh_due(&self, now_ms: u64) -> bool {
+        self.in_flight.is_none() && self.refresh_at_ms().is_some_and(|at| now_ms >= at)
+    }
+
+    /// Where the manager stands at `now_ms`.
+    pub fn status(&self, now_ms: u64) -> TokenStatus {
+        match (self.in_flight, &self.problem) {
+            (Some(InFlight::Exchange { .. }), _) => TokenStatus::Exchanging,
+            (Some(InFlight::Refresh { .. }), _) => TokenStatus::Refreshing,
+            (None, Some(p)) => TokenStatus::Blocked(p.clone()),
+            (None, None) => match self.refresh_at_ms() {
+                Some(at) if now_ms < at => TokenStatus::Valid { refresh_at_ms: at },
+                Some(_) => TokenStatus::RefreshDue,
+                None => TokenStatus::Blocked(AuthProblem::NotAuthorized),
+            },
+        }
+    }
+
+    /// A bot call got 401 with the current access token: make a refresh due
+    /// now. (The caller retries its call once after the refresh; a second 401
+    /// means re-authorization, spec 7.3.)
+    pub fn access_rejected(&mut self) {
+        if self.tokens.is_some() {
+            self.access_rejected = true;
+        }
+    }
+
+    /// Builds the code exchange. The code is single-use: the request must be
+    /// sent at most once, and whatever happens (even no response) the
+    /// outcome is final; the same code is refused if given again.
+    pub fn start_exchange(
+        &mut self,
+        code: &str,
+        redirect_uri: &str,
+        now_ms: u64,
+    ) -> Result<HttpRequest, OAuthError> {
+        if self.in_flight.is_some() {
+            return Err(OAuthError::Busy);
+        }
+        let fingerprint = fingerprint(code);
+        if self.used_codes.contains(&fingerprint) {
+            return Err(OAuthError::CodeAlreadyUsed);
+        }
+        let request = self.client.issue(code, redirect_uri)?;
+        if self.used_codes.len() >= REMEMBERED_CODES {
+            self.used_codes.remove(0);
+        }
+        self.used_codes.push(fingerprint);
+        self.in_flight = Some(InFlight::Exchange { sent_at_ms: now_ms });
+        Ok(request)
+    }
+
+    /// Builds a refresh request (whether or not it is due). Only one token
+    /// request may be in flight; a refresh token that is missing or past its
+    /// lifetime blocks with the matching [`AuthProblem`].
+    pub fn start_refresh(&mut self, now_ms: u64) -> Result<HttpRequest, OAuthError> {
+        if self.in_flight.is_some() {
+            return Err(OAuthError::Busy);
+        }
+        if let Some(p) = &self.problem {
+            return Err(OAuthError::Blocked(p.clone()));
+        }
+        let tokens = self.tokens.as_ref().ok_or(OAuthError::NoTokens)?;
+        let refresh = match &tokens.refresh {
+            None => return Err(self.block(AuthProblem::NoRefreshToken)),
+            Some(r) if now_ms >= r.expires_at_ms => {
+                return Err(self.block(AuthProblem::RefreshTokenExpired))
+            }
+            Some(r) => r,
+        };
+        let request = self.client.refresh(&refresh.token)?;
+        self.in_flight = Some(InFlight::Refresh { sent_at_ms: now_ms });
+        Ok(request)
+    }
+
+    fn block(&mut self, problem: AuthProblem) -> OAuthError {
+        self.problem = Some(problem.clone());
+        OAuthError::Blocked(problem)
+    }
+
+    /// Takes the HTTP response of the request in flight, received at
+    /// `now_ms`. A new pair's expiry is counted from when the request was
+    /// sent (the server issued it after that), so it is never overestimated.
+    pub fn on_response(
+        &mut self,
+        status: u16,
+        body: &[u8],
+        now_ms: u64,
+    ) -> Result<TokenOutcome, OAuthError> {
+        let in_flight = self.in_flight.take().ok_or(OAuthError::NothingInFlight)?;
+        let failure = if status == 200 {
+            match api::decode_token_pair(body) {
+                Ok(pair) => {
+                    let sent_at_ms = match in_flight {
+                        InFlight::Exchange { sent_at_ms } | InFlight::Refresh { sent_at_ms } => {
+                            // Expiry counts from the send time; a clock that
+                            // went backwards since cannot make it later.
+                            sent_at_ms.min(now_ms)
+                        }
+                    };
+                    let previous = match in_flight {
+                        InFlight::Refresh { .. } => self.tokens.as_ref(),
+                        InFlight::Exchange { .. } => None,
+                    };
+                    self.generation = self.generation.saturating_add(1);
+                    let tokens = Tokens::from_pair(
+                        pair,
+                        sent_at_ms,
+                        previous,
+                        self.generation,
+                        &self.policy,
+                    );
+                    self.tokens = Some(tokens.clone());
+                    self.problem = None;
+                    self.access_rejected = false;
+                    return Ok(TokenOutcome::Persist(tokens));
+                }
+                Err(e) => TokenFailure::InvalidBody(e),
+            }
+        } else {
+            TokenFailure::Http {
+                status,
+                error: error_code(body),
+            }
+        };
+        Ok(self.failed(in_flight, failure))
+    }
+
+    /// The request in flight got no response (connection failed or timed
+    /// out). A refresh may be tried again later; a code exchange may not:
+    /// the code may have been spent, and a second exchange would revoke
+    /// everything.
+    pub fn on_transport_failure(&mut self, now_ms: u64) -> Result<TokenOutcome, OAuthError> {
+        let _ = now_ms;
+        let in_flight = self.in_flight.take().ok_or(OAuthError::NothingInFlight)?;
+        Ok(self.failed(in_flight, TokenFailure::Transport))
+    }
+
+    fn failed(&mut self, in_flight: InFlight, failure: TokenFailure) -> TokenOutcome {
+        let client_rejected = matches!(
+            &failure,
+            TokenFailure::Http { status: 401, .. }
+                | TokenFailure::Http {
+                    error: Some(OAuthErrorCode::InvalidClient),
+                    ..
+                }
+        );
+        let problem = match in_flight {
+            _ if client_rejected => AuthProblem::ClientRejected,
+            InFlight::Exchange { .. } => AuthProblem::ExchangeFailed(failure),
+            InFlight::Refresh { .. } => match &failure {
+                TokenFailure::Http {
+                    error: Some(OAuthErrorCode::InvalidGrant),
+                    ..
+                } => AuthProblem::RefreshRejected,
+                _ => return TokenOutcome::RetryLater(failure),
+            },
+        };
+        // A failed exchange leaves any earlier pair as it was, but blocked:
+        // the caller started a new authorization for a reason.
+        self.problem = Some(problem.clone());
+        TokenOutcome::Blocked(problem)
+    }
+
+    /// Adopts a pair from a shared store when it is newer (a higher
+    /// generation) than the current one, e.g. after another process
+    /// refreshed. Refused (false) while a request is in flight.
+    pub fn adopt(&mut self, tokens: Tokens) -> bool {
+        if self.in_flight.is_some() {
+            return false;
+        }
+        if self
+            .tokens
+            .as_ref()
+            .is_some_and(|t| !tokens.is_newer_than(t))
+        {
+            return false;
+        }
+        self.generation = self.generation.max(tokens.generation);
+        self.tokens = Some(tokens);
+        self.problem = None;
+        self.access_rejected = false;
+        true
+    }
+
+    /// Builds the revoke request for the refresh token (which revokes the
+    /// access token too, spec 3.2), or the access token when there is no
+    /// refresh token, and forgets the tokens (they are zeroized). Delete the
+    /// stored copy as well. Refused while a token request is in flight (its
+    /// answer could bring a new pair that would escape the revocation).
+    pub fn revoke(&mut self) -> Result<HttpRequest, OAuthError> {
+        if self.in_flight.is_some() {
+            return Err(OAuthError::Busy);
+        }
+        let tokens = self.tokens.as_ref().ok_or(OAuthError::NoTokens)?;
+        let request = match tokens.refresh_token() {
+            Some(r) => self.client.revoke(r, Some(TokenTypeHint::RefreshToken))?,
+            None => self
+                .client
+                .revoke(tokens.access_token(), Some(TokenTypeHint::AccessToken))?,
+        };
+        self.tokens = None;
+        self.problem = Some(AuthProblem::Revoked);
+        self.access_rejected = false;
+        Ok(request)
+    }
+}
+
+/// A fingerprint of an authorization code, to refuse a second exchange
+/// without keeping the code itself.
+fn fingerprint(code: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    code.hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests;
