@@ -8,6 +8,12 @@
 //! - [`event`]: the service's typed stream events (chat, presence, like,
 //!   donation, end) decoded from frames.
 //! - [`time`]: the service's ISO-8601 timestamps and frame ids.
+//! - [`scope`]: the permissions a DJ grants and the `scope` string.
+//! - [`header`]: response headers as (name, value) pairs, names any case.
+//! - [`problem`]: classify an HTTP response into a problem and the advice to follow.
+//! - [`quota`]: quota headers, `Retry-After`, and when the next call may go.
+//! - [`backoff`]: 1 s doubling to 30 s with full jitter, deterministic for a seed.
+//! - [`stream`]: the connect-loop state machine of the event stream.
 //!
 //! ```
 //! use onair::event::{Decoder, EndReason, Event, Item};
@@ -27,7 +33,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod backoff;
 pub mod event;
+pub mod header;
+pub mod problem;
+pub mod quota;
+pub mod scope;
 pub mod sse;
+pub mod stream;
 pub mod time;
 mod wire;
