@@ -345,6 +345,7 @@ impl ConnectLoop {
     pub fn on_connect_failed(&mut self, now_ms: u64) {
         if matches!(self.state, State::Connecting { .. }) {
             self.drop_connection(now_ms);
+            self.pending_close = false; // nothing was opened
         }
     }
 
