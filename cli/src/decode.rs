@@ -1,1 +1,3 @@
-pub fn run(_a: &[String]) -> Result<(), crate::UsageError> { Ok(()) }
+pub fn run(_a: &[String]) -> Result<(), crate::UsageError> {
+    Ok(())
+}

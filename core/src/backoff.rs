@@ -70,7 +70,11 @@ impl SplitMix64 {
 
     /// A number in `[low, high]` (swapped if given the other way round).
     pub fn between(&mut self, low: u64, high: u64) -> u64 {
-        let (low, high) = if low <= high { (low, high) } else { (high, low) };
+        let (low, high) = if low <= high {
+            (low, high)
+        } else {
+            (high, low)
+        };
         low + self.below_or_equal(high - low)
     }
 }

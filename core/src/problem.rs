@@ -324,7 +324,11 @@ impl Problem {
             detail_code: self.detail_code.clone(),
             oauth_error: self.oauth_error.clone(),
             retry_after_ms,
-            quota_scope: self.quota.daily_scope.as_ref().map(|p| p.as_str().to_owned()),
+            quota_scope: self
+                .quota
+                .daily_scope
+                .as_ref()
+                .map(|p| p.as_str().to_owned()),
             recently_revoked: self.recently_revoked,
         }
     }
@@ -483,7 +487,12 @@ fn truncated(s: &str, max: usize) -> String {
 /// a field of the wrong type is as good as absent.
 #[derive(Debug, Default, Deserialize)]
 struct ErrorBody<'a> {
-    #[serde(rename = "detailCode", default, borrow, deserialize_with = "lenient_str")]
+    #[serde(
+        rename = "detailCode",
+        default,
+        borrow,
+        deserialize_with = "lenient_str"
+    )]
     detail_code: Option<Cow<'a, str>>,
     #[serde(default, borrow, deserialize_with = "lenient_str")]
     message: Option<Cow<'a, str>>,

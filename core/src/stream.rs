@@ -494,7 +494,8 @@ impl ConnectLoop {
                     self.reconnects.pop_front();
                 }
                 self.reconnects.push_back(now_ms);
-                let limit = usize::try_from(self.config.reconnect_storm_limit).unwrap_or(usize::MAX);
+                let limit =
+                    usize::try_from(self.config.reconnect_storm_limit).unwrap_or(usize::MAX);
                 if self.reconnects.len() > limit {
                     // Keep the window's memory bounded: only the count matters.
                     if self.reconnects.len() > limit.saturating_add(1) {

@@ -41,27 +41,52 @@ fn oauth_body(error: &str) -> String {
 
 #[test]
 fn spec_7_3_row_400_0103_malformed() {
-    insta::assert_json_snapshot!(row(Endpoint::Chat, 400, NO_HEADERS, &bot_body(400, "OAPI_MNGR_0103")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Chat,
+        400,
+        NO_HEADERS,
+        &bot_body(400, "OAPI_MNGR_0103")
+    ));
 }
 
 #[test]
 fn spec_7_3_row_400_0108_chat_empty() {
-    insta::assert_json_snapshot!(row(Endpoint::Chat, 400, NO_HEADERS, &bot_body(400, "OAPI_MNGR_0108")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Chat,
+        400,
+        NO_HEADERS,
+        &bot_body(400, "OAPI_MNGR_0108")
+    ));
 }
 
 #[test]
 fn spec_7_3_row_400_0109_chat_too_long() {
-    insta::assert_json_snapshot!(row(Endpoint::Chat, 400, NO_HEADERS, &bot_body(400, "OAPI_MNGR_0109")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Chat,
+        400,
+        NO_HEADERS,
+        &bot_body(400, "OAPI_MNGR_0109")
+    ));
 }
 
 #[test]
 fn spec_7_3_row_401_without_code() {
-    insta::assert_json_snapshot!(row(Endpoint::Live, 401, &[("WWW-Authenticate", "Bearer")], ""));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Live,
+        401,
+        &[("WWW-Authenticate", "Bearer")],
+        ""
+    ));
 }
 
 #[test]
 fn spec_7_3_row_401_0203_recently_revoked() {
-    insta::assert_json_snapshot!(row(Endpoint::Fans, 401, NO_HEADERS, &bot_body(401, "OAPI_MNGR_0203")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Fans,
+        401,
+        NO_HEADERS,
+        &bot_body(401, "OAPI_MNGR_0203")
+    ));
 }
 
 #[test]
@@ -71,22 +96,42 @@ fn spec_7_3_row_403_without_code() {
 
 #[test]
 fn spec_7_3_row_403_0208_chat_blocked() {
-    insta::assert_json_snapshot!(row(Endpoint::Chat, 403, NO_HEADERS, &bot_body(403, "OAPI_MNGR_0208")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Chat,
+        403,
+        NO_HEADERS,
+        &bot_body(403, "OAPI_MNGR_0208")
+    ));
 }
 
 #[test]
 fn spec_7_3_row_403_0209_join_forbidden() {
-    insta::assert_json_snapshot!(row(Endpoint::Chat, 403, NO_HEADERS, &bot_body(403, "OAPI_MNGR_0209")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Chat,
+        403,
+        NO_HEADERS,
+        &bot_body(403, "OAPI_MNGR_0209")
+    ));
 }
 
 #[test]
 fn spec_7_3_row_404_0301_not_on_air() {
-    insta::assert_json_snapshot!(row(Endpoint::Live, 404, NO_HEADERS, &bot_body(404, "OAPI_MNGR_0301")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Live,
+        404,
+        NO_HEADERS,
+        &bot_body(404, "OAPI_MNGR_0301")
+    ));
 }
 
 #[test]
 fn spec_7_3_row_429_0302_chat_rate_limited() {
-    insta::assert_json_snapshot!(row(Endpoint::Chat, 429, NO_HEADERS, &bot_body(429, "OAPI_MNGR_0302")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Chat,
+        429,
+        NO_HEADERS,
+        &bot_body(429, "OAPI_MNGR_0302")
+    ));
 }
 
 #[test]
@@ -95,7 +140,10 @@ fn spec_7_3_row_429_empty_per_second_and_daily() {
     let daily_scoped = row(
         Endpoint::Fans,
         429,
-        &[("Retry-After", "3600"), ("X-RateLimit-Daily-Scope", "fans.read")],
+        &[
+            ("Retry-After", "3600"),
+            ("X-RateLimit-Daily-Scope", "fans.read"),
+        ],
         "",
     );
     let daily_app = row(Endpoint::Listeners, 429, &[("retry-after", "7200")], "");
@@ -108,24 +156,44 @@ fn spec_7_3_row_429_empty_per_second_and_daily() {
 
 #[test]
 fn spec_7_3_row_500_1002_server_error() {
-    insta::assert_json_snapshot!(row(Endpoint::Live, 500, NO_HEADERS, &bot_body(500, "OAPI_MNGR_1002")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Live,
+        500,
+        NO_HEADERS,
+        &bot_body(500, "OAPI_MNGR_1002")
+    ));
 }
 
 #[test]
 fn spec_7_3_row_502_2302_broadcast_server_error() {
-    insta::assert_json_snapshot!(row(Endpoint::Fans, 502, NO_HEADERS, &bot_body(502, "OAPI_MNGR_2302")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Fans,
+        502,
+        NO_HEADERS,
+        &bot_body(502, "OAPI_MNGR_2302")
+    ));
 }
 
 #[test]
 fn spec_7_3_row_502_2303_chat_server_error() {
-    insta::assert_json_snapshot!(row(Endpoint::Chat, 502, NO_HEADERS, &bot_body(502, "OAPI_MNGR_2303")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Chat,
+        502,
+        NO_HEADERS,
+        &bot_body(502, "OAPI_MNGR_2303")
+    ));
 }
 
 // ---- spec 7.4, one test per row ----
 
 #[test]
 fn spec_7_4_row_invalid_request() {
-    insta::assert_json_snapshot!(row(Endpoint::Token, 400, NO_HEADERS, &oauth_body("invalid_request")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Token,
+        400,
+        NO_HEADERS,
+        &oauth_body("invalid_request")
+    ));
 }
 
 #[test]
@@ -140,12 +208,22 @@ fn spec_7_4_row_invalid_client() {
 
 #[test]
 fn spec_7_4_row_invalid_grant() {
-    insta::assert_json_snapshot!(row(Endpoint::Token, 400, NO_HEADERS, &oauth_body("invalid_grant")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Token,
+        400,
+        NO_HEADERS,
+        &oauth_body("invalid_grant")
+    ));
 }
 
 #[test]
 fn spec_7_4_row_unsupported_grant_type() {
-    insta::assert_json_snapshot!(row(Endpoint::Revoke, 400, NO_HEADERS, &oauth_body("unsupported_grant_type")));
+    insta::assert_json_snapshot!(row(
+        Endpoint::Revoke,
+        400,
+        NO_HEADERS,
+        &oauth_body("unsupported_grant_type")
+    ));
 }
 
 // ---- the rest of issue 3's table ----
@@ -158,7 +236,12 @@ fn issue_table_other_rows() {
         row(Endpoint::Revoke, 200, NO_HEADERS, ""),
         row(Endpoint::Chat, 405, NO_HEADERS, ""),
         row(Endpoint::Token, 415, NO_HEADERS, ""),
-        row(Endpoint::Chat, 415, NO_HEADERS, &bot_body(415, "OAPI_MNGR_0103")),
+        row(
+            Endpoint::Chat,
+            415,
+            NO_HEADERS,
+            &bot_body(415, "OAPI_MNGR_0103"),
+        ),
         row(Endpoint::Live, 404, NO_HEADERS, ""),
         row(Endpoint::Events, 404, NO_HEADERS, "<html>not found</html>"),
         row(Endpoint::Live, 500, NO_HEADERS, ""),
@@ -166,14 +249,29 @@ fn issue_table_other_rows() {
         row(Endpoint::Live, 503, NO_HEADERS, ""),
         row(Endpoint::Live, 504, NO_HEADERS, ""),
         row(Endpoint::Token, 401, NO_HEADERS, ""),
-        row(Endpoint::Token, 400, NO_HEADERS, &oauth_body("invalid_scope")),
+        row(
+            Endpoint::Token,
+            400,
+            NO_HEADERS,
+            &oauth_body("invalid_scope"),
+        ),
         row(Endpoint::Token, 404, NO_HEADERS, ""),
         row(Endpoint::Token, 503, NO_HEADERS, ""),
         row(Endpoint::Live, 418, NO_HEADERS, ""),
         row(Endpoint::Live, 501, NO_HEADERS, ""),
         row(Endpoint::Live, 302, &[("Location", "/elsewhere")], ""),
-        row(Endpoint::Live, 403, NO_HEADERS, &bot_body(403, "OAPI_MNGR_9999")),
-        row(Endpoint::Live, 429, NO_HEADERS, &bot_body(429, "OAPI_MNGR_9999")),
+        row(
+            Endpoint::Live,
+            403,
+            NO_HEADERS,
+            &bot_body(403, "OAPI_MNGR_9999"),
+        ),
+        row(
+            Endpoint::Live,
+            429,
+            NO_HEADERS,
+            &bot_body(429, "OAPI_MNGR_9999"),
+        ),
         row(Endpoint::Live, 0, NO_HEADERS, ""),
         row(Endpoint::Live, 999, NO_HEADERS, ""),
     ];
@@ -199,14 +297,22 @@ fn stream_error_body_starts_with_data() {
         // not an SSE body by our rule (must start with data:) but the status
         // still decides: a 404 on the stream is not on air.
         let (kind, _) = kind_and_code(Endpoint::Events, 404, body);
-        assert_eq!(kind, ProblemKind::NotOnAir, "{:?}", String::from_utf8_lossy(body));
+        assert_eq!(
+            kind,
+            ProblemKind::NotOnAir,
+            "{:?}",
+            String::from_utf8_lossy(body)
+        );
     }
     let (kind, code) = kind_and_code(
         Endpoint::Events,
         403,
         b"data:{\"status\":403,\ndata:\"detailCode\":\"OAPI_MNGR_0209\"}\n\n",
     );
-    assert_eq!((kind, code.as_deref()), (ProblemKind::JoinForbidden, Some("OAPI_MNGR_0209")));
+    assert_eq!(
+        (kind, code.as_deref()),
+        (ProblemKind::JoinForbidden, Some("OAPI_MNGR_0209"))
+    );
 }
 
 #[test]
@@ -219,8 +325,16 @@ fn tolerates_unknown_fields_nulls_and_wrong_types() {
     let p = classify(Endpoint::Chat, 403, NO_HEADERS, br#"{"detailCode":208}"#);
     assert_eq!(p.kind, ProblemKind::PermissionMissing);
     let p = classify(Endpoint::Chat, 403, NO_HEADERS, br#"{"detailCode":""}"#);
-    assert_eq!((p.kind, p.detail_code), (ProblemKind::PermissionMissing, None));
-    let p = classify(Endpoint::Chat, 403, NO_HEADERS, br#"{"detailCode":["x"],"title":"Forbidden"}"#);
+    assert_eq!(
+        (p.kind, p.detail_code),
+        (ProblemKind::PermissionMissing, None)
+    );
+    let p = classify(
+        Endpoint::Chat,
+        403,
+        NO_HEADERS,
+        br#"{"detailCode":["x"],"title":"Forbidden"}"#,
+    );
     assert_eq!(p.kind, ProblemKind::PermissionMissing);
 }
 
@@ -239,7 +353,12 @@ fn unreadable_bodies_classify_by_status() {
         b"data:not json",
     ] {
         let p = classify(Endpoint::Live, 502, NO_HEADERS, body);
-        assert_eq!(p.kind, ProblemKind::ServerError, "{:?}", String::from_utf8_lossy(body));
+        assert_eq!(
+            p.kind,
+            ProblemKind::ServerError,
+            "{:?}",
+            String::from_utf8_lossy(body)
+        );
         assert_eq!(p.detail_code, None);
     }
 }
@@ -265,10 +384,20 @@ fn never_branches_on_message_text() {
 #[test]
 fn token_endpoints_ignore_bot_codes_for_oauth_errors_and_vice_versa() {
     // A bot endpoint does not read `error`.
-    let p = classify(Endpoint::Live, 400, NO_HEADERS, oauth_body("invalid_grant").as_bytes());
+    let p = classify(
+        Endpoint::Live,
+        400,
+        NO_HEADERS,
+        oauth_body("invalid_grant").as_bytes(),
+    );
     assert_eq!((p.kind, p.oauth_error), (ProblemKind::Unexpected, None));
     // The common 0103 rule also holds on the token endpoints.
-    let p = classify(Endpoint::Token, 400, NO_HEADERS, bot_body(400, "OAPI_MNGR_0103").as_bytes());
+    let p = classify(
+        Endpoint::Token,
+        400,
+        NO_HEADERS,
+        bot_body(400, "OAPI_MNGR_0103").as_bytes(),
+    );
     assert_eq!(p.kind, ProblemKind::MalformedRequest);
 }
 
@@ -286,8 +415,16 @@ fn keeps_the_message_for_logs_truncated() {
 
 #[test]
 fn display_is_one_line() {
-    let p = classify(Endpoint::Live, 404, NO_HEADERS, bot_body(404, "OAPI_MNGR_0301").as_bytes());
-    assert_eq!(p.to_string(), "not_on_air (HTTP 404, OAPI_MNGR_0301): wait_not_on_air");
+    let p = classify(
+        Endpoint::Live,
+        404,
+        NO_HEADERS,
+        bot_body(404, "OAPI_MNGR_0301").as_bytes(),
+    );
+    assert_eq!(
+        p.to_string(),
+        "not_on_air (HTTP 404, OAPI_MNGR_0301): wait_not_on_air"
+    );
 }
 
 #[test]
@@ -308,7 +445,10 @@ fn http_date_retry_after_needs_now() {
     let p = classify(Endpoint::Live, 429, &headers, b"");
     assert_eq!(p.kind, ProblemKind::QuotaDaily);
     assert_eq!(p.explain(None).retry_after_ms, None);
-    assert_eq!(p.explain(Some(1_700_000_000_000)).retry_after_ms, Some(20_000));
+    assert_eq!(
+        p.explain(Some(1_700_000_000_000)).retry_after_ms,
+        Some(20_000)
+    );
     assert_eq!(p.explain(Some(1_800_000_000_000)).retry_after_ms, Some(0));
 }
 

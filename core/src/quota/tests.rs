@@ -6,19 +6,42 @@ const NOW: u64 = 1_700_000_000_000; // Tue, 14 Nov 2023 22:13:20 GMT
 
 #[test]
 fn retry_after_delta_seconds() {
-    assert_eq!(RetryAfter::parse(b"0"), Some(RetryAfter::Delay { ms: 0, capped: false }));
-    assert_eq!(RetryAfter::parse(b" 30 "), Some(RetryAfter::Delay { ms: 30_000, capped: false }));
+    assert_eq!(
+        RetryAfter::parse(b"0"),
+        Some(RetryAfter::Delay {
+            ms: 0,
+            capped: false
+        })
+    );
+    assert_eq!(
+        RetryAfter::parse(b" 30 "),
+        Some(RetryAfter::Delay {
+            ms: 30_000,
+            capped: false
+        })
+    );
     assert_eq!(
         RetryAfter::parse(b"86401"),
-        Some(RetryAfter::Delay { ms: MAX_RETRY_AFTER_MS, capped: true })
+        Some(RetryAfter::Delay {
+            ms: MAX_RETRY_AFTER_MS,
+            capped: true
+        })
     );
     assert_eq!(
         RetryAfter::parse(b"99999999999999999999999999"),
-        Some(RetryAfter::Delay { ms: MAX_RETRY_AFTER_MS, capped: true })
+        Some(RetryAfter::Delay {
+            ms: MAX_RETRY_AFTER_MS,
+            capped: true
+        })
     );
     // Starts with a digit: never falls through to date parsing.
     for junk in [&b"30s"[..], b"1.5", b"06 Nov 1994 08:49:37 GMT", b"3 0"] {
-        assert_eq!(RetryAfter::parse(junk), None, "{:?}", String::from_utf8_lossy(junk));
+        assert_eq!(
+            RetryAfter::parse(junk),
+            None,
+            "{:?}",
+            String::from_utf8_lossy(junk)
+        );
     }
     for junk in [&b""[..], b"-1", b"+5", b"soon", b"\xff", b" "] {
         assert_eq!(RetryAfter::parse(junk), None);
@@ -27,14 +50,21 @@ fn retry_after_delta_seconds() {
 
 #[test]
 fn retry_after_http_dates() {
-    let expected = Some(RetryAfter::Date { unix_ms: 1_700_000_020_000 });
+    let expected = Some(RetryAfter::Date {
+        unix_ms: 1_700_000_020_000,
+    });
     for form in [
         &b"Tue, 14 Nov 2023 22:13:40 GMT"[..],
         b"Tuesday, 14-Nov-23 22:13:40 GMT",
         b"Tue Nov 14 22:13:40 2023",
         b"tue, 14 nov 2023 22:13:40 gmt",
     ] {
-        assert_eq!(RetryAfter::parse(form), expected, "{:?}", String::from_utf8_lossy(form));
+        assert_eq!(
+            RetryAfter::parse(form),
+            expected,
+            "{:?}",
+            String::from_utf8_lossy(form)
+        );
     }
     assert_eq!(
         RetryAfter::parse(b"Thu Jan  1 00:00:01 1970"),
@@ -42,7 +72,9 @@ fn retry_after_http_dates() {
     );
     assert_eq!(
         RetryAfter::parse(b"Wednesday, 31-Dec-69 23:59:59 GMT"),
-        Some(RetryAfter::Date { unix_ms: 3_155_759_999_000 }),
+        Some(RetryAfter::Date {
+            unix_ms: 3_155_759_999_000
+        }),
         "two-digit 69 is 2069"
     );
     assert_eq!(
@@ -64,17 +96,26 @@ fn retry_after_http_dates() {
         b"Tues, 14-Nov-23 22:13:40 GMT",
         b"Tue,",
     ] {
-        assert_eq!(RetryAfter::parse(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        assert_eq!(
+            RetryAfter::parse(bad),
+            None,
+            "{:?}",
+            String::from_utf8_lossy(bad)
+        );
     }
 }
 
 #[test]
 fn retry_after_delay_from_now() {
-    let date = RetryAfter::Date { unix_ms: NOW + 5_000 };
+    let date = RetryAfter::Date {
+        unix_ms: NOW + 5_000,
+    };
     assert_eq!(date.delay_ms(NOW), 5_000);
     assert_eq!(date.until_ms(NOW), NOW + 5_000);
     assert_eq!(date.delay_ms(NOW + 10_000), 0, "a date in the past is 0");
-    let far = RetryAfter::Date { unix_ms: NOW + 10 * MAX_RETRY_AFTER_MS };
+    let far = RetryAfter::Date {
+        unix_ms: NOW + 10 * MAX_RETRY_AFTER_MS,
+    };
     assert_eq!(far.delay_ms(NOW), MAX_RETRY_AFTER_MS);
     assert!(far.is_capped(NOW));
     assert!(!date.is_capped(NOW));
@@ -107,7 +148,10 @@ fn quota_headers_snapshot() {
             daily_remaining: Some(9_876),
             daily_reset_s: Some(1_700_006_400),
             daily_scope: Some(Permission::ChatSend),
-            retry_after: Some(RetryAfter::Delay { ms: 12_000, capped: false }),
+            retry_after: Some(RetryAfter::Delay {
+                ms: 12_000,
+                capped: false
+            }),
             retry_after_present: true,
         }
     );
@@ -134,7 +178,10 @@ fn junk_and_minus_one_are_unknown() {
     );
     assert!(!q.has_counters());
     // A junk first value lets a good later duplicate in.
-    let q = QuotaHeaders::parse(&[("x-ratelimit-remaining", "x"), ("x-ratelimit-remaining", "3")]);
+    let q = QuotaHeaders::parse(&[
+        ("x-ratelimit-remaining", "x"),
+        ("x-ratelimit-remaining", "3"),
+    ]);
     assert_eq!(q.remaining, Some(3));
 }
 
@@ -148,7 +195,10 @@ fn paces_when_remaining_hits_zero() {
     let ok = problem(
         Endpoint::Live,
         200,
-        &[("x-ratelimit-remaining", "0"), ("x-ratelimit-replenish-rate", "4")],
+        &[
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-replenish-rate", "4"),
+        ],
         "{}",
     );
     t.on_response(Endpoint::Live, &ok, NOW);
@@ -156,10 +206,16 @@ fn paces_when_remaining_hits_zero() {
     assert_eq!(t.snapshot().replenish_rate, Some(4));
     let unknown_rate = problem(Endpoint::Live, 200, &[("x-ratelimit-remaining", "0")], "{}");
     t.on_response(Endpoint::Live, &unknown_rate, NOW + 1_000);
-    assert_eq!(t.next_call_at(&Permission::LiveRead, NOW + 1_000), NOW + 2_000);
+    assert_eq!(
+        t.next_call_at(&Permission::LiveRead, NOW + 1_000),
+        NOW + 2_000
+    );
     let plenty = problem(Endpoint::Live, 200, &[("x-ratelimit-remaining", "9")], "{}");
     t.on_response(Endpoint::Live, &plenty, NOW + 2_000);
-    assert_eq!(t.next_call_at(&Permission::LiveRead, NOW + 2_000), NOW + 2_000);
+    assert_eq!(
+        t.next_call_at(&Permission::LiveRead, NOW + 2_000),
+        NOW + 2_000
+    );
 }
 
 #[test]
@@ -172,14 +228,24 @@ fn per_second_429_backs_off_and_resets() {
         t.on_response(Endpoint::Listeners, &limited, now);
         let at = t.next_call_at(&Permission::ListenersRead, now);
         let wait = at - now;
-        assert!(wait <= Backoff::new(0).ceiling_ms(attempt), "attempt {attempt}: {wait}");
+        assert!(
+            wait <= Backoff::new(0).ceiling_ms(attempt),
+            "attempt {attempt}: {wait}"
+        );
         waits.push(wait);
         now = at + 1;
     }
     insta::assert_json_snapshot!("per_second_429_waits_seed_9", waits);
-    t.on_response(Endpoint::Listeners, &problem(Endpoint::Listeners, 200, &[], "{}"), now);
+    t.on_response(
+        Endpoint::Listeners,
+        &problem(Endpoint::Listeners, 200, &[], "{}"),
+        now,
+    );
     t.on_response(Endpoint::Listeners, &limited, now);
-    assert!(t.next_call_at(&Permission::ListenersRead, now) - now <= 1_000, "reset to 1 s");
+    assert!(
+        t.next_call_at(&Permission::ListenersRead, now) - now <= 1_000,
+        "reset to 1 s"
+    );
 }
 
 #[test]
@@ -188,7 +254,10 @@ fn daily_429_blocks_one_permission_or_the_app() {
     let scoped = problem(
         Endpoint::Fans,
         429,
-        &[("Retry-After", "600"), ("x-ratelimit-daily-scope", "fans.read")],
+        &[
+            ("Retry-After", "600"),
+            ("x-ratelimit-daily-scope", "fans.read"),
+        ],
         "",
     );
     t.on_response(Endpoint::Fans, &scoped, NOW);
@@ -196,10 +265,18 @@ fn daily_429_blocks_one_permission_or_the_app() {
     assert_eq!(t.next_call_at(&Permission::LiveRead, NOW), NOW);
     assert_eq!(
         t.blocks(NOW),
-        [Block { scope: Some(Permission::FansRead), until_ms: NOW + 600_000 }]
+        [Block {
+            scope: Some(Permission::FansRead),
+            until_ms: NOW + 600_000
+        }]
     );
 
-    let app = problem(Endpoint::Live, 429, &[("Retry-After", "Tue, 14 Nov 2023 23:13:20 GMT")], "");
+    let app = problem(
+        Endpoint::Live,
+        429,
+        &[("Retry-After", "Tue, 14 Nov 2023 23:13:20 GMT")],
+        "",
+    );
     t.on_response(Endpoint::Live, &app, NOW);
     assert_eq!(t.next_call_at(&Permission::ChatSend, NOW), NOW + 3_600_000);
     assert_eq!(t.blocks(NOW).len(), 2);
@@ -208,7 +285,10 @@ fn daily_429_blocks_one_permission_or_the_app() {
     // The stream and the token endpoints are never paced.
     assert_eq!(t.next_call_at_endpoint(Endpoint::Events, NOW), NOW);
     assert_eq!(t.next_call_at_endpoint(Endpoint::Token, NOW), NOW);
-    assert_eq!(t.next_call_at_endpoint(Endpoint::Chat, NOW), NOW + 3_600_000);
+    assert_eq!(
+        t.next_call_at_endpoint(Endpoint::Chat, NOW),
+        NOW + 3_600_000
+    );
 }
 
 #[test]
@@ -217,13 +297,24 @@ fn daily_429_without_usable_retry_after() {
     let with_reset = problem(
         Endpoint::Live,
         429,
-        &[("retry-after", "whenever"), ("x-ratelimit-daily-reset", "1700006400")],
+        &[
+            ("retry-after", "whenever"),
+            ("x-ratelimit-daily-reset", "1700006400"),
+        ],
         "",
     );
     t.on_response(Endpoint::Live, &with_reset, NOW);
-    assert_eq!(t.next_call_at(&Permission::LiveRead, NOW), 1_700_006_400_000);
+    assert_eq!(
+        t.next_call_at(&Permission::LiveRead, NOW),
+        1_700_006_400_000
+    );
     let mut t = QuotaTracker::new(2);
-    let bare = problem(Endpoint::Live, 429, &[("x-ratelimit-daily-scope", "live.read")], "");
+    let bare = problem(
+        Endpoint::Live,
+        429,
+        &[("x-ratelimit-daily-scope", "live.read")],
+        "",
+    );
     t.on_response(Endpoint::Live, &bare, NOW);
     assert_eq!(
         t.next_call_at(&Permission::LiveRead, NOW),
@@ -235,10 +326,18 @@ fn daily_429_without_usable_retry_after() {
 fn chat_limit_is_its_own_short_wait() {
     let mut t = QuotaTracker::new(5);
     let body = r#"{"status":429,"detailCode":"OAPI_MNGR_0302"}"#;
-    t.on_response(Endpoint::Chat, &problem(Endpoint::Chat, 429, &[], body), NOW);
+    t.on_response(
+        Endpoint::Chat,
+        &problem(Endpoint::Chat, 429, &[], body),
+        NOW,
+    );
     let at = t.next_call_at_endpoint(Endpoint::Chat, NOW);
     assert!((NOW + 1_000..=NOW + 2_000).contains(&at), "{}", at - NOW);
-    assert_eq!(t.next_call_at(&Permission::ChatSend, NOW), NOW, "not a quota block");
+    assert_eq!(
+        t.next_call_at(&Permission::ChatSend, NOW),
+        NOW,
+        "not a quota block"
+    );
     assert_eq!(t.next_call_at_endpoint(Endpoint::Live, NOW), NOW);
 }
 
@@ -253,7 +352,10 @@ fn stream_responses_are_ignored_and_blocks_stay_bounded() {
         let p = problem(
             Endpoint::Live,
             429,
-            &[("retry-after", "60"), ("x-ratelimit-daily-scope", scope.as_str())],
+            &[
+                ("retry-after", "60"),
+                ("x-ratelimit-daily-scope", scope.as_str()),
+            ],
             "",
         );
         t.on_response(Endpoint::Live, &p, NOW);

@@ -44,7 +44,9 @@ impl Script {
             let step = self.lp.poll(self.now);
             match step {
                 Step::Close => self.note("close"),
-                Step::Wait { until_ms: Some(until) } => {
+                Step::Wait {
+                    until_ms: Some(until),
+                } => {
                     assert!(until > self.now, "never wait for the past");
                     assert_eq!(self.lp.deadline(), Some(until));
                     self.note(format!("wait {} ms", until - self.now));
@@ -76,7 +78,9 @@ impl Script {
         loop {
             match self.lp.poll(self.now) {
                 Step::Close => self.note("close"),
-                Step::Wait { until_ms: Some(until) } => {
+                Step::Wait {
+                    until_ms: Some(until),
+                } => {
                     self.note(format!("wait {} ms", until - self.now));
                     let wait = until - self.now;
                     self.now = until;
@@ -137,7 +141,10 @@ fn spec_4_6_row_end_live_ended() {
     let mut s = open_then(1, &end("LIVE_ENDED"));
     s.expect(Step::Connect);
     let waited = s.now - T0 - 2_000;
-    assert!((3_000..=6_000).contains(&waited), "backs off, not at once: {waited}");
+    assert!(
+        (3_000..=6_000).contains(&waited),
+        "backs off, not at once: {waited}"
+    );
     s.respond(404, &sse_error(404, Some("OAPI_MNGR_0301")));
     s.expect(Step::Connect);
     insta::assert_json_snapshot!(s.log);
@@ -192,7 +199,10 @@ fn spec_4_6_row_404_not_on_air() {
         s.respond(404, &sse_error(404, Some("OAPI_MNGR_0301")));
         s.expect(Step::Connect);
         let wait = s.now - before;
-        assert!((3_000..=6_000).contains(&wait), "a few seconds, jittered: {wait}");
+        assert!(
+            (3_000..=6_000).contains(&wait),
+            "a few seconds, jittered: {wait}"
+        );
         s.lp.on_connect_failed(s.now); // keep the script moving
         s.note("connect failed");
         s.lp.restart(s.now);
@@ -211,7 +221,10 @@ fn spec_4_6_row_401() {
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, Some("OAPI_MNGR_0203")));
     s.expect(Step::Stopped(StopReason::Reauthorize));
-    assert_eq!(s.lp.poll(s.now + 1_000_000), Step::Stopped(StopReason::Reauthorize));
+    assert_eq!(
+        s.lp.poll(s.now + 1_000_000),
+        Step::Stopped(StopReason::Reauthorize)
+    );
     assert_eq!(s.lp.deadline(), None);
     insta::assert_json_snapshot!(s.log);
 }
@@ -289,7 +302,11 @@ fn a_day_in_the_bots_life() {
     let last_bytes = s.now;
     s.bytes(0, b":hea"); // a partial line still counts as bytes
     s.expect(Step::Connect);
-    assert!(s.now >= last_bytes + 45_000 && s.now <= last_bytes + 46_000, "{}", s.now - last_bytes);
+    assert!(
+        s.now >= last_bytes + 45_000 && s.now <= last_bytes + 46_000,
+        "{}",
+        s.now - last_bytes
+    );
 
     // The network is down: drops with growing backoff.
     let mut attempts = Vec::new();
@@ -376,7 +393,10 @@ fn reconnect_storms_are_slowed() {
         s.respond(200, b"");
     }
     assert_eq!(waits[..3], [0, 0, 0], "a few are followed at once");
-    assert!(waits[3..].iter().all(|&w| w >= 500), "then backoff: {waits:?}");
+    assert!(
+        waits[3..].iter().all(|&w| w >= 500),
+        "then backoff: {waits:?}"
+    );
     // After a quiet minute, RECONNECT is immediate again.
     s.bytes(61_000, HEARTBEAT);
     s.bytes(0, &end("RECONNECT"));
@@ -391,7 +411,12 @@ fn connect_timeout_and_retry_after() {
     let mut s = Script::new(12);
     s.expect(Step::Connect);
     assert_eq!(s.lp.deadline(), Some(s.now + 30_000));
-    assert_eq!(s.lp.poll(s.now + 29_999), Step::Wait { until_ms: Some(s.now + 30_000) });
+    assert_eq!(
+        s.lp.poll(s.now + 29_999),
+        Step::Wait {
+            until_ms: Some(s.now + 30_000)
+        }
+    );
     assert_eq!(s.lp.poll(s.now + 30_000), Step::Close);
     assert_eq!(s.lp.phase(), Phase::Waiting);
     s.now += 30_000;
@@ -444,7 +469,12 @@ fn misuse_is_ignored() {
     lp.request_reconnect(T0);
     assert_eq!(lp.poll(T0), Step::Connect);
     lp.on_bytes(b"", T0).for_each(drop);
-    assert_eq!(lp.poll(T0), Step::Wait { until_ms: Some(T0 + 30_000) });
+    assert_eq!(
+        lp.poll(T0),
+        Step::Wait {
+            until_ms: Some(T0 + 30_000)
+        }
+    );
 }
 
 #[test]
@@ -457,7 +487,11 @@ fn caller_reconnect_while_waiting_keeps_the_schedule() {
     assert_eq!(s.lp.deadline(), deadline);
     s.expect(Step::Connect);
     s.lp.request_reconnect(s.now);
-    assert_eq!(s.lp.poll(s.now), Step::Close, "the attempt under way is dropped");
+    assert_eq!(
+        s.lp.poll(s.now),
+        Step::Close,
+        "the attempt under way is dropped"
+    );
     assert_eq!(s.lp.poll(s.now), Step::Connect);
 }
 
@@ -487,8 +521,20 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (0u64..100_000).prop_map(Op::Poll),
         (
-            prop_oneof![Just(200u16), Just(401), Just(403), Just(404), Just(429), Just(502), any::<u16>()],
-            prop_oneof![Just(None), Just(Some("OAPI_MNGR_0209")), Just(Some("OAPI_MNGR_0301"))],
+            prop_oneof![
+                Just(200u16),
+                Just(401),
+                Just(403),
+                Just(404),
+                Just(429),
+                Just(502),
+                any::<u16>()
+            ],
+            prop_oneof![
+                Just(None),
+                Just(Some("OAPI_MNGR_0209")),
+                Just(Some("OAPI_MNGR_0301"))
+            ],
         )
             .prop_map(|(s, c)| Op::Response(s, c)),
         prop_oneof![
