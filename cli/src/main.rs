@@ -2,16 +2,22 @@
 //!
 //! - `onair decode [--raw] [--chunk N] [--max-frame-bytes N]`: a raw event
 //!   stream on stdin, one JSON object per item on stdout (NDJSON).
+//! - `onair explain`: one HTTP response as JSON on stdin, its classification
+//!   (kind, advice, retry timing) as one JSON object on stdout.
 
 use std::process::ExitCode;
 
 mod decode;
+mod explain;
 
 const USAGE: &str = "usage: onair <command> [options]
 
 commands:
   decode [--raw] [--chunk N] [--max-frame-bytes N]
-      read a raw event stream on stdin; print one JSON object per item";
+      read a raw event stream on stdin; print one JSON object per item
+  explain
+      read {endpoint, status, headers, body, nowMs} as JSON on stdin;
+      print the problem kind and advice as one JSON object";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,6 +26,7 @@ fn main() -> ExitCode {
     };
     let result = match command.as_str() {
         "decode" => decode::run(rest),
+        "explain" => explain::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -15,6 +15,11 @@
 //!   validation and the listener pager.
 //! - [`oauth`]: client credentials, secrets, the token state machine and its
 //!   stored form.
+//! - [`header`]: response headers as (name, value) pairs, names any case.
+//! - [`problem`]: classify an HTTP response into a problem and the advice to follow.
+//! - [`quota`]: quota headers, `Retry-After`, and when the next call may go.
+//! - [`backoff`]: 1 s doubling to 30 s with full jitter, deterministic for a seed.
+//! - [`stream`]: the connect-loop state machine of the event stream.
 //!
 //! ```
 //! use onair::event::{Decoder, EndReason, Event, Item};
@@ -35,11 +40,16 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod backoff;
 pub mod event;
+pub mod header;
 pub mod model;
 pub mod oauth;
+pub mod problem;
+pub mod quota;
 pub mod scope;
 pub mod sse;
+pub mod stream;
 pub mod tally;
 pub mod time;
 mod wire;

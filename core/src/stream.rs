@@ -1,0 +1,553 @@
+//! The connect-loop of the event stream, `GET /v1/live/events`, as a sans-IO
+//! state machine ([`ConnectLoop`]) that follows spec 4.6's reconnection table.
+//!
+//! | outcome | what the loop decides |
+//! |---|---|
+//! | end `LIVE_ENDED` | close; wait a few seconds (jittered), then connect for the next broadcast |
+//! | end `TOKEN_EXPIRED` | close; refresh the token, then connect at once |
+//! | end `RECONNECT` | close; connect at once, same token — but after more than [`StreamConfig::reconnect_storm_limit`] in [`StreamConfig::reconnect_storm_window_ms`], back off |
+//! | dropped without an end frame | exponential backoff, 1 s doubling to 30 s, full jitter ([`Backoff`]) |
+//! | 404 (not on air) | retry after a jittered few seconds, never hammering |
+//! | 401 | refresh once and connect; a second 401 in a row stops: `reauthorize` |
+//! | 403 without code | stop: `reconsent` |
+//! | 403 `OAPI_MNGR_0209` | stop: `join_forbidden` |
+//! | 5xx | exponential backoff |
+//!
+//! Besides the table:
+//! - a **heartbeat watchdog**: no bytes for [`StreamConfig::watchdog_ms`]
+//!   (45 s, three missed heartbeats) means the connection is dead: the loop
+//!   says [`Step::Close`] and treats it as a drop;
+//! - [`ConnectLoop::request_reconnect`] reconnects at once without backoff
+//!   (the DJ just made the bot a manager: presence starts on the next connection);
+//! - backoff starts again at 1 s once a stream has been healthy (opened and
+//!   delivered a frame or a heartbeat);
+//! - every state has a deadline ([`ConnectLoop::deadline`]), so a driver can
+//!   sleep exactly until then.
+//!
+//! The driver polls until it gets [`Step::Wait`], does what each step says, and
+//! reports outcomes with the `on_*` methods. Calls that do not fit the current
+//! state (bytes when no stream is open, a response nobody asked for) are
+//! ignored.
+//!
+//! ```
+//! use onair::stream::{ConnectLoop, Step, StreamConfig};
+//!
+//! let mut lp = ConnectLoop::new(StreamConfig::default(), 7);
+//! let t0 = 1_000_000;
+//! assert_eq!(lp.poll(t0), Step::Connect);
+//! lp.on_response(200, &[("content-type", "text/event-stream")], b"", t0);
+//! let items: Vec<_> = lp.on_bytes(b":heartbeat\n\n", t0 + 15_000).collect();
+//! assert_eq!(items.len(), 1);
+//! // Waiting now means: until the watchdog fires, or until more bytes come.
+//! assert_eq!(lp.poll(t0 + 15_000), Step::Wait { until_ms: Some(t0 + 60_000) });
+//! // RECONNECT: close this connection and open a new one at once.
+//! let _ = lp.on_bytes(b"event:end\ndata:{\"reason\":\"RECONNECT\"}\n\n", t0 + 20_000).count();
+//! assert_eq!(lp.poll(t0 + 20_000), Step::Close);
+//! assert_eq!(lp.poll(t0 + 20_000), Step::Connect);
+//! ```
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use crate::backoff::{Backoff, SplitMix64};
+use crate::event::{Decoder, EndReason, Event, Item};
+use crate::header::Header;
+use crate::problem::{classify, Advice, Endpoint, Problem, ProblemKind};
+
+/// Tunables of the connect-loop. The defaults follow the spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamConfig {
+    /// No bytes for this long on an open stream means it is dead (default
+    /// 45 s: three missed 15 s heartbeats).
+    pub watchdog_ms: u64,
+    /// No response for this long after [`Step::Connect`] means the attempt
+    /// failed (default 30 s).
+    pub connect_timeout_ms: u64,
+    /// Shortest wait before retrying after a 404 or `LIVE_ENDED` (default 3 s).
+    pub not_on_air_min_ms: u64,
+    /// Longest such wait (default 6 s); the wait is uniform in between.
+    pub not_on_air_max_ms: u64,
+    /// How many `RECONNECT` ends within the window are followed at once
+    /// (default 3); more are slowed by backoff.
+    pub reconnect_storm_limit: u32,
+    /// The window for counting `RECONNECT` ends (default 60 s).
+    pub reconnect_storm_window_ms: u64,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        Self {
+            watchdog_ms: 45_000,
+            connect_timeout_ms: 30_000,
+            not_on_air_min_ms: 3_000,
+            not_on_air_max_ms: 6_000,
+            reconnect_storm_limit: 3,
+            reconnect_storm_window_ms: 60_000,
+        }
+    }
+}
+
+/// What the driver should do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Open `GET /v1/live/events` now with the current access token, then
+    /// report [`ConnectLoop::on_response`] (or [`ConnectLoop::on_connect_failed`]).
+    Connect,
+    /// Close the stream connection you have open (it is finished or dead),
+    /// then poll again. Reporting [`ConnectLoop::on_closed`] is optional.
+    Close,
+    /// Refresh the access token, then report
+    /// [`ConnectLoop::on_token_refreshed`] or [`ConnectLoop::on_refresh_failed`].
+    RefreshToken,
+    /// Nothing to do until `until_ms` (unix ms), or until you have something
+    /// to report. `None`: only a report moves the loop on.
+    Wait {
+        /// When to poll again at the latest; always after the `now_ms` polled.
+        until_ms: Option<u64>,
+    },
+    /// The loop has stopped; a person has to act. Polling keeps returning this.
+    Stopped(StopReason),
+}
+
+/// Why the loop stopped: each needs a different person to do something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StopReason {
+    /// The grant is gone (401 after a refresh, or the refresh was refused):
+    /// the DJ must authorize the bot again.
+    Reauthorize,
+    /// A permission is missing (403 without code): the DJ must consent again.
+    Reconsent,
+    /// The bot cannot join (403 `OAPI_MNGR_0209`): the DJ must lift the block.
+    JoinForbidden,
+    /// The server said the request is malformed: the driver must be fixed.
+    FixRequest,
+    /// The token endpoint refused the client credentials (`invalid_client`).
+    InvalidClient,
+    /// A response outside the spec that retrying will not fix.
+    Unexpected,
+}
+
+impl StopReason {
+    /// The snake_case name: `reauthorize`, `reconsent`, `join_forbidden`,
+    /// `fix_request`, `invalid_client`, `unexpected`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::Reauthorize => "reauthorize",
+            StopReason::Reconsent => "reconsent",
+            StopReason::JoinForbidden => "join_forbidden",
+            StopReason::FixRequest => "fix_request",
+            StopReason::InvalidClient => "invalid_client",
+            StopReason::Unexpected => "unexpected",
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The loop's state, coarsely, for logs and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Waiting to connect (backoff, not on air, or about to connect).
+    Waiting,
+    /// [`Step::Connect`] was given; waiting for the response.
+    Connecting,
+    /// The stream is open.
+    Open,
+    /// A token refresh is due or under way.
+    Refreshing,
+    /// Stopped for good.
+    Stopped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    ConnectAt(u64),
+    Connecting { since_ms: u64 },
+    Open { last_bytes_ms: u64, healthy: bool },
+    RefreshAt(u64),
+    Refreshing,
+    Stopped(StopReason),
+}
+
+/// The connect-loop state machine for `GET /v1/live/events`. See the
+/// [module docs](self) for the rules it follows.
+#[derive(Debug, Clone)]
+pub struct ConnectLoop {
+    config: StreamConfig,
+    state: State,
+    pending_close: bool,
+    decoder: Decoder,
+    backoff: Backoff,
+    storm: Backoff,
+    rng: SplitMix64,
+    reconnects: VecDeque<u64>,
+    refreshed_after_401: bool,
+    last_problem: Option<Problem>,
+}
+
+impl ConnectLoop {
+    /// A loop that connects on the first poll; `seed` fixes all its jitter.
+    pub fn new(config: StreamConfig, seed: u64) -> Self {
+        Self {
+            config,
+            state: State::ConnectAt(0),
+            pending_close: false,
+            decoder: Decoder::new(),
+            backoff: Backoff::new(seed),
+            storm: Backoff::new(seed ^ 0x5EED_0000_0000_5707),
+            rng: SplitMix64::new(seed ^ 0x0404_0404_0404_0404),
+            reconnects: VecDeque::new(),
+            refreshed_after_401: false,
+            last_problem: None,
+        }
+    }
+
+    /// The next thing to do at `now_ms`. Safe to call early or often; call it
+    /// until it returns [`Step::Wait`] before sleeping.
+    pub fn poll(&mut self, now_ms: u64) -> Step {
+        if self.pending_close {
+            self.pending_close = false;
+            return Step::Close;
+        }
+        match self.state {
+            State::Stopped(reason) => Step::Stopped(reason),
+            State::ConnectAt(at) if now_ms >= at => {
+                self.state = State::Connecting { since_ms: now_ms };
+                self.decoder = Decoder::new();
+                Step::Connect
+            }
+            State::RefreshAt(at) if now_ms >= at => {
+                self.state = State::Refreshing;
+                Step::RefreshToken
+            }
+            State::Connecting { .. } | State::Open { .. } => match self.deadline() {
+                Some(deadline) if now_ms >= deadline => {
+                    self.drop_connection(now_ms);
+                    self.pending_close = false;
+                    Step::Close
+                }
+                until_ms => Step::Wait { until_ms },
+            },
+            State::ConnectAt(_) | State::RefreshAt(_) | State::Refreshing => Step::Wait {
+                until_ms: self.deadline(),
+            },
+        }
+    }
+
+    /// When [`poll`](Self::poll) has something to do next without any report:
+    /// a connect time, the connect timeout, the watchdog, a refresh time.
+    /// `Some(0)` when a close is pending; `None` when only a report (or
+    /// nothing, once stopped) can move the loop.
+    pub fn deadline(&self) -> Option<u64> {
+        if self.pending_close {
+            return Some(0);
+        }
+        match self.state {
+            State::ConnectAt(at) | State::RefreshAt(at) => Some(at),
+            State::Connecting { since_ms } => {
+                Some(since_ms.saturating_add(self.config.connect_timeout_ms))
+            }
+            State::Open { last_bytes_ms, .. } => {
+                Some(last_bytes_ms.saturating_add(self.config.watchdog_ms))
+            }
+            State::Refreshing | State::Stopped(_) => None,
+        }
+    }
+
+    /// The coarse state.
+    pub fn phase(&self) -> Phase {
+        match self.state {
+            State::ConnectAt(_) => Phase::Waiting,
+            State::Connecting { .. } => Phase::Connecting,
+            State::Open { .. } => Phase::Open,
+            State::RefreshAt(_) | State::Refreshing => Phase::Refreshing,
+            State::Stopped(_) => Phase::Stopped,
+        }
+    }
+
+    /// The last error response (or refused refresh) the loop acted on.
+    pub fn last_problem(&self) -> Option<&Problem> {
+        self.last_problem.as_ref()
+    }
+
+    /// How many backoff delays were drawn since the stream was last healthy.
+    pub fn backoff_attempt(&self) -> u32 {
+        self.backoff.attempt()
+    }
+
+    /// Reports the response to [`Step::Connect`]: its status and headers, and
+    /// for an error status its (small) body. A 2xx opens the stream: feed its
+    /// body to [`on_bytes`](Self::on_bytes). Returns the classification.
+    pub fn on_response<H: Header>(
+        &mut self,
+        status: u16,
+        headers: &[H],
+        body: &[u8],
+        now_ms: u64,
+    ) -> Problem {
+        let problem = classify(Endpoint::Events, status, headers, body);
+        if matches!(self.state, State::Connecting { .. }) {
+            self.on_problem(&problem, now_ms);
+        }
+        problem
+    }
+
+    /// Reports the classified response to [`Step::Connect`], when the driver
+    /// classified it itself.
+    pub fn on_problem(&mut self, problem: &Problem, now_ms: u64) {
+        if !matches!(self.state, State::Connecting { .. }) {
+            return;
+        }
+        if problem.advice != Advice::RefreshToken {
+            self.refreshed_after_401 = false;
+        }
+        if problem.is_ok() {
+            self.state = State::Open {
+                last_bytes_ms: now_ms,
+                healthy: false,
+            };
+            return;
+        }
+        self.last_problem = Some(problem.clone());
+        self.state = match problem.advice {
+            Advice::None => State::Open {
+                last_bytes_ms: now_ms,
+                healthy: false,
+            },
+            Advice::RefreshToken if self.refreshed_after_401 => {
+                State::Stopped(StopReason::Reauthorize)
+            }
+            Advice::RefreshToken => {
+                self.refreshed_after_401 = true;
+                State::RefreshAt(now_ms)
+            }
+            Advice::WaitNotOnAir => State::ConnectAt(now_ms.saturating_add(self.not_on_air_ms())),
+            Advice::RetryAfter => match problem.retry_after() {
+                Some(retry) => State::ConnectAt(retry.until_ms(now_ms)),
+                None => State::ConnectAt(now_ms.saturating_add(self.backoff.next_delay_ms())),
+            },
+            Advice::RetryBackoff | Advice::RetrySoon => {
+                State::ConnectAt(now_ms.saturating_add(self.backoff.next_delay_ms()))
+            }
+            Advice::Reconsent => State::Stopped(StopReason::Reconsent),
+            Advice::Reauthorize => State::Stopped(StopReason::Reauthorize),
+            Advice::FixRequest => State::Stopped(StopReason::FixRequest),
+            Advice::Stop => State::Stopped(stop_reason(problem.kind)),
+        };
+    }
+
+    /// Reports that [`Step::Connect`] failed before any response (DNS, TCP,
+    /// TLS): a drop, retried with backoff.
+    pub fn on_connect_failed(&mut self, now_ms: u64) {
+        if matches!(self.state, State::Connecting { .. }) {
+            self.drop_connection(now_ms);
+            self.pending_close = false; // nothing was opened
+        }
+    }
+
+    /// Feeds a chunk of the open stream's body, split anywhere. Any bytes feed
+    /// the watchdog; the returned iterator decodes the chunk item by item and
+    /// applies each to the loop (a heartbeat or frame marks the stream
+    /// healthy; an end frame decides the reconnect). Drain it: bytes it has
+    /// not reached are not read. Nothing is read after an end frame, and
+    /// nothing while no stream is open.
+    pub fn on_bytes<'m, 'c>(&'m mut self, chunk: &'c [u8], now_ms: u64) -> StreamItems<'m, 'c> {
+        if let State::Open { last_bytes_ms, .. } = &mut self.state {
+            if !chunk.is_empty() {
+                *last_bytes_ms = (*last_bytes_ms).max(now_ms);
+            }
+        }
+        StreamItems {
+            machine: self,
+            rest: chunk,
+            now_ms,
+        }
+    }
+
+    /// Reports that the stream connection closed (end of body, network
+    /// error, or the close a [`Step::Close`] asked for). Without an end frame
+    /// first this is a drop, retried with backoff.
+    pub fn on_closed(&mut self, now_ms: u64) {
+        self.pending_close = false;
+        if matches!(self.state, State::Open { .. } | State::Connecting { .. }) {
+            self.drop_connection(now_ms);
+            self.pending_close = false;
+        }
+    }
+
+    /// Reports a successful token refresh: connect at once.
+    pub fn on_token_refreshed(&mut self, now_ms: u64) {
+        if matches!(self.state, State::Refreshing | State::RefreshAt(_)) {
+            self.state = State::ConnectAt(now_ms);
+        }
+    }
+
+    /// Reports a failed token refresh: `Some(problem)` for an error response
+    /// of the token endpoint, `None` for a network failure. A refused grant
+    /// stops the loop (`reauthorize`); a passing failure retries the refresh
+    /// with backoff.
+    pub fn on_refresh_failed(&mut self, problem: Option<&Problem>, now_ms: u64) {
+        if !matches!(self.state, State::Refreshing | State::RefreshAt(_)) {
+            return;
+        }
+        let retry_at = |lp: &mut Self| now_ms.saturating_add(lp.backoff.next_delay_ms());
+        self.state = match problem {
+            None => State::RefreshAt(retry_at(self)),
+            Some(problem) => {
+                self.last_problem = Some(problem.clone());
+                match problem.advice {
+                    Advice::RetryBackoff | Advice::RetrySoon | Advice::WaitNotOnAir => {
+                        State::RefreshAt(retry_at(self))
+                    }
+                    Advice::RetryAfter => match problem.retry_after() {
+                        Some(retry) => State::RefreshAt(retry.until_ms(now_ms)),
+                        None => State::RefreshAt(retry_at(self)),
+                    },
+                    Advice::None => State::ConnectAt(now_ms),
+                    Advice::FixRequest => State::Stopped(StopReason::FixRequest),
+                    Advice::Stop if problem.kind == ProblemKind::InvalidClient => {
+                        State::Stopped(StopReason::InvalidClient)
+                    }
+                    Advice::Stop => State::Stopped(stop_reason(problem.kind)),
+                    Advice::Reconsent => State::Stopped(StopReason::Reconsent),
+                    Advice::Reauthorize | Advice::RefreshToken => {
+                        State::Stopped(StopReason::Reauthorize)
+                    }
+                }
+            }
+        };
+    }
+
+    /// Asks for a new connection now, without backoff: the bot's level in the
+    /// room is fixed when it connects, so after the DJ makes it a manager it
+    /// must reconnect to receive presence events. Closes an open (or opening)
+    /// stream and connects at once; otherwise the next connection, whenever it
+    /// comes, already carries the new level and nothing changes.
+    pub fn request_reconnect(&mut self, now_ms: u64) {
+        if matches!(self.state, State::Open { .. } | State::Connecting { .. }) {
+            self.pending_close = true;
+            self.state = State::ConnectAt(now_ms);
+        }
+    }
+
+    /// Starts over after a stop (for example once the DJ authorized the bot
+    /// again): counters cleared, connect at once.
+    pub fn restart(&mut self, now_ms: u64) {
+        self.state = State::ConnectAt(now_ms);
+        self.pending_close = false;
+        self.backoff.reset();
+        self.storm.reset();
+        self.reconnects.clear();
+        self.refreshed_after_401 = false;
+        self.last_problem = None;
+    }
+
+    fn not_on_air_ms(&mut self) -> u64 {
+        self.rng
+            .between(self.config.not_on_air_min_ms, self.config.not_on_air_max_ms)
+    }
+
+    /// A connection that ended without an end frame: close it, back off.
+    fn drop_connection(&mut self, now_ms: u64) {
+        self.pending_close = true;
+        self.state = State::ConnectAt(now_ms.saturating_add(self.backoff.next_delay_ms()));
+    }
+
+    /// Applies one decoded item of the open stream.
+    fn observe(&mut self, item: &Item, now_ms: u64) {
+        let State::Open { healthy, .. } = &mut self.state else {
+            return;
+        };
+        let frame = matches!(
+            item,
+            Item::Heartbeat | Item::Event { .. } | Item::Unknown { .. }
+        );
+        if frame && !*healthy {
+            *healthy = true;
+            self.backoff.reset();
+        }
+        if let Item::Event {
+            event: Event::End(end),
+            ..
+        } = item
+        {
+            self.on_end(&end.reason, now_ms);
+        }
+    }
+
+    fn on_end(&mut self, reason: &EndReason, now_ms: u64) {
+        self.pending_close = true;
+        self.state = match reason {
+            EndReason::LiveEnded => State::ConnectAt(now_ms.saturating_add(self.not_on_air_ms())),
+            EndReason::TokenExpired => State::RefreshAt(now_ms),
+            EndReason::Reconnect => {
+                let window = self.config.reconnect_storm_window_ms;
+                while self
+                    .reconnects
+                    .front()
+                    .is_some_and(|&t| now_ms.saturating_sub(t) >= window)
+                {
+                    self.reconnects.pop_front();
+                }
+                self.reconnects.push_back(now_ms);
+                let limit =
+                    usize::try_from(self.config.reconnect_storm_limit).unwrap_or(usize::MAX);
+                if self.reconnects.len() > limit {
+                    // Keep the window's memory bounded: only the count matters.
+                    if self.reconnects.len() > limit.saturating_add(1) {
+                        self.reconnects.pop_front();
+                    }
+                    let delay = self.storm.next_delay_ms().max(Backoff::BASE_MS / 2);
+                    State::ConnectAt(now_ms.saturating_add(delay))
+                } else {
+                    self.storm.reset();
+                    State::ConnectAt(now_ms)
+                }
+            }
+            // An end reason this version does not know: treat it as a drop.
+            EndReason::Other(_) => {
+                State::ConnectAt(now_ms.saturating_add(self.backoff.next_delay_ms()))
+            }
+        };
+    }
+}
+
+fn stop_reason(kind: ProblemKind) -> StopReason {
+    match kind {
+        ProblemKind::JoinForbidden => StopReason::JoinForbidden,
+        ProblemKind::PermissionMissing => StopReason::Reconsent,
+        ProblemKind::InvalidClient => StopReason::InvalidClient,
+        ProblemKind::InvalidGrant | ProblemKind::Unauthorized => StopReason::Reauthorize,
+        _ => StopReason::Unexpected,
+    }
+}
+
+/// The items of one chunk of the open stream, applied to the loop as they are
+/// decoded. Returned by [`ConnectLoop::on_bytes`]; drain it.
+#[derive(Debug)]
+#[must_use = "the chunk is only read as the iterator is drained"]
+pub struct StreamItems<'m, 'c> {
+    machine: &'m mut ConnectLoop,
+    rest: &'c [u8],
+    now_ms: u64,
+}
+
+impl Iterator for StreamItems<'_, '_> {
+    type Item = Item;
+
+    fn next(&mut self) -> Option<Item> {
+        if !matches!(self.machine.state, State::Open { .. }) {
+            return None;
+        }
+        let item = self.machine.decoder.next_item(&mut self.rest)?;
+        self.machine.observe(&item, self.now_ms);
+        Some(item)
+    }
+}
+
+#[cfg(test)]
+mod tests;
