@@ -20,6 +20,7 @@
 //! - [`quota`]: quota headers, `Retry-After`, and when the next call may go.
 //! - [`backoff`]: 1 s doubling to 30 s with full jitter, deterministic for a seed.
 //! - [`stream`]: the connect-loop state machine of the event stream.
+//! - [`bot`]: the one machine a driver loop polls, combining all of the above.
 //!
 //! ```
 //! use onair::event::{Decoder, EndReason, Event, Item};
@@ -41,6 +42,7 @@
 
 pub mod api;
 pub mod backoff;
+pub mod bot;
 pub mod event;
 pub mod header;
 pub mod model;

@@ -648,6 +648,9 @@ pub enum AuthProblem {
     RefreshTokenExpired,
     /// The pair came without a refresh token and the access token is due.
     NoRefreshToken,
+    /// The service refused a freshly refreshed access token (a second 401
+    /// in a row, spec 7.3): the grant is gone, the DJ must authorize again.
+    AccessRejected,
     /// The token endpoint refused the client (`invalid_client` or 401):
     /// wrong credentials or a suspended app. Fix the configuration; the DJ
     /// cannot help.
@@ -681,6 +684,9 @@ impl fmt::Display for AuthProblem {
             }
             AuthProblem::NoRefreshToken => {
                 f.write_str("no refresh token was issued: the DJ must authorize again")
+            }
+            AuthProblem::AccessRejected => {
+                f.write_str("a fresh access token was refused (401): the DJ must authorize again")
             }
             AuthProblem::ClientRejected => f.write_str(
                 "client credentials rejected (invalid_client): fix the app configuration",
