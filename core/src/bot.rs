@@ -59,7 +59,9 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use crate::api::{self, BaseUrl, ChatError, HttpRequest, ListenerPager, PagerProgress, TokenClient};
+use crate::api::{
+    self, BaseUrl, ChatError, HttpRequest, ListenerPager, PagerProgress, TokenClient,
+};
 use crate::backoff::Backoff;
 use crate::event::{DecodeError, Event, Item};
 use crate::header::Header;
@@ -222,7 +224,9 @@ impl fmt::Display for Stop {
                 Ok(())
             }
             Stop::JoinForbidden => f.write_str("the bot cannot join: the DJ may have blocked it"),
-            Stop::InvalidClient => f.write_str("client credentials rejected: fix the configuration"),
+            Stop::InvalidClient => {
+                f.write_str("client credentials rejected: fix the configuration")
+            }
             Stop::Unexpected(problem) => write!(f, "unexpected response: {problem}"),
             Stop::ShutDown => f.write_str("shut down"),
         }
@@ -349,7 +353,7 @@ impl Op {
 enum Purpose {
     Token,
     Revoke,
-    Call(Call),
+    Call(Box<Call>),
     Stream,
 }
 
@@ -509,7 +513,8 @@ impl Bot {
         self.next_call += 1;
         let id = CallId(self.next_call);
         if self.stopped.is_some() {
-            self.out.push_back(done(id, CallResult::Failed(CallFailure::Cancelled)));
+            self.out
+                .push_back(done(id, CallResult::Failed(CallFailure::Cancelled)));
         } else {
             self.calls.push_back(Call {
                 id,
@@ -550,7 +555,7 @@ impl Bot {
         {
             return action;
         }
-        self.token_deadline(now_ms, &mut deadlines);
+        self.token_deadline(&mut deadlines);
         Action::Wait {
             until_ms: deadlines.earliest,
         }
@@ -574,7 +579,10 @@ impl Bot {
             return None;
         }
         if let Some((code, redirect_uri)) = self.pending_code.take() {
-            return match self.tokens.start_exchange(code.expose(), &redirect_uri, now_ms) {
+            return match self
+                .tokens
+                .start_exchange(code.expose(), &redirect_uri, now_ms)
+            {
                 Ok(request) => Some(self.send(Purpose::Token, request)),
                 Err(_) => {
                     // The same code again, or a malformed one: it cannot be used.
@@ -606,7 +614,7 @@ impl Bot {
         }
     }
 
-    fn token_deadline(&self, now_ms: u64, deadlines: &mut Deadlines) {
+    fn token_deadline(&self, deadlines: &mut Deadlines) {
         if self.token_request_in_flight() || self.tokens.problem().is_some() {
             return;
         }
@@ -633,8 +641,8 @@ impl Bot {
             // Only a usable token can open the stream. Without one a refresh is
             // due or under way, and its answer moves the loop on; a pending
             // close (deadline 0) still goes out.
-            let about_to_connect = self.stream.phase() == Phase::Waiting
-                && self.stream.deadline() != Some(0);
+            let about_to_connect =
+                self.stream.phase() == Phase::Waiting && self.stream.deadline() != Some(0);
             if about_to_connect && self.tokens.access_token(now_ms).is_none() {
                 return None;
             }
@@ -727,7 +735,7 @@ impl Bot {
         match built {
             Ok(request) => {
                 call.attempts += 1;
-                Some(self.send(Purpose::Call(call), request))
+                Some(self.send(Purpose::Call(Box::new(call)), request))
             }
             Err(_) => Some(done(call.id, CallResult::Failed(CallFailure::Cancelled))),
         }
@@ -748,7 +756,8 @@ impl Bot {
             self.out.push_back(Action::CloseStream { id: conn.id() });
         }
         for call in self.calls.drain(..) {
-            self.out.push_back(done(call.id, CallResult::Failed(CallFailure::Cancelled)));
+            self.out
+                .push_back(done(call.id, CallResult::Failed(CallFailure::Cancelled)));
         }
         self.stopped = Some(stop);
     }
@@ -811,7 +820,7 @@ impl Bot {
         match self.take_in_flight(id)? {
             Purpose::Token => self.on_token_response(status, headers, body, now_ms),
             Purpose::Revoke | Purpose::Stream => {}
-            Purpose::Call(call) => self.on_call_response(call, status, headers, body, now_ms),
+            Purpose::Call(call) => self.on_call_response(*call, status, headers, body, now_ms),
         }
         Ok(())
     }
@@ -822,14 +831,15 @@ impl Bot {
             return self.on_stream_closed(id, now_ms);
         }
         match self.take_in_flight(id)? {
-            Purpose::Token => match self.tokens.on_transport_failure(now_ms) {
-                Ok(outcome) => self.on_token_outcome(outcome, now_ms),
-                Err(_) => {}
-            },
+            Purpose::Token => {
+                if let Ok(outcome) = self.tokens.on_transport_failure(now_ms) {
+                    self.on_token_outcome(outcome, now_ms);
+                }
+            }
             Purpose::Revoke | Purpose::Stream => {}
             Purpose::Call(call) => {
                 let repeatable = !matches!(call.op, Op::Chat(_));
-                self.retry_or_fail(call, repeatable, CallFailure::Transport, now_ms);
+                self.retry_or_fail(*call, repeatable, CallFailure::Transport, now_ms);
             }
         }
         Ok(())
@@ -877,7 +887,9 @@ impl Bot {
     ) -> Result<(), DriverError> {
         match &mut self.conn {
             Some(Conn::Open(open)) if *open == id => {}
-            Some(Conn::Failed { id: failed, body, .. }) if *failed == id => {
+            Some(Conn::Failed {
+                id: failed, body, ..
+            }) if *failed == id => {
                 let room = MAX_STREAM_ERROR_BODY.saturating_sub(body.len());
                 body.extend_from_slice(&chunk[..chunk.len().min(room)]);
                 return Ok(());
@@ -934,16 +946,19 @@ impl Bot {
         }
     }
 
-    fn on_token_response<H: Header>(&mut self, status: u16, headers: &[H], body: &[u8], now_ms: u64) {
+    fn on_token_response<H: Header>(
+        &mut self,
+        status: u16,
+        headers: &[H],
+        body: &[u8],
+        now_ms: u64,
+    ) {
         let problem = classify(Endpoint::Token, status, headers, body);
-        match self.tokens.on_response(status, body, now_ms) {
-            Ok(outcome) => {
-                if !matches!(outcome, TokenOutcome::Persist(_)) {
-                    self.notice(Endpoint::Token, &problem);
-                }
-                self.on_token_outcome(outcome, now_ms);
+        if let Ok(outcome) = self.tokens.on_response(status, body, now_ms) {
+            if !matches!(outcome, TokenOutcome::Persist(_)) {
+                self.notice(Endpoint::Token, &problem);
             }
-            Err(_) => {}
+            self.on_token_outcome(outcome, now_ms);
         }
     }
 
@@ -959,9 +974,7 @@ impl Bot {
                 if self.shutting_down {
                     return;
                 }
-                if self.stopped.is_none()
-                    && self.stream.phase() == Phase::Stopped
-                {
+                if self.stopped.is_none() && self.stream.phase() == Phase::Stopped {
                     self.stream.restart(now_ms);
                 }
                 self.out.push_back(Action::PersistTokens(tokens));
@@ -1000,7 +1013,10 @@ impl Bot {
                 self.calls.push_front(call);
             }
             Advice::RefreshToken => {
-                self.out.push_back(done(call.id, CallResult::Failed(CallFailure::Problem(problem))));
+                self.out.push_back(done(
+                    call.id,
+                    CallResult::Failed(CallFailure::Problem(problem)),
+                ));
                 self.stop(Stop::Reauthorize(AuthProblem::AccessRejected));
             }
             Advice::RetrySoon | Advice::RetryBackoff => {
@@ -1026,7 +1042,10 @@ impl Bot {
             _ => {
                 // Not on air, a missing permission, a malformed request, the
                 // bot blocked: a state of the broadcast this call cannot change.
-                self.out.push_back(done(call.id, CallResult::Failed(CallFailure::Problem(problem))));
+                self.out.push_back(done(
+                    call.id,
+                    CallResult::Failed(CallFailure::Problem(problem)),
+                ));
             }
         }
     }
@@ -1061,7 +1080,8 @@ impl Bot {
     /// attempts are used up (or it must not be repeated).
     fn retry_or_fail(&mut self, call: Call, repeatable: bool, failure: CallFailure, now_ms: u64) {
         if !repeatable {
-            self.out.push_back(done(call.id, CallResult::Failed(failure)));
+            self.out
+                .push_back(done(call.id, CallResult::Failed(failure)));
             return;
         }
         let delay = self.call_backoff.next_delay_ms();
@@ -1070,7 +1090,8 @@ impl Bot {
 
     fn retry_in(&mut self, mut call: Call, delay_ms: u64, failure: CallFailure, now_ms: u64) {
         if call.attempts >= self.max_attempts {
-            self.out.push_back(done(call.id, CallResult::Failed(failure)));
+            self.out
+                .push_back(done(call.id, CallResult::Failed(failure)));
             return;
         }
         if let Op::Listeners(pager) = &mut call.op {

@@ -585,3 +585,51 @@ proptest! {
         let _ = p.finish();
     }
 }
+
+/// The WHATWG rule `split_field`'s prefix fast path must agree with: name before
+/// the first colon, value after it less one leading space; no colon, empty value.
+fn split_field_reference(line: &[u8]) -> (&[u8], &[u8]) {
+    match line.iter().position(|&b| b == b':') {
+        Some(colon) => {
+            let value = &line[colon + 1..];
+            (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+        }
+        None => (line, &b""[..]),
+    }
+}
+
+#[test]
+fn split_field_fast_paths_follow_the_rule() {
+    for line in [
+        &b"data:x"[..],
+        b"data: x",
+        b"data:  x",
+        b"data:",
+        b"data",
+        b"data :x",
+        b"datum:x",
+        b"id:1-2",
+        b"id: a:b",
+        b"id",
+        b"idx:1",
+        b"event:chat",
+        b"event: chat",
+        b"event",
+        b"events:x",
+        b"retry:10",
+        b"x",
+    ] {
+        assert_eq!(split_field(line), split_field_reference(line), "{line:?}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn split_field_matches_the_reference(
+        prefix in prop_oneof![Just(&b"data"[..]), Just(&b"id"[..]), Just(&b"event"[..]), Just(&b""[..])],
+        rest in proptest::collection::vec(prop_oneof![Just(b':'), Just(b' '), Just(b'a'), any::<u8>()], 0..8),
+    ) {
+        let line = [prefix, &rest[..]].concat();
+        prop_assert_eq!(split_field(&line), split_field_reference(&line));
+    }
+}
