@@ -1,1 +1,694 @@
+//! The Bot driven by canned responses only: the scripted session of issue 4,
+//! one test per rule, and properties over arbitrary response sequences.
 
+use super::*;
+use crate::api::Method;
+use crate::event::EndReason;
+use proptest::prelude::*;
+
+const T0: u64 = 1_732_250_000_000;
+const MIN: u64 = 60_000;
+const NO_HEADERS: &[(&str, &str)] = &[];
+
+fn config() -> BotConfig {
+    let base = BaseUrl::new("http://127.0.0.1:9").unwrap();
+    let credentials =
+        ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s3cret-client").unwrap();
+    BotConfig::new(base, credentials)
+}
+
+fn pair(access: &str, refresh: &str, scope: &str) -> Vec<u8> {
+    format!(
+        r#"{{"access_token":"{access}","token_type":"Bearer","expires_in":3600,"refresh_token":"{refresh}","scope":"{scope}"}}"#
+    )
+    .into_bytes()
+}
+
+const ALL_SCOPES: &str = "live.read listeners.read fans.read events.chat events.presence events.like events.donation chat.send";
+
+/// Polls until `Wait` (or `Stopped`); returns everything, the last included.
+fn drain(bot: &mut Bot, now: u64) -> Vec<Action> {
+    let mut out = Vec::new();
+    for _ in 0..1000 {
+        let action = bot.poll(now);
+        if let Action::Wait { until_ms: Some(at) } = &action {
+            assert!(*at > now, "asked to wait until {at} at {now}");
+        }
+        let last = matches!(action, Action::Wait { .. } | Action::Stopped(_));
+        out.push(action);
+        if last {
+            return out;
+        }
+    }
+    panic!("poll never settled: {out:?}");
+}
+
+fn sends(actions: &[Action]) -> Vec<(RequestId, &HttpRequest)> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send { id, request } => Some((*id, request)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn only_send(actions: &[Action]) -> (RequestId, HttpRequest) {
+    let sent = sends(actions);
+    assert_eq!(sent.len(), 1, "{actions:?}");
+    (sent[0].0, sent[0].1.clone())
+}
+
+fn stream_open(actions: &[Action]) -> Option<(RequestId, HttpRequest)> {
+    actions.iter().find_map(|a| match a {
+        Action::OpenStream { id, request } => Some((*id, request.clone())),
+        _ => None,
+    })
+}
+
+fn body_text(request: &HttpRequest) -> String {
+    String::from_utf8_lossy(&request.body).into_owned()
+}
+
+fn wait_until(actions: &[Action]) -> Option<u64> {
+    match actions.last() {
+        Some(Action::Wait { until_ms }) => *until_ms,
+        other => panic!("expected Wait, got {other:?}"),
+    }
+}
+
+fn chat_frame(id: &str, message: &str) -> String {
+    format!(
+        "id:{id}\nevent:chat\ndata:{{\"user\":{{\"id\":\"u1\",\"nickname\":\"Mina\"}},\"isDj\":false,\"message\":\"{message}\",\"sentTime\":\"2024-11-22T04:33:20Z\"}}\n\n"
+    )
+}
+
+fn end_frame(reason: &str) -> String {
+    format!("event:end\ndata:{{\"reason\":\"{reason}\"}}\n\n")
+}
+
+fn problem_body(status: u16, code: &str) -> Vec<u8> {
+    format!(r#"{{"instance":"/v1/live","status":{status},"title":"x","detailCode":"{code}","message":"m","userId":null,"extra":null,"timestamp":1}}"#).into_bytes()
+}
+
+/// A bot that has exchanged a code and holds `scope`; returns it with the
+/// actions that followed the exchange.
+fn authorized(scope: &str, events: bool) -> (Bot, Vec<Action>) {
+    let mut config = config();
+    config.events = events;
+    let mut bot = Bot::new(config, None, 42);
+    assert_eq!(
+        drain(&mut bot, T0),
+        [Action::Stopped(Stop::Reauthorize(AuthProblem::NotAuthorized))]
+    );
+    bot.authorize("consent-code", "https://bot.test/cb");
+    let (id, request) = only_send(&drain(&mut bot, T0));
+    assert!(request.url.ends_with("/v1/oauth/token"));
+    assert!(body_text(&request).contains("grant_type=authorization_code"));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at1", "rt1", scope), T0)
+        .unwrap();
+    let after = drain(&mut bot, T0);
+    assert!(matches!(after[0], Action::PersistTokens(_)), "{after:?}");
+    (bot, after)
+}
+
+/// An authorized bot with its stream open at `T0`.
+fn streaming() -> (Bot, RequestId) {
+    let (mut bot, after) = authorized(ALL_SCOPES, true);
+    let (id, request) = stream_open(&after).expect("stream opens");
+    assert_eq!(request.header("accept"), Some("text/event-stream"));
+    bot.on_stream_open(id, 200, &[("content-type", "text/event-stream")], T0)
+        .unwrap();
+    (bot, id)
+}
+
+fn events_of(actions: &[Action]) -> Vec<&Event> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Event { event, .. } => Some(event),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---- the scripted session ------------------------------------------------------
+
+#[test]
+fn a_full_session_with_canned_responses() {
+    let mut refreshes = 0;
+    // Code exchange → persist → open stream.
+    let (mut bot, stream) = streaming();
+    let mut now = T0 + 1_000;
+
+    // Events.
+    let bytes = format!(":heartbeat\n\n{}", chat_frame("1732250001000-1", "hi"));
+    bot.on_stream_bytes(stream, bytes.as_bytes(), now).unwrap();
+    let actions = drain(&mut bot, now);
+    let events = events_of(&actions);
+    assert!(matches!(events[..], [Event::Chat(ref c)] if c.message == "hi"));
+
+    // Chat send with a 429 OAPI_MNGR_0302 retry.
+    let call = bot.send_chat("hello 👋").unwrap();
+    let (id, request) = only_send(&drain(&mut bot, now));
+    assert_eq!((request.method, request.url.ends_with("/v1/live/chat")), (Method::Post, true));
+    assert_eq!(body_text(&request), r#"{"message":"hello 👋"}"#);
+    bot.on_response(id, 429, NO_HEADERS, &problem_body(429, "OAPI_MNGR_0302"), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(sends(&actions).is_empty(), "no resend before the chat limit wait");
+    let retry_at = wait_until(&actions).unwrap();
+    assert!(retry_at >= now + 1_000 && retry_at <= now + 6_000, "{retry_at}");
+    now = retry_at;
+    let (id, _) = only_send(&drain(&mut bot, now));
+    bot.on_response(id, 204, NO_HEADERS, b"", now).unwrap();
+    assert!(drain(&mut bot, now).contains(&Action::Done { call, result: CallResult::ChatSent }));
+
+    // Refresh before expiry, with rotation.
+    let refresh_at = bot.tokens().refresh_at_ms().unwrap();
+    assert_eq!(refresh_at, T0 + 50 * MIN);
+    now = refresh_at - 1;
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+    assert!(sends(&drain(&mut bot, now)).is_empty());
+    now = refresh_at;
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+    let (id, request) = only_send(&drain(&mut bot, now));
+    refreshes += 1;
+    assert!(body_text(&request).contains("grant_type=refresh_token&refresh_token=rt1"));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", ALL_SCOPES), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    let Some(Action::PersistTokens(tokens)) = actions.first() else { panic!("{actions:?}") };
+    assert_eq!(
+        (tokens.refresh_token().map(Secret::expose), tokens.generation()),
+        (Some("rt2"), 2)
+    );
+
+    // TOKEN_EXPIRED end → refresh (with the rotated token) → reconnect.
+    now += 5 * MIN;
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now).unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(actions.contains(&Action::CloseStream { id: stream }), "{actions:?}");
+    assert!(matches!(events_of(&actions)[..], [Event::End(ref e)] if e.reason == EndReason::TokenExpired));
+    let (id, request) = only_send(&actions);
+    refreshes += 1;
+    assert!(body_text(&request).contains("refresh_token=rt2"));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at3", "rt3", ALL_SCOPES), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    let (stream, request) = stream_open(&actions).expect("reconnects at once");
+    assert_eq!(request.header("authorization"), Some("Bearer at3"));
+    bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
+
+    // The DJ revokes: 401 → exactly one refresh → refused → stopped(reauthorize).
+    now += MIN;
+    let call = bot.fetch_broadcast();
+    let (id, request) = only_send(&drain(&mut bot, now));
+    assert!(request.url.ends_with("/v1/live"));
+    bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
+    let actions = drain(&mut bot, now);
+    let (id, request) = only_send(&actions);
+    refreshes += 1;
+    assert!(body_text(&request).contains("refresh_token=rt3"));
+    bot.on_response(
+        id,
+        400,
+        NO_HEADERS,
+        br#"{"error":"invalid_grant","error_description":"revoked"}"#,
+        now,
+    )
+    .unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(actions.contains(&Action::Done { call, result: CallResult::Failed(CallFailure::Cancelled) }));
+    assert_eq!(
+        actions.last(),
+        Some(&Action::Stopped(Stop::Reauthorize(AuthProblem::RefreshRejected)))
+    );
+    assert_eq!(refreshes, 3);
+    // Stopped stays stopped, and sends nothing more.
+    assert_eq!(drain(&mut bot, now + 3_600_000).len(), 1);
+}
+
+#[test]
+fn a_second_401_after_a_good_refresh_stops_without_another_refresh() {
+    let (mut bot, _) = authorized("live.read", false);
+    let now = T0 + MIN;
+    let call = bot.fetch_broadcast();
+    let (id, _) = only_send(&drain(&mut bot, now));
+    bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
+    let (id, request) = only_send(&drain(&mut bot, now));
+    assert!(request.url.ends_with("/v1/oauth/token"));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", "live.read"), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(matches!(actions[0], Action::PersistTokens(_)));
+    let (id, request) = only_send(&actions);
+    assert_eq!(request.header("authorization"), Some("Bearer at2"));
+    bot.on_response(id, 401, NO_HEADERS, &problem_body(401, "OAPI_MNGR_0203"), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(sends(&actions).is_empty(), "no second refresh: {actions:?}");
+    assert!(matches!(actions[0], Action::Done { call: c, result: CallResult::Failed(_) } if c == call));
+    assert_eq!(
+        actions.last(),
+        Some(&Action::Stopped(Stop::Reauthorize(AuthProblem::AccessRejected)))
+    );
+}
+
+// ---- one rule per test -----------------------------------------------------------
+
+#[test]
+fn chat_is_validated_before_anything_is_sent() {
+    let (mut bot, _) = authorized("chat.send", false);
+    assert_eq!(bot.send_chat("   ").unwrap_err().kind.code(), "chat_empty");
+    assert_eq!(bot.send_chat(&"😀".repeat(101)).unwrap_err().kind.code(), "chat_too_long");
+    assert!(bot.send_chat(&"😀".repeat(100)).is_ok());
+}
+
+#[test]
+fn chat_blocked_is_retried_a_bounded_number_of_times() {
+    let (mut bot, _) = authorized("chat.send", false);
+    let mut now = T0;
+    let call = bot.send_chat("hi").unwrap();
+    for attempt in 1..=3 {
+        let actions = drain(&mut bot, now);
+        let (id, _) = only_send(&actions);
+        bot.on_response(id, 403, NO_HEADERS, &problem_body(403, "OAPI_MNGR_0208"), now)
+            .unwrap();
+        let actions = drain(&mut bot, now);
+        if attempt < 3 {
+            now = wait_until(&actions).expect("retry later");
+        } else {
+            let failed = actions.iter().any(|a| {
+                matches!(a, Action::Done { call: c, result: CallResult::Failed(CallFailure::Problem(p)) }
+                    if *c == call && p.kind == ProblemKind::ChatBlocked)
+            });
+            assert!(failed, "{actions:?}");
+        }
+    }
+}
+
+#[test]
+fn a_chat_is_not_resent_after_a_lost_response() {
+    let (mut bot, _) = authorized("chat.send", false);
+    let call = bot.send_chat("once").unwrap();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_transport_error(id, T0).unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(sends(&actions).is_empty());
+    assert!(actions.contains(&Action::Done { call, result: CallResult::Failed(CallFailure::Transport) }));
+}
+
+#[test]
+fn a_chat_only_bot_never_opens_the_stream_nor_polls_live() {
+    let (mut bot, after) = authorized("chat.send", false);
+    assert!(stream_open(&after).is_none());
+    for minute in 0..120 {
+        let now = T0 + minute * MIN;
+        for action in drain(&mut bot, now) {
+            match action {
+                Action::Send { id, request } => {
+                    assert!(request.url.ends_with("/v1/oauth/token"), "{request:?}");
+                    let n = minute.to_string();
+                    bot.on_response(id, 200, NO_HEADERS, &pair(&n, &n, "chat.send"), now)
+                        .unwrap();
+                }
+                Action::OpenStream { .. } => panic!("opened a stream"),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn a_bot_with_only_events_chat_streams_and_never_polls_live() {
+    let (mut bot, after) = authorized("events.chat", true);
+    let (stream, _) = stream_open(&after).unwrap();
+    bot.on_stream_open(stream, 200, NO_HEADERS, T0).unwrap();
+    for second in (0..600).step_by(15) {
+        let now = T0 + second * 1000;
+        bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+        let actions = drain(&mut bot, now);
+        assert!(sends(&actions).is_empty() && stream_open(&actions).is_none(), "{actions:?}");
+    }
+}
+
+#[test]
+fn listeners_are_paged_and_deduplicated() {
+    let (mut bot, _) = authorized("listeners.read", false);
+    let call = bot.list_listeners();
+    let (id, request) = only_send(&drain(&mut bot, T0));
+    assert!(request.url.ends_with("/v1/live/listeners"));
+    bot.on_response(
+        id,
+        200,
+        NO_HEADERS,
+        br#"{"listeners":[{"id":"a","nickname":"A"},{"id":"b","nickname":"B"}],"nextCursor":"c/2"}"#,
+        T0,
+    )
+    .unwrap();
+    let (id, request) = only_send(&drain(&mut bot, T0));
+    assert!(request.url.ends_with("/v1/live/listeners?cursor=c%2F2"), "{}", request.url);
+    bot.on_response(
+        id,
+        200,
+        NO_HEADERS,
+        br#"{"listeners":[{"id":"b","nickname":"B"},{"id":"c","nickname":"C"}],"nextCursor":null}"#,
+        T0,
+    )
+    .unwrap();
+    let actions = drain(&mut bot, T0);
+    let Some(Action::Done { call: c, result: CallResult::Listeners(people) }) = actions.first() else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(*c, call);
+    let ids: Vec<&str> = people.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+}
+
+#[test]
+fn a_daily_quota_block_fails_calls_fast_for_that_permission_only() {
+    let (mut bot, _) = authorized("live.read fans.read", false);
+    let call = bot.fetch_fans();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    let headers = [("Retry-After", "3600"), ("x-ratelimit-daily-scope", "fans.read")];
+    bot.on_response(id, 429, &headers, b"", T0).unwrap();
+    let blocked = |a: &Action, c: CallId| {
+        matches!(a, Action::Done { call, result: CallResult::Failed(CallFailure::QuotaBlocked { until_ms }) }
+            if *call == c && *until_ms == T0 + 3_600_000)
+    };
+    assert!(drain(&mut bot, T0).iter().any(|a| blocked(a, call)));
+    let again = bot.fetch_fans();
+    let actions = drain(&mut bot, T0 + 1);
+    assert!(actions.iter().any(|a| blocked(a, again)), "{actions:?}");
+    assert!(sends(&actions).is_empty());
+    bot.fetch_broadcast();
+    let (_, request) = only_send(&drain(&mut bot, T0 + 2));
+    assert!(request.url.ends_with("/v1/live"));
+}
+
+#[test]
+fn calls_wait_out_per_second_pacing() {
+    let (mut bot, _) = authorized("live.read", false);
+    bot.fetch_broadcast();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    let headers = [("x-ratelimit-remaining", "0"), ("x-ratelimit-replenish-rate", "4")];
+    let body = br#"{"liveId":1,"title":"t","startedAt":"2024-11-22T04:00:00Z","closeAirTime":"2024-11-22T06:00:00Z","listenerCount":1,"totalListenerCount":2,"welcomeMessage":"","isChatFrozen":false,"categories":[],"tags":[]}"#;
+    bot.on_response(id, 200, &headers, body, T0).unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(matches!(actions[0], Action::Done { result: CallResult::Broadcast(ref b), .. } if b.live_id == 1));
+    bot.fetch_broadcast();
+    let actions = drain(&mut bot, T0);
+    assert!(sends(&actions).is_empty());
+    assert_eq!(wait_until(&actions), Some(T0 + 250));
+    assert_eq!(sends(&drain(&mut bot, T0 + 250)).len(), 1);
+}
+
+#[test]
+fn not_on_air_fails_a_call_but_keeps_the_bot() {
+    let (mut bot, _) = authorized("live.read", false);
+    let call = bot.fetch_broadcast();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(id, 404, NO_HEADERS, &problem_body(404, "OAPI_MNGR_0301"), T0)
+        .unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(matches!(&actions[0], Action::Done { call: c, result: CallResult::Failed(CallFailure::Problem(p)) }
+        if *c == call && p.kind == ProblemKind::NotOnAir));
+    assert!(matches!(actions.last(), Some(Action::Wait { .. })));
+}
+
+#[test]
+fn stream_failures_stop_with_the_reason_a_person_acts_on() {
+    for (status, body, stop) in [
+        (403, problem_body(403, "OAPI_MNGR_0209"), Stop::JoinForbidden),
+        (
+            403,
+            Vec::new(),
+            Stop::Reconsent {
+                missing: vec![
+                    Permission::EventsChat,
+                    Permission::EventsPresence,
+                    Permission::EventsLike,
+                    Permission::EventsDonation,
+                ],
+            },
+        ),
+    ] {
+        let (mut bot, after) = authorized(ALL_SCOPES, true);
+        let (id, _) = stream_open(&after).unwrap();
+        // The error body arrives SSE-style, through the stream methods.
+        bot.on_stream_open(id, status, &[("content-type", "text/event-stream;charset=UTF-8")], T0)
+            .unwrap();
+        let mut sse_body = b"data:".to_vec();
+        sse_body.extend_from_slice(&body);
+        bot.on_stream_bytes(id, &sse_body, T0).unwrap();
+        bot.on_stream_closed(id, T0).unwrap();
+        let actions = drain(&mut bot, T0);
+        assert_eq!(actions.last(), Some(&Action::Stopped(stop)), "{actions:?}");
+    }
+}
+
+#[test]
+fn not_on_air_stream_retries_every_few_seconds() {
+    let (mut bot, after) = authorized("events.chat", true);
+    let (id, _) = stream_open(&after).unwrap();
+    bot.on_response(id, 404, NO_HEADERS, b"data:{\"status\":404,\"detailCode\":\"OAPI_MNGR_0301\"}", T0)
+        .unwrap();
+    let actions = drain(&mut bot, T0);
+    let at = wait_until(&actions).unwrap();
+    assert!((T0 + 3_000..=T0 + 6_000).contains(&at), "{at}");
+    assert!(stream_open(&drain(&mut bot, at)).is_some());
+}
+
+#[test]
+fn the_watchdog_closes_a_silent_stream_and_reconnects_with_backoff() {
+    let (mut bot, stream) = streaming();
+    let actions = drain(&mut bot, T0 + 44_999);
+    assert!(!actions.contains(&Action::CloseStream { id: stream }));
+    let actions = drain(&mut bot, T0 + 45_000);
+    assert!(actions.contains(&Action::CloseStream { id: stream }), "{actions:?}");
+    let at = wait_until(&actions).unwrap();
+    assert!(at <= T0 + 46_000);
+    assert!(stream_open(&drain(&mut bot, at)).is_some());
+}
+
+#[test]
+fn request_reconnect_reopens_at_once() {
+    let (mut bot, stream) = streaming();
+    bot.request_reconnect(T0 + 5_000);
+    let actions = drain(&mut bot, T0 + 5_000);
+    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(stream_open(&actions).is_some(), "{actions:?}");
+}
+
+#[test]
+fn decode_problems_become_notices_and_the_stream_goes_on() {
+    let (mut bot, stream) = streaming();
+    let bytes = format!("event:chat\ndata:{{bad\n\nevent:poll\ndata:x\n\n{}", chat_frame("1-1", "ok"));
+    bot.on_stream_bytes(stream, bytes.as_bytes(), T0).unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(matches!(actions[0], Action::Notice(Notice::FrameSkipped(_))));
+    assert!(matches!(actions[1], Action::Notice(Notice::UnknownEvent { .. })));
+    assert!(matches!(actions[2], Action::Event { .. }));
+}
+
+#[test]
+fn driver_mistakes_are_local_errors() {
+    let (mut bot, stream) = streaming();
+    assert_eq!(
+        bot.on_response(RequestId(999), 200, NO_HEADERS, b"", T0),
+        Err(DriverError::UnknownRequest(RequestId(999)))
+    );
+    assert_eq!(
+        bot.on_stream_bytes(RequestId(999), b"x", T0),
+        Err(DriverError::StreamNotOpen(RequestId(999)))
+    );
+    bot.request_reconnect(T0);
+    let actions = drain(&mut bot, T0);
+    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert_eq!(
+        bot.on_stream_bytes(stream, b":heartbeat\n\n", T0),
+        Err(DriverError::StreamNotOpen(stream))
+    );
+    // Closing what the bot already closed is fine.
+    assert_eq!(bot.on_stream_closed(stream, T0), Ok(()));
+}
+
+#[test]
+fn shutdown_revokes_closes_and_stops() {
+    let (mut bot, stream) = streaming();
+    let call = bot.fetch_fans();
+    bot.shutdown(true);
+    let actions = drain(&mut bot, T0);
+    let (id, request) = only_send(&actions);
+    assert!(request.url.ends_with("/v1/oauth/revoke"));
+    assert!(body_text(&request).contains("token=rt1"));
+    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(actions.contains(&Action::Done { call, result: CallResult::Failed(CallFailure::Cancelled) }));
+    assert_eq!(actions.last(), Some(&Action::Stopped(Stop::ShutDown)));
+    bot.on_response(id, 200, NO_HEADERS, b"", T0).unwrap();
+    assert_eq!(drain(&mut bot, T0), [Action::Stopped(Stop::ShutDown)]);
+}
+
+#[test]
+fn authorize_after_a_stop_brings_the_bot_back() {
+    let (mut bot, after) = authorized(ALL_SCOPES, true);
+    let (id, _) = stream_open(&after).unwrap();
+    bot.on_response(id, 401, NO_HEADERS, b"", T0).unwrap();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(id, 400, NO_HEADERS, br#"{"error":"invalid_grant"}"#, T0)
+        .unwrap();
+    assert!(matches!(drain(&mut bot, T0).last(), Some(Action::Stopped(Stop::Reauthorize(_)))));
+    bot.authorize("new-code", "https://bot.test/cb");
+    let (id, _) = only_send(&drain(&mut bot, T0 + 1));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at9", "rt9", ALL_SCOPES), T0 + 1)
+        .unwrap();
+    let actions = drain(&mut bot, T0 + 1);
+    let (_, request) = stream_open(&actions).expect("streams again");
+    assert_eq!(request.header("authorization"), Some("Bearer at9"));
+}
+
+#[test]
+fn secrets_never_show_in_debug() {
+    let (mut bot, stream) = streaming();
+    bot.send_chat("x").unwrap();
+    let _ = drain(&mut bot, T0);
+    bot.authorize("the-consent-code", "https://bot.test/cb");
+    let text = format!("{bot:?} {:?}", drain(&mut bot, T0));
+    for secret in ["at1", "rt1", "s3cret-client", "the-consent-code"] {
+        assert!(!text.contains(secret), "{secret} leaked");
+    }
+    let _ = stream;
+}
+
+// ---- properties ------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+enum Step {
+    Advance(u64),
+    Respond { status: u16, body: u8, headers: u8 },
+    TransportError,
+    Bytes(u8),
+    Closed,
+    Chat,
+    Fetch(u8),
+    Reconnect,
+    Authorize,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0u64..120_000).prop_map(Step::Advance),
+        (
+            prop::sample::select(vec![200u16, 204, 400, 401, 403, 404, 429, 500, 502, 503]),
+            0u8..8,
+            0u8..4
+        )
+            .prop_map(|(status, body, headers)| Step::Respond { status, body, headers }),
+        Just(Step::TransportError),
+        (0u8..6).prop_map(Step::Bytes),
+        Just(Step::Closed),
+        Just(Step::Chat),
+        (0u8..3).prop_map(Step::Fetch),
+        Just(Step::Reconnect),
+        Just(Step::Authorize),
+    ]
+}
+
+fn canned_body(kind: u8) -> Vec<u8> {
+    match kind {
+        0 => Vec::new(),
+        1 => pair("atX", "rtX", ALL_SCOPES),
+        2 => br#"{"error":"invalid_grant"}"#.to_vec(),
+        3 => problem_body(403, "OAPI_MNGR_0208"),
+        4 => problem_body(429, "OAPI_MNGR_0302"),
+        5 => br#"{"listeners":[{"id":"a","nickname":"A"}],"nextCursor":"n"}"#.to_vec(),
+        6 => b"<html>bad gateway</html>".to_vec(),
+        _ => b"data:{\"status\":403,\"detailCode\":\"OAPI_MNGR_0209\"}".to_vec(),
+    }
+}
+
+fn canned_bytes(kind: u8) -> Vec<u8> {
+    match kind {
+        0 => b":heartbeat\n\n".to_vec(),
+        1 => chat_frame("1-1", "hey").into_bytes(),
+        2 => end_frame("RECONNECT").into_bytes(),
+        3 => end_frame("TOKEN_EXPIRED").into_bytes(),
+        4 => end_frame("LIVE_ENDED").into_bytes(),
+        _ => b"event:chat\ndata:{nope\n\n\xff\xfe".to_vec(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// No sequence of responses, stream bytes and commands panics the bot,
+    /// makes it wait until a time that is not later than now, or puts two
+    /// token requests in flight.
+    #[test]
+    fn the_bot_never_panics_never_busy_loops_never_refreshes_twice(
+        steps in proptest::collection::vec(step(), 1..80),
+    ) {
+        let (mut bot, _) = authorized(ALL_SCOPES, true);
+        let mut now = T0;
+        let mut pending: Vec<(RequestId, bool)> = Vec::new();
+        let mut stream: Option<RequestId> = None;
+        for step in steps {
+            match step {
+                Step::Advance(ms) => now += ms,
+                Step::Respond { status, body, headers } => {
+                    if let Some((id, _)) = pending.pop() {
+                        let header_sets: [&[(&str, &str)]; 4] = [
+                            &[],
+                            &[("Retry-After", "30")],
+                            &[("x-ratelimit-remaining", "0")],
+                            &[("Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT"), ("x-ratelimit-daily-scope", "chat.send")],
+                        ];
+                        let _ = bot.on_response(id, status, header_sets[usize::from(headers)], &canned_body(body), now);
+                    }
+                }
+                Step::TransportError => {
+                    if let Some((id, _)) = pending.pop() {
+                        let _ = bot.on_transport_error(id, now);
+                    }
+                }
+                Step::Bytes(kind) => {
+                    if let Some(id) = stream {
+                        let _ = bot.on_stream_open(id, 200, NO_HEADERS, now);
+                        let _ = bot.on_stream_bytes(id, &canned_bytes(kind), now);
+                    }
+                }
+                Step::Closed => {
+                    if let Some(id) = stream.take() {
+                        let _ = bot.on_stream_closed(id, now);
+                    }
+                }
+                Step::Chat => { let _ = bot.send_chat("hi"); }
+                Step::Fetch(0) => { bot.fetch_broadcast(); }
+                Step::Fetch(1) => { bot.list_listeners(); }
+                Step::Fetch(_) => { bot.fetch_fans(); }
+                Step::Reconnect => bot.request_reconnect(now),
+                Step::Authorize => bot.authorize("code", "https://bot.test/cb"),
+            }
+            for action in drain(&mut bot, now) {
+                match action {
+                    Action::Send { id, request } => {
+                        let token = request.url.contains("/v1/oauth/token");
+                        if token {
+                            prop_assert!(!pending.iter().any(|(_, t)| *t), "two token requests in flight");
+                        }
+                        pending.push((id, token));
+                    }
+                    Action::OpenStream { id, .. } => stream = Some(id),
+                    Action::CloseStream { id } => {
+                        if stream == Some(id) {
+                            stream = None;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
