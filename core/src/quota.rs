@@ -162,20 +162,26 @@ impl QuotaHeaders {
             else {
                 continue;
             };
-            let slot = match rest.to_ascii_lowercase().as_slice() {
-                b"remaining" => &mut q.remaining,
-                b"replenish-rate" => &mut q.replenish_rate,
-                b"burst-capacity" => &mut q.burst_capacity,
-                b"daily-limit" => &mut q.daily_limit,
-                b"daily-remaining" => &mut q.daily_remaining,
-                b"daily-reset" => &mut q.daily_reset_s,
-                b"daily-scope" => {
-                    if q.daily_scope.is_none() {
-                        q.daily_scope = parse_scope(value);
-                    }
-                    continue;
+            if rest.eq_ignore_ascii_case(b"daily-scope") {
+                if q.daily_scope.is_none() {
+                    q.daily_scope = parse_scope(value);
                 }
-                _ => continue,
+                continue;
+            }
+            let slot = if rest.eq_ignore_ascii_case(b"remaining") {
+                &mut q.remaining
+            } else if rest.eq_ignore_ascii_case(b"replenish-rate") {
+                &mut q.replenish_rate
+            } else if rest.eq_ignore_ascii_case(b"burst-capacity") {
+                &mut q.burst_capacity
+            } else if rest.eq_ignore_ascii_case(b"daily-limit") {
+                &mut q.daily_limit
+            } else if rest.eq_ignore_ascii_case(b"daily-remaining") {
+                &mut q.daily_remaining
+            } else if rest.eq_ignore_ascii_case(b"daily-reset") {
+                &mut q.daily_reset_s
+            } else {
+                continue;
             };
             if slot.is_none() {
                 *slot = parse_count(value);
@@ -469,7 +475,13 @@ impl QuotaTracker {
             return;
         }
         if self.blocked.len() >= Self::MAX_BLOCKS {
-            if let Some(i) = (0..self.blocked.len()).min_by_key(|&i| self.blocked[i].1) {
+            let earliest = self
+                .blocked
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, (_, until))| *until)
+                .map(|(i, _)| i);
+            if let Some(i) = earliest {
                 self.blocked.swap_remove(i);
             }
         }
