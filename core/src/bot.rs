@@ -549,6 +549,10 @@ impl Bot {
         {
             return action;
         }
+        // The stream may just have asked for a refresh.
+        if let Some(action) = self.poll_tokens(now_ms).or_else(|| self.queued()) {
+            return action;
+        }
         if let Some(action) = self
             .poll_calls(now_ms, &mut deadlines)
             .or_else(|| self.queued())
@@ -639,16 +643,19 @@ impl Bot {
                 _ => {}
             }
             // Only a usable token can open the stream. Without one a refresh is
-            // due or under way, and its answer moves the loop on; a pending
-            // close (deadline 0) still goes out.
-            let about_to_connect =
-                self.stream.phase() == Phase::Waiting && self.stream.deadline() != Some(0);
-            if about_to_connect && self.tokens.access_token(now_ms).is_none() {
-                return None;
+            // due or under way (or a person must act), and its answer moves
+            // the loop on; a connection the loop is done with is closed now.
+            if self.stream.phase() == Phase::Waiting && self.tokens.access_token(now_ms).is_none() {
+                let conn = self.conn.take()?;
+                self.in_flight.retain(|(id, _)| *id != conn.id());
+                return Some(Action::CloseStream { id: conn.id() });
             }
             match self.stream.poll(now_ms) {
                 Step::Connect => {
-                    let token = self.tokens.access_token(now_ms)?;
+                    let Some(token) = self.tokens.access_token(now_ms) else {
+                        self.stream.on_connect_failed(now_ms);
+                        return None;
+                    };
                     match api::events(&self.base_url, token) {
                         Ok(request) => {
                             let id = self.request_id();

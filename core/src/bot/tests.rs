@@ -99,7 +99,9 @@ fn authorized(scope: &str, events: bool) -> (Bot, Vec<Action>) {
     let mut bot = Bot::new(config, None, 42);
     assert_eq!(
         drain(&mut bot, T0),
-        [Action::Stopped(Stop::Reauthorize(AuthProblem::NotAuthorized))]
+        [Action::Stopped(Stop::Reauthorize(
+            AuthProblem::NotAuthorized
+        ))]
     );
     bot.authorize("consent-code", "https://bot.test/cb");
     let (id, request) = only_send(&drain(&mut bot, T0));
@@ -115,7 +117,7 @@ fn authorized(scope: &str, events: bool) -> (Bot, Vec<Action>) {
 /// An authorized bot with its stream open at `T0`.
 fn streaming() -> (Bot, RequestId) {
     let (mut bot, after) = authorized(ALL_SCOPES, true);
-    let (id, request) = stream_open(&after).expect("stream opens");
+    let (id, request) = stream_open(&after).unwrap_or_else(|| panic!("stream opens: {after:?}"));
     assert_eq!(request.header("accept"), Some("text/event-stream"));
     bot.on_stream_open(id, 200, &[("content-type", "text/event-stream")], T0)
         .unwrap();
@@ -151,18 +153,36 @@ fn a_full_session_with_canned_responses() {
     // Chat send with a 429 OAPI_MNGR_0302 retry.
     let call = bot.send_chat("hello 👋").unwrap();
     let (id, request) = only_send(&drain(&mut bot, now));
-    assert_eq!((request.method, request.url.ends_with("/v1/live/chat")), (Method::Post, true));
+    assert_eq!(
+        (request.method, request.url.ends_with("/v1/live/chat")),
+        (Method::Post, true)
+    );
     assert_eq!(body_text(&request), r#"{"message":"hello 👋"}"#);
-    bot.on_response(id, 429, NO_HEADERS, &problem_body(429, "OAPI_MNGR_0302"), now)
-        .unwrap();
+    bot.on_response(
+        id,
+        429,
+        NO_HEADERS,
+        &problem_body(429, "OAPI_MNGR_0302"),
+        now,
+    )
+    .unwrap();
     let actions = drain(&mut bot, now);
-    assert!(sends(&actions).is_empty(), "no resend before the chat limit wait");
+    assert!(
+        sends(&actions).is_empty(),
+        "no resend before the chat limit wait"
+    );
     let retry_at = wait_until(&actions).unwrap();
-    assert!(retry_at >= now + 1_000 && retry_at <= now + 6_000, "{retry_at}");
+    assert!(
+        retry_at >= now + 1_000 && retry_at <= now + 6_000,
+        "{retry_at}"
+    );
     now = retry_at;
     let (id, _) = only_send(&drain(&mut bot, now));
     bot.on_response(id, 204, NO_HEADERS, b"", now).unwrap();
-    assert!(drain(&mut bot, now).contains(&Action::Done { call, result: CallResult::ChatSent }));
+    assert!(drain(&mut bot, now).contains(&Action::Done {
+        call,
+        result: CallResult::ChatSent
+    }));
 
     // Refresh before expiry, with rotation.
     let refresh_at = bot.tokens().refresh_at_ms().unwrap();
@@ -178,18 +198,29 @@ fn a_full_session_with_canned_responses() {
     bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", ALL_SCOPES), now)
         .unwrap();
     let actions = drain(&mut bot, now);
-    let Some(Action::PersistTokens(tokens)) = actions.first() else { panic!("{actions:?}") };
+    let Some(Action::PersistTokens(tokens)) = actions.first() else {
+        panic!("{actions:?}")
+    };
     assert_eq!(
-        (tokens.refresh_token().map(Secret::expose), tokens.generation()),
+        (
+            tokens.refresh_token().map(Secret::expose),
+            tokens.generation()
+        ),
         (Some("rt2"), 2)
     );
 
     // TOKEN_EXPIRED end → refresh (with the rotated token) → reconnect.
     now += 5 * MIN;
-    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now).unwrap();
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
+        .unwrap();
     let actions = drain(&mut bot, now);
-    assert!(actions.contains(&Action::CloseStream { id: stream }), "{actions:?}");
-    assert!(matches!(events_of(&actions)[..], [Event::End(ref e)] if e.reason == EndReason::TokenExpired));
+    assert!(
+        actions.contains(&Action::CloseStream { id: stream }),
+        "{actions:?}"
+    );
+    assert!(
+        matches!(events_of(&actions)[..], [Event::End(ref e)] if e.reason == EndReason::TokenExpired)
+    );
     let (id, request) = only_send(&actions);
     refreshes += 1;
     assert!(body_text(&request).contains("refresh_token=rt2"));
@@ -201,7 +232,8 @@ fn a_full_session_with_canned_responses() {
     bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
 
     // The DJ revokes: 401 → exactly one refresh → refused → stopped(reauthorize).
-    now += MIN;
+    now += 10_000;
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
     let call = bot.fetch_broadcast();
     let (id, request) = only_send(&drain(&mut bot, now));
     assert!(request.url.ends_with("/v1/live"));
@@ -219,11 +251,19 @@ fn a_full_session_with_canned_responses() {
     )
     .unwrap();
     let actions = drain(&mut bot, now);
-    assert!(actions.contains(&Action::CloseStream { id: stream }));
-    assert!(actions.contains(&Action::Done { call, result: CallResult::Failed(CallFailure::Cancelled) }));
+    assert!(
+        actions.contains(&Action::CloseStream { id: stream }),
+        "{actions:?}"
+    );
+    assert!(actions.contains(&Action::Done {
+        call,
+        result: CallResult::Failed(CallFailure::Cancelled)
+    }));
     assert_eq!(
         actions.last(),
-        Some(&Action::Stopped(Stop::Reauthorize(AuthProblem::RefreshRejected)))
+        Some(&Action::Stopped(Stop::Reauthorize(
+            AuthProblem::RefreshRejected
+        )))
     );
     assert_eq!(refreshes, 3);
     // Stopped stays stopped, and sends nothing more.
@@ -245,14 +285,24 @@ fn a_second_401_after_a_good_refresh_stops_without_another_refresh() {
     assert!(matches!(actions[0], Action::PersistTokens(_)));
     let (id, request) = only_send(&actions);
     assert_eq!(request.header("authorization"), Some("Bearer at2"));
-    bot.on_response(id, 401, NO_HEADERS, &problem_body(401, "OAPI_MNGR_0203"), now)
-        .unwrap();
+    bot.on_response(
+        id,
+        401,
+        NO_HEADERS,
+        &problem_body(401, "OAPI_MNGR_0203"),
+        now,
+    )
+    .unwrap();
     let actions = drain(&mut bot, now);
     assert!(sends(&actions).is_empty(), "no second refresh: {actions:?}");
-    assert!(matches!(actions[0], Action::Done { call: c, result: CallResult::Failed(_) } if c == call));
+    assert!(
+        matches!(actions[0], Action::Done { call: c, result: CallResult::Failed(_) } if c == call)
+    );
     assert_eq!(
         actions.last(),
-        Some(&Action::Stopped(Stop::Reauthorize(AuthProblem::AccessRejected)))
+        Some(&Action::Stopped(Stop::Reauthorize(
+            AuthProblem::AccessRejected
+        )))
     );
 }
 
@@ -262,7 +312,10 @@ fn a_second_401_after_a_good_refresh_stops_without_another_refresh() {
 fn chat_is_validated_before_anything_is_sent() {
     let (mut bot, _) = authorized("chat.send", false);
     assert_eq!(bot.send_chat("   ").unwrap_err().kind.code(), "chat_empty");
-    assert_eq!(bot.send_chat(&"😀".repeat(101)).unwrap_err().kind.code(), "chat_too_long");
+    assert_eq!(
+        bot.send_chat(&"😀".repeat(101)).unwrap_err().kind.code(),
+        "chat_too_long"
+    );
     assert!(bot.send_chat(&"😀".repeat(100)).is_ok());
 }
 
@@ -274,8 +327,14 @@ fn chat_blocked_is_retried_a_bounded_number_of_times() {
     for attempt in 1..=3 {
         let actions = drain(&mut bot, now);
         let (id, _) = only_send(&actions);
-        bot.on_response(id, 403, NO_HEADERS, &problem_body(403, "OAPI_MNGR_0208"), now)
-            .unwrap();
+        bot.on_response(
+            id,
+            403,
+            NO_HEADERS,
+            &problem_body(403, "OAPI_MNGR_0208"),
+            now,
+        )
+        .unwrap();
         let actions = drain(&mut bot, now);
         if attempt < 3 {
             now = wait_until(&actions).expect("retry later");
@@ -297,7 +356,10 @@ fn a_chat_is_not_resent_after_a_lost_response() {
     bot.on_transport_error(id, T0).unwrap();
     let actions = drain(&mut bot, T0);
     assert!(sends(&actions).is_empty());
-    assert!(actions.contains(&Action::Done { call, result: CallResult::Failed(CallFailure::Transport) }));
+    assert!(actions.contains(&Action::Done {
+        call,
+        result: CallResult::Failed(CallFailure::Transport)
+    }));
 }
 
 #[test]
@@ -330,7 +392,10 @@ fn a_bot_with_only_events_chat_streams_and_never_polls_live() {
         let now = T0 + second * 1000;
         bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
         let actions = drain(&mut bot, now);
-        assert!(sends(&actions).is_empty() && stream_open(&actions).is_none(), "{actions:?}");
+        assert!(
+            sends(&actions).is_empty() && stream_open(&actions).is_none(),
+            "{actions:?}"
+        );
     }
 }
 
@@ -349,7 +414,11 @@ fn listeners_are_paged_and_deduplicated() {
     )
     .unwrap();
     let (id, request) = only_send(&drain(&mut bot, T0));
-    assert!(request.url.ends_with("/v1/live/listeners?cursor=c%2F2"), "{}", request.url);
+    assert!(
+        request.url.ends_with("/v1/live/listeners?cursor=c%2F2"),
+        "{}",
+        request.url
+    );
     bot.on_response(
         id,
         200,
@@ -359,7 +428,11 @@ fn listeners_are_paged_and_deduplicated() {
     )
     .unwrap();
     let actions = drain(&mut bot, T0);
-    let Some(Action::Done { call: c, result: CallResult::Listeners(people) }) = actions.first() else {
+    let Some(Action::Done {
+        call: c,
+        result: CallResult::Listeners(people),
+    }) = actions.first()
+    else {
         panic!("{actions:?}")
     };
     assert_eq!(*c, call);
@@ -372,7 +445,10 @@ fn a_daily_quota_block_fails_calls_fast_for_that_permission_only() {
     let (mut bot, _) = authorized("live.read fans.read", false);
     let call = bot.fetch_fans();
     let (id, _) = only_send(&drain(&mut bot, T0));
-    let headers = [("Retry-After", "3600"), ("x-ratelimit-daily-scope", "fans.read")];
+    let headers = [
+        ("Retry-After", "3600"),
+        ("x-ratelimit-daily-scope", "fans.read"),
+    ];
     bot.on_response(id, 429, &headers, b"", T0).unwrap();
     let blocked = |a: &Action, c: CallId| {
         matches!(a, Action::Done { call, result: CallResult::Failed(CallFailure::QuotaBlocked { until_ms }) }
@@ -393,11 +469,16 @@ fn calls_wait_out_per_second_pacing() {
     let (mut bot, _) = authorized("live.read", false);
     bot.fetch_broadcast();
     let (id, _) = only_send(&drain(&mut bot, T0));
-    let headers = [("x-ratelimit-remaining", "0"), ("x-ratelimit-replenish-rate", "4")];
+    let headers = [
+        ("x-ratelimit-remaining", "0"),
+        ("x-ratelimit-replenish-rate", "4"),
+    ];
     let body = br#"{"liveId":1,"title":"t","startedAt":"2024-11-22T04:00:00Z","closeAirTime":"2024-11-22T06:00:00Z","listenerCount":1,"totalListenerCount":2,"welcomeMessage":"","isChatFrozen":false,"categories":[],"tags":[]}"#;
     bot.on_response(id, 200, &headers, body, T0).unwrap();
     let actions = drain(&mut bot, T0);
-    assert!(matches!(actions[0], Action::Done { result: CallResult::Broadcast(ref b), .. } if b.live_id == 1));
+    assert!(
+        matches!(actions[0], Action::Done { result: CallResult::Broadcast(ref b), .. } if b.live_id == 1)
+    );
     bot.fetch_broadcast();
     let actions = drain(&mut bot, T0);
     assert!(sends(&actions).is_empty());
@@ -410,18 +491,30 @@ fn not_on_air_fails_a_call_but_keeps_the_bot() {
     let (mut bot, _) = authorized("live.read", false);
     let call = bot.fetch_broadcast();
     let (id, _) = only_send(&drain(&mut bot, T0));
-    bot.on_response(id, 404, NO_HEADERS, &problem_body(404, "OAPI_MNGR_0301"), T0)
-        .unwrap();
+    bot.on_response(
+        id,
+        404,
+        NO_HEADERS,
+        &problem_body(404, "OAPI_MNGR_0301"),
+        T0,
+    )
+    .unwrap();
     let actions = drain(&mut bot, T0);
-    assert!(matches!(&actions[0], Action::Done { call: c, result: CallResult::Failed(CallFailure::Problem(p)) }
-        if *c == call && p.kind == ProblemKind::NotOnAir));
+    assert!(
+        matches!(&actions[0], Action::Done { call: c, result: CallResult::Failed(CallFailure::Problem(p)) }
+        if *c == call && p.kind == ProblemKind::NotOnAir)
+    );
     assert!(matches!(actions.last(), Some(Action::Wait { .. })));
 }
 
 #[test]
 fn stream_failures_stop_with_the_reason_a_person_acts_on() {
     for (status, body, stop) in [
-        (403, problem_body(403, "OAPI_MNGR_0209"), Stop::JoinForbidden),
+        (
+            403,
+            problem_body(403, "OAPI_MNGR_0209"),
+            Stop::JoinForbidden,
+        ),
         (
             403,
             Vec::new(),
@@ -438,8 +531,13 @@ fn stream_failures_stop_with_the_reason_a_person_acts_on() {
         let (mut bot, after) = authorized(ALL_SCOPES, true);
         let (id, _) = stream_open(&after).unwrap();
         // The error body arrives SSE-style, through the stream methods.
-        bot.on_stream_open(id, status, &[("content-type", "text/event-stream;charset=UTF-8")], T0)
-            .unwrap();
+        bot.on_stream_open(
+            id,
+            status,
+            &[("content-type", "text/event-stream;charset=UTF-8")],
+            T0,
+        )
+        .unwrap();
         let mut sse_body = b"data:".to_vec();
         sse_body.extend_from_slice(&body);
         bot.on_stream_bytes(id, &sse_body, T0).unwrap();
@@ -453,8 +551,14 @@ fn stream_failures_stop_with_the_reason_a_person_acts_on() {
 fn not_on_air_stream_retries_every_few_seconds() {
     let (mut bot, after) = authorized("events.chat", true);
     let (id, _) = stream_open(&after).unwrap();
-    bot.on_response(id, 404, NO_HEADERS, b"data:{\"status\":404,\"detailCode\":\"OAPI_MNGR_0301\"}", T0)
-        .unwrap();
+    bot.on_response(
+        id,
+        404,
+        NO_HEADERS,
+        b"data:{\"status\":404,\"detailCode\":\"OAPI_MNGR_0301\"}",
+        T0,
+    )
+    .unwrap();
     let actions = drain(&mut bot, T0);
     let at = wait_until(&actions).unwrap();
     assert!((T0 + 3_000..=T0 + 6_000).contains(&at), "{at}");
@@ -467,7 +571,10 @@ fn the_watchdog_closes_a_silent_stream_and_reconnects_with_backoff() {
     let actions = drain(&mut bot, T0 + 44_999);
     assert!(!actions.contains(&Action::CloseStream { id: stream }));
     let actions = drain(&mut bot, T0 + 45_000);
-    assert!(actions.contains(&Action::CloseStream { id: stream }), "{actions:?}");
+    assert!(
+        actions.contains(&Action::CloseStream { id: stream }),
+        "{actions:?}"
+    );
     let at = wait_until(&actions).unwrap();
     assert!(at <= T0 + 46_000);
     assert!(stream_open(&drain(&mut bot, at)).is_some());
@@ -485,11 +592,20 @@ fn request_reconnect_reopens_at_once() {
 #[test]
 fn decode_problems_become_notices_and_the_stream_goes_on() {
     let (mut bot, stream) = streaming();
-    let bytes = format!("event:chat\ndata:{{bad\n\nevent:poll\ndata:x\n\n{}", chat_frame("1-1", "ok"));
+    let bytes = format!(
+        "event:chat\ndata:{{bad\n\nevent:poll\ndata:x\n\n{}",
+        chat_frame("1-1", "ok")
+    );
     bot.on_stream_bytes(stream, bytes.as_bytes(), T0).unwrap();
     let actions = drain(&mut bot, T0);
-    assert!(matches!(actions[0], Action::Notice(Notice::FrameSkipped(_))));
-    assert!(matches!(actions[1], Action::Notice(Notice::UnknownEvent { .. })));
+    assert!(matches!(
+        actions[0],
+        Action::Notice(Notice::FrameSkipped(_))
+    ));
+    assert!(matches!(
+        actions[1],
+        Action::Notice(Notice::UnknownEvent { .. })
+    ));
     assert!(matches!(actions[2], Action::Event { .. }));
 }
 
@@ -525,7 +641,10 @@ fn shutdown_revokes_closes_and_stops() {
     assert!(request.url.ends_with("/v1/oauth/revoke"));
     assert!(body_text(&request).contains("token=rt1"));
     assert!(actions.contains(&Action::CloseStream { id: stream }));
-    assert!(actions.contains(&Action::Done { call, result: CallResult::Failed(CallFailure::Cancelled) }));
+    assert!(actions.contains(&Action::Done {
+        call,
+        result: CallResult::Failed(CallFailure::Cancelled)
+    }));
     assert_eq!(actions.last(), Some(&Action::Stopped(Stop::ShutDown)));
     bot.on_response(id, 200, NO_HEADERS, b"", T0).unwrap();
     assert_eq!(drain(&mut bot, T0), [Action::Stopped(Stop::ShutDown)]);
@@ -539,7 +658,10 @@ fn authorize_after_a_stop_brings_the_bot_back() {
     let (id, _) = only_send(&drain(&mut bot, T0));
     bot.on_response(id, 400, NO_HEADERS, br#"{"error":"invalid_grant"}"#, T0)
         .unwrap();
-    assert!(matches!(drain(&mut bot, T0).last(), Some(Action::Stopped(Stop::Reauthorize(_)))));
+    assert!(matches!(
+        drain(&mut bot, T0).last(),
+        Some(Action::Stopped(Stop::Reauthorize(_)))
+    ));
     bot.authorize("new-code", "https://bot.test/cb");
     let (id, _) = only_send(&drain(&mut bot, T0 + 1));
     bot.on_response(id, 200, NO_HEADERS, &pair("at9", "rt9", ALL_SCOPES), T0 + 1)
@@ -585,7 +707,11 @@ fn step() -> impl Strategy<Value = Step> {
             0u8..8,
             0u8..4
         )
-            .prop_map(|(status, body, headers)| Step::Respond { status, body, headers }),
+            .prop_map(|(status, body, headers)| Step::Respond {
+                status,
+                body,
+                headers
+            }),
         Just(Step::TransportError),
         (0u8..6).prop_map(Step::Bytes),
         Just(Step::Closed),
@@ -681,11 +807,7 @@ proptest! {
                         pending.push((id, token));
                     }
                     Action::OpenStream { id, .. } => stream = Some(id),
-                    Action::CloseStream { id } => {
-                        if stream == Some(id) {
-                            stream = None;
-                        }
-                    }
+                    Action::CloseStream { id } if stream == Some(id) => stream = None,
                     _ => {}
                 }
             }
