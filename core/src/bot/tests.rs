@@ -814,3 +814,43 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_refresh_that_fails_for_now_is_retried_with_backoff_not_hammered() {
+    let (mut bot, _) = authorized("chat.send", false);
+    let mut now = T0 + 50 * MIN;
+    let mut sent = 0;
+    for _ in 0..3 {
+        let (id, request) = only_send(&drain(&mut bot, now));
+        assert!(request.url.ends_with("/v1/oauth/token"));
+        sent += 1;
+        bot.on_response(id, 503, NO_HEADERS, b"<html>unavailable</html>", now)
+            .unwrap();
+        let actions = drain(&mut bot, now);
+        assert!(
+            sends(&actions).is_empty(),
+            "no immediate retry: {actions:?}"
+        );
+        let at = wait_until(&actions).unwrap();
+        assert!(at > now && at <= now + 30_000, "{at}");
+        now = at;
+    }
+    let (id, _) = only_send(&drain(&mut bot, now));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", "chat.send"), now)
+        .unwrap();
+    assert!(matches!(drain(&mut bot, now)[0], Action::PersistTokens(_)));
+    assert_eq!(sent, 3);
+}
+
+#[test]
+fn live_ended_waits_then_connects_for_the_next_broadcast() {
+    let (mut bot, stream) = streaming();
+    bot.on_stream_bytes(stream, end_frame("LIVE_ENDED").as_bytes(), T0 + 1_000)
+        .unwrap();
+    let actions = drain(&mut bot, T0 + 1_000);
+    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(stream_open(&actions).is_none(), "not at once: {actions:?}");
+    let at = wait_until(&actions).unwrap();
+    assert!((T0 + 4_000..=T0 + 7_000).contains(&at), "{at}");
+    assert!(stream_open(&drain(&mut bot, at)).is_some());
+}
