@@ -724,8 +724,8 @@ impl Bot {
             deadlines.add(at);
             return None;
         }
-        let mut call = self.calls.pop_front()?;
         let token = self.tokens.access_token(now_ms)?;
+        let mut call = self.calls.pop_front()?;
         let built = match &mut call.op {
             Op::Broadcast => api::live(&self.base_url, token),
             Op::Fans => api::fans(&self.base_url, token),
