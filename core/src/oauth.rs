@@ -648,6 +648,11 @@ pub enum AuthProblem {
     RefreshTokenExpired,
     /// The pair came without a refresh token and the access token is due.
     NoRefreshToken,
+    /// The token endpoint refused the refresh request itself (a 4xx such as
+    /// `invalid_request` or `unsupported_grant_type`): resending it unchanged
+    /// gives the same answer (spec 7.3), so it is not retried. The
+    /// integration needs fixing; then the DJ authorizes again.
+    RequestRejected(TokenFailure),
     /// The service refused a freshly refreshed access token (a second 401
     /// in a row, spec 7.3): the grant is gone, the DJ must authorize again.
     AccessRejected,
@@ -685,6 +690,10 @@ impl fmt::Display for AuthProblem {
             AuthProblem::NoRefreshToken => {
                 f.write_str("no refresh token was issued: the DJ must authorize again")
             }
+            AuthProblem::RequestRejected(why) => write!(
+                f,
+                "token request rejected ({why}): fix the integration, then authorize again"
+            ),
             AuthProblem::AccessRejected => {
                 f.write_str("a fresh access token was refused (401): the DJ must authorize again")
             }
@@ -1015,6 +1024,12 @@ impl TokenManager {
                     error: Some(OAuthErrorCode::InvalidGrant),
                     ..
                 } => AuthProblem::RefreshRejected,
+                // Other 4xx (but timeouts and quota) will not pass by waiting.
+                TokenFailure::Http { status, .. }
+                    if (400..500).contains(status) && !matches!(status, 408 | 429) =>
+                {
+                    AuthProblem::RequestRejected(failure)
+                }
                 _ => return TokenOutcome::RetryLater(failure),
             },
         };

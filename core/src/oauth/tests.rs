@@ -229,11 +229,8 @@ fn transient_refresh_failures_are_retried_later() {
     for (status, body, error) in [
         (500, &br#"{"detailCode":"OAPI_MNGR_1002"}"#[..], None),
         (429, &b""[..], None),
-        (
-            400,
-            &br#"{"error":"invalid_request"}"#[..],
-            Some(OAuthErrorCode::InvalidRequest),
-        ),
+        (503, &b"<html>unavailable</html>"[..], None),
+        (408, &b""[..], None),
     ] {
         m.start_refresh(now).unwrap();
         let out = m.on_response(status, body, now).unwrap();
@@ -255,6 +252,32 @@ fn transient_refresh_failures_are_retried_later() {
         TokenOutcome::RetryLater(TokenFailure::InvalidBody(_))
     ));
     assert_eq!(m.tokens().map(Tokens::generation), Some(1));
+}
+
+#[test]
+fn a_malformed_refresh_is_not_retried() {
+    for (status, body, error) in [
+        (
+            400,
+            &br#"{"error":"invalid_request"}"#[..],
+            Some(OAuthErrorCode::InvalidRequest),
+        ),
+        (
+            400,
+            &br#"{"error":"unsupported_grant_type"}"#[..],
+            Some(OAuthErrorCode::UnsupportedGrantType),
+        ),
+        (415, &b""[..], None),
+    ] {
+        let mut m = authorized();
+        m.start_refresh(T0).unwrap();
+        let failure = TokenFailure::Http { status, error };
+        assert_eq!(
+            m.on_response(status, body, T0).unwrap(),
+            TokenOutcome::Blocked(AuthProblem::RequestRejected(failure))
+        );
+        assert!(!m.refresh_due(T0));
+    }
 }
 
 #[test]
