@@ -11,7 +11,9 @@
 //!   completes it is fed, even when that line end is a CR at the end of a chunk.
 //! - **Linear time, no per-frame allocation** once the buffers are warm: line ends
 //!   are found with `memchr`, a partial line is never re-scanned, and items borrow
-//!   from the parser's reused buffers.
+//!   from the input chunk (zero-copy: a frame whose lines all arrived in the
+//!   chunk, with one `data` line, the service's shape) or from the parser's
+//!   reused buffers (frames spread over chunks, several data lines).
 //! - **Bounded memory**: the bytes held for one frame never exceed
 //!   [`Parser::max_frame_bytes`]; a larger frame yields one
 //!   [`FrameErrorKind::TooLarge`] and is skipped up to its blank line.
@@ -719,7 +721,7 @@ impl Parser {
                 self.has_event = true;
                 None
             }
-            b"id" if memchr(0, value).is_none() => {
+            b"id" if !has_nul(value) => {
                 held.id = Some(span);
                 self.frame_has_id = true;
                 None
@@ -764,7 +766,7 @@ impl Parser {
                     self.event.replace(value, room);
                 }
             }
-            b"id" if memchr(0, value).is_none() => {
+            b"id" if !has_nul(value) => {
                 if !self.last_event_id.holds(value) {
                     let room = self.room_beside(self.last_event_id.capacity());
                     self.last_event_id.replace(value, room);
@@ -1049,6 +1051,12 @@ fn append_bounded(buf: &mut Vec<u8>, bytes: &[u8], room: usize) {
 fn growth(len: usize, capacity: usize, add: usize, room: usize) -> Option<usize> {
     let needed = len + add + 1;
     (needed > capacity).then(|| (capacity * 2).max(64).min(room).max(needed) - len)
+}
+
+/// Whether an id value holds a NUL (such an id is ignored). Ids are short: an
+/// inline loop beats a search call.
+fn has_nul(value: &[u8]) -> bool {
+    value.iter().any(|&b| b == 0)
 }
 
 /// The first CR or LF in `bytes`. Most lines of the service's stream are short
