@@ -1054,9 +1054,9 @@ fn growth(len: usize, capacity: usize, add: usize, room: usize) -> Option<usize>
 }
 
 /// Whether an id value holds a NUL (such an id is ignored). Ids are short: an
-/// inline loop beats a search call.
+/// inline check beats a search call.
 fn has_nul(value: &[u8]) -> bool {
-    value.iter().any(|&b| b == 0)
+    value.contains(&0)
 }
 
 /// The first CR or LF in `bytes`. Most lines of the service's stream are short
