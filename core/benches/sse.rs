@@ -15,6 +15,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod proto;
 
 use std::convert::Infallible;
 use std::hint::black_box;
@@ -101,6 +102,24 @@ fn onair_typed(chunks: &[Bytes]) -> Tally {
                 events += 1;
                 // Touch the decoded event (its user id) so decoding cannot be skipped.
                 data += event.user().map_or(0, |u| u.id.len());
+            }
+        }
+    }
+    (events, data)
+}
+
+/// Prototype: onair framing + borrowed (`Cow`) payload types (benches/proto).
+fn onair_borrowed_proto(chunks: &[Bytes]) -> Tally {
+    let mut parser = Parser::new();
+    let (mut events, mut data) = (0, 0);
+    for chunk in chunks {
+        let mut rest = &chunk[..];
+        while let Some(item) = parser.next_item(&mut rest) {
+            if let Item::Event(frame) = item {
+                if let proto::ItemB::Event { event, .. } = black_box(proto::from_frame(&frame)) {
+                    events += 1;
+                    data += event.user().map_or(0, |u| u.id.len());
+                }
             }
         }
     }
@@ -200,6 +219,7 @@ fn typed(c: &mut Criterion) {
     let (stream, chunks) = prepared();
     let events = stream.events;
     assert_eq!(onair_typed(&chunks).0, events);
+    assert_eq!(onair_borrowed_proto(&chunks), onair_typed(&chunks));
     let fields = onair_value(&chunks);
     assert_eq!(fields.0, events);
     assert_eq!(eventsource_value(&chunks), fields);
@@ -209,6 +229,9 @@ fn typed(c: &mut Criterion) {
     group.throughput(Throughput::BytesDecimal(stream.bytes.len() as u64));
     group.bench_function("onair Decoder", |b| {
         b.iter(|| onair_typed(black_box(&chunks)))
+    });
+    group.bench_function("onair borrowed (prototype)", |b| {
+        b.iter(|| onair_borrowed_proto(black_box(&chunks)))
     });
     group.bench_function("onair + serde_json::Value", |b| {
         b.iter(|| onair_value(black_box(&chunks)))

@@ -396,6 +396,149 @@ fn allocation_stays_within_cap_plus_a_constant_on_adversarial_frames() {
     }
 }
 
+// ---- zero-copy and spill paths ---------------------------------------------------
+
+/// Asserts that every split of `input` into two chunks (and, for short inputs,
+/// into three) parses like the whole, under each cap.
+fn assert_every_split_parses_alike(input: &[u8]) {
+    for cap in [64, 100, DEFAULT_MAX_FRAME_BYTES] {
+        let whole = parse_chunks(&mut Parser::with_max_frame_bytes(cap), &[input]);
+        for i in 0..=input.len() {
+            let (a, b) = input.split_at(i);
+            let split = parse_chunks(&mut Parser::with_max_frame_bytes(cap), &[a, b]);
+            assert_eq!(split, whole, "cap {cap}, split at {i} of {input:?}");
+            if input.len() <= 80 {
+                for j in i..=input.len() {
+                    let (b, c) = input[i..].split_at(j - i);
+                    let three = parse_chunks(&mut Parser::with_max_frame_bytes(cap), &[a, b, c]);
+                    assert_eq!(three, whole, "cap {cap}, splits at {i}, {j} of {input:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn service_frames_split_at_every_position() {
+    assert_every_split_parses_alike(
+        b"id:1732250000000-17\nevent:chat\ndata:{\"message\":\"hi\"}\n\n\
+          id:1732250000000-18\nevent:like\ndata:{\"totalAmount\":3}\n\n\
+          :heartbeat\n\nevent:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n",
+    );
+}
+
+#[test]
+fn comments_and_retries_between_held_lines_spill_them() {
+    for input in [
+        &b"data: a\n:c\ndata: b\n\n"[..],
+        b"event: x\n:c\nid: 5\ndata: a\n\n",
+        b"id: 1\n:c\ndata: a\n\n",
+        b"event: x\ndata: a\n:c\n\n",
+        b"event: x\nretry: 5\ndata: y\n\n",
+        b"id: 7\ndata: y\nretry: 5\n\ndata: z\n\n",
+        b"event: a\nevent: b\nid: 1\nid: 2\ndata: x\n\n",
+        b"id: 4\n\nevent: e\n\ndata: x\n\n",
+    ] {
+        assert_every_split_parses_alike(input);
+    }
+    assert_eq!(
+        parse(b"event: x\n:c\nid: 5\ndata: a\n\n"),
+        ["comment \"c\"".to_string(), ev("x", "a", Some("5"), "5")]
+    );
+    assert_eq!(
+        parse(b"event: x\nretry: 5\ndata: y\n\n"),
+        ["retry 5".to_string(), ev("x", "y", None, "")]
+    );
+}
+
+#[test]
+fn a_frame_within_one_chunk_borrows_its_data_from_the_input() {
+    let input = b"id:1-2\nevent:chat\ndata:{\"a\":1}\n\ndata: x\ndata: y\n\n";
+    let range = input.as_ptr_range();
+    let mut p = Parser::new();
+    let mut rest = &input[..];
+    let Some(Item::Event(first)) = p.next_item(&mut rest) else {
+        panic!("expected a frame");
+    };
+    assert_eq!(
+        (first.event, first.data, first.id),
+        ("chat", "{\"a\":1}", Some("1-2"))
+    );
+    assert!(
+        range.contains(&first.data.as_ptr()),
+        "single data line is borrowed"
+    );
+    assert!(
+        range.contains(&first.event.as_ptr()),
+        "event name is borrowed"
+    );
+    let Some(Item::Event(second)) = p.next_item(&mut rest) else {
+        panic!("expected a frame");
+    };
+    assert_eq!((second.data, second.last_event_id), ("x\ny", "1-2"));
+    assert!(
+        !range.contains(&second.data.as_ptr()),
+        "two data lines are joined in the parser"
+    );
+    assert!(p.next_item(&mut rest).is_none());
+}
+
+#[test]
+fn a_frame_spread_over_chunks_is_copied_and_reads_the_same() {
+    let mut p = Parser::new();
+    let out = parse_chunks(&mut p, &[b"event: chat\nid: 9\n", b"data: x\n", b"\n"]);
+    assert_eq!(out, [ev("chat", "x", Some("9"), "9")]);
+    // A repeated name stored from an earlier chunk is reused, a new one replaces it.
+    let out = parse_chunks(
+        &mut p,
+        &[
+            b"event: chat\n",
+            b"data: 1\n\nevent: chat\n",
+            b"data: 2\n\nevent: like\n",
+            b"data: 3\n\n",
+        ],
+    );
+    assert_eq!(
+        out,
+        [
+            ev("chat", "1", None, ""),
+            ev("chat", "2", None, ""),
+            ev("like", "3", None, "")
+        ]
+    );
+}
+
+#[test]
+fn invalid_utf8_anywhere_in_a_borrowed_frame_is_repaired_per_field() {
+    let input =
+        b"event: \xFFx\nid: \xFE\nfoo: \xFF\ndata: ok\n\ndata: \xC3\n\nid: 3\ndata: fine\n\n";
+    let expected = [
+        ev("\u{FFFD}x", "ok", Some("\u{FFFD}"), "\u{FFFD}"),
+        ev("message", "\u{FFFD}", None, "\u{FFFD}"),
+        ev("message", "fine", Some("3"), "3"),
+    ];
+    assert_eq!(parse(input), expected);
+    assert_every_split_parses_alike(input);
+}
+
+#[test]
+fn borrowed_lines_count_toward_the_cap_as_if_copied() {
+    // With a 64-byte cap, frames right at and just past it, in every chunking.
+    for filler in 30..50 {
+        let data = "d".repeat(filler);
+        let input = format!("event:ev\nid:12345\ndata:{data}\n\ndata:after\n\n");
+        assert_every_split_parses_alike(input.as_bytes());
+    }
+    // A line is checked whole against the cap: held name (2) + id (5) + the
+    // data line "data:" + 52 bytes = 64 fits, one more byte does not.
+    let fits = format!("event:ev\nid:12345\ndata:{}\n\n", "d".repeat(52));
+    let out = parse_chunks(&mut Parser::with_max_frame_bytes(64), &[fits.as_bytes()]);
+    assert_eq!(out, [ev("ev", &"d".repeat(52), Some("12345"), "12345")]);
+    let over = format!("event:ev\nid:12345\ndata:{}\n\n", "d".repeat(53));
+    let out = parse_chunks(&mut Parser::with_max_frame_bytes(64), &[over.as_bytes()]);
+    assert!(out[0].starts_with("error TooLarge"), "{out:?}");
+}
+
 // ---- the vector table ----------------------------------------------------------
 
 /// (name, stream, expected items; a `finish ` prefix marks what `finish` said).
