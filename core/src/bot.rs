@@ -67,7 +67,8 @@ use crate::event::{DecodeError, Event, Item};
 use crate::header::Header;
 use crate::model::{Broadcast, FanRanking, Listener};
 use crate::oauth::{
-    AuthProblem, ClientCredentials, RefreshPolicy, Secret, TokenManager, TokenOutcome, Tokens,
+    AuthProblem, ClientCredentials, OAuthError, RefreshPolicy, Secret, TokenManager, TokenOutcome,
+    Tokens,
 };
 use crate::problem::{classify, Advice, Endpoint, Problem, ProblemKind};
 use crate::quota::QuotaTracker;
@@ -405,7 +406,8 @@ pub struct Bot {
     call_backoff: Backoff,
     out: VecDeque<Action>,
     stopped: Option<Stop>,
-    shutting_down: bool,
+    /// [`Bot::shutdown`] asked to revoke; sent once no token request is in flight.
+    revoke_pending: bool,
 }
 
 impl Bot {
@@ -436,7 +438,7 @@ impl Bot {
             call_backoff: Backoff::new(seed ^ 0xCA11_0000_0000_0002),
             out: VecDeque::new(),
             stopped: None,
-            shutting_down: false,
+            revoke_pending: false,
         }
     }
 
@@ -481,17 +483,30 @@ impl Bot {
     }
 
     /// Stops the bot: queued calls are cancelled, the stream is closed, and
-    /// with `revoke` the tokens are revoked (one last request) and forgotten.
+    /// with `revoke` the tokens are revoked (one last request, sent once any
+    /// token request in flight has been answered) and forgotten. A pair that
+    /// arrives meanwhile is still handed out for persistence.
     pub fn shutdown(&mut self, revoke: bool) {
-        self.shutting_down = true;
-        if revoke {
-            if let Ok(request) = self.tokens.revoke() {
+        self.revoke_pending = revoke;
+        self.try_revoke();
+        self.stop(Stop::ShutDown);
+    }
+
+    fn try_revoke(&mut self) {
+        if !self.revoke_pending {
+            return;
+        }
+        match self.tokens.revoke() {
+            Ok(request) => {
+                self.revoke_pending = false;
                 let id = self.request_id();
                 self.in_flight.push((id, Purpose::Revoke));
                 self.out.push_back(Action::Send { id, request });
             }
+            // A refresh or exchange is in flight: its answer comes first.
+            Err(OAuthError::Busy) => {}
+            Err(_) => self.revoke_pending = false,
         }
-        self.stop(Stop::ShutDown);
     }
 
     /// The token state, e.g. to show when the next refresh is due.
@@ -978,9 +993,6 @@ impl Bot {
                     self.stream_wants_refresh = false;
                     self.stream.on_token_refreshed(now_ms);
                 }
-                if self.shutting_down {
-                    return;
-                }
                 if self.stopped.is_none() && self.stream.phase() == Phase::Stopped {
                     self.stream.restart(now_ms);
                 }
@@ -991,6 +1003,7 @@ impl Bot {
             }
             TokenOutcome::Blocked(problem) => self.stop(stop_for_auth(problem)),
         }
+        self.try_revoke();
     }
 
     fn on_call_response<H: Header>(

@@ -854,3 +854,27 @@ fn live_ended_waits_then_connects_for_the_next_broadcast() {
     assert!((T0 + 4_000..=T0 + 7_000).contains(&at), "{at}");
     assert!(stream_open(&drain(&mut bot, at)).is_some());
 }
+
+#[test]
+fn shutdown_during_a_refresh_persists_the_new_pair_then_revokes_it() {
+    let (mut bot, _) = authorized("chat.send", false);
+    let now = T0 + 50 * MIN;
+    let (id, _) = only_send(&drain(&mut bot, now));
+    bot.shutdown(true);
+    let actions = drain(&mut bot, now);
+    assert!(
+        sends(&actions).is_empty(),
+        "revoke waits for the refresh: {actions:?}"
+    );
+    bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", "chat.send"), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(
+        matches!(actions[0], Action::PersistTokens(_)),
+        "{actions:?}"
+    );
+    let (_, request) = only_send(&actions);
+    assert!(request.url.ends_with("/v1/oauth/revoke"));
+    assert!(body_text(&request).contains("token=rt2"));
+    assert_eq!(actions.last(), Some(&Action::Stopped(Stop::ShutDown)));
+}
