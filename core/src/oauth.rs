@@ -52,6 +52,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
 use crate::api::{self, HttpRequest, RequestError, TokenClient, TokenTypeHint};
 use crate::model::TokenPair;
+use crate::problem::{classify, Endpoint};
 use crate::scope::Scope;
 use crate::wire::wire_enum;
 
@@ -617,14 +618,13 @@ impl fmt::Display for TokenFailure {
     }
 }
 
-fn error_code(body: &[u8]) -> Option<OAuthErrorCode> {
-    #[derive(Deserialize)]
-    struct ErrorBody {
-        error: OAuthErrorCode,
-    }
-    serde_json::from_slice::<ErrorBody>(body)
-        .ok()
-        .map(|b| b.error)
+/// The RFC 6749 `error` of a token endpoint's error body, read by the one
+/// error-body parser of the crate ([`crate::problem::classify`]).
+fn error_code(status: u16, body: &[u8]) -> Option<OAuthErrorCode> {
+    classify(Endpoint::Token, status, &[] as &[(&str, &str)], body)
+        .oauth_error
+        .as_deref()
+        .map(OAuthErrorCode::from_wire)
 }
 
 // ---------------------------------------------------------------------------
@@ -991,7 +991,7 @@ impl TokenManager {
         } else {
             TokenFailure::Http {
                 status,
-                error: error_code(body),
+                error: error_code(status, body),
             }
         };
         Ok(self.failed(in_flight, failure))
