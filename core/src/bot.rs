@@ -793,12 +793,10 @@ impl Bot {
                     .unwrap_or(AuthProblem::AccessRejected),
             ),
             StopReason::Reconsent => Stop::Reconsent {
-                missing: vec![
-                    Permission::EventsChat,
-                    Permission::EventsPresence,
-                    Permission::EventsLike,
-                    Permission::EventsDonation,
-                ],
+                missing: Permission::KNOWN
+                    .into_iter()
+                    .filter(Permission::is_event)
+                    .collect(),
             },
             StopReason::JoinForbidden => Stop::JoinForbidden,
             StopReason::InvalidClient => Stop::InvalidClient,

@@ -37,6 +37,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use crate::header::Header;
 use crate::quota::{QuotaHeaders, RetryAfter};
 use crate::scope::Permission;
+use crate::wire::name_enum;
 
 /// Which endpoint a response came from; the same status means different
 /// things on the token endpoints and the bot endpoints.
@@ -132,36 +133,6 @@ impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-macro_rules! name_enum {
-    (
-        $(#[$meta:meta])*
-        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $wire:literal, )* }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name { $( $(#[$vmeta])* $variant, )* }
-
-        impl $name {
-            /// The snake_case name `onair explain` prints.
-            pub fn as_str(self) -> &'static str {
-                match self { $( Self::$variant => $wire, )* }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.as_str())
-            }
-        }
-    };
 }
 
 name_enum! {

@@ -58,6 +58,41 @@ macro_rules! wire_enum {
 
 pub(crate) use wire_enum;
 
+/// Defines a closed string enum of this crate's own vocabulary (names printed
+/// by `onair explain`, never read from the wire): `as_str`, `Display` and a
+/// serde `Serialize` that writes the plain string.
+macro_rules! name_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $( $(#[$vmeta:meta])* $variant:ident = $wire:literal, )* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $( $(#[$vmeta])* $variant, )* }
+
+        impl $name {
+            /// The snake_case name `onair explain` prints.
+            pub fn as_str(self) -> &'static str {
+                match self { $( Self::$variant => $wire, )* }
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+pub(crate) use name_enum;
+
 /// A serde visitor that maps a string through a function, borrowing when it can.
 pub(crate) struct StrVisitor<F>(pub(crate) F);
 
