@@ -23,7 +23,7 @@ use std::pin::pin;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use criterion::{criterion_group, Criterion, SamplingMode, Throughput};
 use eventsource_stream::Eventsource;
 use futures::executor::block_on;
 use futures::stream::{self, StreamExt};
@@ -335,5 +335,35 @@ fn long_line(c: &mut Criterion) {
     group.finish();
 }
 
+/// `ONAIR_RACE=<passes>`: the framing and typed contenders in interleaved
+/// passes, fastest pass each (robust to a busy machine), instead of criterion.
+fn race(passes: usize) {
+    let (stream, chunks) = prepared();
+    let framing: [(&str, &dyn Fn() -> usize); 2] = [
+        ("onair", &|| onair_framing(&chunks, &mut Parser::new()).0),
+        ("sse-stream", &|| sse_stream_framing(&chunks).0),
+    ];
+    common::race("framing", stream.bytes.len(), passes, &framing);
+    let typed: [(&str, &dyn Fn() -> usize); 2] = [
+        ("onair Decoder", &|| onair_typed(&chunks).0),
+        ("sse-stream + serde_json::Value", &|| {
+            sse_stream_value(&chunks).0
+        }),
+    ];
+    common::race("typed", stream.bytes.len(), passes, &typed);
+}
+
 criterion_group!(benches, framing, typed, long_line);
-criterion_main!(benches);
+
+fn main() {
+    match std::env::var("ONAIR_RACE")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        Some(passes) => race(passes),
+        None => {
+            benches();
+            Criterion::default().configure_from_args().final_summary();
+        }
+    }
+}

@@ -244,3 +244,30 @@ pub fn long_line_stream(len: usize) -> Vec<u8> {
     out.extend_from_slice(b"\n\n");
     out
 }
+
+/// Times contenders in interleaved passes and prints each one's fastest pass
+/// and its ratio to the first contender. The minimum of many interleaved passes
+/// is what the code can do; it barely moves when another process takes the
+/// second core, unlike criterion's mean (see BENCHMARKS.md, "Noise").
+pub fn race(title: &str, bytes: usize, passes: usize, contenders: &[(&str, &dyn Fn() -> usize)]) {
+    use std::time::{Duration, Instant};
+    let mut best = vec![Duration::MAX; contenders.len()];
+    for _ in 0..passes {
+        for (slot, (_, run)) in best.iter_mut().zip(contenders) {
+            let start = Instant::now();
+            std::hint::black_box(run());
+            *slot = (*slot).min(start.elapsed());
+        }
+    }
+    println!("{title}: fastest of {passes} interleaved passes");
+    let first = best[0].as_secs_f64();
+    for ((name, _), time) in contenders.iter().zip(&best) {
+        let secs = time.as_secs_f64();
+        println!(
+            "  {name:<40} {:>8.3} ms  {:>7.0} MB/s  first is {:.2}x",
+            secs * 1e3,
+            bytes as f64 / secs / 1e6,
+            secs / first
+        );
+    }
+}
