@@ -192,6 +192,8 @@ impl<'i> Held<'i> {
 enum Cleanup {
     None,
     Comment,
+    /// A frame read by [`Parser::service_frame`]: only its id flag is set.
+    ServiceFrame,
     Frame,
     Stream,
 }
@@ -240,6 +242,18 @@ impl Field {
                 shrink_idle_string(&mut self.text);
             }
         }
+    }
+
+    /// Replaces a valid value with `value` when it fits the capacity held
+    /// (the common case: ids of one length); `false` changes nothing.
+    #[inline]
+    fn refill(&mut self, value: &str) -> bool {
+        if !self.invalid.is_empty() || value.len() > self.text.capacity() {
+            return false;
+        }
+        self.text.clear();
+        self.text.push_str(value);
+        true
     }
 
     /// Replaces the value with text already validated.
@@ -464,6 +478,7 @@ impl Parser {
                 shrink_idle(&mut self.comment);
                 shrink_idle_string(&mut self.fix_data);
             }
+            Cleanup::ServiceFrame => self.frame_has_id = false,
             Cleanup::Frame => self.clear_frame(),
             Cleanup::Stream => {
                 self.clear_frame();
@@ -663,12 +678,14 @@ impl Parser {
         };
         if let Some(span) = id {
             let id = piece(span)?;
-            let room = self.room_beside(self.last_event_id.capacity());
-            self.last_event_id.set_text(id, room);
+            if !self.last_event_id.refill(id) {
+                let room = self.room_beside(self.last_event_id.capacity());
+                self.last_event_id.set_text(id, room);
+            }
             self.frame_has_id = true;
         }
         *input = after;
-        self.cleanup = Cleanup::Frame;
+        self.cleanup = Cleanup::ServiceFrame;
         Some(Ready::Event(Body::Text { data, event }))
     }
 
