@@ -28,6 +28,8 @@ use crate::sse::{self, FrameErrorKind};
 use crate::time::{FrameId, Timestamp};
 use crate::wire::wire_enum;
 
+mod fast;
+
 /// The person behind an event. `id` is the stable key (spec 2.5); the
 /// nickname changes, repeats, and may be `null`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -197,16 +199,25 @@ impl Event {
     /// assert!(Event::decode("poll", "{}").unwrap().is_none());
     /// ```
     pub fn decode(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
-        let parsed = match name {
-            "chat" => serde_json::from_str(data).map(Event::Chat),
-            "presence" => serde_json::from_str(data).map(Event::Presence),
-            "like" => serde_json::from_str(data).map(Event::Like),
-            "donation" => serde_json::from_str(data).map(Event::Donation),
-            "end" => return decode_end(data).map(|end| Some(Event::End(end))),
-            _ => return Ok(None),
-        };
-        parsed.map(Some).map_err(|e| json_error_in(data, e))
+        if let Some(event) = fast::decode(name, data) {
+            return Ok(Some(event));
+        }
+        serde_decode(name, data)
     }
+}
+
+/// [`Event::decode`] by serde: the reference, and the path for every input
+/// the fast reader leaves alone (and for every error).
+fn serde_decode(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
+    let parsed = match name {
+        "chat" => serde_json::from_str(data).map(Event::Chat),
+        "presence" => serde_json::from_str(data).map(Event::Presence),
+        "like" => serde_json::from_str(data).map(Event::Like),
+        "donation" => serde_json::from_str(data).map(Event::Donation),
+        "end" => return decode_end(data).map(|end| Some(Event::End(end))),
+        _ => return Ok(None),
+    };
+    parsed.map(Some).map_err(|e| json_error_in(data, e))
 }
 
 /// The end frame's data: the documented `{"reason":…}` object. A bare reason

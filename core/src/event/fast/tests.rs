@@ -1,0 +1,378 @@
+//! The fast reader against serde, the reference: one test per rule, and
+//! differential properties over generated payloads.
+
+use super::*;
+use proptest::prelude::*;
+
+/// serde's result for the same frame (the reference).
+fn reference(name: &str, data: &str) -> Option<Event> {
+    super::super::serde_decode(name, data).ok().flatten()
+}
+
+/// The fast reader's value, asserted equal to serde's (floats bit for bit).
+fn fast(name: &str, data: &str) -> Option<Event> {
+    let fast = decode(name, data);
+    if let Some(event) = &fast {
+        let expected = reference(name, data);
+        assert_eq!(Some(event), expected.as_ref(), "{name} {data}");
+        if let (Event::Presence(a), Some(Event::Presence(b))) = (event, &expected) {
+            assert_eq!(
+                a.favorite_temperature.map(f64::to_bits),
+                b.favorite_temperature.map(f64::to_bits),
+                "{data}"
+            );
+        }
+    }
+    fast
+}
+
+const USER: &str = r#"{"id":"u1","nickname":"Mina"}"#;
+
+fn chat(message: &str) -> String {
+    format!(r#"{{"user":{USER},"isDj":false,"message":{message},"sentTime":"2024-11-22T04:33:20.123Z"}}"#)
+}
+
+#[test]
+fn every_frame_of_the_fixture_stream_takes_the_fast_path() {
+    let stream = include_str!("../../../../fixtures/streams/service.sse");
+    let mut seen = 0;
+    for frame in stream.split("\n\n") {
+        let name = frame.lines().find_map(|l| l.strip_prefix("event:"));
+        let data = frame.lines().find_map(|l| l.strip_prefix("data:"));
+        if let (Some(name), Some(data)) = (name.map(str::trim), data.map(str::trim_start)) {
+            if ["chat", "presence", "like", "donation"].contains(&name) && reference(name, data).is_some() {
+                assert!(fast(name, data).is_some(), "{name} {data}");
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 5, "{seen}");
+}
+
+#[test]
+fn each_event_in_its_documented_form() {
+    let user = r#"{"id":"Qm9i","nickname":"별빛소녀🌟"}"#;
+    let time = r#""2024-11-22T04:33:20.123Z""#;
+    let cases = [
+        ("chat", format!(r#"{{"user":{user},"isDj":true,"message":"안녕 ❤️","sentTime":{time}}}"#)),
+        ("presence", format!(r#"{{"user":{user},"type":"JOIN","fanRank":3,"isManager":false,"favoriteTemperature":45.3,"time":{time}}}"#)),
+        ("presence", format!(r#"{{"user":{user},"type":"JOIN","fanRank":null,"isManager":true,"favoriteTemperature":null,"time":{time}}}"#)),
+        ("like", format!(r#"{{"user":{user},"type":"PAID","totalAmount":45,"amount":10,"extraAmount":5,"combo":3,"time":{time}}}"#)),
+        ("like", format!(r#"{{"user":{user},"type":"FREE","totalAmount":1,"amount":1,"extraAmount":0,"combo":null,"time":{time}}}"#)),
+        ("donation", format!(r#"{{"user":{user},"amount":1000,"message":null,"time":{time}}}"#)),
+        ("donation", format!(r#"{{"user":{{"id":"x","nickname":null}},"amount":0,"message":"감사","time":{time}}}"#)),
+    ];
+    for (name, data) in cases {
+        assert!(fast(name, &data).is_some(), "{data}");
+    }
+}
+
+#[test]
+fn any_key_order_whitespace_and_absent_optional_fields() {
+    let data = " {\n\t\"sentTime\" : \"t\" , \"message\":\"m\",\"isDj\":false,\r\n \"user\":{\"nickname\":\"n\",\"id\":\"i\"} } ";
+    assert!(fast("chat", data).is_some());
+    let data = r#"{"user":{"id":"i"},"amount":5,"time":"t"}"#;
+    let Some(Event::Donation(d)) = fast("donation", data) else { panic!() };
+    assert_eq!((d.user.nickname, d.message), (None, None));
+}
+
+#[test]
+fn escapes_decode_like_serde() {
+    for message in [
+        r#""a\"b\\c\/d\b\f\n\r\t""#,
+        r#""\u0041\u00e9\uD83C\uDFA7 end""#,
+        r#""{\"looks\":\"like json\"}""#,
+        r#""\u0000""#,
+    ] {
+        assert!(fast("chat", &chat(message)).is_some(), "{message}");
+    }
+}
+
+#[test]
+fn unknown_scalar_fields_are_skipped() {
+    let data = r#"{"user":{"id":"i","badge":"gold","level":3},"isDj":false,"extra":null,"score":-1.5,"flag":true,"message":"m","sentTime":"t"}"#;
+    assert!(fast("chat", data).is_some());
+}
+
+#[test]
+fn unknown_nested_fields_are_skipped() {
+    let data = r#"{"user":{"id":"i"},"isDj":false,"meta":{"a":[1,{"b":null}],"c":"\uD83C"},"n":-1.5e-3,"message":"m","sentTime":"t"}"#;
+    assert!(fast("chat", data).is_some());
+}
+
+#[test]
+fn deeply_nested_unknown_fields_are_left_to_serde() {
+    let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
+    let data = format!(r#"{{"user":{{"id":"i"}},"isDj":false,"meta":{deep},"message":"m","sentTime":"t"}}"#);
+    assert!(decode("chat", &data).is_none());
+    assert!(reference("chat", &data).is_some());
+}
+
+#[test]
+fn duplicate_keys_are_left_to_serde() {
+    let data = r#"{"user":{"id":"i"},"isDj":false,"isDj":true,"message":"m","sentTime":"t"}"#;
+    assert!(decode("chat", data).is_none());
+}
+
+#[test]
+fn lone_surrogates_are_left_to_serde() {
+    assert!(decode("chat", &chat(r#""\uD83C""#)).is_none());
+    assert!(decode("chat", &chat(r#""\uDFA7""#)).is_none());
+    assert!(decode("chat", &chat(r#""\uD83Cx""#)).is_none());
+}
+
+#[test]
+fn control_characters_in_strings_are_left_to_serde() {
+    assert!(decode("chat", &chat("\"a\tb\"")).is_none());
+    assert!(reference("chat", &chat("\"a\tb\"")).is_none());
+}
+
+#[test]
+fn odd_numbers_are_left_to_serde() {
+    for amount in ["01", "-1", "1.0", "1e3", "18446744073709551616", "+1", "-0", "\"5\""] {
+        let data = format!(r#"{{"user":{USER},"amount":{amount},"message":null,"time":"t"}}"#);
+        assert!(decode("donation", &data).is_none(), "{amount}");
+    }
+}
+
+#[test]
+fn temperatures_match_serde_bit_for_bit() {
+    for t in ["0", "-0", "45", "45.3", "99.99", "0.1", "123456789012345", "1.23456789012345", "-7.25"] {
+        let data = format!(r#"{{"user":{USER},"type":"JOIN","isManager":false,"favoriteTemperature":{t},"time":"t"}}"#);
+        assert!(fast("presence", &data).is_some(), "{t}");
+    }
+    for t in ["1e2", "1234567890123456", "01.5", "1.", ".5"] {
+        let data = format!(r#"{{"user":{USER},"type":"JOIN","isManager":false,"favoriteTemperature":{t},"time":"t"}}"#);
+        assert!(decode("presence", &data).is_none(), "{t}");
+    }
+}
+
+#[test]
+fn bad_json_and_missing_fields_are_left_to_serde() {
+    for data in [
+        "",
+        "{",
+        "null",
+        r#"{"user":{"id":"i"},"isDj":false,"message":"m","sentTime":"t",}"#,
+        r#"{"user":{"id":"i"},"isDj":false,"message":"m","sentTime":"t"} x"#,
+        r#"{"user":{"id":"i"},"isDj":false,"message":"m"}"#,
+        r#"{"user":{"id":null},"isDj":false,"message":"m","sentTime":"t"}"#,
+        r#"{"user":{"id":"i"},"isDj":"no","message":"m","sentTime":"t"}"#,
+        r#"{"user":{"id":"i"},"isDj":false,"message":null,"sentTime":"t"}"#,
+        r#"{"user":{"id":"i"},"isDj":falsey,"message":"m","sentTime":"t"}"#,
+        r#"{"us\u0065r":{"id":"i"},"isDj":false,"message":"m","sentTime":"t"}"#,
+    ] {
+        assert!(decode("chat", data).is_none(), "{data}");
+    }
+    assert!(decode("end", r#"{"reason":"RECONNECT"}"#).is_none());
+    assert!(decode("poll", "{}").is_none());
+}
+
+// ---- differential properties ---------------------------------------------------------
+
+fn json_string() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("a".to_owned()),
+        Just("별빛".to_owned()),
+        Just("🎧".to_owned()),
+        Just("\\\"".to_owned()),
+        Just("\\\\".to_owned()),
+        Just("\\/".to_owned()),
+        Just("\\n".to_owned()),
+        Just("\\u0041".to_owned()),
+        Just("\\uD83C\\uDFA7".to_owned()),
+        Just("\\uD83C".to_owned()),
+        Just("\\uDFA7".to_owned()),
+        Just("\\x".to_owned()),
+        Just("\\u12".to_owned()),
+        Just("\t".to_owned()),
+        Just("\u{1}".to_owned()),
+        "[ -~]{0,12}".prop_map(|s| s.replace(['"', '\\'], "")),
+    ];
+    proptest::collection::vec(piece, 0..6).prop_map(|p| format!("\"{}\"", p.concat()))
+}
+
+fn number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u64..100_000).prop_map(|n| n.to_string()),
+        Just("0".to_owned()),
+        Just("-0".to_owned()),
+        Just("01".to_owned()),
+        Just("-5".to_owned()),
+        Just("18446744073709551615".to_owned()),
+        Just("18446744073709551616".to_owned()),
+        Just("1e2".to_owned()),
+        Just("1E+2".to_owned()),
+        Just("1.".to_owned()),
+        Just("1e400".to_owned()),
+        (0u64..100_000, 0u32..1000).prop_map(|(a, b)| format!("{a}.{b}")),
+        (0u64..1_000_000_000_000_000, 0u32..6).prop_map(|(a, k)| {
+            let s = a.to_string();
+            let k = (k as usize).min(s.len().saturating_sub(1));
+            format!("{}.{}", &s[..s.len() - k], &s[s.len() - k..]).trim_end_matches('.').to_owned()
+        }),
+    ]
+}
+
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => json_string(),
+        4 => number(),
+        1 => Just("true".to_owned()),
+        1 => Just("false".to_owned()),
+        2 => Just("null".to_owned()),
+        1 => Just("[1,2]".to_owned()),
+        1 => Just("[]".to_owned()),
+        1 => Just("[1,]".to_owned()),
+        1 => Just("{\"a\":1}".to_owned()),
+        1 => Just("{\"a\":[{}],\"b\":\"\\uDFA7\"}".to_owned()),
+        1 => Just("{\"a\" 1}".to_owned()),
+        1 => Just("tru".to_owned()),
+    ]
+}
+
+fn user() -> impl Strategy<Value = String> {
+    let fields = proptest::collection::vec(
+        prop_oneof![
+            json_string().prop_map(|v| format!("\"id\":{v}")),
+            value().prop_map(|v| format!("\"nickname\":{v}")),
+            value().prop_map(|v| format!("\"extra\":{v}")),
+        ],
+        0..4,
+    );
+    prop_oneof![
+        4 => fields.prop_map(|f| format!("{{{}}}", f.join(","))),
+        1 => value(),
+    ]
+}
+
+/// An object with the event's fields (right and wrong types), unknown and
+/// duplicate keys, in any order, with random whitespace and endings.
+fn payload(keys: &'static [&'static str]) -> impl Strategy<Value = String> {
+    let field = prop_oneof![
+        8 => (proptest::sample::select(keys), value())
+            .prop_map(|(k, v)| format!("\"{k}\":{v}")),
+        4 => user().prop_map(|u| format!("\"user\":{u}")),
+        1 => value().prop_map(|v| format!("\"unknown\":{v}")),
+    ];
+    let ws = proptest::sample::select(vec!["", "", "", " ", "\n", "\t "]);
+    let end = proptest::sample::select(vec!["", "", "", " ", "x", ",", "}"]);
+    (proptest::collection::vec((field, ws.clone()), 0..9), ws, end).prop_map(|(fields, ws, end)| {
+        let body: Vec<String> = fields.into_iter().map(|(f, w)| format!("{w}{f}{w}")).collect();
+        format!("{ws}{{{}}}{end}", body.join(","))
+    })
+}
+
+/// A well-formed payload with the event's documented fields, shuffled.
+fn documented(fields: &'static [(&'static str, &'static str)]) -> impl Strategy<Value = String> {
+    Just(fields.to_vec()).prop_shuffle().prop_flat_map(|fields| {
+        (user(), json_string(), number()).prop_map(move |(user, text, num)| {
+            let body: Vec<String> = fields
+                .iter()
+                .map(|(k, kind)| {
+                    let v = match *kind {
+                        "user" => user.clone(),
+                        "text" => text.clone(),
+                        "num" => num.clone(),
+                        other => other.to_owned(),
+                    };
+                    format!("\"{k}\":{v}")
+                })
+                .collect();
+            format!("{{{}}}", body.join(","))
+        })
+    })
+}
+
+const CHAT_KEYS: &[&str] = &["isDj", "message", "sentTime"];
+const PRESENCE_KEYS: &[&str] = &["type", "fanRank", "isManager", "favoriteTemperature", "time"];
+const LIKE_KEYS: &[&str] = &["type", "totalAmount", "amount", "extraAmount", "combo", "time"];
+const DONATION_KEYS: &[&str] = &["amount", "message", "time"];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn fast_path_agrees_with_serde_on_random_payloads(
+        (name, data) in prop_oneof![
+            payload(CHAT_KEYS).prop_map(|d| ("chat", d)),
+            payload(PRESENCE_KEYS).prop_map(|d| ("presence", d)),
+            payload(LIKE_KEYS).prop_map(|d| ("like", d)),
+            payload(DONATION_KEYS).prop_map(|d| ("donation", d)),
+        ]
+    ) {
+        fast(name, &data);
+    }
+
+    #[test]
+    fn fast_path_agrees_with_serde_on_well_formed_payloads(
+        (name, data) in prop_oneof![
+            documented(&[("user", "user"), ("isDj", "false"), ("message", "text"), ("sentTime", "text")])
+                .prop_map(|d| ("chat", d)),
+            documented(&[("user", "user"), ("type", "\"JOIN\""), ("fanRank", "num"), ("isManager", "true"),
+                ("favoriteTemperature", "num"), ("time", "text")]).prop_map(|d| ("presence", d)),
+            documented(&[("user", "user"), ("type", "text"), ("totalAmount", "num"), ("amount", "7"),
+                ("extraAmount", "0"), ("combo", "null"), ("time", "text")]).prop_map(|d| ("like", d)),
+            documented(&[("user", "user"), ("amount", "num"), ("message", "text"), ("time", "text")])
+                .prop_map(|d| ("donation", d)),
+        ]
+    ) {
+        fast(name, &data);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(name in prop_oneof![Just("chat"), Just("like")], data in ".{0,300}") {
+        fast(name, &data);
+    }
+}
+
+/// A string serde accepts: plain text, Korean, emoji and every escape.
+fn valid_string() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        "[ -~]{0,12}".prop_map(|s| s.replace(['"', '\\'], "")),
+        Just("별빛 소녀".to_owned()),
+        Just("🎧❤️".to_owned()),
+        Just("\\\"q\\\"".to_owned()),
+        Just("\\\\".to_owned()),
+        Just("\\n\\t\\/".to_owned()),
+        Just("\\u00e9\\uD83C\\uDFA7".to_owned()),
+    ];
+    proptest::collection::vec(piece, 0..5).prop_map(|p| format!("\"{}\"", p.concat()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The service's form in any field order, with any valid strings and
+    /// numbers, always takes the fast path (so it is not vacuously `None`).
+    #[test]
+    fn valid_payloads_always_take_the_fast_path(
+        id in valid_string(),
+        nickname in prop_oneof![valid_string(), Just("null".to_owned())],
+        text in valid_string(),
+        amount in any::<u64>(),
+        temperature in prop_oneof![
+            (0u32..1000, 0u32..100).prop_map(|(a, b)| format!("{a}.{b}")),
+            (0u32..1000).prop_map(|a| a.to_string()),
+            Just("null".to_owned()),
+        ],
+        order in Just((0..6).collect::<Vec<usize>>()).prop_shuffle(),
+    ) {
+        let user = format!(r#"{{"id":{id},"nickname":{nickname}}}"#);
+        let fields = [
+            format!(r#""user":{user}"#),
+            r#""type":"JOIN""#.to_owned(),
+            format!(r#""fanRank":{}"#, amount % 100),
+            r#""isManager":false"#.to_owned(),
+            format!(r#""favoriteTemperature":{temperature}"#),
+            format!(r#""time":{text}"#),
+        ];
+        let body: Vec<&str> = order.iter().map(|&i| fields[i].as_str()).collect();
+        let data = format!("{{{}}}", body.join(","));
+        prop_assert!(fast("presence", &data).is_some(), "{}", data);
+        let data = format!(r#"{{"user":{user},"amount":{amount},"message":{text},"time":{text}}}"#);
+        prop_assert!(fast("donation", &data).is_some(), "{}", data);
+        let data = format!(r#"{{"user":{user},"isDj":true,"message":{text},"sentTime":{text}}}"#);
+        prop_assert!(fast("chat", &data).is_some(), "{}", data);
+    }
+}
