@@ -19,12 +19,12 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// assert_eq!(Timestamp::new("yesterday").unix_ms(), None);
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Timestamp(String);
+pub struct Timestamp(Box<str>);
 
 impl Timestamp {
     /// Wraps a wire string; nothing is validated until you parse it.
     pub fn new(wire: impl Into<String>) -> Self {
-        Self(wire.into())
+        Self(wire.into().into_boxed_str())
     }
 
     /// The string exactly as received.
@@ -65,7 +65,7 @@ impl Serialize for Timestamp {
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Timestamp)
+        String::deserialize(deserializer).map(Timestamp::new)
     }
 }
 
@@ -79,12 +79,12 @@ impl<'de> Deserialize<'de> for Timestamp {
 /// assert_eq!(FrameId::new("abc").parts(), None);
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct FrameId(String);
+pub struct FrameId(Box<str>);
 
 impl FrameId {
     /// Wraps an id as it appeared on the `id:` line.
     pub fn new(raw: impl Into<String>) -> Self {
-        Self(raw.into())
+        Self(raw.into().into_boxed_str())
     }
 
     /// The id exactly as received.
