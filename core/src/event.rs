@@ -30,6 +30,24 @@ use crate::wire::wire_enum;
 
 mod fast;
 
+/// The fast payload reader and the serde path, side by side, for the
+/// differential fuzz target (`fuzz/fuzz_targets/fast_json.rs`).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::{DecodeErrorKind, Event};
+
+    /// The fast reader's answer (`None`: it left the input to serde).
+    pub fn fast(name: &str, data: &str) -> Option<Event> {
+        super::fast::decode(name, data)
+    }
+
+    /// The serde path's answer (the reference).
+    pub fn serde(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
+        super::serde_decode(name, data)
+    }
+}
+
 /// The person behind an event. `id` is the stable key (spec 2.5); the
 /// nickname changes, repeats, and may be `null`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

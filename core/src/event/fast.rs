@@ -98,7 +98,10 @@ fn donation(json: &mut Json<'_>) -> Option<Donation> {
     json.object(|json, key| match key {
         b"user" => set(&mut user, user_object(json)?),
         b"amount" => set(&mut amount, json.u64()?),
-        b"message" => set(&mut message, json.nullable(|j| Some(j.string()?.into_owned()))?),
+        b"message" => set(
+            &mut message,
+            json.nullable(|j| Some(j.string()?.into_owned()))?,
+        ),
         b"time" => set(&mut time, json.timestamp()?),
         _ => json.skip(),
     })?;
@@ -114,7 +117,10 @@ fn user_object(json: &mut Json<'_>) -> Option<User> {
     let (mut id, mut nickname) = (None, None);
     json.object(|json, key| match key {
         b"id" => set(&mut id, json.string()?.into_owned()),
-        b"nickname" => set(&mut nickname, json.nullable(|j| Some(j.string()?.into_owned()))?),
+        b"nickname" => set(
+            &mut nickname,
+            json.nullable(|j| Some(j.string()?.into_owned()))?,
+        ),
         _ => json.skip(),
     })?;
     Some(User {
@@ -344,7 +350,8 @@ impl<'a> Json<'a> {
         } else {
             &[]
         };
-        if matches!(self.bytes().get(self.at), Some(b'e' | b'E')) || whole.len() + fraction.len() > 15
+        if matches!(self.bytes().get(self.at), Some(b'e' | b'E'))
+            || whole.len() + fraction.len() > 15
         {
             return None;
         }

@@ -29,7 +29,9 @@ fn fast(name: &str, data: &str) -> Option<Event> {
 const USER: &str = r#"{"id":"u1","nickname":"Mina"}"#;
 
 fn chat(message: &str) -> String {
-    format!(r#"{{"user":{USER},"isDj":false,"message":{message},"sentTime":"2024-11-22T04:33:20.123Z"}}"#)
+    format!(
+        r#"{{"user":{USER},"isDj":false,"message":{message},"sentTime":"2024-11-22T04:33:20.123Z"}}"#
+    )
 }
 
 #[test]
@@ -40,7 +42,9 @@ fn every_frame_of_the_fixture_stream_takes_the_fast_path() {
         let name = frame.lines().find_map(|l| l.strip_prefix("event:"));
         let data = frame.lines().find_map(|l| l.strip_prefix("data:"));
         if let (Some(name), Some(data)) = (name.map(str::trim), data.map(str::trim_start)) {
-            if ["chat", "presence", "like", "donation"].contains(&name) && reference(name, data).is_some() {
+            if ["chat", "presence", "like", "donation"].contains(&name)
+                && reference(name, data).is_some()
+            {
                 assert!(fast(name, data).is_some(), "{name} {data}");
                 seen += 1;
             }
@@ -54,13 +58,44 @@ fn each_event_in_its_documented_form() {
     let user = r#"{"id":"Qm9i","nickname":"별빛소녀🌟"}"#;
     let time = r#""2024-11-22T04:33:20.123Z""#;
     let cases = [
-        ("chat", format!(r#"{{"user":{user},"isDj":true,"message":"안녕 ❤️","sentTime":{time}}}"#)),
-        ("presence", format!(r#"{{"user":{user},"type":"JOIN","fanRank":3,"isManager":false,"favoriteTemperature":45.3,"time":{time}}}"#)),
-        ("presence", format!(r#"{{"user":{user},"type":"JOIN","fanRank":null,"isManager":true,"favoriteTemperature":null,"time":{time}}}"#)),
-        ("like", format!(r#"{{"user":{user},"type":"PAID","totalAmount":45,"amount":10,"extraAmount":5,"combo":3,"time":{time}}}"#)),
-        ("like", format!(r#"{{"user":{user},"type":"FREE","totalAmount":1,"amount":1,"extraAmount":0,"combo":null,"time":{time}}}"#)),
-        ("donation", format!(r#"{{"user":{user},"amount":1000,"message":null,"time":{time}}}"#)),
-        ("donation", format!(r#"{{"user":{{"id":"x","nickname":null}},"amount":0,"message":"감사","time":{time}}}"#)),
+        (
+            "chat",
+            format!(r#"{{"user":{user},"isDj":true,"message":"안녕 ❤️","sentTime":{time}}}"#),
+        ),
+        (
+            "presence",
+            format!(
+                r#"{{"user":{user},"type":"JOIN","fanRank":3,"isManager":false,"favoriteTemperature":45.3,"time":{time}}}"#
+            ),
+        ),
+        (
+            "presence",
+            format!(
+                r#"{{"user":{user},"type":"JOIN","fanRank":null,"isManager":true,"favoriteTemperature":null,"time":{time}}}"#
+            ),
+        ),
+        (
+            "like",
+            format!(
+                r#"{{"user":{user},"type":"PAID","totalAmount":45,"amount":10,"extraAmount":5,"combo":3,"time":{time}}}"#
+            ),
+        ),
+        (
+            "like",
+            format!(
+                r#"{{"user":{user},"type":"FREE","totalAmount":1,"amount":1,"extraAmount":0,"combo":null,"time":{time}}}"#
+            ),
+        ),
+        (
+            "donation",
+            format!(r#"{{"user":{user},"amount":1000,"message":null,"time":{time}}}"#),
+        ),
+        (
+            "donation",
+            format!(
+                r#"{{"user":{{"id":"x","nickname":null}},"amount":0,"message":"감사","time":{time}}}"#
+            ),
+        ),
     ];
     for (name, data) in cases {
         assert!(fast(name, &data).is_some(), "{data}");
@@ -72,7 +107,9 @@ fn any_key_order_whitespace_and_absent_optional_fields() {
     let data = " {\n\t\"sentTime\" : \"t\" , \"message\":\"m\",\"isDj\":false,\r\n \"user\":{\"nickname\":\"n\",\"id\":\"i\"} } ";
     assert!(fast("chat", data).is_some());
     let data = r#"{"user":{"id":"i"},"amount":5,"time":"t"}"#;
-    let Some(Event::Donation(d)) = fast("donation", data) else { panic!() };
+    let Some(Event::Donation(d)) = fast("donation", data) else {
+        panic!()
+    };
     assert_eq!((d.user.nickname, d.message), (None, None));
 }
 
@@ -103,7 +140,9 @@ fn unknown_nested_fields_are_skipped() {
 #[test]
 fn deeply_nested_unknown_fields_are_left_to_serde() {
     let deep = format!("{}1{}", "[".repeat(40), "]".repeat(40));
-    let data = format!(r#"{{"user":{{"id":"i"}},"isDj":false,"meta":{deep},"message":"m","sentTime":"t"}}"#);
+    let data = format!(
+        r#"{{"user":{{"id":"i"}},"isDj":false,"meta":{deep},"message":"m","sentTime":"t"}}"#
+    );
     assert!(decode("chat", &data).is_none());
     assert!(reference("chat", &data).is_some());
 }
@@ -129,7 +168,16 @@ fn control_characters_in_strings_are_left_to_serde() {
 
 #[test]
 fn odd_numbers_are_left_to_serde() {
-    for amount in ["01", "-1", "1.0", "1e3", "18446744073709551616", "+1", "-0", "\"5\""] {
+    for amount in [
+        "01",
+        "-1",
+        "1.0",
+        "1e3",
+        "18446744073709551616",
+        "+1",
+        "-0",
+        "\"5\"",
+    ] {
         let data = format!(r#"{{"user":{USER},"amount":{amount},"message":null,"time":"t"}}"#);
         assert!(decode("donation", &data).is_none(), "{amount}");
     }
@@ -137,12 +185,26 @@ fn odd_numbers_are_left_to_serde() {
 
 #[test]
 fn temperatures_match_serde_bit_for_bit() {
-    for t in ["0", "-0", "45", "45.3", "99.99", "0.1", "123456789012345", "1.23456789012345", "-7.25"] {
-        let data = format!(r#"{{"user":{USER},"type":"JOIN","isManager":false,"favoriteTemperature":{t},"time":"t"}}"#);
+    for t in [
+        "0",
+        "-0",
+        "45",
+        "45.3",
+        "99.99",
+        "0.1",
+        "123456789012345",
+        "1.23456789012345",
+        "-7.25",
+    ] {
+        let data = format!(
+            r#"{{"user":{USER},"type":"JOIN","isManager":false,"favoriteTemperature":{t},"time":"t"}}"#
+        );
         assert!(fast("presence", &data).is_some(), "{t}");
     }
     for t in ["1e2", "1234567890123456", "01.5", "1.", ".5"] {
-        let data = format!(r#"{{"user":{USER},"type":"JOIN","isManager":false,"favoriteTemperature":{t},"time":"t"}}"#);
+        let data = format!(
+            r#"{{"user":{USER},"type":"JOIN","isManager":false,"favoriteTemperature":{t},"time":"t"}}"#
+        );
         assert!(decode("presence", &data).is_none(), "{t}");
     }
 }
@@ -209,7 +271,9 @@ fn number() -> impl Strategy<Value = String> {
         (0u64..1_000_000_000_000_000, 0u32..6).prop_map(|(a, k)| {
             let s = a.to_string();
             let k = (k as usize).min(s.len().saturating_sub(1));
-            format!("{}.{}", &s[..s.len() - k], &s[s.len() - k..]).trim_end_matches('.').to_owned()
+            format!("{}.{}", &s[..s.len() - k], &s[s.len() - k..])
+                .trim_end_matches('.')
+                .to_owned()
         }),
     ]
 }
@@ -257,36 +321,59 @@ fn payload(keys: &'static [&'static str]) -> impl Strategy<Value = String> {
     ];
     let ws = proptest::sample::select(vec!["", "", "", " ", "\n", "\t "]);
     let end = proptest::sample::select(vec!["", "", "", " ", "x", ",", "}"]);
-    (proptest::collection::vec((field, ws.clone()), 0..9), ws, end).prop_map(|(fields, ws, end)| {
-        let body: Vec<String> = fields.into_iter().map(|(f, w)| format!("{w}{f}{w}")).collect();
-        format!("{ws}{{{}}}{end}", body.join(","))
-    })
+    (
+        proptest::collection::vec((field, ws.clone()), 0..9),
+        ws,
+        end,
+    )
+        .prop_map(|(fields, ws, end)| {
+            let body: Vec<String> = fields
+                .into_iter()
+                .map(|(f, w)| format!("{w}{f}{w}"))
+                .collect();
+            format!("{ws}{{{}}}{end}", body.join(","))
+        })
 }
 
 /// A well-formed payload with the event's documented fields, shuffled.
 fn documented(fields: &'static [(&'static str, &'static str)]) -> impl Strategy<Value = String> {
-    Just(fields.to_vec()).prop_shuffle().prop_flat_map(|fields| {
-        (user(), json_string(), number()).prop_map(move |(user, text, num)| {
-            let body: Vec<String> = fields
-                .iter()
-                .map(|(k, kind)| {
-                    let v = match *kind {
-                        "user" => user.clone(),
-                        "text" => text.clone(),
-                        "num" => num.clone(),
-                        other => other.to_owned(),
-                    };
-                    format!("\"{k}\":{v}")
-                })
-                .collect();
-            format!("{{{}}}", body.join(","))
+    Just(fields.to_vec())
+        .prop_shuffle()
+        .prop_flat_map(|fields| {
+            (user(), json_string(), number()).prop_map(move |(user, text, num)| {
+                let body: Vec<String> = fields
+                    .iter()
+                    .map(|(k, kind)| {
+                        let v = match *kind {
+                            "user" => user.clone(),
+                            "text" => text.clone(),
+                            "num" => num.clone(),
+                            other => other.to_owned(),
+                        };
+                        format!("\"{k}\":{v}")
+                    })
+                    .collect();
+                format!("{{{}}}", body.join(","))
+            })
         })
-    })
 }
 
 const CHAT_KEYS: &[&str] = &["isDj", "message", "sentTime"];
-const PRESENCE_KEYS: &[&str] = &["type", "fanRank", "isManager", "favoriteTemperature", "time"];
-const LIKE_KEYS: &[&str] = &["type", "totalAmount", "amount", "extraAmount", "combo", "time"];
+const PRESENCE_KEYS: &[&str] = &[
+    "type",
+    "fanRank",
+    "isManager",
+    "favoriteTemperature",
+    "time",
+];
+const LIKE_KEYS: &[&str] = &[
+    "type",
+    "totalAmount",
+    "amount",
+    "extraAmount",
+    "combo",
+    "time",
+];
 const DONATION_KEYS: &[&str] = &["amount", "message", "time"];
 
 proptest! {
