@@ -18,6 +18,9 @@ use crate::time::Timestamp;
 /// Decodes `data` of a frame named `name` when it is in a form this reader
 /// handles exactly; `None` otherwise (and for other names).
 pub(super) fn decode(name: &str, data: &str) -> Option<Event> {
+    if let Some(event) = documented(name, data) {
+        return Some(event);
+    }
     let mut json = Json::new(data);
     let event = match name {
         "chat" => Event::Chat(chat(&mut json)?),
@@ -28,6 +31,105 @@ pub(super) fn decode(name: &str, data: &str) -> Option<Event> {
     };
     json.end()?;
     Some(event)
+}
+
+/// The payload in exactly the documented shape (spec 2.6): compact, every
+/// field present, in the documented order. Read as a template: each key is one
+/// comparison with a constant, no key is scanned or looked up. Anything else
+/// returns `None` and [`decode`] reads the object field by field.
+fn documented(name: &str, data: &str) -> Option<Event> {
+    let mut json = Json::new(data);
+    let event = match name {
+        "chat" => {
+            let user = json.after(b"{\"user\":").and_then(|()| documented_user(&mut json))?;
+            json.after(b",\"isDj\":")?;
+            let is_dj = json.bool()?;
+            json.after(b",\"message\":")?;
+            let message = json.string()?.into_owned();
+            json.after(b",\"sentTime\":")?;
+            let sent_time = json.timestamp()?;
+            Event::Chat(Chat {
+                user,
+                is_dj,
+                message,
+                sent_time,
+            })
+        }
+        "like" => {
+            let user = json.after(b"{\"user\":").and_then(|()| documented_user(&mut json))?;
+            json.after(b",\"type\":")?;
+            let kind = LikeType::from_wire(&json.string()?);
+            json.after(b",\"totalAmount\":")?;
+            let total_amount = json.u64()?;
+            json.after(b",\"amount\":")?;
+            let amount = json.u64()?;
+            json.after(b",\"extraAmount\":")?;
+            let extra_amount = json.u64()?;
+            json.after(b",\"combo\":")?;
+            let combo = json.nullable(Json::u64)?;
+            json.after(b",\"time\":")?;
+            let time = json.timestamp()?;
+            Event::Like(Like {
+                user,
+                kind,
+                total_amount,
+                amount,
+                extra_amount,
+                combo,
+                time,
+            })
+        }
+        "presence" => {
+            let user = json.after(b"{\"user\":").and_then(|()| documented_user(&mut json))?;
+            json.after(b",\"type\":")?;
+            let kind = PresenceType::from_wire(&json.string()?);
+            json.after(b",\"fanRank\":")?;
+            let fan_rank = json.nullable(Json::u64)?;
+            json.after(b",\"isManager\":")?;
+            let is_manager = json.bool()?;
+            json.after(b",\"favoriteTemperature\":")?;
+            let favorite_temperature = json.nullable(Json::f64)?;
+            json.after(b",\"time\":")?;
+            let time = json.timestamp()?;
+            Event::Presence(Presence {
+                user,
+                kind,
+                fan_rank,
+                is_manager,
+                favorite_temperature,
+                time,
+            })
+        }
+        "donation" => {
+            let user = json.after(b"{\"user\":").and_then(|()| documented_user(&mut json))?;
+            json.after(b",\"amount\":")?;
+            let amount = json.u64()?;
+            json.after(b",\"message\":")?;
+            let message = json.nullable(|j| Some(j.string()?.into_owned()))?;
+            json.after(b",\"time\":")?;
+            let time = json.timestamp()?;
+            Event::Donation(Donation {
+                user,
+                amount,
+                message,
+                time,
+            })
+        }
+        _ => return None,
+    };
+    json.after(b"}")?;
+    json.end()?;
+    Some(event)
+}
+
+/// `{"id":…,"nickname":…}` exactly (see [`documented`]).
+fn documented_user(json: &mut Json<'_>) -> Option<User> {
+    json.after(b"{\"id\":")?;
+    let id = json.string()?.into_owned();
+    json.after(b",\"nickname\":")?;
+    let nickname = json.nullable(|j| Some(j.string()?.into_owned()))?;
+    json.after(b"}")?;
+    Some(User { id, nickname })
 }
 
 fn chat(json: &mut Json<'_>) -> Option<Chat> {
@@ -166,6 +268,12 @@ impl<'a> Json<'a> {
             self.at += 1;
         }
         None
+    }
+
+    /// Consumes `literal` when the text continues with exactly it.
+    fn after(&mut self, literal: &[u8]) -> Option<()> {
+        let end = self.at + literal.len();
+        (self.bytes().get(self.at..end)? == literal).then(|| self.at = end)
     }
 
     fn eat(&mut self, byte: u8) -> Option<()> {
