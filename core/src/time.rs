@@ -8,6 +8,8 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::wire::{ShortText, ShortTextVisitor};
+
 /// An ISO-8601 timestamp as the service sent it.
 ///
 /// ```
@@ -19,17 +21,17 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// assert_eq!(Timestamp::new("yesterday").unix_ms(), None);
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Timestamp(Box<str>);
+pub struct Timestamp(ShortText);
 
 impl Timestamp {
     /// Wraps a wire string; nothing is validated until you parse it.
-    pub fn new(wire: impl Into<String>) -> Self {
-        Self(wire.into().into_boxed_str())
+    pub fn new(wire: impl AsRef<str>) -> Self {
+        Self(ShortText::new(wire.as_ref()))
     }
 
     /// The string exactly as received.
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 
     /// Unix time in milliseconds (fraction truncated), or `None` when the string
@@ -41,31 +43,33 @@ impl Timestamp {
 
     /// Unix time in nanoseconds (digits past the ninth are truncated).
     pub fn unix_nanos(&self) -> Option<i128> {
-        parse_rfc3339_nanos(self.0.as_bytes())
+        parse_rfc3339_nanos(self.as_str().as_bytes())
     }
 }
 
 impl fmt::Debug for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
+        serializer.serialize_str(self.as_str())
     }
 }
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Timestamp::new)
+        deserializer
+            .deserialize_str(ShortTextVisitor)
+            .map(Timestamp)
     }
 }
 
@@ -79,41 +83,41 @@ impl<'de> Deserialize<'de> for Timestamp {
 /// assert_eq!(FrameId::new("abc").parts(), None);
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct FrameId(Box<str>);
+pub struct FrameId(ShortText);
 
 impl FrameId {
     /// Wraps an id as it appeared on the `id:` line.
-    pub fn new(raw: impl Into<String>) -> Self {
-        Self(raw.into().into_boxed_str())
+    pub fn new(raw: impl AsRef<str>) -> Self {
+        Self(ShortText::new(raw.as_ref()))
     }
 
     /// The id exactly as received.
     pub fn as_str(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 
     /// `(epoch_millis, offset)` when the id has the service's form.
     pub fn parts(&self) -> Option<(u64, u64)> {
-        let (ms, offset) = self.0.split_once('-')?;
+        let (ms, offset) = self.as_str().split_once('-')?;
         Some((parse_digits(ms)?, parse_digits(offset)?))
     }
 }
 
 impl fmt::Debug for FrameId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for FrameId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 impl Serialize for FrameId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.0)
+        serializer.serialize_str(self.as_str())
     }
 }
 

@@ -1,4 +1,7 @@
-//! Helpers shared by the wire types: string enums that keep unknown values.
+//! Helpers shared by the wire types: string enums that keep unknown values,
+//! and [`ShortText`], a wire string held inline when it is short.
+
+use arrayvec::ArrayString;
 
 /// Defines a string enum of the wire that keeps values it does not know as
 /// `Other(String)` (never a decode error), with `from_wire`, `as_str`,
@@ -105,5 +108,102 @@ impl<T, F: FnOnce(&str) -> T> serde::de::Visitor<'_> for StrVisitor<F> {
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
         Ok((self.0)(v))
+    }
+}
+
+/// Bytes a [`ShortText`] holds inline: a timestamp to the millisecond
+/// (`2024-11-22T04:33:20.123Z`, the service's form) or a frame id fits, and
+/// the whole value stays 32 bytes.
+const INLINE: usize = 24;
+
+/// A wire string that is usually short (timestamps, frame ids), held inline
+/// when it fits so that decoding an event does not allocate for it; longer
+/// values go to the heap. Equality, order and hash are those of the text.
+#[derive(Debug, Clone)]
+pub(crate) enum ShortText {
+    Inline(ArrayString<INLINE>),
+    Heap(Box<str>),
+}
+
+impl ShortText {
+    pub(crate) fn new(text: &str) -> Self {
+        match ArrayString::from(text) {
+            Ok(inline) => ShortText::Inline(inline),
+            Err(_) => ShortText::Heap(text.into()),
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            ShortText::Inline(text) => text,
+            ShortText::Heap(text) => text,
+        }
+    }
+}
+
+impl PartialEq for ShortText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for ShortText {}
+
+impl PartialOrd for ShortText {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ShortText {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for ShortText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+/// Reads a [`ShortText`] from a borrowed or transient string without an
+/// intermediate `String`.
+pub(crate) struct ShortTextVisitor;
+
+impl serde::de::Visitor<'_> for ShortTextVisitor {
+    type Value = ShortText;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ShortText, E> {
+        Ok(ShortText::new(v))
+    }
+}
+
+#[cfg(test)]
+mod short_text_tests {
+    use super::ShortText;
+
+    #[test]
+    fn short_values_stay_inline_long_ones_go_to_the_heap() {
+        assert_eq!(std::mem::size_of::<ShortText>(), 32);
+        for short in ["2024-11-22T04:33:20.123Z", "1732250000000-17", "", "한글🎧"] {
+            assert!(matches!(ShortText::new(short), ShortText::Inline(_)));
+            assert_eq!(ShortText::new(short).as_str(), short);
+        }
+        let long = "2024-11-22T04:33:20.123456Z";
+        assert!(matches!(ShortText::new(long), ShortText::Heap(_)));
+        assert_eq!(ShortText::new(long).as_str(), long);
+    }
+
+    #[test]
+    fn compares_as_its_text_whatever_the_storage() {
+        let long = "y".repeat(60);
+        assert_eq!(ShortText::new("a"), ShortText::new("a"));
+        assert!(ShortText::new("a") < ShortText::new(&long));
+        assert!(ShortText::new(&long) > ShortText::new("x"));
     }
 }

@@ -41,7 +41,9 @@ fn documented(name: &str, data: &str) -> Option<Event> {
     let mut json = Json::new(data);
     let event = match name {
         "chat" => {
-            let user = json.after(b"{\"user\":").and_then(|()| documented_user(&mut json))?;
+            let user = json
+                .after(b"{\"user\":")
+                .and_then(|()| documented_user(&mut json))?;
             json.after(b",\"isDj\":")?;
             let is_dj = json.bool()?;
             json.after(b",\"message\":")?;
@@ -56,7 +58,9 @@ fn documented(name: &str, data: &str) -> Option<Event> {
             })
         }
         "like" => {
-            let user = json.after(b"{\"user\":").and_then(|()| documented_user(&mut json))?;
+            let user = json
+                .after(b"{\"user\":")
+                .and_then(|()| documented_user(&mut json))?;
             json.after(b",\"type\":")?;
             let kind = LikeType::from_wire(&json.string()?);
             json.after(b",\"totalAmount\":")?;
@@ -80,7 +84,9 @@ fn documented(name: &str, data: &str) -> Option<Event> {
             })
         }
         "presence" => {
-            let user = json.after(b"{\"user\":").and_then(|()| documented_user(&mut json))?;
+            let user = json
+                .after(b"{\"user\":")
+                .and_then(|()| documented_user(&mut json))?;
             json.after(b",\"type\":")?;
             let kind = PresenceType::from_wire(&json.string()?);
             json.after(b",\"fanRank\":")?;
@@ -101,7 +107,9 @@ fn documented(name: &str, data: &str) -> Option<Event> {
             })
         }
         "donation" => {
-            let user = json.after(b"{\"user\":").and_then(|()| documented_user(&mut json))?;
+            let user = json
+                .after(b"{\"user\":")
+                .and_then(|()| documented_user(&mut json))?;
             json.after(b",\"amount\":")?;
             let amount = json.u64()?;
             json.after(b",\"message\":")?;
