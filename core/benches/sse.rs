@@ -12,10 +12,13 @@
 //!   `serde_json::from_str::<serde_json::Value>` of the data.
 //! - `long_line`: one 8 MiB `data` line in 4 KiB chunks (the linear-time case).
 //!   A peer slower than ~2 s per pass is timed once outside criterion.
+//!
+//! `ONAIR_RACE=<passes>` instead runs the framing and typed contenders in
+//! interleaved passes and prints each one's fastest pass: the figure that
+//! moves least when the machine is busy (see BENCHMARKS.md, "Method").
 #![allow(clippy::unwrap_used)]
 
 mod common;
-mod proto;
 
 use std::convert::Infallible;
 use std::hint::black_box;
@@ -102,24 +105,6 @@ fn onair_typed(chunks: &[Bytes]) -> Tally {
                 events += 1;
                 // Touch the decoded event (its user id) so decoding cannot be skipped.
                 data += event.user().map_or(0, |u| u.id.len());
-            }
-        }
-    }
-    (events, data)
-}
-
-/// Prototype: onair framing + borrowed (`Cow`) payload types (benches/proto).
-fn onair_borrowed_proto(chunks: &[Bytes]) -> Tally {
-    let mut parser = Parser::new();
-    let (mut events, mut data) = (0, 0);
-    for chunk in chunks {
-        let mut rest = &chunk[..];
-        while let Some(item) = parser.next_item(&mut rest) {
-            if let Item::Event(frame) = item {
-                if let proto::ItemB::Event { event, .. } = black_box(proto::from_frame(&frame)) {
-                    events += 1;
-                    data += event.user().map_or(0, |u| u.id.len());
-                }
             }
         }
     }
@@ -219,7 +204,6 @@ fn typed(c: &mut Criterion) {
     let (stream, chunks) = prepared();
     let events = stream.events;
     assert_eq!(onair_typed(&chunks).0, events);
-    assert_eq!(onair_borrowed_proto(&chunks), onair_typed(&chunks));
     let fields = onair_value(&chunks);
     assert_eq!(fields.0, events);
     assert_eq!(eventsource_value(&chunks), fields);
@@ -229,9 +213,6 @@ fn typed(c: &mut Criterion) {
     group.throughput(Throughput::BytesDecimal(stream.bytes.len() as u64));
     group.bench_function("onair Decoder", |b| {
         b.iter(|| onair_typed(black_box(&chunks)))
-    });
-    group.bench_function("onair borrowed (prototype)", |b| {
-        b.iter(|| onair_borrowed_proto(black_box(&chunks)))
     });
     group.bench_function("onair + serde_json::Value", |b| {
         b.iter(|| onair_value(black_box(&chunks)))
