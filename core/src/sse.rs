@@ -11,9 +11,9 @@
 //!   completes it is fed, even when that line end is a CR at the end of a chunk.
 //! - **Linear time, no per-frame allocation** once the buffers are warm: line ends
 //!   are found with `memchr`, a partial line is never re-scanned, and items borrow
-//!   from the input chunk (zero-copy: a frame whose lines all arrived in the
-//!   chunk, with one `data` line, the service's shape) or from the parser's
-//!   reused buffers (frames spread over chunks, several data lines).
+//!   from the input chunk (zero-copy: the service's frame shape — `id`, `event`,
+//!   one `data` line — arriving whole in one chunk, read in one go) or from the
+//!   parser's reused buffers (any other frame, or one spread over chunks).
 //! - **Bounded memory**: the bytes held for one frame never exceed
 //!   [`Parser::max_frame_bytes`]; a larger frame yields one
 //!   [`FrameErrorKind::TooLarge`] and is skipped up to its blank line.
@@ -127,64 +127,22 @@ enum Ready<'i> {
 /// Where a dispatched frame's text is (`'i`: the input chunk of this call).
 #[derive(Debug, Clone, Copy)]
 enum Body<'i> {
-    /// Every line of the frame arrived in this call and the frame's text was
-    /// validated in one pass: its single data value and its event name (if it
-    /// had one) borrowed from the input.
+    /// The service's frame shape, read in one go from the input and validated
+    /// in one pass (see [`Parser::service_frame`]): its data value and its
+    /// event name (if it had one) borrowed from the input.
     Text {
         data: &'i str,
         event: Option<&'i str>,
     },
-    /// A single data value borrowed from the input, not yet validated; the
-    /// name is in the parser.
-    Raw(&'i [u8]),
     /// Everything is in the parser's buffers.
     Stored,
 }
 
-/// A value's byte range in [`Held::base`].
+/// A value's byte range in the input of [`Parser::service_frame`].
 #[derive(Debug, Clone, Copy)]
 struct Span {
     start: usize,
     end: usize,
-}
-
-impl Span {
-    fn len(self) -> usize {
-        self.end - self.start
-    }
-}
-
-/// What one [`Parser::advance`] call has read of the current frame without
-/// copying it: ranges of `base`, the input as the call found it.
-#[derive(Debug)]
-struct Held<'i> {
-    base: &'i [u8],
-    /// Where the current frame's first line starts in `base`, while nothing of
-    /// the frame is stored in the parser (so its text is one run of `base`).
-    frame_start: Option<usize>,
-    /// The frame's only data value so far.
-    data: Option<Span>,
-    /// The frame's event name (the last `event` line), not yet stored.
-    event: Option<Span>,
-    /// The frame's id (the last `id` line), not yet stored as the last event id.
-    id: Option<Span>,
-}
-
-impl<'i> Held<'i> {
-    /// Holds nothing (for lines assembled from several chunks).
-    fn none() -> Self {
-        Held {
-            base: &[],
-            frame_start: None,
-            data: None,
-            event: None,
-            id: None,
-        }
-    }
-
-    fn bytes(&self, span: Span) -> &'i [u8] {
-        &self.base[span.start..span.end]
-    }
 }
 
 /// Work deferred to the next call, so items can borrow the buffers.
@@ -308,8 +266,8 @@ pub struct Parser {
     discarding: bool,
     /// While discarding: the line in progress already had bytes (so is not blank).
     discarded_partial: bool,
-    /// `data` values, each followed by LF, when they could not be borrowed from
-    /// the input (several data lines, or a frame spread over chunks).
+    /// `data` values, each followed by LF, of a frame not read in one go from
+    /// the input (several data lines, other fields, spread over chunks).
     data: Vec<u8>,
     /// The last `event` value read; it names the current frame only while
     /// `has_event` (kept between frames so a repeated name costs nothing).
@@ -406,9 +364,9 @@ impl Parser {
     /// }
     /// ```
     ///
-    /// The item may borrow from the parser or from the input chunk: a frame
-    /// whose lines all arrived in this chunk, with a single `data` line, hands
-    /// out that line's value without copying it. Either way the parser is free
+    /// The item may borrow from the parser or from the input chunk: a frame of
+    /// the service's shape (`id`, `event`, one `data` line) that arrived whole in
+    /// this chunk hands out its text without copying it. Either way the parser is free
     /// again once the item is dropped, so the loop above compiles as written.
     pub fn next_item<'s: 'c, 'i: 'c, 'c>(&'s mut self, input: &mut &'i [u8]) -> Option<Item<'c>> {
         self.run_cleanup();
@@ -518,13 +476,9 @@ impl Parser {
         }
     }
 
-    /// Scans lines until one yields an item.
-    ///
-    /// The current frame's lines read in this call are not copied: `Held`
-    /// keeps where they are in `input`. Whenever the call ends without
-    /// dispatching the frame (a comment, retry or error item, the end of the
-    /// chunk), or a second data line arrives, they are spilled into the
-    /// parser's buffers, so a frame reads the same however it was chunked.
+    /// Scans lines until one yields an item. A parser holding nothing first
+    /// tries the service's frame shape in one go ([`Parser::service_frame`]);
+    /// otherwise each line is applied to the parser's buffers.
     fn advance<'i>(&mut self, input: &mut &'i [u8]) -> Option<Ready<'i>> {
         if self.bom_matched.is_some() {
             self.strip_bom(input);
@@ -547,18 +501,8 @@ impl Parser {
                 return Some(ready);
             }
         }
-        let mut held = Held {
-            base: input,
-            frame_start: fresh.then_some(0),
-            data: None,
-            event: None,
-            id: None,
-        };
         loop {
-            let Some(&first) = input.first() else {
-                self.spill(&mut held);
-                return None;
-            };
+            let &first = input.first()?;
             // A blank line (the frame's end) is the commonest short line: skip
             // the search call for it.
             let found = match first {
@@ -568,7 +512,6 @@ impl Parser {
             let Some(pos) = found else {
                 let part = *input;
                 *input = &[];
-                self.spill(&mut held);
                 return self.stash_partial(part);
             };
             let mut end = pos + 1;
@@ -579,14 +522,12 @@ impl Parser {
                     None => self.pending_cr = true,
                 }
             }
-            let at = held.base.len() - input.len();
             let line = &input[..pos];
             *input = &input[end..];
             let ready = if self.line.is_empty() && !self.discarded_partial {
-                self.complete_line(line, at, at + end, &mut held)
+                self.complete_line(line)
             } else {
                 // The line began in an earlier chunk (it is never blank).
-                self.spill(&mut held);
                 self.complete_split_line(line)
             };
             if ready.is_some() {
@@ -689,39 +630,6 @@ impl Parser {
         Some(Ready::Event(Body::Text { data, event }))
     }
 
-    /// Bytes held for the frame in progress, counting what `held` borrows as
-    /// if it had been copied (a data value with its LF, event name, id).
-    fn retained_with(&self, held: &Held<'_>) -> usize {
-        let data = held.data.map_or(0, |span| span.len() + 1);
-        let event = held.event.map_or_else(|| self.event_len(), Span::len);
-        let id = held.id.map_or_else(|| self.last_event_id.len(), Span::len);
-        self.line.len() + self.data.len() + data + event + id
-    }
-
-    /// Copies what `held` borrows into the parser's buffers.
-    fn spill(&mut self, held: &mut Held<'_>) {
-        held.frame_start = None;
-        if let Some(span) = held.data.take() {
-            self.push_data(held.bytes(span));
-        }
-        self.spill_names(held);
-    }
-
-    /// Stores a borrowed event name and id (validating them).
-    fn spill_names(&mut self, held: &mut Held<'_>) {
-        if let Some(span) = held.event.take() {
-            let value = held.bytes(span);
-            if !self.event.holds(value) {
-                let room = self.room_beside(self.event.capacity());
-                self.event.replace(value, room);
-            }
-        }
-        if let Some(span) = held.id.take() {
-            let room = self.room_beside(self.last_event_id.capacity());
-            self.last_event_id.replace(held.bytes(span), room);
-        }
-    }
-
     fn push_data(&mut self, value: &[u8]) {
         let room = self.room_beside(self.data.capacity());
         append_bounded(&mut self.data, value, room);
@@ -780,81 +688,32 @@ impl Parser {
         ready
     }
 
-    /// A whole line that arrived in this chunk, at `at` in `held.base`; the
-    /// next line starts at `next`.
-    #[inline]
-    fn complete_line<'i>(
-        &mut self,
-        line: &'i [u8],
-        at: usize,
-        next: usize,
-        held: &mut Held<'i>,
-    ) -> Option<Ready<'i>> {
+    /// A whole line that arrived in this chunk.
+    fn complete_line<'i>(&mut self, line: &'i [u8]) -> Option<Ready<'i>> {
         if self.discarding {
             if line.is_empty() {
                 self.discarding = false;
                 self.clear_frame();
-                held.frame_start = Some(next);
             }
             return None;
         }
-        if self.retained_with(held) + line.len() > self.max_frame_bytes {
-            self.spill(held);
+        if self.retained() + line.len() > self.max_frame_bytes {
             return Some(self.overflow(line));
         }
-        let Some(&first) = line.first() else {
-            let ready = self.dispatch(held);
-            // A frame without data dispatched nothing: the next one starts here.
-            held.frame_start = Some(next);
-            return ready;
-        };
-        if first == b':' {
-            self.spill(held);
-            self.cleanup = Cleanup::Comment;
-            return Some(Ready::Comment(Some(&line[1..])));
-        }
-        let (name, value) = split_field(line);
-        // The value is a suffix of the line.
-        let span = Span {
-            start: at + line.len() - value.len(),
-            end: at + line.len(),
-        };
-        match name {
-            b"data" => {
-                if held.data.is_none() && self.data.is_empty() {
-                    held.data = Some(span);
-                } else {
-                    if let Some(first) = held.data.take() {
-                        self.push_data(held.bytes(first));
-                    }
-                    self.push_data(value);
-                }
-                None
+        match line.split_first() {
+            None => self.dispatch(),
+            Some((b':', comment)) => {
+                self.cleanup = Cleanup::Comment;
+                Some(Ready::Comment(Some(comment)))
             }
-            b"event" => {
-                held.event = Some(span);
-                self.has_event = true;
-                None
-            }
-            b"id" if !has_nul(value) => {
-                held.id = Some(span);
-                self.frame_has_id = true;
-                None
-            }
-            _ => {
-                let ready = self.apply_field(name, value);
-                if ready.is_some() {
-                    self.spill(held);
-                }
-                ready
-            }
+            Some(_) => self.apply_line(line),
         }
     }
 
     /// Applies one complete line (assembled from several chunks) that fits the cap.
     fn process_line<'i>(&mut self, line: &[u8]) -> Option<Ready<'i>> {
         let Some((&first, _)) = line.split_first() else {
-            return self.dispatch(&mut Held::none());
+            return self.dispatch();
         };
         if first == b':' {
             self.comment.clear();
@@ -863,17 +722,14 @@ impl Parser {
             self.cleanup = Cleanup::Comment;
             return Some(Ready::Comment(None));
         }
-        let (name, value) = split_field(line);
-        if name == b"data" {
-            self.push_data(value);
-            return None;
-        }
-        self.apply_field(name, value)
+        self.apply_line(line)
     }
 
-    /// Applies a field other than `data`.
-    fn apply_field<'i>(&mut self, name: &[u8], value: &[u8]) -> Option<Ready<'i>> {
+    /// Applies a field line (not blank, not a comment) that fits the cap.
+    fn apply_line<'i>(&mut self, line: &[u8]) -> Option<Ready<'i>> {
+        let (name, value) = split_field(line);
         match name {
+            b"data" => self.push_data(value),
             b"event" => {
                 self.has_event = true;
                 if !self.event.holds(value) {
@@ -900,47 +756,15 @@ impl Parser {
     }
 
     /// The blank line: dispatches the frame if it had data.
-    fn dispatch<'i>(&mut self, held: &mut Held<'i>) -> Option<Ready<'i>> {
-        let Some(data) = held.data.take() else {
-            self.spill_names(held);
-            if self.data.pop().is_none() {
-                // No data line: nothing is dispatched (spec 6, rule 6).
-                self.has_event = false;
-                self.frame_has_id = false;
-                return None;
-            }
-            self.cleanup = Cleanup::Frame;
-            return Some(Ready::Event(Body::Stored));
-        };
+    fn dispatch<'i>(&mut self) -> Option<Ready<'i>> {
+        if self.data.pop().is_none() {
+            // No data line: nothing is dispatched (spec 6, rule 6).
+            self.has_event = false;
+            self.frame_has_id = false;
+            return None;
+        }
         self.cleanup = Cleanup::Frame;
-        if let Some(body) = self.whole_frame(held, data) {
-            return Some(Ready::Event(body));
-        }
-        self.spill_names(held);
-        Some(Ready::Event(Body::Raw(held.bytes(data))))
-    }
-
-    /// The fast path of [`Parser::dispatch`]: a frame read wholly in this call,
-    /// validated as UTF-8 in one pass over its lines, pieces cut from that text
-    /// (every piece starts and ends next to an ASCII byte, so at a character
-    /// boundary). The id is stored as the last event id without another check.
-    fn whole_frame<'i>(&mut self, held: &mut Held<'i>, data: Span) -> Option<Body<'i>> {
-        let start = held.frame_start?;
-        let text = simdutf8::basic::from_utf8(held.base.get(start..data.end)?).ok()?;
-        let piece = |span: Span| text.get(span.start.checked_sub(start)?..span.end - start);
-        let data = piece(data)?;
-        let event = match held.event {
-            Some(span) => Some(piece(span)?),
-            None => None,
-        };
-        if let Some(span) = held.id {
-            let id = piece(span)?;
-            let room = self.room_beside(self.last_event_id.capacity());
-            self.last_event_id.set_text(id, room);
-        }
-        held.event = None;
-        held.id = None;
-        Some(Body::Text { data, event })
+        Some(Ready::Event(Body::Stored))
     }
 
     /// Starts discarding the current frame, whose line in progress is
@@ -976,20 +800,15 @@ impl Parser {
             Ready::Comment(Some(line)) => Item::Comment(text(line, &mut self.fix_data)),
             Ready::Comment(None) => Item::Comment(text(&self.comment, &mut self.fix_data)),
             Ready::Event(body) => {
-                let named = self.event_len() > 0;
                 let (data, event) = match body {
-                    Body::Text { data, event } => (
-                        data,
-                        event.filter(|name| !name.is_empty()).unwrap_or("message"),
-                    ),
-                    Body::Raw(value) => (text(value, &mut self.fix_data), "message"),
-                    Body::Stored => (text(&self.data, &mut self.fix_data), "message"),
+                    Body::Text { data, event } => (data, event.filter(|name| !name.is_empty())),
+                    Body::Stored => {
+                        let event = (self.event_len() > 0).then_some(&self.event);
+                        let event = event.map(|name| name.text(&mut self.fix_event));
+                        (text(&self.data, &mut self.fix_data), event)
+                    }
                 };
-                let event = match body {
-                    Body::Text { .. } => event,
-                    _ if named => self.event.text(&mut self.fix_event),
-                    _ => event,
-                };
+                let event = event.unwrap_or("message");
                 let last_event_id = self.last_event_id.text(&mut self.fix_id);
                 let id = self.frame_has_id.then_some(last_event_id);
                 Item::Event(Frame {

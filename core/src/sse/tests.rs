@@ -428,7 +428,7 @@ fn service_frames_split_at_every_position() {
 }
 
 #[test]
-fn comments_and_retries_between_held_lines_spill_them() {
+fn comments_and_retries_inside_a_frame_leave_its_fields_intact() {
     for input in [
         &b"data: a\n:c\ndata: b\n\n"[..],
         b"event: x\n:c\nid: 5\ndata: a\n\n",
@@ -509,7 +509,7 @@ fn a_frame_spread_over_chunks_is_copied_and_reads_the_same() {
 }
 
 #[test]
-fn invalid_utf8_anywhere_in_a_borrowed_frame_is_repaired_per_field() {
+fn invalid_utf8_anywhere_in_a_frame_is_repaired_per_field() {
     let input =
         b"event: \xFFx\nid: \xFE\nfoo: \xFF\ndata: ok\n\ndata: \xC3\n\nid: 3\ndata: fine\n\n";
     let expected = [
@@ -522,15 +522,15 @@ fn invalid_utf8_anywhere_in_a_borrowed_frame_is_repaired_per_field() {
 }
 
 #[test]
-fn borrowed_lines_count_toward_the_cap_as_if_copied() {
+fn a_frame_is_capped_alike_read_in_one_go_or_line_by_line() {
     // With a 64-byte cap, frames right at and just past it, in every chunking.
     for filler in 30..50 {
         let data = "d".repeat(filler);
         let input = format!("event:ev\nid:12345\ndata:{data}\n\ndata:after\n\n");
         assert_every_split_parses_alike(input.as_bytes());
     }
-    // A line is checked whole against the cap: held name (2) + id (5) + the
-    // data line "data:" + 52 bytes = 64 fits, one more byte does not.
+    // A line is checked whole against the cap: the event name (2) + id (5) +
+    // the data line "data:" + 52 bytes = 64 fits, one more byte does not.
     let fits = format!("event:ev\nid:12345\ndata:{}\n\n", "d".repeat(52));
     let out = parse_chunks(&mut Parser::with_max_frame_bytes(64), &[fits.as_bytes()]);
     assert_eq!(out, [ev("ev", &"d".repeat(52), Some("12345"), "12345")]);
