@@ -101,7 +101,7 @@ fn onair_typed(chunks: &[Bytes]) -> Tally {
     for chunk in chunks {
         let mut rest = &chunk[..];
         while let Some(item) = decoder.next_item(&mut rest) {
-            if let onair::event::Item::Event { event, .. } = black_box(item) {
+            if let onair::event::Item::Event { event, .. } = black_box(&item) {
                 events += 1;
                 // Touch the decoded event (its user id) so decoding cannot be skipped.
                 data += event.user().map_or(0, |u| u.id.len());
@@ -122,7 +122,7 @@ fn onair_value(chunks: &[Bytes]) -> Tally {
             if let Item::Event(frame) = item {
                 let value: serde_json::Value = serde_json::from_str(frame.data).unwrap();
                 events += 1;
-                data += black_box(value).as_object().map_or(0, serde_json::Map::len);
+                data += black_box(&value).as_object().map_or(0, serde_json::Map::len);
             }
         }
     }
@@ -136,7 +136,7 @@ fn eventsource_value(chunks: &[Bytes]) -> Tally {
         while let Some(event) = events_stream.next().await {
             let value: serde_json::Value = serde_json::from_str(&event.unwrap().data).unwrap();
             events += 1;
-            data += black_box(value).as_object().map_or(0, serde_json::Map::len);
+            data += black_box(&value).as_object().map_or(0, serde_json::Map::len);
         }
         (events, data)
     })
@@ -150,7 +150,7 @@ fn sse_stream_value(chunks: &[Bytes]) -> Tally {
             if let Some(d) = block.unwrap().data {
                 let value: serde_json::Value = serde_json::from_str(&d).unwrap();
                 events += 1;
-                data += black_box(value).as_object().map_or(0, serde_json::Map::len);
+                data += black_box(&value).as_object().map_or(0, serde_json::Map::len);
             }
         }
         (events, data)
