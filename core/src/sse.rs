@@ -554,6 +554,8 @@ impl Parser {
             let rest = bytes.get(pos..)?;
             let len = match *rest.first()? {
                 b'\n' | b'\r' => 0,
+                // The service's data lines are long: straight to the vector search.
+                b'd' if rest.starts_with(b"data:") => memchr2(b'\n', b'\r', rest)?,
                 _ => find_line_end(rest)?,
             };
             let mut next = pos + len + 1;
