@@ -122,7 +122,9 @@ fn onair_value(chunks: &[Bytes]) -> Tally {
             if let Item::Event(frame) = item {
                 let value: serde_json::Value = serde_json::from_str(frame.data).unwrap();
                 events += 1;
-                data += black_box(&value).as_object().map_or(0, serde_json::Map::len);
+                data += black_box(&value)
+                    .as_object()
+                    .map_or(0, serde_json::Map::len);
             }
         }
     }
@@ -136,7 +138,9 @@ fn eventsource_value(chunks: &[Bytes]) -> Tally {
         while let Some(event) = events_stream.next().await {
             let value: serde_json::Value = serde_json::from_str(&event.unwrap().data).unwrap();
             events += 1;
-            data += black_box(&value).as_object().map_or(0, serde_json::Map::len);
+            data += black_box(&value)
+                .as_object()
+                .map_or(0, serde_json::Map::len);
         }
         (events, data)
     })
@@ -150,7 +154,9 @@ fn sse_stream_value(chunks: &[Bytes]) -> Tally {
             if let Some(d) = block.unwrap().data {
                 let value: serde_json::Value = serde_json::from_str(&d).unwrap();
                 events += 1;
-                data += black_box(&value).as_object().map_or(0, serde_json::Map::len);
+                data += black_box(&value)
+                    .as_object()
+                    .map_or(0, serde_json::Map::len);
             }
         }
         (events, data)

@@ -133,6 +133,8 @@ enum Body<'i> {
     Text {
         data: &'i str,
         event: Option<&'i str>,
+        /// The frame's own id (also the last event id now).
+        id: Option<&'i str>,
     },
     /// Everything is in the parser's buffers.
     Stored,
@@ -619,8 +621,11 @@ impl Parser {
             Some(span) => Some(piece(span)?),
             None => None,
         };
-        if let Some(span) = id {
-            let id = piece(span)?;
+        let id = match id {
+            Some(span) => Some(piece(span)?),
+            None => None,
+        };
+        if let Some(id) = id {
             if !self.last_event_id.refill(id) {
                 let room = self.room_beside(self.last_event_id.capacity());
                 self.last_event_id.set_text(id, room);
@@ -629,7 +634,7 @@ impl Parser {
         }
         *input = after;
         self.cleanup = Cleanup::ServiceFrame;
-        Some(Ready::Event(Body::Text { data, event }))
+        Some(Ready::Event(Body::Text { data, event, id }))
     }
 
     fn push_data(&mut self, value: &[u8]) {
@@ -802,16 +807,22 @@ impl Parser {
             Ready::Comment(Some(line)) => Item::Comment(text(line, &mut self.fix_data)),
             Ready::Comment(None) => Item::Comment(text(&self.comment, &mut self.fix_data)),
             Ready::Event(body) => {
-                let (data, event) = match body {
-                    Body::Text { data, event } => (data, event.filter(|name| !name.is_empty())),
+                let (data, event, id) = match body {
+                    Body::Text { data, event, id } => {
+                        (data, event.filter(|name| !name.is_empty()), id)
+                    }
                     Body::Stored => {
                         let event = (self.event_len() > 0).then_some(&self.event);
                         let event = event.map(|name| name.text(&mut self.fix_event));
-                        (text(&self.data, &mut self.fix_data), event)
+                        (text(&self.data, &mut self.fix_data), event, None)
                     }
                 };
                 let event = event.unwrap_or("message");
-                let last_event_id = self.last_event_id.text(&mut self.fix_id);
+                // A frame read in one go lends its own id (the same text).
+                let last_event_id = match id {
+                    Some(id) => id,
+                    None => self.last_event_id.text(&mut self.fix_id),
+                };
                 let id = self.frame_has_id.then_some(last_event_id);
                 Item::Event(Frame {
                     event,
