@@ -1,6 +1,6 @@
 //! The service's stream events (spec 2.6, 4.6, 6), typed.
 //!
-//! [`Decoder`] wraps the [`sse::Parser`](crate::sse::Parser) and turns each
+//! [`Decoder`] wraps the [`sse::Parser`] and turns each
 //! frame into an [`Item`]: a typed [`Event`] (`chat`, `presence`, `like`,
 //! `donation`, `end`), an [`Item::Unknown`] for a name this version does not
 //! know, a heartbeat, or a [`DecodeError`] that keeps the raw frame. Bad input
