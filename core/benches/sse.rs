@@ -338,6 +338,15 @@ fn race(passes: usize) {
         }),
     ];
     common::race("typed", stream.bytes.len(), passes, &typed);
+    let long = long_line_stream(LONG_LINE_BYTES);
+    let long_chunks = common::chunks(&long, CHUNK);
+    let long_line: [(&str, &dyn Fn() -> usize); 2] = [
+        ("onair (16 MiB cap)", &|| {
+            onair_framing(&long_chunks, &mut Parser::with_max_frame_bytes(16 << 20)).1
+        }),
+        ("sse-stream", &|| sse_stream_framing(&long_chunks).1),
+    ];
+    common::race("long_line", long.len(), passes / 5, &long_line);
 }
 
 criterion_group!(benches, framing, typed, long_line);

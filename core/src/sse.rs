@@ -147,6 +147,36 @@ struct Span {
     end: usize,
 }
 
+/// A `data` line split across chunks whose value goes straight into
+/// [`Parser`]'s `data` as it arrives, so a long line is copied once, not
+/// gathered first. It stands for the line `data:` (plus the stripped space)
+/// followed by `data[at..]`.
+#[derive(Debug, Clone, Copy)]
+struct SplitData {
+    /// Where the line's value starts in `data`.
+    at: usize,
+    /// Bytes of the line before its value: `data:` (5), or `data: ` (6).
+    prefix: usize,
+    /// The line so far is exactly `data:`: a space that comes next is stripped.
+    space_pending: bool,
+}
+
+impl SplitData {
+    /// The value bytes of the next piece of the line.
+    fn value<'a>(&mut self, piece: &'a [u8]) -> &'a [u8] {
+        if piece.is_empty() || !std::mem::take(&mut self.space_pending) {
+            return piece;
+        }
+        match piece.strip_prefix(b" ") {
+            Some(value) => {
+                self.prefix += 1;
+                value
+            }
+            None => piece,
+        }
+    }
+}
+
 /// Work deferred to the next call, so items can borrow the buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Cleanup {
@@ -280,6 +310,9 @@ pub struct Parser {
     frame_has_id: bool,
     last_event_id: Field,
     comment: Vec<u8>,
+    /// The line in progress is a split `data` line going straight to `data`
+    /// (then `line` is empty).
+    split_data: Option<SplitData>,
     /// A raw excerpt for the last error item.
     err_raw: Vec<u8>,
     /// U+FFFD-repaired copies, used only when a field is not valid UTF-8.
@@ -321,6 +354,7 @@ impl Parser {
             frame_has_id: false,
             last_event_id: Field::default(),
             comment: Vec::new(),
+            split_data: None,
             err_raw: Vec::new(),
             fix_data: String::new(),
             fix_event: String::new(),
@@ -389,6 +423,7 @@ impl Parser {
         let pending = !self.discarding
             && (held_bom > 0
                 || !self.line.is_empty()
+                || self.split_data.is_some()
                 || !self.data.is_empty()
                 || self.event_len() > 0
                 || self.frame_has_id);
@@ -396,10 +431,13 @@ impl Parser {
         if !pending {
             return None;
         }
-        self.err_raw.clear();
-        self.err_raw.extend_from_slice(&BOM[..held_bom]);
-        self.err_raw.extend_from_slice(&self.data);
-        self.err_raw.extend_from_slice(&self.line);
+        let mut raw = std::mem::take(&mut self.err_raw);
+        raw.clear();
+        raw.extend_from_slice(&BOM[..held_bom]);
+        for piece in self.pending_text() {
+            raw.extend_from_slice(piece);
+        }
+        self.err_raw = raw;
         Some(self.item(Ready::Incomplete))
     }
 
@@ -413,7 +451,20 @@ impl Parser {
     }
 
     fn retained(&self) -> usize {
-        self.line.len() + self.data.len() + self.event_len() + self.last_event_id.len()
+        let prefix = self.split_data.map_or(0, |split| split.prefix);
+        self.line.len() + prefix + self.data.len() + self.event_len() + self.last_event_id.len()
+    }
+
+    /// The frame's pending text as received, in pieces: the data lines so far,
+    /// then the line in progress (see [`SplitData`]).
+    fn pending_text(&self) -> [&[u8]; 4] {
+        match self.split_data {
+            Some(split) => {
+                let (before, value) = self.data.split_at(split.at.min(self.data.len()));
+                [before, &b"data: "[..split.prefix], value, &self.line]
+            }
+            None => [&self.data, &[], &[], &self.line],
+        }
     }
 
     /// Capacity one growable buffer may take, given what the others hold.
@@ -442,6 +493,7 @@ impl Parser {
             Cleanup::Frame => self.clear_frame(),
             Cleanup::Stream => {
                 self.clear_frame();
+                self.split_data = None;
                 self.line.clear();
                 shrink_idle(&mut self.line);
                 self.last_event_id.clear();
@@ -493,6 +545,7 @@ impl Parser {
             self.pending_cr = false;
         }
         let fresh = self.line.is_empty()
+            && self.split_data.is_none()
             && !self.discarding
             && !self.discarded_partial
             && self.data.is_empty()
@@ -526,12 +579,13 @@ impl Parser {
             }
             let line = &input[..pos];
             *input = &input[end..];
-            let ready = if self.line.is_empty() && !self.discarded_partial {
-                self.complete_line(line)
-            } else {
-                // The line began in an earlier chunk (it is never blank).
-                self.complete_split_line(line)
-            };
+            let ready =
+                if self.line.is_empty() && self.split_data.is_none() && !self.discarded_partial {
+                    self.complete_line(line)
+                } else {
+                    // The line began in an earlier chunk (it is never blank).
+                    self.complete_split_line(line)
+                };
             if ready.is_some() {
                 return ready;
             }
@@ -638,9 +692,13 @@ impl Parser {
     }
 
     fn push_data(&mut self, value: &[u8]) {
+        self.append_data(value);
+        self.data.push(b'\n');
+    }
+
+    fn append_data(&mut self, value: &[u8]) {
         let room = self.room_beside(self.data.capacity());
         append_bounded(&mut self.data, value, room);
-        self.data.push(b'\n');
     }
 
     fn strip_bom(&mut self, input: &mut &[u8]) {
@@ -669,8 +727,22 @@ impl Parser {
             self.discarded_partial = true;
             return Some(self.overflow(part));
         }
-        let room = self.room_beside(self.line.capacity());
-        append_bounded(&mut self.line, part, room);
+        if let Some(split) = &mut self.split_data {
+            let value = split.value(part);
+            self.append_data(value);
+        } else if let (true, Some(rest)) = (self.line.is_empty(), part.strip_prefix(b"data:")) {
+            let mut split = SplitData {
+                at: self.data.len(),
+                prefix: 5,
+                space_pending: true,
+            };
+            let value = split.value(rest);
+            self.split_data = Some(split);
+            self.append_data(value);
+        } else {
+            let room = self.room_beside(self.line.capacity());
+            append_bounded(&mut self.line, part, room);
+        }
         None
     }
 
@@ -685,6 +757,11 @@ impl Parser {
         }
         if self.retained() + tail.len() > self.max_frame_bytes {
             return Some(self.overflow(tail));
+        }
+        if let Some(mut split) = self.split_data.take() {
+            let value = split.value(tail);
+            self.push_data(value);
+            return None;
         }
         let mut line = std::mem::take(&mut self.line);
         line.extend_from_slice(tail);
@@ -784,14 +861,17 @@ impl Parser {
         let known = (self.max_frame_bytes + 1)
             .saturating_sub(self.event_len() + self.last_event_id.len())
             .min(RAW_PREFIX_BYTES);
-        self.err_raw.clear();
-        for part in [&self.data[..], &self.line[..], tail] {
-            let room = known - self.err_raw.len();
-            self.err_raw
-                .extend_from_slice(&part[..part.len().min(room)]);
+        let mut raw = std::mem::take(&mut self.err_raw);
+        raw.clear();
+        let [before, prefix, value, line] = self.pending_text();
+        for part in [before, prefix, value, line, tail] {
+            let room = known - raw.len();
+            raw.extend_from_slice(&part[..part.len().min(room)]);
         }
-        let keep = utf8_prefix(&self.err_raw, known).len();
-        self.err_raw.truncate(keep);
+        let keep = utf8_prefix(&raw, known).len();
+        raw.truncate(keep);
+        self.err_raw = raw;
+        self.split_data = None;
         self.data.clear();
         self.line.clear();
         shrink_idle(&mut self.line);

@@ -776,3 +776,49 @@ proptest! {
         prop_assert_eq!(split_field(&line), split_field_reference(&line));
     }
 }
+
+#[test]
+fn a_split_data_line_goes_straight_to_the_data_buffer() {
+    let mut p = Parser::new();
+    let line = "x".repeat(50_000);
+    let input = format!("event: big\ndata: {line}\n\n");
+    let mut out = Vec::new();
+    for chunk in input.as_bytes().chunks(4096) {
+        let mut rest = chunk;
+        while let Some(item) = p.next_item(&mut rest) {
+            out.push(render(&item));
+        }
+        // The value is never gathered in the line buffer first.
+        assert_eq!(p.line.capacity(), 0);
+    }
+    assert_eq!(out, [ev("big", &line, None, "")]);
+}
+
+#[test]
+fn split_data_lines_read_like_whole_ones() {
+    let long = format!("data: {}\n\ndata: ok\n\n", "y".repeat(120));
+    for input in [
+        &b"data: hello world\n\n"[..],
+        b"data:  two spaces\n\n",
+        b"data:\n\n",
+        b"data:x\r\ndata: y\r\rdata\n\n",
+        b"data: a\ndata: b\n:c\nid: 1\ndata: c\n\n",
+        b"data: \xF0\x9F\x8E\xA7 half\n\n",
+        b"data: never ends",
+        long.as_bytes(),
+    ] {
+        assert_every_split_parses_alike(input);
+    }
+    // The excerpt of an oversized split data line keeps its `data: ` prefix.
+    let whole = parse_chunks(&mut Parser::with_max_frame_bytes(64), &[long.as_bytes()]);
+    assert!(whole[0].contains("raw=\"data: yyy"), "{whole:?}");
+    let (a, b) = long.as_bytes().split_at(20);
+    assert_eq!(
+        parse_chunks(&mut Parser::with_max_frame_bytes(64), &[a, b]),
+        whole
+    );
+    // And so does the text of one the input ended inside.
+    let ended = parse_chunks(&mut Parser::new(), &[b"data:", b" abc"]);
+    assert_eq!(ended, parse_chunks(&mut Parser::new(), &[b"data: abc"]));
+    assert!(ended[0].contains("raw=\"data: abc\""), "{ended:?}");
+}
