@@ -13,7 +13,7 @@
 //! - `long_line`: one 8 MiB `data` line in 4 KiB chunks (the linear-time case).
 //!   A peer slower than ~2 s per pass is timed once outside criterion.
 //!
-//! `ONAIR_RACE=<passes>` instead runs the framing and typed contenders in
+//! `ONAIR_RACE=<passes>` instead runs the framing, typed and long_line contenders in
 //! interleaved passes and prints each one's fastest pass: the figure that
 //! moves least when the machine is busy (see BENCHMARKS.md, "Method").
 #![allow(clippy::unwrap_used)]
@@ -322,7 +322,7 @@ fn long_line(c: &mut Criterion) {
     group.finish();
 }
 
-/// `ONAIR_RACE=<passes>`: the framing and typed contenders in interleaved
+/// `ONAIR_RACE=<passes>`: the framing, typed and long_line contenders in interleaved
 /// passes, fastest pass each (robust to a busy machine), instead of criterion.
 fn race(passes: usize) {
     let (stream, chunks) = prepared();
