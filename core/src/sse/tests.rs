@@ -522,6 +522,38 @@ fn invalid_utf8_anywhere_in_a_frame_is_repaired_per_field() {
 }
 
 #[test]
+fn a_frame_read_in_one_go_is_validated_alike_whatever_follows_it() {
+    // A frame read in one go is validated up to a 64-byte multiple when the
+    // chunk holds the bytes after it: what those bytes are must not matter
+    // (a character cut there, invalid UTF-8, the chunk's end).
+    let afters: [&[u8]; 4] = [
+        "data:한é한é한é한é한é한é한é한é한é한é한é한é한é한é\n\n".as_bytes(),
+        b"data:\xC3\xA9\xFF\xC3\xA9\xFF\xC3\xA9\xFF\xC3\xA9\xFF\xC3\xA9\xFF\xC3\xA9\xFF\xC3\n\n",
+        b"data:\xED\x95",
+        b"",
+    ];
+    for filler in 20..160 {
+        let data = "d".repeat(filler);
+        for after in afters {
+            let mut input = format!("id:1\nevent:chat\ndata:{data}\n\n").into_bytes();
+            input.extend_from_slice(after);
+            let range = input.as_ptr_range();
+            let mut p = Parser::new();
+            let mut rest = &input[..];
+            let Some(Item::Event(frame)) = p.next_item(&mut rest) else {
+                panic!("expected a frame");
+            };
+            assert_eq!(
+                (frame.event, frame.data, frame.id),
+                ("chat", &data[..], Some("1"))
+            );
+            assert!(range.contains(&frame.data.as_ptr()), "read in one go");
+            assert_eq!(parse(&input), parse_bytewise(&input), "{input:?}");
+        }
+    }
+}
+
+#[test]
 fn a_frame_is_capped_alike_read_in_one_go_or_line_by_line() {
     // With a 64-byte cap, frames right at and just past it, in every chunking.
     for filler in 30..50 {
