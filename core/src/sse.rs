@@ -608,44 +608,42 @@ impl Parser {
         let mut id = None;
         loop {
             let rest = bytes.get(pos..)?;
-            let len = match *rest.first()? {
-                b'\n' | b'\r' => 0,
+            // One look at the first byte picks the line's field.
+            let (slot, prefix, len) = match *rest.first()? {
+                b'\n' => return self.service_dispatch(input, pos, pos + 1, data?, event, id),
+                b'\r' => {
+                    // A CR ending the chunk may be half of a CRLF: not ours to say.
+                    let crlf = *rest.get(1)? == b'\n';
+                    let next = pos + 1 + usize::from(crlf);
+                    return self.service_dispatch(input, pos, next, data?, event, id);
+                }
                 // The service's data lines are long: straight to the vector search.
-                b'd' if rest.starts_with(b"data:") => memchr2(b'\n', b'\r', rest)?,
-                _ => find_line_end(rest)?,
+                b'd' if data.is_none() && rest.starts_with(b"data:") => {
+                    let len = memchr2(b'\n', b'\r', rest.get(5..)?)?;
+                    (&mut data, 5, 5 + len)
+                }
+                // Short lines are searched from their start: the word holding
+                // the line end then depends less on the value's length.
+                b'i' if rest.starts_with(b"id:") => {
+                    let len = find_line_end(rest)?;
+                    if has_nul(rest.get(3..len)?) {
+                        return None;
+                    }
+                    (&mut id, 3, len)
+                }
+                b'e' if rest.starts_with(b"event:") => (&mut event, 6, find_line_end(rest)?),
+                _ => return None,
             };
             let mut next = pos + len + 1;
-            if rest.get(len) == Some(&b'\r') {
-                // A CR ending the chunk may be half of a CRLF: not ours to say.
-                if *rest.get(len + 1)? == b'\n' {
-                    next += 1;
-                }
+            if *rest.get(len)? == b'\r' && *rest.get(len + 1)? == b'\n' {
+                next += 1;
             }
-            let line = rest.get(..len)?;
-            let value = |prefix: usize| {
-                let start = pos + prefix + usize::from(line.get(prefix) == Some(&b' '));
-                Span {
-                    start,
-                    end: pos + len,
-                }
-            };
-            if line.is_empty() {
-                return self.service_dispatch(input, pos, next, data?, event, id);
-            } else if line.starts_with(b"data:") {
-                if data.is_some() {
-                    return None;
-                }
-                data = Some(value(5));
-            } else if line.starts_with(b"id:") {
-                if has_nul(line) {
-                    return None;
-                }
-                id = Some(value(3));
-            } else if line.starts_with(b"event:") {
-                event = Some(value(6));
-            } else {
-                return None;
-            }
+            // `rest[prefix]` is the line end when the value is empty.
+            let space = rest.get(prefix) == Some(&b' ');
+            *slot = Some(Span {
+                start: pos + prefix + usize::from(space),
+                end: pos + len,
+            });
             pos = next;
         }
     }
@@ -1103,8 +1101,25 @@ fn frame_text(bytes: &[u8], end: usize) -> Option<&str> {
     simdutf8::basic::from_utf8(bytes.get(..end)?).ok()
 }
 
+/// Whether `value` holds a NUL byte, a word at a time (ids are ~20 bytes).
 fn has_nul(value: &[u8]) -> bool {
-    value.iter().fold(false, |nul, &b| nul | (b == 0))
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    // Nonzero exactly when some byte of `word` is zero.
+    let zero_in = |word: &[u8]| {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(word);
+        let word = u64::from_le_bytes(le);
+        word.wrapping_sub(ONES) & !word & HIGHS
+    };
+    let Some(last) = value.len().checked_sub(8) else {
+        return value.contains(&0);
+    };
+    let words = value
+        .chunks_exact(8)
+        .fold(0, |acc, word| acc | zero_in(word));
+    // The last word overlaps the whole ones: it covers the remainder.
+    (words | zero_in(&value[last..])) != 0
 }
 
 /// The first CR or LF in `bytes`. Most lines of the service's stream are short

@@ -854,3 +854,17 @@ fn split_data_lines_read_like_whole_ones() {
     assert_eq!(ended, parse_chunks(&mut Parser::new(), &[b"data: abc"]));
     assert!(ended[0].contains("raw=\"data: abc\""), "{ended:?}");
 }
+
+#[test]
+fn has_nul_finds_a_nul_at_every_position_of_every_length() {
+    for len in 0..40 {
+        let clean = vec![b'7'; len];
+        assert!(!has_nul(&clean), "len {len}");
+        assert!(!has_nul(&vec![0x80; len]), "len {len}, high bytes");
+        for at in 0..len {
+            let mut value = clean.clone();
+            value[at] = 0;
+            assert!(has_nul(&value), "len {len}, NUL at {at}");
+        }
+    }
+}
