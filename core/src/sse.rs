@@ -13,7 +13,8 @@
 //!   are found with `memchr`, a partial line is never re-scanned, and items borrow
 //!   from the input chunk (zero-copy: the service's frame shape — `id`, `event`,
 //!   one `data` line — arriving whole in one chunk, read in one go) or from the
-//!   parser's reused buffers (any other frame, or one spread over chunks).
+//!   parser's reused buffers (such a frame cut by a chunk's end is carried over
+//!   as received and read in one go there; any other frame goes line by line).
 //! - **Bounded memory**: the bytes held for one frame never exceed
 //!   [`Parser::max_frame_bytes`]; a larger frame yields one
 //!   [`FrameErrorKind::TooLarge`] and is skipped up to its blank line.
@@ -41,6 +42,10 @@
 use memchr::{memchr, memchr2};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+mod one_go;
+
+use one_go::{FrameEnd, Scan, Span, Spans};
+
 /// Default cap on one frame's buffered bytes: 256 KiB, far above the service's
 /// ~200-byte frames and far below what would hurt a process holding many bots.
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 256 * 1024;
@@ -58,6 +63,10 @@ const IDLE_CAPACITY: usize = 8 * 1024;
 const ALLOCATION_SLACK: usize = 4 * IDLE_CAPACITY;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Most bytes of a frame cut by a chunk's end that are carried over whole
+/// (see [`Parser::carry`]); a longer frame goes line by line.
+const CARRY_MAX_BYTES: usize = IDLE_CAPACITY;
 
 /// One thing the stream said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,11 +133,23 @@ enum Ready<'i> {
     Incomplete,
 }
 
+/// What [`Parser::stitch`] made of a carried frame and the next chunk.
+#[derive(Debug, Clone, Copy)]
+enum Stitched {
+    /// The blank line arrived: the frame reads in one go from the carried
+    /// bytes (see [`Parser::carried_item`]); the chunk's part is consumed.
+    Frame(Spans),
+    /// The whole chunk goes on with the frame and was carried too.
+    Carried,
+    /// The frame was replayed line by line; the chunk is untouched.
+    Replayed,
+}
+
 /// Where a dispatched frame's text is (`'i`: the input chunk of this call).
 #[derive(Debug, Clone, Copy)]
 enum Body<'i> {
     /// The service's frame shape, read in one go from the input and validated
-    /// in one pass (see [`Parser::service_frame`]): its data value and its
+    /// in one pass (see [`one_go::scan`]): its data value and its
     /// event name (if it had one) borrowed from the input.
     Text {
         data: &'i str,
@@ -138,13 +159,6 @@ enum Body<'i> {
     },
     /// Everything is in the parser's buffers.
     Stored,
-}
-
-/// A value's byte range in the input of [`Parser::service_frame`].
-#[derive(Debug, Clone, Copy)]
-struct Span {
-    start: usize,
-    end: usize,
 }
 
 /// A `data` line split across chunks whose value goes straight into
@@ -182,8 +196,10 @@ impl SplitData {
 enum Cleanup {
     None,
     Comment,
-    /// A frame read by [`Parser::service_frame`]: only its id flag is set.
+    /// A frame read in one go from the input: only its id flag is set.
     ServiceFrame,
+    /// A frame read in one go from [`Parser::carry`].
+    Carried,
     Frame,
     Stream,
 }
@@ -319,6 +335,11 @@ pub struct Parser {
     fix_data: String,
     fix_event: String,
     fix_id: String,
+    /// A frame of the service's shape cut by a chunk's end, as received
+    /// (empty when none): read in one go once its blank line arrives, or
+    /// replayed line by line when something else does. While it holds bytes
+    /// the other buffers hold no frame.
+    carry: Vec<u8>,
     cleanup: Cleanup,
 }
 
@@ -359,6 +380,7 @@ impl Parser {
             fix_data: String::new(),
             fix_event: String::new(),
             fix_id: String::new(),
+            carry: Vec::new(),
             cleanup: Cleanup::None,
         }
     }
@@ -370,12 +392,16 @@ impl Parser {
 
     /// The stream's last event id (ids persist across frames; `""` at start).
     pub fn last_event_id(&self) -> String {
+        if let Scan::Cut { id: Some(span) } = one_go::scan(&self.carry) {
+            let id = self.carry.get(span.start..span.end).unwrap_or_default();
+            return String::from_utf8_lossy(id).into_owned();
+        }
         self.last_event_id.text(&mut String::new()).to_owned()
     }
 
     /// Bytes held for the frame in progress (never more than the cap).
     pub fn buffered_bytes(&self) -> usize {
-        self.retained()
+        self.retained() + self.carry.len()
     }
 
     /// Bytes allocated by the parser's buffers (capacity, not length).
@@ -402,10 +428,18 @@ impl Parser {
     ///
     /// The item may borrow from the parser or from the input chunk: a frame of
     /// the service's shape (`id`, `event`, one `data` line) that arrived whole in
-    /// this chunk hands out its text without copying it. Either way the parser is free
+    /// this chunk hands out its text without copying it; one that a chunk's end
+    /// cut is carried over as received and read the same way. Either way the parser is free
     /// again once the item is dropped, so the loop above compiles as written.
     pub fn next_item<'s: 'c, 'i: 'c, 'c>(&'s mut self, input: &mut &'i [u8]) -> Option<Item<'c>> {
         self.run_cleanup();
+        if !self.carry.is_empty() {
+            match self.stitch(input) {
+                Stitched::Frame(spans) => return Some(self.carried_item(spans)),
+                Stitched::Carried => return None,
+                Stitched::Replayed => {}
+            }
+        }
         let ready = self.advance(input)?;
         Some(self.item(ready))
     }
@@ -415,6 +449,7 @@ impl Parser {
     /// dispatched. The parser is then ready for a new stream (new connection).
     pub fn finish(&mut self) -> Option<Item<'_>> {
         self.run_cleanup();
+        self.replay_carry();
         self.pending_cr = false;
         let held_bom = match self.bom_matched {
             Some(n) if n > 0 => n,
@@ -474,7 +509,8 @@ impl Parser {
     }
 
     fn growable_capacity(&self) -> usize {
-        self.line.capacity()
+        self.carry.capacity()
+            + self.line.capacity()
             + self.data.capacity()
             + self.event.capacity()
             + self.last_event_id.capacity()
@@ -490,9 +526,16 @@ impl Parser {
                 shrink_idle_string(&mut self.fix_data);
             }
             Cleanup::ServiceFrame => self.frame_has_id = false,
+            Cleanup::Carried => {
+                self.frame_has_id = false;
+                self.carry.clear();
+                shrink_idle(&mut self.carry);
+            }
             Cleanup::Frame => self.clear_frame(),
             Cleanup::Stream => {
                 self.clear_frame();
+                self.carry.clear();
+                shrink_idle(&mut self.carry);
                 self.split_data = None;
                 self.line.clear();
                 shrink_idle(&mut self.line);
@@ -531,7 +574,7 @@ impl Parser {
     }
 
     /// Scans lines until one yields an item. A parser holding nothing first
-    /// tries the service's frame shape in one go ([`Parser::service_frame`]);
+    /// tries the service's frame shape in one go ([`one_go::scan`]);
     /// otherwise each line is applied to the parser's buffers.
     fn advance<'i>(&mut self, input: &mut &'i [u8]) -> Option<Ready<'i>> {
         if self.bom_matched.is_some() {
@@ -552,10 +595,22 @@ impl Parser {
             && !self.has_event
             && !self.frame_has_id;
         if fresh {
-            if let Some(ready) = self.service_frame(input) {
-                return Some(ready);
+            match one_go::scan(input) {
+                Scan::Frame(spans) => {
+                    if let Some(ready) = self.service_dispatch(input, spans) {
+                        return Some(ready);
+                    }
+                }
+                Scan::Cut { .. } if self.start_carry(input) => return None,
+                Scan::Cut { .. } | Scan::Other => {}
             }
         }
+        self.lines(input)
+    }
+
+    /// The line-by-line path: applies each line to the parser's buffers
+    /// until one yields an item or `input` is used up.
+    fn lines<'i>(&mut self, input: &mut &'i [u8]) -> Option<Ready<'i>> {
         loop {
             let &first = input.first()?;
             // A blank line (the frame's end) is the commonest short line: skip
@@ -592,91 +647,20 @@ impl Parser {
         }
     }
 
-    /// The service's frame read in one go by a parser that holds nothing:
-    /// `id` and `event` lines (any order), exactly one `data` line and the
-    /// blank line, all in `input`, valid UTF-8, no lone CR at the chunk's end.
-    /// The frame's text is validated in one pass and its pieces are borrowed
-    /// from it. Anything else (a comment, `retry`, several data lines, a frame
-    /// cut by the chunk's end, invalid UTF-8, a NUL in the id) returns `None`
-    /// with nothing consumed, and the line-by-line path reads the same bytes.
-    #[inline]
-    fn service_frame<'i>(&mut self, input: &mut &'i [u8]) -> Option<Ready<'i>> {
+    /// Delivers a frame of the service's shape that arrived whole in `input`
+    /// ([`one_go::scan`]): its text is validated in one pass and its pieces
+    /// are borrowed from it. `None` (nothing consumed) when it is not valid
+    /// UTF-8 or not within the cap: the line-by-line path reads it then.
+    fn service_dispatch<'i>(&mut self, input: &mut &'i [u8], spans: Spans) -> Option<Ready<'i>> {
         let bytes: &'i [u8] = input;
-        let mut pos = 0;
-        let mut data = None;
-        let mut event = None;
-        let mut id = None;
-        loop {
-            let rest = bytes.get(pos..)?;
-            // One look at the first byte picks the line's field.
-            let (slot, prefix, len) = match *rest.first()? {
-                b'\n' => return self.service_dispatch(input, pos, pos + 1, data?, event, id),
-                b'\r' => {
-                    // A CR ending the chunk may be half of a CRLF: not ours to say.
-                    let crlf = *rest.get(1)? == b'\n';
-                    let next = pos + 1 + usize::from(crlf);
-                    return self.service_dispatch(input, pos, next, data?, event, id);
-                }
-                // The service's data lines are long: straight to the vector search.
-                b'd' if data.is_none() && rest.starts_with(b"data:") => {
-                    let len = memchr2(b'\n', b'\r', rest.get(5..)?)?;
-                    (&mut data, 5, 5 + len)
-                }
-                // Short lines are searched from their start: the word holding
-                // the line end then depends less on the value's length.
-                b'i' if rest.starts_with(b"id:") => {
-                    let len = find_line_end(rest)?;
-                    if has_nul(rest.get(3..len)?) {
-                        return None;
-                    }
-                    (&mut id, 3, len)
-                }
-                b'e' if rest.starts_with(b"event:") => (&mut event, 6, find_line_end(rest)?),
-                _ => return None,
-            };
-            let mut next = pos + len + 1;
-            if *rest.get(len)? == b'\r' && *rest.get(len + 1)? == b'\n' {
-                next += 1;
-            }
-            // `rest[prefix]` is the line end when the value is empty.
-            let space = rest.get(prefix) == Some(&b' ');
-            *slot = Some(Span {
-                start: pos + prefix + usize::from(space),
-                end: pos + len,
-            });
-            pos = next;
-        }
-    }
-
-    /// Delivers the frame [`Parser::service_frame`] read: its text is
-    /// `input[..end]`, the blank line ends at `next`.
-    fn service_dispatch<'i>(
-        &mut self,
-        input: &mut &'i [u8],
-        end: usize,
-        next: usize,
-        data: Span,
-        event: Option<Span>,
-        id: Option<Span>,
-    ) -> Option<Ready<'i>> {
-        let bytes: &'i [u8] = input;
-        let after = bytes.get(next..)?;
+        let after = bytes.get(spans.next..)?;
         // Within the cap however it is counted (the line-by-line path would
         // have held at most the frame's text plus the previous id).
-        if end + self.last_event_id.len() > self.max_frame_bytes {
+        if spans.end + self.last_event_id.len() > self.max_frame_bytes {
             return None;
         }
-        let text = frame_text(bytes, end)?;
-        let piece = |span: Span| text.get(span.start..span.end);
-        let data = piece(data)?;
-        let event = match event {
-            Some(span) => Some(piece(span)?),
-            None => None,
-        };
-        let id = match id {
-            Some(span) => Some(piece(span)?),
-            None => None,
-        };
+        let text = one_go::frame_text(bytes, spans.end)?;
+        let (data, event, id) = pieces(text, spans)?;
         if let Some(id) = id {
             if !self.last_event_id.refill(id) {
                 let room = self.room_beside(self.last_event_id.capacity());
@@ -687,6 +671,121 @@ impl Parser {
         *input = after;
         self.cleanup = Cleanup::ServiceFrame;
         Some(Ready::Event(Body::Text { data, event, id }))
+    }
+
+    /// Carries `input`, the start of a frame of the service's shape that the
+    /// chunk's end cut, into [`Parser::carry`] and consumes it. `false`
+    /// (nothing done) when it is empty, long, or could near the cap.
+    fn start_carry(&mut self, input: &mut &[u8]) -> bool {
+        if input.is_empty() || !self.may_carry(input.len()) {
+            return false;
+        }
+        self.carry.extend_from_slice(input);
+        *input = &[];
+        true
+    }
+
+    /// Whether `len` bytes may be carried. Bound so that replaying them line by
+    /// line ([`Parser::replay_carry`]) cannot reach the cap, which counts the
+    /// values held plus the last event id before or after the frame's own.
+    fn may_carry(&self, len: usize) -> bool {
+        len <= CARRY_MAX_BYTES && 2 * len + self.last_event_id.len() <= self.max_frame_bytes
+    }
+
+    /// Goes on with a carried frame in the next chunk.
+    fn stitch(&mut self, input: &mut &[u8]) -> Stitched {
+        let held = self.carry.len();
+        let last = self.carry.last().copied().unwrap_or(b'\n');
+        match one_go::frame_end(input, last) {
+            FrameEnd::At(end) if self.may_carry(held + end) => {
+                let pad = one_go::padding(held + end);
+                let upto = input.len().min(end + pad);
+                self.carry
+                    .extend_from_slice(input.get(..upto).unwrap_or_default());
+                match one_go::scan(&self.carry) {
+                    Scan::Frame(spans) if spans.next == held + end => {
+                        *input = input.get(end..).unwrap_or_default();
+                        self.cleanup = Cleanup::Carried;
+                        return Stitched::Frame(spans);
+                    }
+                    _ => self.carry.truncate(held),
+                }
+            }
+            FrameEnd::Later if self.may_carry(held + input.len()) => {
+                self.carry.extend_from_slice(input);
+                *input = &[];
+                return Stitched::Carried;
+            }
+            FrameEnd::At(_) | FrameEnd::Later | FrameEnd::Other => {}
+        }
+        self.replay_carry();
+        Stitched::Replayed
+    }
+
+    /// The item of a carried frame that [`Parser::stitch`] completed: read
+    /// in one go like [`Parser::service_dispatch`], or, when it is not valid
+    /// UTF-8, exactly as the line-by-line path would have read it.
+    fn carried_item(&mut self, spans: Spans) -> Item<'_> {
+        let room = self.room_beside(self.last_event_id.capacity());
+        let carry = &self.carry;
+        if let Some((data, event, id)) =
+            one_go::frame_text(carry, spans.end).and_then(|text| pieces(text, spans))
+        {
+            if let Some(id) = id {
+                if !self.last_event_id.refill(id) {
+                    self.last_event_id.set_text(id, room);
+                }
+                self.frame_has_id = true;
+            }
+            return Item::Event(Frame {
+                event: event.filter(|name| !name.is_empty()).unwrap_or("message"),
+                data,
+                id,
+                last_event_id: id.unwrap_or_else(|| self.last_event_id.text(&mut self.fix_id)),
+            });
+        }
+        let raw = |span: Span| carry.get(span.start..span.end).unwrap_or_default();
+        if let Some(span) = spans.id {
+            if !self.last_event_id.holds(raw(span)) {
+                self.last_event_id.replace(raw(span), room);
+            }
+            self.frame_has_id = true;
+        }
+        if let Some(span) = spans.event {
+            if !self.event.holds(raw(span)) {
+                let room = self.room_beside(self.event.capacity());
+                self.event.replace(raw(span), room);
+            }
+        }
+        let event = match spans.event {
+            Some(_) if self.event.len() > 0 => self.event.text(&mut self.fix_event),
+            _ => "message",
+        };
+        let last_event_id = self.last_event_id.text(&mut self.fix_id);
+        Item::Event(Frame {
+            event,
+            data: text(raw(spans.data), &mut self.fix_data),
+            id: self.frame_has_id.then_some(last_event_id),
+            last_event_id,
+        })
+    }
+
+    /// Hands a carried frame to the line-by-line path, as if its bytes had been
+    /// read that way when they arrived (bounded by [`Parser::may_carry`],
+    /// they yield no item).
+    fn replay_carry(&mut self) {
+        if self.carry.is_empty() {
+            return;
+        }
+        let carry = std::mem::take(&mut self.carry);
+        let mut rest = &carry[..];
+        while !rest.is_empty() {
+            let ready = self.lines(&mut rest);
+            debug_assert!(ready.is_none(), "a carried frame replays without items");
+        }
+        self.carry = carry;
+        self.carry.clear();
+        shrink_idle(&mut self.carry);
     }
 
     fn push_data(&mut self, value: &[u8]) {
@@ -1080,25 +1179,18 @@ fn growth(len: usize, capacity: usize, add: usize, room: usize) -> Option<usize>
 
 /// Whether an id value holds a NUL (such an id is ignored). Ids are short: a
 /// branch-free fold beats a search call (`contains` is one, and measured 6 %).
-/// Block size of simdutf8's validator.
-const UTF8_BLOCK: usize = 64;
-
-/// `bytes[..end]` as text. simdutf8 copies a tail shorter than its block aside
-/// and checks it in a branchy loop; when the chunk holds the bytes after the
-/// frame, the text is validated up to a block multiple instead (ending on a
-/// character boundary), which skips that tail.
-#[inline]
-fn frame_text(bytes: &[u8], end: usize) -> Option<&str> {
-    let padded = end.next_multiple_of(UTF8_BLOCK);
-    if let (Some(extended), Some(&next)) = (bytes.get(..padded), bytes.get(padded)) {
-        // `next` starts a character unless it is a continuation byte.
-        if (next as i8) >= -0x40 {
-            if let Ok(text) = simdutf8::basic::from_utf8(extended) {
-                return text.get(..end);
-            }
-        }
-    }
-    simdutf8::basic::from_utf8(bytes.get(..end)?).ok()
+/// The data, event name and id of a frame read in one go, from its text.
+fn pieces(text: &str, spans: Spans) -> Option<(&str, Option<&str>, Option<&str>)> {
+    let piece = |span: Span| text.get(span.start..span.end);
+    let event = match spans.event {
+        Some(span) => Some(piece(span)?),
+        None => None,
+    };
+    let id = match spans.id {
+        Some(span) => Some(piece(span)?),
+        None => None,
+    };
+    Some((piece(spans.data)?, event, id))
 }
 
 /// Whether `value` holds a NUL byte, a word at a time (ids are ~20 bytes).

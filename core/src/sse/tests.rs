@@ -868,3 +868,145 @@ fn has_nul_finds_a_nul_at_every_position_of_every_length() {
         }
     }
 }
+
+// ---- frames carried across a chunk's end -------------------------------------
+
+/// Feeds `chunks`, returning the items of each chunk (then of `finish`).
+fn items_per_chunk(parser: &mut Parser, chunks: &[&[u8]]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for chunk in chunks {
+        let mut rest = *chunk;
+        let mut items = Vec::new();
+        while let Some(item) = parser.next_item(&mut rest) {
+            items.push(render(&item));
+        }
+        assert!(rest.is_empty());
+        out.push(items);
+    }
+    out.push(parser.finish().iter().map(render).collect());
+    out
+}
+
+const SERVICE_FRAME: &[u8] =
+    b"id:1732250000000-17\nevent:chat\ndata:{\"message\":\"hi \xED\x95\x9C\"}\n\n";
+
+#[test]
+fn a_frame_cut_by_a_chunk_end_is_carried_and_read_in_one_go() {
+    let expected = ev(
+        "chat",
+        "{\"message\":\"hi 한\"}",
+        Some("1732250000000-17"),
+        "1732250000000-17",
+    );
+    // Cut inside the data line, after it, and inside the blank line's CRLF.
+    for (first, second) in [
+        SERVICE_FRAME.split_at(40),
+        SERVICE_FRAME.split_at(SERVICE_FRAME.len() - 1),
+    ] {
+        let mut p = Parser::new();
+        let mut rest = first;
+        assert!(p.next_item(&mut rest).is_none());
+        assert_eq!(p.carry, first, "carried as received");
+        assert_eq!(
+            p.last_event_id(),
+            "1732250000000-17",
+            "as if read line by line"
+        );
+        assert_eq!(p.buffered_bytes(), first.len());
+        let mut rest = second;
+        let Some(Item::Event(frame)) = p.next_item(&mut rest) else {
+            panic!("expected the frame");
+        };
+        assert_eq!(render(&Item::Event(frame)), expected);
+        let data = frame.data.as_ptr() as usize;
+        let carry = p.carry.as_ptr_range();
+        assert!(
+            (carry.start as usize..carry.end as usize).contains(&data),
+            "read in one go from the carried bytes"
+        );
+        assert!(p.next_item(&mut rest).is_none());
+        assert!(p.carry.is_empty() && p.finish().is_none());
+    }
+    let crlf = b"id:5\r\nevent:like\r\ndata:{}\r\n\r\n";
+    let out = items_per_chunk(&mut Parser::new(), &[&crlf[..27], &crlf[27..]]);
+    assert_eq!(
+        out,
+        [vec![], vec![ev("like", "{}", Some("5"), "5")], vec![]]
+    );
+}
+
+#[test]
+fn a_carried_frame_meeting_anything_else_is_read_line_by_line() {
+    let head: &[u8] = b"id:7\nevent:chat\ndata:x";
+    let cases: [(&[u8], Vec<String>); 8] = [
+        // Items of their own arrive when their line is read, in order.
+        (
+            b"\n:hb\n\n",
+            vec!["comment \"hb\"".into(), ev("chat", "x", Some("7"), "7")],
+        ),
+        (
+            b"\nretry:5\n\n",
+            vec!["retry 5".into(), ev("chat", "x", Some("7"), "7")],
+        ),
+        // Shapes the one-go reader leaves alone.
+        (b"\ndata:y\n\n", vec![ev("chat", "x\ny", Some("7"), "7")]),
+        (b"\nid:\x008\n\n", vec![ev("chat", "x", Some("7"), "7")]),
+        (b"\nfoo:1\n\n", vec![ev("chat", "x", Some("7"), "7")]),
+        // Invalid UTF-8 is repaired per field, as line by line.
+        (b"\xFF\n\n", vec![ev("chat", "x\u{FFFD}", Some("7"), "7")]),
+        // A blank line that is a CR ending the chunk dispatches at once.
+        (b"\n\r", vec![ev("chat", "x", Some("7"), "7")]),
+        // A field name cut by the chunk's end.
+        (b"\nda", vec![]),
+    ];
+    for (tail, expected) in cases {
+        let mut p = Parser::new();
+        let out = items_per_chunk(&mut p, &[head, tail]);
+        assert_eq!(out[0], Vec::<String>::new(), "{tail:?}");
+        assert_eq!(out[1], expected, "{tail:?}");
+        let mut whole = head.to_vec();
+        whole.extend_from_slice(tail);
+        assert_eq!(
+            parse_chunks(&mut Parser::new(), &[head, tail]),
+            parse_bytewise(&whole),
+            "{tail:?}"
+        );
+    }
+}
+
+#[test]
+fn a_carried_frame_reads_alike_over_many_chunks_and_at_the_end_of_input() {
+    // Longer than the carry holds: it goes on line by line, same items.
+    let long = format!(
+        "id:9\nevent:chat\ndata:{}\n\n",
+        "z".repeat(3 * CARRY_MAX_BYTES)
+    );
+    let chunks: Vec<&[u8]> = long.as_bytes().chunks(1000).collect();
+    assert_eq!(
+        parse_chunks(&mut Parser::new(), &chunks),
+        parse(long.as_bytes())
+    );
+    // Unterminated at the end of input: the same error as line by line.
+    let cut = &SERVICE_FRAME[..SERVICE_FRAME.len() - 1];
+    let carried = parse_chunks(&mut Parser::new(), &[&cut[..30], &cut[30..]]);
+    assert_eq!(carried, parse_bytewise(cut));
+    assert!(
+        carried[0].starts_with("finish error Incomplete"),
+        "{carried:?}"
+    );
+    // Near a small cap, frames are not carried (replaying them could reach it).
+    let input = b"id:12345678901234567890\nevent:chat\ndata:0123456789012345678901234567890123\n\n";
+    for cap in [64, 100, 128] {
+        for at in 0..input.len() {
+            let (a, b) = input.split_at(at);
+            assert_eq!(
+                parse_chunks(&mut Parser::with_max_frame_bytes(cap), &[a, b]),
+                parse_chunks(
+                    &mut Parser::with_max_frame_bytes(cap),
+                    &input.chunks(1).collect::<Vec<_>>()
+                ),
+                "cap {cap}, split at {at}"
+            );
+        }
+    }
+}
