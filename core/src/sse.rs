@@ -300,6 +300,97 @@ impl Field {
     }
 }
 
+/// Bytes of an id copied as one block by [`LastEventId::copy_block`].
+const ID_BLOCK: usize = 32;
+
+/// The stream's last event id: a [`Field`], or a short id of a frame read in
+/// one go, copied from its validated text as one fixed-size block. That copy
+/// is two vector moves instead of a call (ids change every frame); the block
+/// is validated again only when lent, which a frame with its own id never is.
+#[derive(Debug, Clone, Default)]
+struct LastEventId {
+    field: Field,
+    /// The value is `block[..len]` when `Some(len)`; otherwise `field`.
+    block_len: Option<u8>,
+    block: [u8; ID_BLOCK],
+}
+
+impl LastEventId {
+    fn len(&self) -> usize {
+        self.block_len.map_or_else(|| self.field.len(), usize::from)
+    }
+
+    fn capacity(&self) -> usize {
+        self.field.capacity()
+    }
+
+    fn holds(&self, value: &[u8]) -> bool {
+        match self.block_len {
+            Some(len) => self.block.get(..usize::from(len)) == Some(value),
+            None => self.field.holds(value),
+        }
+    }
+
+    /// Sets the id `text[span]` by copying [`ID_BLOCK`] bytes of `text` from
+    /// its start; `false` (nothing changed) when the id is longer or `text`
+    /// ends before the block does.
+    #[inline]
+    fn copy_block(&mut self, text: &str, span: Span) -> bool {
+        let Ok(len) = u8::try_from(span.end - span.start) else {
+            return false;
+        };
+        let block = text.as_bytes().get(span.start..span.start + ID_BLOCK);
+        match block.and_then(|block| <&[u8; ID_BLOCK]>::try_from(block).ok()) {
+            Some(block) if usize::from(len) <= ID_BLOCK => {
+                self.block = *block;
+                self.block_len = Some(len);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// See [`Field::refill`].
+    fn refill(&mut self, value: &str) -> bool {
+        let done = self.field.refill(value);
+        if done {
+            self.block_len = None;
+        }
+        done
+    }
+
+    fn set_text(&mut self, value: &str, room: usize) {
+        self.block_len = None;
+        self.field.set_text(value, room);
+    }
+
+    fn replace(&mut self, value: &[u8], room: usize) {
+        self.block_len = None;
+        self.field.replace(value, room);
+    }
+
+    fn text<'a>(&'a self, fix: &'a mut String) -> &'a str {
+        let Some(len) = self.block_len else {
+            return self.field.text(fix);
+        };
+        let value = self.block.get(..usize::from(len)).unwrap_or_default();
+        match std::str::from_utf8(value) {
+            Ok(text) => text,
+            // Not reached: the block was cut from validated text on boundaries.
+            Err(_) => {
+                fix.clear();
+                fix.push_str(&String::from_utf8_lossy(value));
+                fix
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.block_len = None;
+        self.field.clear();
+    }
+}
+
 /// The incremental event-stream parser. See the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct Parser {
@@ -324,7 +415,7 @@ pub struct Parser {
     has_event: bool,
     /// Whether the current frame set an id.
     frame_has_id: bool,
-    last_event_id: Field,
+    last_event_id: LastEventId,
     comment: Vec<u8>,
     /// The line in progress is a split `data` line going straight to `data`
     /// (then `line` is empty).
@@ -373,7 +464,7 @@ impl Parser {
             event: Field::default(),
             has_event: false,
             frame_has_id: false,
-            last_event_id: Field::default(),
+            last_event_id: LastEventId::default(),
             comment: Vec::new(),
             split_data: None,
             err_raw: Vec::new(),
@@ -661,8 +752,8 @@ impl Parser {
         }
         let text = one_go::frame_text(bytes, spans.end)?;
         let (data, event, id) = pieces(text, spans)?;
-        if let Some(id) = id {
-            if !self.last_event_id.refill(id) {
+        if let (Some(id), Some(span)) = (id, spans.id) {
+            if !self.last_event_id.copy_block(text, span) && !self.last_event_id.refill(id) {
                 let room = self.room_beside(self.last_event_id.capacity());
                 self.last_event_id.set_text(id, room);
             }

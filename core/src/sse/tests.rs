@@ -1010,3 +1010,33 @@ fn a_carried_frame_reads_alike_over_many_chunks_and_at_the_end_of_input() {
         }
     }
 }
+
+#[test]
+fn last_event_id_copied_as_a_block_reads_like_a_field() {
+    let text = "id:1732250000000-17\nevent:chat\ndata:{\"a\":1}";
+    let span = Span { start: 3, end: 19 };
+    let mut id = LastEventId::default();
+    assert!(id.copy_block(text, span));
+    assert_eq!(
+        (id.len(), id.text(&mut String::new())),
+        (16, "1732250000000-17")
+    );
+    assert!(id.holds(b"1732250000000-17") && !id.holds(b"1732250000000-1"));
+    // Too close to the end of the text, or longer than the block: not copied.
+    assert!(!id.copy_block(&text[..30], span));
+    let long = format!("id:{}\n{}", "7".repeat(40), "x".repeat(40));
+    assert!(!id.copy_block(&long, Span { start: 3, end: 43 }));
+    assert_eq!(id.text(&mut String::new()), "1732250000000-17", "unchanged");
+    // Any other way of setting it replaces the block.
+    id.replace(b"\xFF9", 64);
+    assert_eq!((id.len(), id.text(&mut String::new())), (2, "\u{FFFD}9"));
+    assert!(id.copy_block(text, span));
+    id.set_text("5", 64);
+    assert_eq!(id.text(&mut String::new()), "5");
+    assert!(id.copy_block(text, span));
+    id.clear();
+    assert_eq!((id.len(), id.text(&mut String::new())), (0, ""));
+    // A frame without an id lends the block's text.
+    let out = parse(b"id:1732250000000-17\nevent:chat\ndata:0123456789012345678901234567\n\nevent:end\ndata:{}\n\n");
+    assert_eq!(out[1], ev("end", "{}", None, "1732250000000-17"));
+}
