@@ -373,16 +373,8 @@ impl LastEventId {
         let Some(len) = self.block_len else {
             return self.field.text(fix);
         };
-        let value = self.block.get(..usize::from(len)).unwrap_or_default();
-        match std::str::from_utf8(value) {
-            Ok(text) => text,
-            // Not reached: the block was cut from validated text on boundaries.
-            Err(_) => {
-                fix.clear();
-                fix.push_str(&String::from_utf8_lossy(value));
-                fix
-            }
-        }
+        // Valid: the block was cut from validated text on character boundaries.
+        text(self.block.get(..usize::from(len)).unwrap_or_default(), fix)
     }
 
     fn clear(&mut self) {
@@ -492,7 +484,12 @@ impl Parser {
 
     /// Bytes held for the frame in progress (never more than the cap).
     pub fn buffered_bytes(&self) -> usize {
-        self.retained() + self.carry.len()
+        // A carried frame already delivered (its item lent) is not in progress.
+        let carried = match self.cleanup {
+            Cleanup::Carried => 0,
+            _ => self.carry.len(),
+        };
+        self.retained() + carried
     }
 
     /// Bytes allocated by the parser's buffers (capacity, not length).

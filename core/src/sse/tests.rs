@@ -924,6 +924,11 @@ fn a_frame_cut_by_a_chunk_end_is_carried_and_read_in_one_go() {
             (carry.start as usize..carry.end as usize).contains(&data),
             "read in one go from the carried bytes"
         );
+        assert_eq!(
+            p.buffered_bytes(),
+            16,
+            "delivered: only the last event id is held"
+        );
         assert!(p.next_item(&mut rest).is_none());
         assert!(p.carry.is_empty() && p.finish().is_none());
     }
