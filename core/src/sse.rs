@@ -198,8 +198,6 @@ impl SplitData {
 enum Cleanup {
     None,
     Comment,
-    /// A frame read in one go from the input: only its id flag is set.
-    ServiceFrame,
     /// A frame read in one go from [`Parser::carry`].
     Carried,
     Frame,
@@ -436,7 +434,6 @@ impl Parser {
                 shrink_idle(&mut self.comment);
                 shrink_idle_string(&mut self.fix_data);
             }
-            Cleanup::ServiceFrame => self.frame_has_id = false,
             Cleanup::Carried => {
                 self.frame_has_id = false;
                 self.carry.clear();
@@ -577,10 +574,9 @@ impl Parser {
                 let room = self.room_beside(self.last_event_id.capacity());
                 self.last_event_id.set_text(id, room);
             }
-            self.frame_has_id = true;
         }
+        // Nothing to clean up: the frame's own id travels in the item.
         *input = after;
-        self.cleanup = Cleanup::ServiceFrame;
         Some(Ready::Event(Body::Text { data, event, id }))
     }
 
@@ -911,7 +907,10 @@ impl Parser {
                     Some(id) => id,
                     None => self.last_event_id.text(&mut self.fix_id),
                 };
-                let id = self.frame_has_id.then_some(last_event_id);
+                let id = match id {
+                    Some(id) => Some(id),
+                    None => self.frame_has_id.then_some(last_event_id),
+                };
                 Item::Event(Frame {
                     event,
                     data,
