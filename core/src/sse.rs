@@ -570,7 +570,7 @@ impl Parser {
         let text = one_go::frame_text(bytes, spans.end)?;
         let (data, event, id) = pieces(text, spans)?;
         if let (Some(id), Some(span)) = (id, spans.id) {
-            if !self.last_event_id.copy_block(text, span) && !self.last_event_id.refill(id) {
+            if !self.last_event_id.copy_or_refill(text, span) {
                 let room = self.room_beside(self.last_event_id.capacity());
                 self.last_event_id.set_text(id, room);
             }
@@ -635,11 +635,12 @@ impl Parser {
     fn carried_item(&mut self, spans: Spans) -> Item<'_> {
         let room = self.room_beside(self.last_event_id.capacity());
         let carry = &self.carry;
-        if let Some((data, event, id)) =
-            one_go::frame_text(carry, spans.end).and_then(|text| pieces(text, spans))
+        let valid = one_go::frame_text(carry, spans.end);
+        if let Some((text, (data, event, id))) =
+            valid.and_then(|text| Some((text, pieces(text, spans)?)))
         {
-            if let Some(id) = id {
-                if !self.last_event_id.refill(id) {
+            if let (Some(id), Some(span)) = (id, spans.id) {
+                if !self.last_event_id.copy_or_refill(text, span) {
                     self.last_event_id.set_text(id, room);
                 }
                 self.frame_has_id = true;
@@ -653,16 +654,12 @@ impl Parser {
         }
         let raw = |span: Span| carry.get(span.start..span.end).unwrap_or_default();
         if let Some(span) = spans.id {
-            if !self.last_event_id.holds(raw(span)) {
-                self.last_event_id.replace(raw(span), room);
-            }
+            self.last_event_id.keep(raw(span), room);
             self.frame_has_id = true;
         }
         if let Some(span) = spans.event {
-            if !self.event.holds(raw(span)) {
-                let room = self.room_beside(self.event.capacity());
-                self.event.replace(raw(span), room);
-            }
+            let room = self.room_beside(self.event.capacity());
+            self.event.keep(raw(span), room);
         }
         let event = match spans.event {
             Some(_) if self.event.len() > 0 => self.event.text(&mut self.fix_event),
@@ -820,16 +817,12 @@ impl Parser {
             b"data" => self.push_data(value),
             b"event" => {
                 self.has_event = true;
-                if !self.event.holds(value) {
-                    let room = self.room_beside(self.event.capacity());
-                    self.event.replace(value, room);
-                }
+                let room = self.room_beside(self.event.capacity());
+                self.event.keep(value, room);
             }
             b"id" if !has_nul(value) => {
-                if !self.last_event_id.holds(value) {
-                    let room = self.room_beside(self.last_event_id.capacity());
-                    self.last_event_id.replace(value, room);
-                }
+                let room = self.room_beside(self.last_event_id.capacity());
+                self.last_event_id.keep(value, room);
                 self.frame_has_id = true;
             }
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {

@@ -26,13 +26,13 @@ impl Field {
         self.text.capacity() + self.invalid.capacity()
     }
 
-    pub(super) fn holds(&self, value: &[u8]) -> bool {
+    fn holds(&self, value: &[u8]) -> bool {
         self.invalid.is_empty() && self.text.as_bytes() == value
     }
 
     /// Replaces the value, growing its buffer to no more than `room` bytes of
     /// capacity unless the value itself needs more (see [`append_bounded`]).
-    pub(super) fn replace(&mut self, value: &[u8], room: usize) {
+    fn replace(&mut self, value: &[u8], room: usize) {
         self.text.clear();
         self.invalid.clear();
         match simdutf8::basic::from_utf8(value) {
@@ -50,10 +50,18 @@ impl Field {
         }
     }
 
+    /// Replaces the value unless it already is `value` (a repeated event name
+    /// is neither copied nor validated again).
+    pub(super) fn keep(&mut self, value: &[u8], room: usize) {
+        if !self.holds(value) {
+            self.replace(value, room);
+        }
+    }
+
     /// Replaces a valid value with `value` when it fits the capacity held
     /// (the common case: ids of one length); `false` changes nothing.
     #[inline]
-    pub(super) fn refill(&mut self, value: &str) -> bool {
+    fn refill(&mut self, value: &str) -> bool {
         if !self.invalid.is_empty() || value.len() > self.text.capacity() {
             return false;
         }
@@ -150,8 +158,26 @@ impl LastEventId {
         }
     }
 
+    /// Sets the id `text[span]` of a frame read in one go, as a block or into
+    /// the capacity held; `false` (nothing changed) when it needs
+    /// [`LastEventId::set_text`] with room to grow.
+    #[inline]
+    pub(super) fn copy_or_refill(&mut self, text: &str, span: Span) -> bool {
+        self.copy_block(text, span)
+            || text
+                .get(span.start..span.end)
+                .is_some_and(|id| self.refill(id))
+    }
+
+    /// See [`Field::keep`].
+    pub(super) fn keep(&mut self, value: &[u8], room: usize) {
+        if !self.holds(value) {
+            self.replace(value, room);
+        }
+    }
+
     /// See [`Field::refill`].
-    pub(super) fn refill(&mut self, value: &str) -> bool {
+    fn refill(&mut self, value: &str) -> bool {
         let done = self.field.refill(value);
         if done {
             self.block_len = None;
