@@ -1,11 +1,12 @@
 //! `onair decode`: a raw event stream on stdin, one JSON object per item out.
 //!
-//! The line shapes are a contract (see `onair::event::Item` and
-//! `onair::sse::Item` serialization); fields may be added, never changed.
+//! The line shapes are a contract, written once in `onair::json`; fields may
+//! be added, never changed.
 
 use std::io::{self, BufWriter, Read, Write};
 
 use onair::event;
+use onair::json::{ItemJson, RawItemJson};
 use onair::sse::{self, Parser, DEFAULT_MAX_FRAME_BYTES};
 use serde::Serialize;
 
@@ -87,9 +88,9 @@ fn fill(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 fn emit(out: &mut impl Write, item: sse::Item<'_>, raw: bool) -> io::Result<()> {
     if raw {
-        write_line(out, &item)
+        write_line(out, &RawItemJson(&item))
     } else {
-        write_line(out, &event::Item::from_sse(item))
+        write_line(out, &ItemJson(&event::Item::from_sse(item)))
     }
 }
 

@@ -11,7 +11,8 @@
 
 use std::io::Read;
 
-use onair::problem::{classify, Endpoint};
+use onair::endpoint::Endpoint;
+use onair::problem::classify;
 use serde_json::Value;
 
 use crate::UsageError;

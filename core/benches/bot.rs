@@ -3,9 +3,10 @@
 #![allow(clippy::unwrap_used)]
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use onair::api::BaseUrl;
-use onair::bot::{Action, Bot, BotConfig, RequestId};
-use onair::oauth::ClientCredentials;
+use onair::bot::{Action, Bot, BotConfig};
+use onair::http::BaseUrl;
+use onair::misuse::RequestId;
+use onair::secret::ClientCredentials;
 
 const T0: u64 = 1_732_250_000_000;
 const NO_HEADERS: &[(&str, &str)] = &[];

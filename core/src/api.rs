@@ -2,8 +2,9 @@
 //!
 //! Every endpoint has a builder that returns an [`HttpRequest`] — method, full
 //! URL under a caller-given [`BaseUrl`] (one per region; no host is known
-//! here), headers and body — for the caller's own HTTP client to send. Every
-//! success body has a decoder (`decode_*`). Nothing here does I/O.
+//! here), headers and body — for the caller's own HTTP client to send. Paths,
+//! methods and permissions come from the one table in [`crate::endpoint`].
+//! Every success body has a decoder (`decode_*`). Nothing here does I/O.
 //!
 //! - Token endpoints ([`TokenClient`]): `application/x-www-form-urlencoded`
 //!   bodies, client authentication by `Authorization: Basic` (default), form
@@ -15,15 +16,16 @@
 //! - A token, code or header value holding CR, LF or another control
 //!   character is refused ([`RequestError::ControlCharacter`]): no header
 //!   injection through a driver that concatenates.
-//! - [`validate_chat`] refuses what the server would refuse, before a quota
-//!   call is spent.
+//! - [`chat`] refuses what the server would refuse
+//!   ([`crate::chat::validate_chat`]), before a quota call is spent.
 //! - [`ListenerPager`] follows `nextCursor` safely.
 //!
 //! `Debug` of a request shows secrets as `<redacted>`:
 //!
 //! ```
-//! use onair::api::{self, BaseUrl};
-//! use onair::oauth::Secret;
+//! use onair::api;
+//! use onair::http::BaseUrl;
+//! use onair::secret::Secret;
 //!
 //! let base = BaseUrl::new("https://api.example.test/")?;
 //! let req = api::live(&base, &Secret::new("at-123"))?;
@@ -34,23 +36,22 @@
 //! ```
 
 use std::collections::HashSet;
-use std::fmt;
 
 use base64::Engine as _;
 use serde::Serialize;
 use zeroize::Zeroize;
 
+use crate::chat::{validate_chat, ChatError};
+use crate::endpoint::Endpoint;
+use crate::http::{
+    check_value, form_body, form_urlencode, query_encode, BaseUrl, HttpRequest, InvalidBaseUrl,
+    ValueError, FORM, JSON,
+};
 use crate::model::{
     Broadcast, FanRanking, Listener, ListenersPage, RawTokenPair, TokenPair,
     DEFAULT_EXPIRES_IN_SECS,
 };
-use crate::oauth::{ClientCredentials, Secret};
-
-/// Chat length limit in UTF-16 code units (spec 4.7, 8).
-pub const CHAT_MAX_UTF16: usize = 200;
-
-const FORM: &str = "application/x-www-form-urlencoded";
-const JSON: &str = "application/json";
+use crate::secret::{ClientCredentials, CredentialsError, Secret};
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -58,28 +59,34 @@ const JSON: &str = "application/json";
 
 /// A request that was refused locally, before anything was sent. Messages
 /// never contain secret values.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RequestError {
     /// The base URL is unusable (the reason says why).
-    InvalidBaseUrl(&'static str),
-    /// `client_id` is not a UUID; the server would answer 401 `invalid_client`.
-    InvalidClientId,
+    #[error(transparent)]
+    InvalidBaseUrl(#[from] InvalidBaseUrl),
+    /// The client credentials are unusable.
+    #[error(transparent)]
+    Credentials(#[from] CredentialsError),
     /// A value that must not be empty was empty.
+    #[error("{field} must not be empty")]
     Empty {
         /// Which value (`access_token`, `code`, …).
         field: &'static str,
     },
     /// A value holds CR, LF or another control character.
+    #[error("{field} holds a control character (CR, LF, …); refused to prevent header injection")]
     ControlCharacter {
         /// Which value (`access_token`, `code`, …).
         field: &'static str,
     },
     /// A listeners cursor was empty; only a `nextCursor` of a previous page
     /// may be sent, and never an empty one.
+    #[error("an empty or null cursor must never be sent; omit it for the first page")]
     EmptyCursor,
     /// The chat message would be refused by the server.
-    Chat(ChatError),
+    #[error(transparent)]
+    Chat(#[from] ChatError),
 }
 
 impl RequestError {
@@ -88,7 +95,7 @@ impl RequestError {
     pub fn code(&self) -> &'static str {
         match self {
             RequestError::InvalidBaseUrl(_) => "invalid_base_url",
-            RequestError::InvalidClientId => "invalid_client_id",
+            RequestError::Credentials(e) => e.code(),
             RequestError::Empty { .. } => "empty_value",
             RequestError::ControlCharacter { .. } => "control_character",
             RequestError::EmptyCursor => "empty_cursor",
@@ -97,366 +104,13 @@ impl RequestError {
     }
 }
 
-impl fmt::Display for RequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RequestError::InvalidBaseUrl(why) => write!(f, "invalid base URL: {why}"),
-            RequestError::InvalidClientId => f.write_str(
-                "client_id must be a UUID (8-4-4-4-12 hexadecimal digits); \
-                 the server answers anything else with invalid_client",
-            ),
-            RequestError::Empty { field } => write!(f, "{field} must not be empty"),
-            RequestError::ControlCharacter { field } => write!(
-                f,
-                "{field} holds a control character (CR, LF, …); refused to prevent header injection"
-            ),
-            RequestError::EmptyCursor => f.write_str(
-                "an empty or null cursor must never be sent; omit it for the first page",
-            ),
-            RequestError::Chat(e) => fmt::Display::fmt(e, f),
+impl From<ValueError> for RequestError {
+    fn from(e: ValueError) -> Self {
+        match e {
+            ValueError::Empty { field } => RequestError::Empty { field },
+            ValueError::ControlCharacter { field } => RequestError::ControlCharacter { field },
         }
     }
-}
-
-impl std::error::Error for RequestError {}
-
-impl From<ChatError> for RequestError {
-    fn from(e: ChatError) -> Self {
-        RequestError::Chat(e)
-    }
-}
-
-/// Refuses an empty value or one with a control character.
-pub(crate) fn check_value(field: &'static str, value: &str) -> Result<(), RequestError> {
-    if value.is_empty() {
-        return Err(RequestError::Empty { field });
-    }
-    if value.chars().any(char::is_control) {
-        return Err(RequestError::ControlCharacter { field });
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------
-// Base URL and request value
-// ---------------------------------------------------------------------------
-
-/// The region's base address, e.g. `https://api.example.test` (spec 1: one
-/// per region; the app uses the one it is registered in). Trailing slashes
-/// are dropped; a path prefix is kept.
-///
-/// ```
-/// use onair::api::BaseUrl;
-///
-/// assert_eq!(BaseUrl::new("https://x.test/gw//")?.as_str(), "https://x.test/gw");
-/// assert!(BaseUrl::new("x.test").is_err());
-/// assert!(BaseUrl::new("https://x.test/?a=1").is_err());
-/// # Ok::<(), onair::api::RequestError>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct BaseUrl(String);
-
-impl BaseUrl {
-    /// Checks and normalizes a base URL: `http://` or `https://`, a host, no
-    /// query, fragment, whitespace or control characters.
-    pub fn new(url: &str) -> Result<Self, RequestError> {
-        let trimmed = url.trim_end_matches('/');
-        let scheme_len = ["https://", "http://"].into_iter().find_map(|scheme| {
-            let head = trimmed.get(..scheme.len())?;
-            head.eq_ignore_ascii_case(scheme).then_some(scheme.len())
-        });
-        let Some(rest) = scheme_len.and_then(|n| trimmed.get(n..)) else {
-            return Err(RequestError::InvalidBaseUrl(
-                "must start with http:// or https://",
-            ));
-        };
-        let host = rest.split('/').next().unwrap_or("");
-        if host.is_empty() {
-            return Err(RequestError::InvalidBaseUrl("has no host"));
-        }
-        if trimmed.chars().any(|c| c.is_control() || c.is_whitespace()) {
-            return Err(RequestError::InvalidBaseUrl(
-                "holds whitespace or a control character",
-            ));
-        }
-        if trimmed.contains(['?', '#']) {
-            return Err(RequestError::InvalidBaseUrl(
-                "must not have a query or a fragment",
-            ));
-        }
-        Ok(BaseUrl(trimmed.to_owned()))
-    }
-
-    /// The normalized base, without a trailing slash.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    fn join(&self, path: &str) -> String {
-        let mut url = String::with_capacity(self.0.len() + path.len());
-        url.push_str(&self.0);
-        url.push_str(path);
-        url
-    }
-}
-
-impl fmt::Display for BaseUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// An HTTP method used by the service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Method {
-    /// `GET`
-    Get,
-    /// `POST`
-    Post,
-}
-
-impl Method {
-    /// `"GET"` or `"POST"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-        }
-    }
-}
-
-/// One HTTP request to send, as a value.
-///
-/// Its `Debug` shows secrets (the credentials of `Authorization` headers and
-/// the `code`, `token`, `refresh_token` and `client_secret` form fields) as
-/// `<redacted>`; [`HttpRequest::redacted`] gives the same view as data. The
-/// header values and the body are zeroized when the request is dropped.
-#[derive(Clone, PartialEq, Eq)]
-pub struct HttpRequest {
-    /// The method.
-    pub method: Method,
-    /// The full URL, query included.
-    pub url: String,
-    /// Header names and values, in the order to send.
-    pub headers: Vec<(String, String)>,
-    /// The body; empty when there is none.
-    pub body: Vec<u8>,
-}
-
-impl HttpRequest {
-    fn new(method: Method, url: String) -> Self {
-        HttpRequest {
-            method,
-            url,
-            headers: Vec::new(),
-            body: Vec::new(),
-        }
-    }
-
-    fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
-        self.headers.push((name.to_owned(), value.into()));
-        self
-    }
-
-    /// The first value of a header, matched case-insensitively.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// The request with secrets replaced by `<redacted>`, for logs and
-    /// snapshots. The body is shown as text (lossy UTF-8).
-    pub fn redacted(&self) -> RedactedRequest {
-        let headers = self
-            .headers
-            .iter()
-            .map(|(name, value)| {
-                let shown = if name.eq_ignore_ascii_case("authorization") {
-                    match value.split_once(' ') {
-                        Some((scheme, _)) => format!("{scheme} <redacted>"),
-                        None => "<redacted>".to_owned(),
-                    }
-                } else {
-                    value.clone()
-                };
-                (name.clone(), shown)
-            })
-            .collect();
-        let text = String::from_utf8_lossy(&self.body);
-        let is_form = self
-            .header("content-type")
-            .is_some_and(|ct| ct.starts_with(FORM));
-        let body = if is_form {
-            redact_form(&text)
-        } else {
-            text.into_owned()
-        };
-        RedactedRequest {
-            method: self.method.as_str(),
-            url: self.url.clone(),
-            headers,
-            body,
-        }
-    }
-}
-
-/// Replaces the values of secret form fields with `<redacted>`.
-fn redact_form(body: &str) -> String {
-    const SECRET_FIELDS: [&str; 5] = [
-        "code",
-        "token",
-        "refresh_token",
-        "client_secret",
-        "access_token",
-    ];
-    body.split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((key, _)) if SECRET_FIELDS.contains(&key) => format!("{key}=<redacted>"),
-            _ => pair.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-impl fmt::Debug for HttpRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let r = self.redacted();
-        f.debug_struct("HttpRequest")
-            .field("method", &r.method)
-            .field("url", &r.url)
-            .field("headers", &r.headers)
-            .field("body", &r.body)
-            .finish()
-    }
-}
-
-impl Drop for HttpRequest {
-    fn drop(&mut self) {
-        for (_, value) in &mut self.headers {
-            value.zeroize();
-        }
-        self.body.zeroize();
-    }
-}
-
-/// An [`HttpRequest`] with its secrets replaced by `<redacted>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RedactedRequest {
-    /// `GET` or `POST`.
-    pub method: &'static str,
-    /// The full URL.
-    pub url: String,
-    /// Headers, credentials redacted.
-    pub headers: Vec<(String, String)>,
-    /// The body as text, secret form fields redacted.
-    pub body: String,
-}
-
-// ---------------------------------------------------------------------------
-// Percent-encoding
-// ---------------------------------------------------------------------------
-
-const HEX: &[u8; 16] = b"0123456789ABCDEF";
-
-fn push_escaped(out: &mut String, byte: u8) {
-    out.push('%');
-    out.push(char::from(HEX[usize::from(byte >> 4)]));
-    out.push(char::from(HEX[usize::from(byte & 0x0f)]));
-}
-
-/// Encodes one name or value as `application/x-www-form-urlencoded` (WHATWG
-/// URL standard): ASCII letters, digits and `*-._` stay, a space becomes `+`,
-/// every other byte of the UTF-8 becomes `%XX`.
-///
-/// ```
-/// use onair::api::form_urlencode;
-/// assert_eq!(form_urlencode("a b&c=d/é*"), "a+b%26c%3Dd%2F%C3%A9*");
-/// ```
-pub fn form_urlencode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for &b in value.as_bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => {
-                out.push(char::from(b));
-            }
-            b' ' => out.push('+'),
-            _ => push_escaped(&mut out, b),
-        }
-    }
-    out
-}
-
-/// Encodes a query component with RFC 3986's unreserved set only
-/// (`A-Z a-z 0-9 - . _ ~`); everything else, space included, becomes `%XX`.
-///
-/// ```
-/// use onair::api::query_encode;
-/// assert_eq!(query_encode("a+b c=="), "a%2Bb%20c%3D%3D");
-/// ```
-pub fn query_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for &b in value.as_bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(char::from(b));
-            }
-            _ => push_escaped(&mut out, b),
-        }
-    }
-    out
-}
-
-/// Decodes a form-urlencoded or percent-encoded component (`+` is a space).
-/// `None` when a `%` is not followed by two hex digits or the bytes are not
-/// UTF-8.
-///
-/// ```
-/// use onair::api::{form_urldecode, form_urlencode};
-/// let s = "tok=en/+é 1";
-/// assert_eq!(form_urldecode(&form_urlencode(s)).as_deref(), Some(s));
-/// ```
-pub fn form_urldecode(encoded: &str) -> Option<String> {
-    fn hex(b: u8) -> Option<u8> {
-        match b {
-            b'0'..=b'9' => Some(b - b'0'),
-            b'a'..=b'f' => Some(b - b'a' + 10),
-            b'A'..=b'F' => Some(b - b'A' + 10),
-            _ => None,
-        }
-    }
-    let bytes = encoded.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hi = hex(*bytes.get(i + 1)?)?;
-                let lo = hex(*bytes.get(i + 2)?)?;
-                out.push(hi << 4 | lo);
-                i += 2;
-            }
-            _ => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
-}
-
-/// Joins form fields as `name=value&…`, each part form-urlencoded.
-fn form_body(fields: &[(&str, &str)]) -> Vec<u8> {
-    let mut out = String::new();
-    for (i, (name, value)) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        out.push_str(&form_urlencode(name));
-        out.push('=');
-        out.push_str(&form_urlencode(value));
-    }
-    out.into_bytes()
 }
 
 // ---------------------------------------------------------------------------
@@ -507,8 +161,9 @@ impl TokenTypeHint {
 /// app's credentials. `Debug` redacts the client secret.
 ///
 /// ```
-/// use onair::api::{BaseUrl, TokenClient};
-/// use onair::oauth::ClientCredentials;
+/// use onair::api::TokenClient;
+/// use onair::http::BaseUrl;
+/// use onair::secret::ClientCredentials;
 ///
 /// let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
 /// let client = TokenClient::new(BaseUrl::new("https://api.example.test")?, creds);
@@ -565,7 +220,7 @@ impl TokenClient {
         check_value("code", code)?;
         check_value("redirect_uri", redirect_uri)?;
         self.token_request(
-            "/v1/oauth/token",
+            Endpoint::Token,
             &[
                 ("grant_type", "authorization_code"),
                 ("code", code),
@@ -578,7 +233,7 @@ impl TokenClient {
     pub fn refresh(&self, refresh_token: &Secret) -> Result<HttpRequest, RequestError> {
         check_value("refresh_token", refresh_token.expose())?;
         self.token_request(
-            "/v1/oauth/token",
+            Endpoint::Token,
             &[
                 ("grant_type", "refresh_token"),
                 ("refresh_token", refresh_token.expose()),
@@ -596,21 +251,21 @@ impl TokenClient {
         check_value("token", token.expose())?;
         match hint {
             Some(h) => self.token_request(
-                "/v1/oauth/revoke",
+                Endpoint::Revoke,
                 &[("token", token.expose()), ("token_type_hint", h.as_str())],
             ),
-            None => self.token_request("/v1/oauth/revoke", &[("token", token.expose())]),
+            None => self.token_request(Endpoint::Revoke, &[("token", token.expose())]),
         }
     }
 
     fn token_request(
         &self,
-        path: &str,
+        endpoint: Endpoint,
         fields: &[(&str, &str)],
     ) -> Result<HttpRequest, RequestError> {
         let id = self.credentials.client_id().as_str();
         let secret = self.credentials.client_secret().expose();
-        let mut request = HttpRequest::new(Method::Post, self.base.join(path))
+        let mut request = HttpRequest::to(endpoint, &self.base, "")
             .with_header("Content-Type", FORM)
             .with_header("Accept", JSON);
         let mut all: Vec<(&str, &str)> = fields.to_vec();
@@ -628,10 +283,9 @@ impl TokenClient {
         if let Some(mut plain) = basic {
             let encoded = base64::engine::general_purpose::STANDARD.encode(plain.as_bytes());
             plain.zeroize();
-            request = request.with_header("Authorization", format!("Basic {encoded}"));
+            request = request.with_credential(format!("Basic {encoded}"));
         }
-        request.body = form_body(&all);
-        Ok(request)
+        Ok(request.with_body(form_body(&all)))
     }
 }
 
@@ -639,27 +293,29 @@ impl TokenClient {
 // Bot endpoints
 // ---------------------------------------------------------------------------
 
+/// A bot endpoint's request (`suffix`: its query, if any) with the access
+/// token as `Authorization: Bearer` (spec 5.1).
 fn bearer(
-    method: Method,
+    endpoint: Endpoint,
     base: &BaseUrl,
-    path: &str,
+    suffix: &str,
     access_token: &Secret,
 ) -> Result<HttpRequest, RequestError> {
     check_value("access_token", access_token.expose())?;
-    Ok(HttpRequest::new(method, base.join(path))
-        .with_header("Authorization", format!("Bearer {}", access_token.expose())))
+    Ok(HttpRequest::to(endpoint, base, suffix)
+        .with_credential(format!("Bearer {}", access_token.expose())))
 }
 
 /// `GET /v1/live`: the current broadcast (needs `live.read`).
 ///
 /// ```
-/// # use onair::{api::{self, BaseUrl}, oauth::Secret};
+/// # use onair::{api, http::BaseUrl, secret::Secret};
 /// let req = api::live(&BaseUrl::new("https://a.test")?, &Secret::new("t"))?;
 /// assert_eq!((req.method.as_str(), req.url.as_str()), ("GET", "https://a.test/v1/live"));
-/// # Ok::<(), api::RequestError>(())
+/// # Ok::<(), onair::api::RequestError>(())
 /// ```
 pub fn live(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, RequestError> {
-    Ok(bearer(Method::Get, base, "/v1/live", access_token)?.with_header("Accept", JSON))
+    Ok(bearer(Endpoint::Live, base, "", access_token)?.with_header("Accept", JSON))
 }
 
 /// `GET /v1/live/listeners[?cursor=…]` (needs `listeners.read`). Pass `None`
@@ -667,49 +323,51 @@ pub fn live(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, Reques
 /// is refused. Prefer [`ListenerPager`], which does this for you.
 ///
 /// ```
-/// # use onair::{api::{self, BaseUrl}, oauth::Secret};
+/// # use onair::{api, http::BaseUrl, secret::Secret};
 /// let base = BaseUrl::new("https://a.test")?;
 /// let req = api::listeners(&base, &Secret::new("t"), Some("c/1 +"))?;
 /// assert_eq!(req.url, "https://a.test/v1/live/listeners?cursor=c%2F1%20%2B");
 /// assert!(api::listeners(&base, &Secret::new("t"), Some("")).is_err());
-/// # Ok::<(), api::RequestError>(())
+/// # Ok::<(), onair::api::RequestError>(())
 /// ```
 pub fn listeners(
     base: &BaseUrl,
     access_token: &Secret,
     cursor: Option<&str>,
 ) -> Result<HttpRequest, RequestError> {
-    let path = match cursor {
-        None => "/v1/live/listeners".to_owned(),
+    let query = match cursor {
+        None => String::new(),
         Some("") => return Err(RequestError::EmptyCursor),
-        Some(c) => format!("/v1/live/listeners?cursor={}", query_encode(c)),
+        Some(c) => format!("?cursor={}", query_encode(c)),
     };
-    Ok(bearer(Method::Get, base, &path, access_token)?.with_header("Accept", JSON))
+    Ok(bearer(Endpoint::Listeners, base, &query, access_token)?.with_header("Accept", JSON))
 }
 
 /// `GET /v1/live/fans`: the top-30 donor ranking (needs `fans.read`).
 pub fn fans(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, RequestError> {
-    Ok(bearer(Method::Get, base, "/v1/live/fans", access_token)?.with_header("Accept", JSON))
+    Ok(bearer(Endpoint::Fans, base, "", access_token)?.with_header("Accept", JSON))
 }
 
 /// `GET /v1/live/events` with `Accept: text/event-stream` (needs any
 /// `events.*` permission). Open it as a streaming GET.
 pub fn events(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, RequestError> {
-    Ok(bearer(Method::Get, base, "/v1/live/events", access_token)?
-        .with_header("Accept", "text/event-stream"))
+    Ok(
+        bearer(Endpoint::Events, base, "", access_token)?
+            .with_header("Accept", "text/event-stream"),
+    )
 }
 
 /// `POST /v1/live/chat` with body `{"message":…}` (needs `chat.send`). The
-/// message is checked with [`validate_chat`] first.
+/// message is checked with [`crate::chat::validate_chat`] first.
 ///
 /// ```
-/// # use onair::{api::{self, BaseUrl}, oauth::Secret};
+/// # use onair::{api, http::BaseUrl, secret::Secret};
 /// let base = BaseUrl::new("https://a.test")?;
 /// let req = api::chat(&base, &Secret::new("t"), "hi \"all\"")?;
-/// assert_eq!(req.body, br#"{"message":"hi \"all\""}"#);
+/// assert_eq!(&*req.body, br#"{"message":"hi \"all\""}"#);
 /// let err = api::chat(&base, &Secret::new("t"), " \u{3000}").unwrap_err();
 /// assert_eq!(err.code(), "chat_empty");
-/// # Ok::<(), api::RequestError>(())
+/// # Ok::<(), onair::api::RequestError>(())
 /// ```
 pub fn chat(
     base: &BaseUrl,
@@ -721,90 +379,12 @@ pub fn chat(
     struct Body<'a> {
         message: &'a str,
     }
-    let mut request = bearer(Method::Post, base, "/v1/live/chat", access_token)?
-        .with_header("Content-Type", JSON);
     // Serializing a struct of one &str cannot fail; fall back to an empty
     // body rather than panic.
-    request.body = serde_json::to_vec(&Body { message }).unwrap_or_default();
-    Ok(request)
-}
-
-// ---------------------------------------------------------------------------
-// Chat validation
-// ---------------------------------------------------------------------------
-
-/// Why a chat message would be refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ChatErrorKind {
-    /// Over [`CHAT_MAX_UTF16`] UTF-16 code units (server: 400 `OAPI_MNGR_0109`).
-    TooLong,
-    /// Empty or only Unicode White_Space (server: 400 `OAPI_MNGR_0108`).
-    Empty,
-}
-
-impl ChatErrorKind {
-    /// `chat_too_long` or `chat_empty`.
-    pub fn code(self) -> &'static str {
-        match self {
-            ChatErrorKind::TooLong => "chat_too_long",
-            ChatErrorKind::Empty => "chat_empty",
-        }
-    }
-}
-
-/// A chat message the server would refuse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ChatError {
-    /// Why.
-    pub kind: ChatErrorKind,
-    /// The message's length in UTF-16 code units.
-    pub utf16_len: usize,
-}
-
-impl fmt::Display for ChatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            ChatErrorKind::TooLong => write!(
-                f,
-                "chat_too_long: {} UTF-16 code units, at most {CHAT_MAX_UTF16} allowed",
-                self.utf16_len
-            ),
-            ChatErrorKind::Empty => {
-                f.write_str("chat_empty: the message is empty or only whitespace")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ChatError {}
-
-/// Checks a chat message as the server would (spec 4.7): at most 200 UTF-16
-/// code units (an emoji outside the BMP counts 2), not empty, not only
-/// whitespace (Unicode White_Space, as [`char::is_whitespace`]).
-///
-/// ```
-/// use onair::api::{validate_chat, ChatErrorKind};
-///
-/// assert!(validate_chat(&"😀".repeat(100)).is_ok()); // 200 units
-/// let e = validate_chat(&"😀".repeat(101)).unwrap_err();
-/// assert_eq!((e.kind, e.utf16_len), (ChatErrorKind::TooLong, 202));
-/// assert_eq!(validate_chat("\u{2003}\n").unwrap_err().kind, ChatErrorKind::Empty);
-/// ```
-pub fn validate_chat(message: &str) -> Result<(), ChatError> {
-    let utf16_len = message.encode_utf16().count();
-    if message.chars().all(char::is_whitespace) {
-        return Err(ChatError {
-            kind: ChatErrorKind::Empty,
-            utf16_len,
-        });
-    }
-    if utf16_len > CHAT_MAX_UTF16 {
-        return Err(ChatError {
-            kind: ChatErrorKind::TooLong,
-            utf16_len,
-        });
-    }
-    Ok(())
+    let body = serde_json::to_vec(&Body { message }).unwrap_or_default();
+    Ok(bearer(Endpoint::Chat, base, "", access_token)?
+        .with_header("Content-Type", JSON)
+        .with_body(body))
 }
 
 // ---------------------------------------------------------------------------
@@ -836,21 +416,14 @@ impl ResponseErrorKind {
 
 /// A success body that did not decode. For token responses the message names
 /// only the position, never a value (it could be a secret).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", kind.code())]
 pub struct ResponseError {
     /// What went wrong.
     pub kind: ResponseErrorKind,
     /// A description for logs.
     pub message: String,
 }
-
-impl fmt::Display for ResponseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.code(), self.message)
-    }
-}
-
-impl std::error::Error for ResponseError {}
 
 fn json_kind(e: &serde_json::Error) -> ResponseErrorKind {
     match e.classify() {
@@ -946,38 +519,25 @@ pub fn decode_fans(body: &[u8]) -> Result<FanRanking, ResponseError> {
 // ---------------------------------------------------------------------------
 
 /// Why the pager stopped or refused a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PagerError {
     /// The server sent a `nextCursor` that was already followed: paging
     /// would never end, so it stops here.
+    #[error("the server repeated a nextCursor; paging stopped")]
     RepeatedCursor,
     /// More pages than the pager's limit; it stops here.
+    #[error("more than {limit} listener pages; paging stopped")]
     TooManyPages {
         /// The limit.
         limit: usize,
     },
     /// A page was given while no request was outstanding (caller misuse).
+    #[error("no listeners page was requested")]
     NotAwaiting,
     /// The page body did not decode; the same page may be requested again.
+    #[error("listeners page: {0}")]
     Decode(ResponseError),
 }
-
-impl fmt::Display for PagerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PagerError::RepeatedCursor => {
-                f.write_str("the server repeated a nextCursor; paging stopped")
-            }
-            PagerError::TooManyPages { limit } => {
-                write!(f, "more than {limit} listener pages; paging stopped")
-            }
-            PagerError::NotAwaiting => f.write_str("no listeners page was requested"),
-            PagerError::Decode(e) => write!(f, "listeners page: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for PagerError {}
 
 /// What the pager says after a page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -1007,8 +567,9 @@ enum PagerState {
 /// already followed, so paging always ends.
 ///
 /// ```
-/// use onair::api::{BaseUrl, ListenerPager, PagerProgress};
-/// use onair::oauth::Secret;
+/// use onair::api::{ListenerPager, PagerProgress};
+/// use onair::http::BaseUrl;
+/// use onair::secret::Secret;
 ///
 /// let (base, token) = (BaseUrl::new("https://a.test")?, Secret::new("t"));
 /// let mut pager = ListenerPager::new();

@@ -3,77 +3,107 @@
 //! It combines the token state ([`oauth`](crate::oauth)), the quota tracker
 //! ([`quota`](crate::quota)), the event-stream connect-loop
 //! ([`stream`](crate::stream)) with its SSE parser and event decoder, and a
-//! queue of app calls. The driver owns the HTTP client and the clock:
+//! queue of app calls. The driver owns the HTTP client, the clock and the
+//! randomness; the bot owns every rule of the service.
 //!
-//! ```text
-//! bot = Bot::new(config, saved_tokens, seed)
-//! loop:
-//!     match bot.poll(now):
-//!         Send { id, request }       -> send it; bot.on_response(id, status, headers, body, now)
-//!         OpenStream { id, request } -> open a streaming GET; bot.on_stream_open(id, status, headers, now),
-//!                                       then bot.on_stream_bytes(id, chunk, now) per chunk,
-//!                                       and bot.on_stream_closed(id, now) at its end
-//!         CloseStream { id }         -> close that connection (no report needed)
-//!         Event { event, .. }        -> your bot logic; it may call bot.send_chat(text)
-//!         Done { call, result }      -> the answer to an app call
-//!         PersistTokens(tokens)      -> save tokens.to_json() (a restart without it needs new DJ consent)
-//!         Wait { until_ms }          -> sleep until then (None: until a response or bytes arrive)
-//!         Stopped(why)               -> tell a person: re-authorize, re-consent, the DJ blocked the bot, …
+//! # The contract
+//!
+//! **Construction.** [`Bot::new`]`(config, saved_tokens, seed)`. Without
+//! saved tokens the first poll answers [`Action::NeedsAuthorization`]: get a
+//! consent code from the DJ and give it to [`Bot::authorize`]. Seed from real
+//! randomness in production (`getrandom`, the OS, the time): bots that share
+//! a seed back off in lockstep. Tests pass a fixed seed and get the same
+//! delays every run.
+//!
+//! **The loop.** Methods come in four groups, as in quinn-proto:
+//!
+//! | group | methods | what they do |
+//! |---|---|---|
+//! | reports (`on_*`) | [`on_response`](Bot::on_response), [`on_transport_error`](Bot::on_transport_error), [`on_stream_open`](Bot::on_stream_open), [`on_stream_bytes`](Bot::on_stream_bytes), [`on_stream_closed`](Bot::on_stream_closed) | what happened to a request the bot asked for |
+//! | app commands | [`authorize`](Bot::authorize), [`send_chat`](Bot::send_chat), [`fetch_broadcast`](Bot::fetch_broadcast), [`list_listeners`](Bot::list_listeners), [`fetch_fans`](Bot::fetch_fans), [`request_reconnect`](Bot::request_reconnect), [`shutdown`](Bot::shutdown) | what your bot wants |
+//! | polling | [`poll`](Bot::poll) | the next [`Action`] |
+//! | getters | [`tokens`](Bot::tokens), [`quota`](Bot::quota), [`stream`](Bot::stream), [`stop`](Bot::stop) | where things stand |
+//!
+//! 1. After any report or app command, call `poll(now)` until it returns
+//!    [`Action::Wait`]; only then sleep (str0m's "drain until timeout").
+//! 2. `Wait { until_ms }`: sleep until `until_ms`, or until a report arrives
+//!    (a response, stream bytes, a close), whichever is first; then poll
+//!    again. `until_ms` is always later than the `now` you polled with, and is
+//!    `None` only when nothing at all is scheduled (only a report can move
+//!    the bot). `poll` is safe to call early or often: a deadline that has
+//!    passed makes it act at once, and no deadline is ever lost.
+//! 3. [`Action::Send`] carries the request's `timeout_ms`. The bot keeps that
+//!    deadline itself (it is folded into `Wait`); when it passes without a
+//!    report, the bot treats the request as failed. Give your client no
+//!    shorter timeout, or none. A stream ([`Action::OpenStream`]) must get no
+//!    whole-body timeout at all: the bot's connect timeout and heartbeat
+//!    watchdog cover it, and it asks you to close it ([`Action::CloseStream`]).
+//! 4. Reports for a request the bot is done with (it timed out, or the bot
+//!    closed that stream) are harmless: `Ok(())`, ignored. A report for an id
+//!    the bot never issued, or one that does not fit the request (stream
+//!    bytes for a plain request, bytes before `on_stream_open`), is a
+//!    [`Misuse`]: returned at once, nothing changed.
+//! 5. [`Action::Stopped`] is sticky: polling keeps returning it. A
+//!    [`Stop::Reauthorize`] stop resumes when [`Bot::authorize`] gets a new
+//!    consent code: nothing goes out with the refused tokens, the stream
+//!    reopens and queued calls complete. Other stops need a person to fix
+//!    something outside the bot (permissions, a block, the app's credentials).
+//!
+//! **The rules it follows.** 401 on a call or the stream → one refresh, then
+//! once more; a second 401 → [`Stop::Reauthorize`] ([`crate::oauth::RefreshOnce`]).
+//! Chat is validated before it is queued and retried a bounded number of
+//! times on 429 `OAPI_MNGR_0302` and 403 `OAPI_MNGR_0208`, paced by the
+//! quota tracker. Calls wait out per-second pacing and backoff; a call whose
+//! permission is blocked by the daily quota fails at once instead of waiting
+//! for hours. `RECONNECT` is followed at once. A bot that holds only
+//! `events.chat` works: nothing polls `GET /v1/live`.
+//!
+//! # Which layer is for whom
+//!
+//! Bot authors drive [`Bot`] (or a ready-made driver over it). Someone who
+//! builds only a stream reader uses [`crate::stream::ConnectLoop`]; someone
+//! who manages tokens for many bots in one service uses
+//! [`crate::oauth::TokenManager`]. All three take the time as an argument and
+//! answer misuse with the same [`Misuse`] error.
+//!
 //! ```
+//! use onair::{Action, BaseUrl, Bot, BotConfig, ClientCredentials};
 //!
-//! The contract (as in h11 and quinn-proto):
-//! - After any `on_*` call or app command, call [`Bot::poll`] until it returns
-//!   [`Action::Wait`]; only then sleep.
-//! - `poll(now)` is safe to call early or often. A deadline in the past means
-//!   "act now"; the machine never asks to wait until a time at or before `now`.
-//! - A request that fails without a response (connect error, timeout) is
-//!   reported with [`Bot::on_transport_error`].
-//! - Misuse by the caller (an unknown request id, bytes for a stream that is
-//!   not open) is a [`DriverError`], returned at once and changing nothing.
-//!   Bad input from the server is a remote problem: classified and acted on.
-//!
-//! The rules it follows: 401 on any call → one refresh, then the call once
-//! more; a second 401 → stopped (re-authorize). Chat is validated before it
-//! is queued and retried a bounded number of times on 429 `OAPI_MNGR_0302`
-//! and 403 `OAPI_MNGR_0208`, paced by the quota tracker. Calls wait out
-//! per-second pacing and backoff; a call whose permission is blocked by the
-//! daily quota fails at once instead of waiting for hours. A bot that holds
-//! only `events.chat` works: nothing polls `GET /v1/live`.
-//!
-//! ```
-//! use onair::api::BaseUrl;
-//! use onair::bot::{Action, Bot, BotConfig, Stop};
-//! use onair::oauth::{AuthProblem, ClientCredentials};
-//!
-//! let base = BaseUrl::new("http://127.0.0.1:8080").unwrap();
+//! let base = BaseUrl::new("http://127.0.0.1:8080")?;
 //! let credentials =
-//!     ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "secret").unwrap();
+//!     ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "secret")?;
 //! let mut bot = Bot::new(BotConfig::new(base, credentials), None, 7);
 //! // No saved tokens: the DJ must authorize first.
-//! assert_eq!(bot.poll(0), Action::Stopped(Stop::Reauthorize(AuthProblem::NotAuthorized)));
+//! assert_eq!(bot.poll(0), Action::NeedsAuthorization);
 //! bot.authorize("code-from-consent", "https://bot.example/callback");
-//! let Action::Send { request, .. } = bot.poll(0) else { panic!() };
+//! let Action::Send { request, timeout_ms, .. } = bot.poll(0) else { panic!() };
 //! assert!(request.url.ends_with("/v1/oauth/token"));
+//! assert_eq!(timeout_ms, 30_000);
+//! // Nothing else to do until the exchange is answered, or it times out.
+//! assert_eq!(bot.poll(0), Action::Wait { until_ms: Some(30_000) });
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::collections::VecDeque;
 use std::fmt;
 
-use crate::api::{
-    self, BaseUrl, ChatError, HttpRequest, ListenerPager, PagerProgress, TokenClient,
-};
+use crate::api::{self, ListenerPager, PagerProgress, TokenClient};
 use crate::backoff::Backoff;
+use crate::chat::ChatError;
+use crate::endpoint::Endpoint;
 use crate::event::{DecodeError, Event, Item};
-use crate::header::Header;
+use crate::http::{BaseUrl, Header, HttpRequest};
+use crate::misuse::{Misuse, RequestId};
 use crate::model::{Broadcast, FanRanking, Listener};
 use crate::oauth::{
-    AuthProblem, ClientCredentials, OAuthError, RefreshPolicy, Secret, TokenManager, TokenOutcome,
-    Tokens,
+    AfterUnauthorized, AuthProblem, OAuthError, RefreshOnce, RefreshPolicy, TokenManager,
+    TokenOutcome, Tokens,
 };
-use crate::problem::{classify, Advice, Endpoint, Problem, ProblemKind};
+use crate::problem::{classify, Advice, Problem, ProblemKind};
 use crate::quota::QuotaTracker;
-use crate::scope::Permission;
-use crate::stream::{ConnectLoop, Phase, Step, StopReason, StreamConfig};
+use crate::secret::{ClientCredentials, Secret};
+use crate::stop::Stop;
+use crate::stream::{ConnectLoop, Phase, Step, StreamConfig, StreamNotice};
 use crate::time::FrameId;
 
 /// The longest error body of a failed stream open that is kept to classify
@@ -85,6 +115,7 @@ const MAX_QUEUE_WAIT_MS: u64 = 60_000;
 
 /// How the bot is set up.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BotConfig {
     /// The region's base address, e.g. `https://…` (no host is built in).
     pub base_url: BaseUrl,
@@ -99,11 +130,18 @@ pub struct BotConfig {
     /// How many times one call is tried in all when the server says retry
     /// (chat limits, 5xx, per-second quota); default 3.
     pub max_attempts: u32,
+    /// How long a request may take before the bot treats it as failed
+    /// (default 30 s). Stream opens use the connect timeout of
+    /// [`StreamConfig`] instead, and open streams the heartbeat watchdog.
+    pub request_timeout_ms: u64,
+    /// How many app calls may wait in the queue (default 100); one more is
+    /// refused with [`CallError::QueueFull`], never dropped silently.
+    pub max_queued_calls: usize,
 }
 
 impl BotConfig {
     /// Spec defaults: Basic client auth, refresh 10 minutes before expiry,
-    /// the stream on, three attempts per call.
+    /// the stream on, three attempts per call, 30 s per request.
     pub fn new(base_url: BaseUrl, credentials: ClientCredentials) -> Self {
         Self {
             token_client: TokenClient::new(base_url.clone(), credentials),
@@ -112,17 +150,9 @@ impl BotConfig {
             stream: StreamConfig::default(),
             events: true,
             max_attempts: 3,
+            request_timeout_ms: 30_000,
+            max_queued_calls: 100,
         }
-    }
-}
-
-/// Names one HTTP request the bot asked for, so its response can be matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct RequestId(pub u64);
-
-impl fmt::Display for RequestId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "request#{}", self.0)
     }
 }
 
@@ -139,6 +169,7 @@ impl fmt::Display for CallId {
 
 /// What the driver should do next. See the [module docs](self).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Action {
     /// Send this request; report with [`Bot::on_response`] (or
     /// [`Bot::on_transport_error`]).
@@ -147,16 +178,21 @@ pub enum Action {
         id: RequestId,
         /// The request (its `Debug` redacts secrets).
         request: HttpRequest,
+        /// The bot gives up on it after this long (it keeps the deadline
+        /// itself); a client timeout, if any, should be no shorter.
+        timeout_ms: u64,
     },
     /// Open this streaming GET; report with [`Bot::on_stream_open`],
-    /// [`Bot::on_stream_bytes`], [`Bot::on_stream_closed`].
+    /// [`Bot::on_stream_bytes`], [`Bot::on_stream_closed`]. Give it no
+    /// whole-body timeout: the bot watches it.
     OpenStream {
         /// Pass it back with every report on this connection.
         id: RequestId,
         /// The request.
         request: HttpRequest,
     },
-    /// Close this stream connection (it ended, or the watchdog found it dead).
+    /// Close this stream connection (it ended, or the watchdog found it
+    /// dead). Late reports for it are harmless.
     CloseStream {
         /// The connection to close.
         id: RequestId,
@@ -177,10 +213,15 @@ pub enum Action {
         /// How it went.
         result: CallResult,
     },
-    /// A new token pair is in force: save it (e.g. `tokens.to_json()`).
+    /// A new token pair is in force: save it (e.g. `tokens.to_json()`);
+    /// without it a restart needs new DJ consent.
     PersistTokens(Tokens),
+    /// The bot has no tokens yet: send the DJ through consent and give the
+    /// code to [`Bot::authorize`]. Polling keeps returning this until then;
+    /// app calls made meanwhile wait and complete afterwards.
+    NeedsAuthorization,
     /// Nothing to do until `until_ms` (unix ms), or until something is
-    /// reported; `None`: only a report moves the bot on.
+    /// reported; `None`: nothing is scheduled, only a report moves the bot.
     Wait {
         /// When to poll again at the latest; always later than the `now` polled.
         until_ms: Option<u64>,
@@ -189,53 +230,9 @@ pub enum Action {
     Stopped(Stop),
 }
 
-/// Why the bot stopped, as a person must act on it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stop {
-    /// The DJ must authorize the bot (again); the reason says what happened.
-    /// Give the new code to [`Bot::authorize`] to go on.
-    Reauthorize(AuthProblem),
-    /// The DJ must consent again with these permissions (any one of the
-    /// `events.*` ones, for the stream).
-    Reconsent {
-        /// The permissions the service found missing.
-        missing: Vec<Permission>,
-    },
-    /// The bot cannot join the broadcast (403 `OAPI_MNGR_0209`): the DJ may
-    /// have blocked it and must lift that.
-    JoinForbidden,
-    /// The token endpoint refused the client credentials: fix the app's
-    /// configuration (the DJ cannot help).
-    InvalidClient,
-    /// A response outside the spec that retrying will not fix.
-    Unexpected(Problem),
-    /// [`Bot::shutdown`] was called; delete the stored tokens if revoked.
-    ShutDown,
-}
-
-impl fmt::Display for Stop {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Stop::Reauthorize(why) => write!(f, "re-authorize: {why}"),
-            Stop::Reconsent { missing } => {
-                f.write_str("re-consent needed for:")?;
-                for p in missing {
-                    write!(f, " {p}")?;
-                }
-                Ok(())
-            }
-            Stop::JoinForbidden => f.write_str("the bot cannot join: the DJ may have blocked it"),
-            Stop::InvalidClient => {
-                f.write_str("client credentials rejected: fix the configuration")
-            }
-            Stop::Unexpected(problem) => write!(f, "unexpected response: {problem}"),
-            Stop::ShutDown => f.write_str("shut down"),
-        }
-    }
-}
-
 /// A thing worth logging that needs no action.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Notice {
     /// A stream frame that could not be decoded (it was skipped).
     FrameSkipped(DecodeError),
@@ -254,10 +251,25 @@ pub enum Notice {
         /// What it was.
         problem: Problem,
     },
+    /// A request got no report within its timeout; the bot treated it as
+    /// failed (a late report is ignored).
+    RequestTimedOut {
+        /// The request.
+        id: RequestId,
+        /// Its endpoint.
+        endpoint: Endpoint,
+    },
+    /// Stream connections keep ending with `RECONNECT` at once: the next
+    /// connect waits until `until_ms`.
+    ReconnectStormBraked {
+        /// When the next connect goes.
+        until_ms: u64,
+    },
 }
 
 /// The answer to an app call.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CallResult {
     /// [`Bot::fetch_broadcast`].
     Broadcast(Broadcast),
@@ -273,6 +285,7 @@ pub enum CallResult {
 
 /// Why an app call failed.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CallFailure {
     /// The service answered with this problem (not on air, permission
     /// missing, chat blocked after retries, …).
@@ -286,37 +299,30 @@ pub enum CallFailure {
     InvalidBody(api::ResponseError),
     /// The listener pager gave up (a repeated cursor, too many pages).
     Pager(api::PagerError),
-    /// No response, and the call is not safe to repeat (a chat may have been
-    /// posted) or its attempts ran out.
+    /// No response (or none in time), and the call is not safe to repeat (a
+    /// chat may have been posted) or its attempts ran out.
     Transport,
     /// The bot stopped before the call could finish.
     Cancelled,
 }
 
-/// A mistake by the driver (not a server problem). Nothing changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DriverError {
-    /// No request with this id is awaiting a response.
-    UnknownRequest(RequestId),
-    /// This id is not the stream connection that is open or opening.
-    StreamNotOpen(RequestId),
-    /// Bytes for a stream whose open was not reported.
-    StreamNotStarted(RequestId),
+/// An app call refused at once (a local error: nothing was queued).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallError {
+    /// The chat message would be refused by the server.
+    #[error(transparent)]
+    Chat(#[from] ChatError),
+    /// The call queue holds [`BotConfig::max_queued_calls`] calls already.
+    #[error("the call queue is full ({limit} calls waiting)")]
+    QueueFull {
+        /// The limit.
+        limit: usize,
+    },
+    /// The bot has stopped (and the stop is not one a new consent resumes).
+    #[error("the bot has stopped: {0}")]
+    Stopped(Stop),
 }
-
-impl fmt::Display for DriverError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DriverError::UnknownRequest(id) => write!(f, "{id} is not awaiting a response"),
-            DriverError::StreamNotOpen(id) => write!(f, "{id} is not the open stream"),
-            DriverError::StreamNotStarted(id) => {
-                write!(f, "{id}: report on_stream_open before its bytes")
-            }
-        }
-    }
-}
-
-impl std::error::Error for DriverError {}
 
 /// An app call waiting in the queue or in flight.
 #[derive(Debug, Clone)]
@@ -327,8 +333,10 @@ struct Call {
     attempts: u32,
     /// Not before this time (retry delays).
     not_before_ms: u64,
-    /// A 401 was met: wait for a token newer than this generation, then retry once.
-    after_refresh: Option<u64>,
+    /// The spec's one-refresh rule for this call.
+    unauthorized: RefreshOnce,
+    /// A 401 was met with this token generation: wait for a newer one.
+    wait_for_newer_than: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -354,8 +362,15 @@ impl Op {
 enum Purpose {
     Token,
     Revoke,
-    Call(Box<Call>),
-    Stream,
+    /// A call, with the token generation it was sent with.
+    Call(Box<Call>, u64),
+}
+
+#[derive(Debug)]
+struct InFlight {
+    id: RequestId,
+    purpose: Purpose,
+    deadline_ms: u64,
 }
 
 /// The stream connection the driver holds.
@@ -388,12 +403,14 @@ pub struct Bot {
     base_url: BaseUrl,
     events: bool,
     max_attempts: u32,
+    request_timeout_ms: u64,
+    max_queued_calls: usize,
     tokens: TokenManager,
     stream: ConnectLoop,
     quota: QuotaTracker,
     next_request: u64,
     next_call: u64,
-    in_flight: Vec<(RequestId, Purpose)>,
+    in_flight: Vec<InFlight>,
     conn: Option<Conn>,
     /// The connect-loop asked for a refresh and waits for it.
     stream_wants_refresh: bool,
@@ -408,12 +425,16 @@ pub struct Bot {
     stopped: Option<Stop>,
     /// [`Bot::shutdown`] asked to revoke; sent once no token request is in flight.
     revoke_pending: bool,
+    /// A stop was lifted by a new consent code: reconnect once the new pair
+    /// is in.
+    restart_stream: bool,
 }
 
 impl Bot {
     /// A bot resuming from `saved` tokens (see [`Tokens::from_json`]), or
     /// waiting for [`Bot::authorize`] without them. `seed` fixes every
-    /// jitter, so a run is reproducible.
+    /// jitter, so a run is reproducible; seed from real randomness in
+    /// production (bots sharing a seed back off in lockstep).
     pub fn new(config: BotConfig, saved: Option<Tokens>, seed: u64) -> Self {
         let tokens = match saved {
             Some(t) => TokenManager::with_tokens(config.token_client, config.refresh, t),
@@ -423,6 +444,8 @@ impl Bot {
             base_url: config.base_url,
             events: config.events,
             max_attempts: config.max_attempts.max(1),
+            request_timeout_ms: config.request_timeout_ms.max(1),
+            max_queued_calls: config.max_queued_calls,
             tokens,
             stream: ConnectLoop::new(config.stream, seed),
             quota: QuotaTracker::new(seed ^ 0x9E37_79B9_7F4A_7C15),
@@ -439,40 +462,50 @@ impl Bot {
             out: VecDeque::new(),
             stopped: None,
             revoke_pending: false,
+            restart_stream: false,
         }
     }
 
     // ---- app commands --------------------------------------------------------
 
     /// Exchanges the code from DJ consent (single use: sent once, never
-    /// retried). Also the way back after [`Stop::Reauthorize`].
+    /// retried). The answer to [`Action::NeedsAuthorization`], and the way
+    /// back after [`Stop::Reauthorize`].
     pub fn authorize(&mut self, code: &str, redirect_uri: &str) {
+        if self
+            .stopped
+            .as_ref()
+            .is_some_and(|s| !s.resumes_with_new_consent())
+        {
+            return;
+        }
         self.pending_code = Some((Secret::new(code), redirect_uri.to_owned()));
-        if matches!(self.stopped, Some(Stop::Reauthorize(_))) {
-            self.stopped = None;
+        if self.stopped.take().is_some() {
+            // The stream starts over once the new pair is in.
+            self.restart_stream = true;
         }
     }
 
     /// Queues a chat message after checking it locally (at most 200 UTF-16
     /// units, not blank), so no quota call is spent on one the server would
-    /// refuse.
-    pub fn send_chat(&mut self, message: &str) -> Result<CallId, ChatError> {
-        api::validate_chat(message)?;
-        Ok(self.queue(Op::Chat(message.to_owned())))
+    /// refuse. Messages go out in the order queued.
+    pub fn send_chat(&mut self, message: &str) -> Result<CallId, CallError> {
+        crate::chat::validate_chat(message)?;
+        self.queue(Op::Chat(message.to_owned()))
     }
 
     /// Queues `GET /v1/live`.
-    pub fn fetch_broadcast(&mut self) -> CallId {
+    pub fn fetch_broadcast(&mut self) -> Result<CallId, CallError> {
         self.queue(Op::Broadcast)
     }
 
     /// Queues the listener list: every page, deduplicated by `id`.
-    pub fn list_listeners(&mut self) -> CallId {
+    pub fn list_listeners(&mut self) -> Result<CallId, CallError> {
         self.queue(Op::Listeners(ListenerPager::new()))
     }
 
     /// Queues `GET /v1/live/fans`.
-    pub fn fetch_fans(&mut self) -> CallId {
+    pub fn fetch_fans(&mut self) -> Result<CallId, CallError> {
         self.queue(Op::Fans)
     }
 
@@ -489,25 +522,10 @@ impl Bot {
     pub fn shutdown(&mut self, revoke: bool) {
         self.revoke_pending = revoke;
         self.try_revoke();
-        self.stop(Stop::ShutDown);
+        self.halt(Stop::ShutDown);
     }
 
-    fn try_revoke(&mut self) {
-        if !self.revoke_pending {
-            return;
-        }
-        match self.tokens.revoke() {
-            Ok(request) => {
-                self.revoke_pending = false;
-                let id = self.request_id();
-                self.in_flight.push((id, Purpose::Revoke));
-                self.out.push_back(Action::Send { id, request });
-            }
-            // A refresh or exchange is in flight: its answer comes first.
-            Err(OAuthError::Busy) => {}
-            Err(_) => self.revoke_pending = false,
-        }
-    }
+    // ---- getters -------------------------------------------------------------
 
     /// The token state, e.g. to show when the next refresh is due.
     pub fn tokens(&self) -> &TokenManager {
@@ -524,22 +542,43 @@ impl Bot {
         &self.stream
     }
 
-    fn queue(&mut self, op: Op) -> CallId {
-        self.next_call += 1;
-        let id = CallId(self.next_call);
-        if self.stopped.is_some() {
-            self.out
-                .push_back(done(id, CallResult::Failed(CallFailure::Cancelled)));
-        } else {
-            self.calls.push_back(Call {
-                id,
-                op,
-                attempts: 0,
-                not_before_ms: 0,
-                after_refresh: None,
+    /// Why the bot stopped, once it has.
+    pub fn stop(&self) -> Option<&Stop> {
+        self.stopped.as_ref()
+    }
+
+    /// App calls queued and not yet answered (in flight included).
+    pub fn pending_calls(&self) -> usize {
+        self.calls.len()
+            + self
+                .in_flight
+                .iter()
+                .filter(|f| matches!(f.purpose, Purpose::Call(..)))
+                .count()
+    }
+
+    fn queue(&mut self, op: Op) -> Result<CallId, CallError> {
+        if let Some(stop) = &self.stopped {
+            if !stop.resumes_with_new_consent() {
+                return Err(CallError::Stopped(stop.clone()));
+            }
+        }
+        if self.calls.len() >= self.max_queued_calls {
+            return Err(CallError::QueueFull {
+                limit: self.max_queued_calls,
             });
         }
-        id
+        self.next_call += 1;
+        let id = CallId(self.next_call);
+        self.calls.push_back(Call {
+            id,
+            op,
+            attempts: 0,
+            not_before_ms: 0,
+            unauthorized: RefreshOnce::default(),
+            wait_for_newer_than: None,
+        });
+        Ok(id)
     }
 
     fn request_id(&mut self) -> RequestId {
@@ -547,50 +586,121 @@ impl Bot {
         RequestId(self.next_request)
     }
 
+    fn generation(&self) -> u64 {
+        self.tokens.tokens().map_or(0, Tokens::generation)
+    }
+
     // ---- polling -------------------------------------------------------------
 
     /// The next thing to do at `now_ms`. See the [module docs](self).
     pub fn poll(&mut self, now_ms: u64) -> Action {
-        if let Some(action) = self.queued() {
+        if let Some(action) = self.out.pop_front() {
             return action;
         }
-        if let Some(action) = self.poll_tokens(now_ms).or_else(|| self.queued()) {
+        if let Some(stop) = &self.stopped {
+            return Action::Stopped(stop.clone());
+        }
+        self.expire_requests(now_ms);
+        if let Some(action) = self.out.pop_front() {
             return action;
         }
-        let mut deadlines = Deadlines::new(now_ms);
-        if let Some(action) = self
-            .poll_stream(now_ms, &mut deadlines)
-            .or_else(|| self.queued())
-        {
+        if let Some(action) = self.poll_tokens(now_ms) {
+            return action;
+        }
+        if let Some(action) = self.decided() {
+            return action;
+        }
+        if let Some(action) = self.poll_stream(now_ms) {
+            return action;
+        }
+        if let Some(action) = self.decided() {
             return action;
         }
         // The stream may just have asked for a refresh.
-        if let Some(action) = self.poll_tokens(now_ms).or_else(|| self.queued()) {
+        if let Some(action) = self.poll_tokens(now_ms).or_else(|| self.decided()) {
             return action;
         }
-        if let Some(action) = self
-            .poll_calls(now_ms, &mut deadlines)
-            .or_else(|| self.queued())
-        {
+        if let Some(action) = self.poll_calls(now_ms).or_else(|| self.decided()) {
             return action;
         }
-        self.token_deadline(&mut deadlines);
+        if self.needs_authorization() {
+            return Action::NeedsAuthorization;
+        }
         Action::Wait {
-            until_ms: deadlines.earliest,
+            until_ms: self.next_deadline(now_ms),
         }
     }
 
     /// What is already decided: queued output first, then a stop.
-    fn queued(&mut self) -> Option<Action> {
+    fn decided(&mut self) -> Option<Action> {
         self.out
             .pop_front()
             .or_else(|| self.stopped.clone().map(Action::Stopped))
     }
 
+    fn needs_authorization(&self) -> bool {
+        self.pending_code.is_none()
+            && !self.token_request_in_flight()
+            && self.tokens.problem() == Some(&AuthProblem::NotAuthorized)
+    }
+
+    /// The earliest time, strictly after `now_ms`, at which a poll would act
+    /// without any report: each component's own deadline, gathered in one
+    /// place so none is lost.
+    fn next_deadline(&self, now_ms: u64) -> Option<u64> {
+        let mut all: Vec<u64> = self.in_flight.iter().map(|f| f.deadline_ms).collect();
+        if self.events {
+            all.extend(self.stream.deadline());
+        }
+        if !self.token_request_in_flight() && self.tokens.problem().is_none() {
+            all.extend(
+                self.tokens
+                    .refresh_at_ms()
+                    .map(|at| at.max(self.token_retry_at_ms)),
+            );
+            if self.stream_wants_refresh {
+                all.push(self.token_retry_at_ms);
+            }
+        }
+        all.extend(self.call_deadline(now_ms));
+        all.into_iter().filter(|&at| at > now_ms).min()
+    }
+
+    /// Requests whose deadline passed without a report: failed by the bot.
+    fn expire_requests(&mut self, now_ms: u64) {
+        while let Some(index) = self.in_flight.iter().position(|f| f.deadline_ms <= now_ms) {
+            let expired = self.in_flight.swap_remove(index);
+            let endpoint = match &expired.purpose {
+                Purpose::Token => Endpoint::Token,
+                Purpose::Revoke => Endpoint::Revoke,
+                Purpose::Call(call, _) => call.op.endpoint(),
+            };
+            self.out.push_back(Action::Notice(Notice::RequestTimedOut {
+                id: expired.id,
+                endpoint,
+            }));
+            self.on_no_response(expired.purpose, now_ms);
+        }
+    }
+
     fn token_request_in_flight(&self) -> bool {
         self.in_flight
             .iter()
-            .any(|(_, p)| matches!(p, Purpose::Token))
+            .any(|f| matches!(f.purpose, Purpose::Token))
+    }
+
+    fn send(&mut self, purpose: Purpose, request: HttpRequest, now_ms: u64) -> Action {
+        let id = self.request_id();
+        self.in_flight.push(InFlight {
+            id,
+            purpose,
+            deadline_ms: now_ms.saturating_add(self.request_timeout_ms),
+        });
+        Action::Send {
+            id,
+            request,
+            timeout_ms: self.request_timeout_ms,
+        }
     }
 
     fn poll_tokens(&mut self, now_ms: u64) -> Option<Action> {
@@ -602,18 +712,23 @@ impl Bot {
                 .tokens
                 .start_exchange(code.expose(), &redirect_uri, now_ms)
             {
-                Ok(request) => Some(self.send(Purpose::Token, request)),
+                Ok(request) => Some(self.send(Purpose::Token, request, now_ms)),
                 Err(_) => {
                     // The same code again, or a malformed one: it cannot be used.
-                    self.stop(Stop::Reauthorize(AuthProblem::NotAuthorized));
+                    self.halt(Stop::Reauthorize(AuthProblem::CodeUnusable));
                     None
                 }
             };
         }
-        if let Some(problem) = self.tokens.problem() {
-            let problem = problem.clone();
-            self.stop(stop_for_auth(problem));
-            return None;
+        match self.tokens.problem() {
+            None => {}
+            // Not authorized yet: `NeedsAuthorization`, not a stop.
+            Some(AuthProblem::NotAuthorized) => return None,
+            Some(problem) => {
+                let stop = Stop::from(problem.clone());
+                self.halt(stop);
+                return None;
+            }
         }
         // A 401 on a call makes the refresh due at once (access_rejected).
         let wanted = self.stream_wants_refresh || self.tokens.refresh_due(now_ms);
@@ -621,73 +736,56 @@ impl Bot {
             return None;
         }
         match self.tokens.start_refresh(now_ms) {
-            Ok(request) => Some(self.send(Purpose::Token, request)),
+            Ok(request) => Some(self.send(Purpose::Token, request, now_ms)),
             Err(_) => {
-                // Blocked (no refresh token, or it expired): poll reports it.
+                // Blocked (no refresh token, or it expired).
                 if let Some(problem) = self.tokens.problem() {
-                    let problem = problem.clone();
-                    self.stop(stop_for_auth(problem));
+                    let stop = Stop::from(problem.clone());
+                    self.halt(stop);
                 }
                 None
             }
         }
     }
 
-    fn token_deadline(&self, deadlines: &mut Deadlines) {
-        if self.token_request_in_flight() || self.tokens.problem().is_some() {
-            return;
-        }
-        if let Some(at) = self.tokens.refresh_at_ms() {
-            deadlines.add(at.max(self.token_retry_at_ms));
-        }
-        if self.stream_wants_refresh {
-            deadlines.add(self.token_retry_at_ms);
-        }
-    }
-
-    fn poll_stream(&mut self, now_ms: u64, deadlines: &mut Deadlines) -> Option<Action> {
+    fn poll_stream(&mut self, now_ms: u64) -> Option<Action> {
         if !self.events {
             return None;
         }
         loop {
-            match self.stream.deadline() {
-                Some(at) if at > now_ms => {
-                    deadlines.add(at);
-                    return None;
-                }
-                _ => {}
+            if self.stream.deadline().is_some_and(|at| at > now_ms) {
+                return None;
             }
             // Only a usable token can open the stream. Without one a refresh is
             // due or under way (or a person must act), and its answer moves
             // the loop on; a connection the loop is done with is closed now.
             if self.stream.phase() == Phase::Waiting && self.tokens.access_token(now_ms).is_none() {
                 let conn = self.conn.take()?;
-                self.in_flight.retain(|(id, _)| *id != conn.id());
                 return Some(Action::CloseStream { id: conn.id() });
             }
             match self.stream.poll(now_ms) {
                 Step::Connect => {
                     let Some(token) = self.tokens.access_token(now_ms) else {
-                        self.stream.on_connect_failed(now_ms);
+                        // Cannot happen (checked above); fail the attempt.
+                        let _ = self.stream.on_connect_failed(now_ms);
                         return None;
                     };
                     match api::events(&self.base_url, token) {
                         Ok(request) => {
                             let id = self.request_id();
-                            self.in_flight.push((id, Purpose::Stream));
                             self.conn = Some(Conn::Opening(id));
                             return Some(Action::OpenStream { id, request });
                         }
                         Err(_) => {
                             // A token with control characters: nothing to send.
-                            self.stop(Stop::Reauthorize(AuthProblem::AccessRejected));
+                            self.tokens.reject_access();
+                            self.halt(Stop::Reauthorize(AuthProblem::AccessRejected));
                             return None;
                         }
                     }
                 }
                 Step::Close => {
                     if let Some(conn) = self.conn.take() {
-                        self.in_flight.retain(|(id, _)| *id != conn.id());
                         return Some(Action::CloseStream { id: conn.id() });
                     }
                 }
@@ -695,38 +793,43 @@ impl Bot {
                     self.stream_wants_refresh = true;
                     return None;
                 }
-                Step::Wait { until_ms } => {
-                    if let Some(at) = until_ms {
-                        deadlines.add(at);
-                    }
-                    return None;
+                Step::Notice(StreamNotice::ReconnectStormBraked { until_ms }) => {
+                    return Some(Action::Notice(Notice::ReconnectStormBraked { until_ms }));
                 }
-                Step::Stopped(reason) => {
-                    let stop = self.stop_for_stream(reason);
-                    self.stop(stop);
+                Step::Wait { .. } => return None,
+                Step::Stopped(stop) => {
+                    if matches!(stop, Stop::Reauthorize(_)) {
+                        self.tokens.reject_access();
+                    }
+                    self.halt(stop);
                     return None;
                 }
             }
         }
     }
 
-    fn poll_calls(&mut self, now_ms: u64, deadlines: &mut Deadlines) -> Option<Action> {
-        let call_in_flight = self
+    /// When the head call could go, if it waits only for time.
+    fn call_deadline(&self, now_ms: u64) -> Option<u64> {
+        let head = self.calls.front()?;
+        let blocked = self
             .in_flight
             .iter()
-            .any(|(_, p)| matches!(p, Purpose::Call(_)));
-        if call_in_flight {
+            .any(|f| matches!(f.purpose, Purpose::Call(..)))
+            || head
+                .wait_for_newer_than
+                .is_some_and(|seen| self.generation() <= seen)
+            || self.tokens.access_token(now_ms).is_none();
+        if blocked {
             return None;
         }
-        let generation = self.tokens.tokens().map_or(0, Tokens::generation);
-        let token_ready = self.tokens.access_token(now_ms).is_some();
+        let quota_at = self.quota.next_call_at_endpoint(head.op.endpoint(), now_ms);
+        Some(quota_at.max(head.not_before_ms))
+    }
+
+    fn poll_calls(&mut self, now_ms: u64) -> Option<Action> {
+        let at = self.call_deadline(now_ms)?;
         let head = self.calls.front()?;
-        if head.after_refresh.is_some_and(|seen| generation <= seen) || !token_ready {
-            // Waiting for a refresh; its answer moves things on.
-            return None;
-        }
-        let endpoint = head.op.endpoint();
-        let quota_at = self.quota.next_call_at_endpoint(endpoint, now_ms);
+        let quota_at = self.quota.next_call_at_endpoint(head.op.endpoint(), now_ms);
         if quota_at > now_ms.saturating_add(MAX_QUEUE_WAIT_MS) {
             let call = self.calls.pop_front()?;
             return Some(done(
@@ -734,11 +837,10 @@ impl Bot {
                 CallResult::Failed(CallFailure::QuotaBlocked { until_ms: quota_at }),
             ));
         }
-        let at = quota_at.max(head.not_before_ms);
         if at > now_ms {
-            deadlines.add(at);
             return None;
         }
+        let generation = self.generation();
         let token = self.tokens.access_token(now_ms)?;
         let mut call = self.calls.pop_front()?;
         let built = match &mut call.op {
@@ -757,112 +859,133 @@ impl Bot {
         match built {
             Ok(request) => {
                 call.attempts += 1;
-                Some(self.send(Purpose::Call(Box::new(call)), request))
+                Some(self.send(Purpose::Call(Box::new(call), generation), request, now_ms))
             }
             Err(_) => Some(done(call.id, CallResult::Failed(CallFailure::Cancelled))),
         }
     }
 
-    fn send(&mut self, purpose: Purpose, request: HttpRequest) -> Action {
-        let id = self.request_id();
-        self.in_flight.push((id, purpose));
-        Action::Send { id, request }
-    }
-
-    fn stop(&mut self, stop: Stop) {
+    fn halt(&mut self, stop: Stop) {
         if self.stopped.is_some() {
             return;
         }
         if let Some(conn) = self.conn.take() {
-            self.in_flight.retain(|(id, _)| *id != conn.id());
             self.out.push_back(Action::CloseStream { id: conn.id() });
         }
-        for call in self.calls.drain(..) {
-            self.out
-                .push_back(done(call.id, CallResult::Failed(CallFailure::Cancelled)));
+        if !stop.resumes_with_new_consent() {
+            for call in self.calls.drain(..) {
+                self.out
+                    .push_back(done(call.id, CallResult::Failed(CallFailure::Cancelled)));
+            }
         }
         self.stopped = Some(stop);
     }
 
-    fn stop_for_stream(&self, reason: StopReason) -> Stop {
-        match reason {
-            StopReason::Reauthorize => Stop::Reauthorize(
-                self.tokens
-                    .problem()
-                    .cloned()
-                    .unwrap_or(AuthProblem::AccessRejected),
-            ),
-            StopReason::Reconsent => Stop::Reconsent {
-                missing: Permission::KNOWN
-                    .into_iter()
-                    .filter(Permission::is_event)
-                    .collect(),
-            },
-            StopReason::JoinForbidden => Stop::JoinForbidden,
-            StopReason::InvalidClient => Stop::InvalidClient,
-            StopReason::FixRequest | StopReason::Unexpected => match self.stream.last_problem() {
-                Some(problem) => Stop::Unexpected(problem.clone()),
-                None => Stop::Reauthorize(AuthProblem::AccessRejected),
-            },
+    fn try_revoke(&mut self) {
+        if !self.revoke_pending {
+            return;
+        }
+        match self.tokens.revoke() {
+            Ok(request) => {
+                self.revoke_pending = false;
+                // Sent at "time 0" of its own: the bot is stopping, so its
+                // deadline never matters; it is kept only to match the report.
+                let id = self.request_id();
+                self.in_flight.push(InFlight {
+                    id,
+                    purpose: Purpose::Revoke,
+                    deadline_ms: u64::MAX,
+                });
+                self.out.push_back(Action::Send {
+                    id,
+                    request,
+                    timeout_ms: self.request_timeout_ms,
+                });
+            }
+            // A refresh or exchange is in flight: its answer comes first.
+            Err(OAuthError::Misuse(Misuse::TokenRequestInFlight)) => {}
+            Err(_) => self.revoke_pending = false,
         }
     }
 
     // ---- reports -------------------------------------------------------------
 
-    fn take_in_flight(&mut self, id: RequestId) -> Result<Purpose, DriverError> {
-        let index = self
-            .in_flight
-            .iter()
-            .position(|(i, _)| *i == id)
-            .ok_or(DriverError::UnknownRequest(id))?;
-        Ok(self.in_flight.swap_remove(index).1)
+    /// Whether `id` was ever issued by this bot.
+    fn issued(&self, id: RequestId) -> bool {
+        (1..=self.next_request).contains(&id.0)
     }
 
-    /// The complete response to [`Action::Send`] (or a stream open that
-    /// failed, reported whole instead of through the stream methods).
+    /// Finds the plain request `id`: `Ok(Some)` in flight, `Ok(None)` a late
+    /// report of a request the bot is done with, `Err` never issued.
+    fn take_in_flight(&mut self, id: RequestId) -> Result<Option<Purpose>, Misuse> {
+        if !self.issued(id) {
+            return Err(Misuse::UnknownRequest(id));
+        }
+        Ok(self
+            .in_flight
+            .iter()
+            .position(|f| f.id == id)
+            .map(|index| self.in_flight.swap_remove(index).purpose))
+    }
+
+    fn is_plain_request(&self, id: RequestId) -> bool {
+        self.in_flight.iter().any(|f| f.id == id)
+    }
+
+    /// The complete response to [`Action::Send`] (or a stream open reported
+    /// whole instead of through the stream methods). Headers: any iterator
+    /// of (name, value) pairs, e.g. `&[("retry-after", "30")]` or reqwest's
+    /// `resp.headers()`.
     pub fn on_response<H: Header>(
         &mut self,
         id: RequestId,
         status: u16,
-        headers: &[H],
+        headers: impl IntoIterator<Item = H>,
         body: &[u8],
         now_ms: u64,
-    ) -> Result<(), DriverError> {
-        if self.conn.as_ref().is_some_and(|c| c.id() == id) {
+    ) -> Result<(), Misuse> {
+        if matches!(&self.conn, Some(Conn::Opening(open)) if *open == id) {
             self.on_stream_open(id, status, headers, now_ms)?;
-            if (200..300).contains(&status) {
-                self.on_stream_bytes(id, body, now_ms)?;
-            } else if let Some(Conn::Failed { body: kept, .. }) = &mut self.conn {
-                kept.extend_from_slice(&body[..body.len().min(MAX_STREAM_ERROR_BODY)]);
-            }
+            self.on_stream_bytes(id, body, now_ms)?;
             return self.on_stream_closed(id, now_ms);
         }
+        if self.conn.as_ref().is_some_and(|c| c.id() == id) {
+            return Err(Misuse::NotAStream(id));
+        }
         match self.take_in_flight(id)? {
-            Purpose::Token => self.on_token_response(status, headers, body, now_ms),
-            Purpose::Revoke | Purpose::Stream => {}
-            Purpose::Call(call) => self.on_call_response(*call, status, headers, body, now_ms),
+            Some(Purpose::Token) => self.on_token_response(status, headers, body, now_ms),
+            Some(Purpose::Revoke) | None => {}
+            Some(Purpose::Call(call, generation)) => {
+                self.on_call_response(*call, generation, status, headers, body, now_ms);
+            }
         }
         Ok(())
     }
 
     /// A request got no response (connect error, timeout, reset).
-    pub fn on_transport_error(&mut self, id: RequestId, now_ms: u64) -> Result<(), DriverError> {
+    pub fn on_transport_error(&mut self, id: RequestId, now_ms: u64) -> Result<(), Misuse> {
         if self.conn.as_ref().is_some_and(|c| c.id() == id) {
             return self.on_stream_closed(id, now_ms);
         }
-        match self.take_in_flight(id)? {
+        if let Some(purpose) = self.take_in_flight(id)? {
+            self.on_no_response(purpose, now_ms);
+        }
+        Ok(())
+    }
+
+    fn on_no_response(&mut self, purpose: Purpose, now_ms: u64) {
+        match purpose {
             Purpose::Token => {
                 if let Ok(outcome) = self.tokens.on_transport_failure(now_ms) {
                     self.on_token_outcome(outcome, now_ms);
                 }
             }
-            Purpose::Revoke | Purpose::Stream => {}
-            Purpose::Call(call) => {
+            Purpose::Revoke => {}
+            Purpose::Call(call, _) => {
                 let repeatable = !matches!(call.op, Op::Chat(_));
                 self.retry_or_fail(*call, repeatable, CallFailure::Transport, now_ms);
             }
         }
-        Ok(())
     }
 
     /// The status line and headers of [`Action::OpenStream`]. A 2xx opens the
@@ -872,23 +995,25 @@ impl Bot {
         &mut self,
         id: RequestId,
         status: u16,
-        headers: &[H],
+        headers: impl IntoIterator<Item = H>,
         now_ms: u64,
-    ) -> Result<(), DriverError> {
+    ) -> Result<(), Misuse> {
         match &self.conn {
             Some(Conn::Opening(open)) if *open == id => {}
-            _ => return Err(DriverError::StreamNotOpen(id)),
+            Some(conn) if conn.id() == id => return Err(Misuse::NotAStream(id)),
+            _ => return self.late_stream_report(id),
         }
-        self.in_flight.retain(|(i, _)| *i != id);
         if (200..300).contains(&status) {
-            self.stream.on_response(status, headers, b"", now_ms);
+            self.stream
+                .on_response(status, headers, b"", now_ms)
+                .map_err(|_| Misuse::NotAStream(id))?;
             self.conn = Some(Conn::Open(id));
         } else {
             self.conn = Some(Conn::Failed {
                 id,
                 status,
                 headers: headers
-                    .iter()
+                    .into_iter()
                     .take(64)
                     .map(|h| (h.name().to_vec(), h.value().to_vec()))
                     .collect(),
@@ -898,13 +1023,25 @@ impl Bot {
         Ok(())
     }
 
+    /// A report on a stream id that is not the current connection: harmless
+    /// for a connection the bot closed, misuse otherwise.
+    fn late_stream_report(&self, id: RequestId) -> Result<(), Misuse> {
+        if !self.issued(id) {
+            Err(Misuse::UnknownRequest(id))
+        } else if self.is_plain_request(id) {
+            Err(Misuse::NotAStream(id))
+        } else {
+            Ok(())
+        }
+    }
+
     /// A chunk of the open stream's body, split anywhere.
     pub fn on_stream_bytes(
         &mut self,
         id: RequestId,
         chunk: &[u8],
         now_ms: u64,
-    ) -> Result<(), DriverError> {
+    ) -> Result<(), Misuse> {
         match &mut self.conn {
             Some(Conn::Open(open)) if *open == id => {}
             Some(Conn::Failed {
@@ -915,9 +1052,9 @@ impl Bot {
                 return Ok(());
             }
             Some(Conn::Opening(opening)) if *opening == id => {
-                return Err(DriverError::StreamNotStarted(id))
+                return Err(Misuse::StreamNotStarted(id))
             }
-            _ => return Err(DriverError::StreamNotOpen(id)),
+            _ => return self.late_stream_report(id),
         }
         for item in self.stream.on_bytes(chunk, now_ms) {
             match item {
@@ -936,11 +1073,10 @@ impl Bot {
     /// The stream connection ended (end of body or network error). Reporting
     /// it for a connection the bot asked to close is allowed and changes
     /// nothing.
-    pub fn on_stream_closed(&mut self, id: RequestId, now_ms: u64) -> Result<(), DriverError> {
+    pub fn on_stream_closed(&mut self, id: RequestId, now_ms: u64) -> Result<(), Misuse> {
         let Some(conn) = self.conn.take_if(|c| c.id() == id) else {
-            return Ok(());
+            return self.late_stream_report(id);
         };
-        self.in_flight.retain(|(i, _)| *i != id);
         match conn {
             Conn::Failed {
                 status,
@@ -948,10 +1084,13 @@ impl Bot {
                 body,
                 ..
             } => {
-                let problem = self.stream.on_response(status, &headers, &body, now_ms);
-                self.notice(Endpoint::Events, &problem);
+                if let Ok(problem) = self.stream.on_response(status, &headers, &body, now_ms) {
+                    self.notice(Endpoint::Events, &problem);
+                }
             }
-            Conn::Opening(_) => self.stream.on_connect_failed(now_ms),
+            Conn::Opening(_) => {
+                let _ = self.stream.on_connect_failed(now_ms);
+            }
             Conn::Open(_) => self.stream.on_closed(now_ms),
         }
         Ok(())
@@ -969,7 +1108,7 @@ impl Bot {
     fn on_token_response<H: Header>(
         &mut self,
         status: u16,
-        headers: &[H],
+        headers: impl IntoIterator<Item = H>,
         body: &[u8],
         now_ms: u64,
     ) {
@@ -989,9 +1128,10 @@ impl Bot {
                 self.token_retry_at_ms = 0;
                 if self.stream_wants_refresh {
                     self.stream_wants_refresh = false;
-                    self.stream.on_token_refreshed(now_ms);
+                    let _ = self.stream.on_token_refreshed(now_ms);
                 }
-                if self.stopped.is_none() && self.stream.phase() == Phase::Stopped {
+                let restart = std::mem::take(&mut self.restart_stream);
+                if self.stopped.is_none() && (restart || self.stream.phase() == Phase::Stopped) {
                     self.stream.restart(now_ms);
                 }
                 self.out.push_back(Action::PersistTokens(tokens));
@@ -999,7 +1139,7 @@ impl Bot {
             TokenOutcome::RetryLater(_) => {
                 self.token_retry_at_ms = now_ms.saturating_add(self.token_backoff.next_delay_ms());
             }
-            TokenOutcome::Blocked(problem) => self.stop(stop_for_auth(problem)),
+            TokenOutcome::Blocked(problem) => self.halt(Stop::from(problem)),
         }
         self.try_revoke();
     }
@@ -1007,35 +1147,45 @@ impl Bot {
     fn on_call_response<H: Header>(
         &mut self,
         mut call: Call,
+        sent_generation: u64,
         status: u16,
-        headers: &[H],
+        headers: impl IntoIterator<Item = H>,
         body: &[u8],
         now_ms: u64,
     ) {
         let endpoint = call.op.endpoint();
         let problem = classify(endpoint, status, headers, body);
         self.quota.on_response(endpoint, &problem, now_ms);
+        if problem.advice != Advice::RefreshToken {
+            call.unauthorized.on_success();
+        }
         if problem.is_ok() {
-            call.after_refresh = None;
             self.call_backoff.reset();
             self.on_call_success(call, body);
             return;
         }
         match problem.advice {
-            Advice::RefreshToken if call.after_refresh.is_none() => {
-                // One refresh, then this call once more (spec 7.3).
-                self.notice(endpoint, &problem);
-                self.tokens.access_rejected();
-                call.after_refresh = Some(self.tokens.tokens().map_or(0, Tokens::generation));
-                call.attempts = call.attempts.saturating_sub(1);
-                self.calls.push_front(call);
+            // Sent with a pair that has been replaced since: not this
+            // token's fault; send again with the new one.
+            Advice::RefreshToken if self.generation() > sent_generation => {
+                self.requeue_front(call, now_ms);
             }
             Advice::RefreshToken => {
-                self.out.push_back(done(
-                    call.id,
-                    CallResult::Failed(CallFailure::Problem(problem)),
-                ));
-                self.stop(Stop::Reauthorize(AuthProblem::AccessRejected));
+                self.notice(endpoint, &problem);
+                call.wait_for_newer_than = Some(sent_generation);
+                call.attempts = call.attempts.saturating_sub(1);
+                match call.unauthorized.on_unauthorized() {
+                    // One refresh, then this call once more (spec 7.3).
+                    AfterUnauthorized::RefreshThenRetry => self.tokens.access_rejected(),
+                    // The refreshed token was refused too: the DJ must
+                    // authorize again; the call waits for the new grant.
+                    AfterUnauthorized::Reauthorize => {
+                        call.unauthorized = RefreshOnce::default();
+                        self.tokens.reject_access();
+                        self.halt(Stop::Reauthorize(AuthProblem::AccessRejected));
+                    }
+                }
+                self.requeue_front(call, now_ms);
             }
             Advice::RetrySoon | Advice::RetryBackoff => {
                 self.notice(endpoint, &problem);
@@ -1094,6 +1244,26 @@ impl Bot {
         self.out.push_back(done(call.id, result));
     }
 
+    /// Puts a call back at the head of the queue to be sent again as it is
+    /// (a listeners page is asked for again), unless the bot has stopped
+    /// for good.
+    fn requeue_front(&mut self, mut call: Call, now_ms: u64) {
+        if self
+            .stopped
+            .as_ref()
+            .is_some_and(|s| !s.resumes_with_new_consent())
+        {
+            self.out
+                .push_back(done(call.id, CallResult::Failed(CallFailure::Cancelled)));
+            return;
+        }
+        if let Op::Listeners(pager) = &mut call.op {
+            pager.retry_page();
+        }
+        call.not_before_ms = call.not_before_ms.max(now_ms);
+        self.calls.push_front(call);
+    }
+
     /// Queues the call again after a backoff delay, or fails it when its
     /// attempts are used up (or it must not be repeated).
     fn retry_or_fail(&mut self, call: Call, repeatable: bool, failure: CallFailure, now_ms: u64) {
@@ -1112,44 +1282,13 @@ impl Bot {
                 .push_back(done(call.id, CallResult::Failed(failure)));
             return;
         }
-        if let Op::Listeners(pager) = &mut call.op {
-            pager.retry_page();
-        }
         call.not_before_ms = now_ms.saturating_add(delay_ms);
-        self.calls.push_front(call);
+        self.requeue_front(call, now_ms);
     }
 }
 
 fn done(call: CallId, result: CallResult) -> Action {
     Action::Done { call, result }
-}
-
-fn stop_for_auth(problem: AuthProblem) -> Stop {
-    match problem {
-        AuthProblem::ClientRejected => Stop::InvalidClient,
-        other => Stop::Reauthorize(other),
-    }
-}
-
-/// The earliest of the times something becomes due, strictly after `now`.
-struct Deadlines {
-    now_ms: u64,
-    earliest: Option<u64>,
-}
-
-impl Deadlines {
-    fn new(now_ms: u64) -> Self {
-        Self {
-            now_ms,
-            earliest: None,
-        }
-    }
-
-    fn add(&mut self, at_ms: u64) {
-        if at_ms > self.now_ms {
-            self.earliest = Some(self.earliest.map_or(at_ms, |e| e.min(at_ms)));
-        }
-    }
 }
 
 #[cfg(test)]

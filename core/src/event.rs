@@ -21,8 +21,7 @@
 //! assert_eq!((d.amount, d.user.nickname, d.message), (100, None, None));
 //! ```
 
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::sse::{self, FrameErrorKind};
 use crate::time::{FrameId, Timestamp};
@@ -404,61 +403,6 @@ impl Item {
                 message,
             }),
         }
-    }
-}
-
-/// The `onair decode` line of an item: `{"type":"event","event":"chat","id":…,
-/// "data":{…}}` with `data` in canonical wire form (documented fields only,
-/// every nullable field present), `{"type":"unknown",…}`, `{"type":"heartbeat"}`,
-/// `{"type":"comment","text":…}`, `{"type":"retry","ms":…}` or
-/// `{"type":"error","error":CODE,"event":…,"id":…,"raw":…,"message":…}`.
-///
-/// ```
-/// use onair::event::Item;
-///
-/// assert_eq!(serde_json::to_string(&Item::Heartbeat).unwrap(), r#"{"type":"heartbeat"}"#);
-/// ```
-impl Serialize for Item {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Item::Event { id, event } => {
-                let mut map = serializer.serialize_map(Some(4))?;
-                map.serialize_entry("type", "event")?;
-                map.serialize_entry("event", event.name())?;
-                map.serialize_entry("id", id)?;
-                map.serialize_entry("data", event)?;
-                map.end()
-            }
-            Item::Unknown { event, id, data } => {
-                let mut map = serializer.serialize_map(Some(4))?;
-                map.serialize_entry("type", "unknown")?;
-                map.serialize_entry("event", event)?;
-                map.serialize_entry("id", id)?;
-                map.serialize_entry("data", data)?;
-                map.end()
-            }
-            Item::Heartbeat => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry("type", "heartbeat")?;
-                map.end()
-            }
-            Item::Comment(text) => crate::sse::serialize_comment(serializer, text),
-            Item::Retry(ms) => crate::sse::serialize_retry(serializer, *ms),
-            Item::Error(e) => e.serialize(serializer),
-        }
-    }
-}
-
-impl Serialize for DecodeError {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(6))?;
-        map.serialize_entry("type", "error")?;
-        map.serialize_entry("error", self.kind.code())?;
-        map.serialize_entry("event", &self.event)?;
-        map.serialize_entry("id", &self.id)?;
-        map.serialize_entry("raw", &self.raw)?;
-        map.serialize_entry("message", &self.message)?;
-        map.end()
     }
 }
 

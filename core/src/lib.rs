@@ -4,23 +4,18 @@
 //! API into typed values and decisions, and never does I/O itself: you bring
 //! the bytes, the responses and the time.
 //!
-//! - [`sse`]: incremental Server-Sent Events framing, fed chunks split anywhere.
-//! - [`event`]: the service's typed stream events (chat, presence, like,
-//!   donation, end) decoded from frames.
-//! - [`time`]: the service's ISO-8601 timestamps and frame ids.
-//! - [`tally`]: per-broadcast totals by person (hearts, donations, attendance).
-//! - [`scope`]: permissions and the granted scope.
-//! - [`model`]: the REST resources (broadcast, listeners, fan ranking, token pair).
-//! - [`api`]: every endpoint's request as a value, response decoders, chat
-//!   validation and the listener pager.
-//! - [`oauth`]: client credentials, secrets, the token state machine and its
-//!   stored form.
-//! - [`header`]: response headers as (name, value) pairs, names any case.
-//! - [`problem`]: classify an HTTP response into a problem and the advice to follow.
-//! - [`quota`]: quota headers, `Retry-After`, and when the next call may go.
-//! - [`backoff`]: 1 s doubling to 30 s with full jitter, deterministic for a seed.
-//! - [`stream`]: the connect-loop state machine of the event stream.
-//! - [`bot`]: the one machine a driver loop polls, combining all of the above.
+//! The modules form layers; each imports only from layers below it (a test
+//! keeps this true), and each rule of the service has one home:
+//!
+//! | layer | modules |
+//! |---|---|
+//! | leaves: values, no rule of the service | [`secret`] (redacted, zeroized secrets and client credentials), [`http`] (the request to send, the base URL, response headers in, percent-encoding), [`endpoint`] (the one table of endpoints: method, path, permission), [`scope`] (permissions), [`time`] (timestamps, frame ids), [`backoff`] (1 s doubling to 30 s, full jitter, seeded), [`misuse`] (local errors, request ids) |
+//! | protocol: the wire forms | [`sse`] (incremental framing), [`event`] (typed stream events), [`json`] (the NDJSON wire form of items), [`model`] (REST resources), [`chat`] (the message rules), [`ratelimit`] (quota headers, `Retry-After`) |
+//! | decisions | [`api`] (request builders, response decoders, the listener pager), [`problem`] (a response classified into a problem and advice), [`oauth`] (the token machine, its stored form, the one-refresh rule), [`quota`] (when the next call may go), [`stop`] (the one stop type a person acts on), [`stream`] (the event stream's connect-loop), [`tally`] (per-broadcast totals by person) |
+//! | machine | [`bot`] (the one machine a driver polls) |
+//!
+//! What a driver needs is re-exported here: [`Bot`], [`BotConfig`],
+//! [`Action`], [`Stop`], [`BaseUrl`], [`ClientCredentials`], [`Tokens`], …
 //!
 //! ```
 //! use onair::event::{Decoder, EndReason, Event, Item};
@@ -40,21 +35,41 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod api;
+// Leaves: no rule of the service, only values.
 pub mod backoff;
-pub mod bot;
+pub mod endpoint;
+pub mod http;
+pub mod misuse;
+pub mod scope;
+pub mod secret;
+pub mod time;
+mod wire;
+// Protocol: the wire forms of the service.
+pub mod chat;
 pub mod event;
-pub mod header;
+pub mod json;
 pub mod model;
+pub mod ratelimit;
+pub mod sse;
+// Decisions: what a response or a frame means, and what to do next.
+pub mod api;
 pub mod oauth;
 pub mod problem;
 pub mod quota;
-pub mod scope;
-pub mod sse;
+pub mod stop;
 pub mod stream;
 pub mod tally;
-pub mod time;
-mod wire;
+// The machine a driver polls.
+pub mod bot;
+
+// What a driver needs, at the root.
+pub use bot::{Action, Bot, BotConfig, CallError, CallFailure, CallId, CallResult, Notice};
+pub use event::{Decoder, Event, Item};
+pub use http::{BaseUrl, Header, HttpRequest};
+pub use misuse::{Misuse, RequestId};
+pub use oauth::Tokens;
+pub use secret::{ClientCredentials, Secret};
+pub use stop::Stop;
 
 /// The README's Rust example runs as a doc test, so it cannot rot.
 #[cfg(doctest)]

@@ -22,8 +22,8 @@ use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::oauth::Secret;
 use crate::scope::Scope;
+use crate::secret::Secret;
 use crate::time::Timestamp;
 
 /// The wire name of [`Fan::coin_count`]. The spec's neutral stand-in for the

@@ -22,8 +22,10 @@
 //! zeroized on drop.
 //!
 //! ```
-//! use onair::api::{BaseUrl, TokenClient};
-//! use onair::oauth::{ClientCredentials, RefreshPolicy, TokenManager, TokenOutcome, TokenStatus};
+//! use onair::api::TokenClient;
+//! use onair::http::BaseUrl;
+//! use onair::oauth::{RefreshPolicy, TokenManager, TokenOutcome, TokenStatus};
+//! use onair::secret::ClientCredentials;
 //!
 //! let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
 //! let client = TokenClient::new(BaseUrl::new("https://api.example.test")?, creds);
@@ -47,165 +49,18 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use serde::{Deserialize, Deserializer, Serialize};
-use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
 
-use crate::api::{self, HttpRequest, RequestError, TokenClient, TokenTypeHint};
+use crate::api::{self, RequestError, TokenClient, TokenTypeHint};
+use crate::endpoint::Endpoint;
+use crate::http::{check_value, HttpRequest};
+use crate::misuse::Misuse;
 use crate::model::TokenPair;
-use crate::problem::{classify, Endpoint};
+use crate::problem::classify;
 use crate::scope::Scope;
+use crate::secret::Secret;
 use crate::wire::wire_enum;
-
-// ---------------------------------------------------------------------------
-// Secrets and credentials
-// ---------------------------------------------------------------------------
-
-/// A secret string (client secret, access or refresh token).
-///
-/// `Debug` and `Display` print `<redacted>`; read the value with
-/// [`Secret::expose`]. The bytes are zeroized when the value is dropped
-/// (best effort: copies made before it was wrapped are out of reach).
-///
-/// ```
-/// use onair::oauth::Secret;
-///
-/// let s = Secret::new("hunter2");
-/// assert_eq!(format!("{s} {s:?}"), "<redacted> Secret(<redacted>)");
-/// assert_eq!(s.expose(), "hunter2");
-/// ```
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
-    }
-
-    /// The secret itself. Do not log it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// Whether the secret is the empty string.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl From<String> for Secret {
-    fn from(value: String) -> Self {
-        Secret(value)
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-impl Drop for Secret {
-    fn drop(&mut self) {
-        self.0.zeroize();
-    }
-}
-
-impl ZeroizeOnDrop for Secret {}
-
-impl<'de> Deserialize<'de> for Secret {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Secret)
-    }
-}
-
-/// An app's `client_id`: a UUID (spec 5.2 rule 4), checked locally.
-///
-/// ```
-/// use onair::oauth::ClientId;
-///
-/// assert!(ClientId::new("0B3E8F3C-5A2B-4C1D-9E8F-7A6B5C4D3E2F").is_ok());
-/// assert!(ClientId::new("my-app").is_err());
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ClientId(String);
-
-impl ClientId {
-    /// Accepts the canonical UUID text form `8-4-4-4-12` hexadecimal digits
-    /// (either case); anything else is [`RequestError::InvalidClientId`].
-    pub fn new(id: &str) -> Result<Self, RequestError> {
-        let bytes = id.as_bytes();
-        let ok = bytes.len() == 36
-            && bytes.iter().enumerate().all(|(i, b)| match i {
-                8 | 13 | 18 | 23 => *b == b'-',
-                _ => b.is_ascii_hexdigit(),
-            });
-        if ok {
-            Ok(ClientId(id.to_owned()))
-        } else {
-            Err(RequestError::InvalidClientId)
-        }
-    }
-
-    /// The id as given.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for ClientId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// An app's client credentials for the token endpoints. The secret must only
-/// be used from a server (spec 5.2 rule 6). `Debug` redacts it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientCredentials {
-    client_id: ClientId,
-    client_secret: Secret,
-}
-
-impl ClientCredentials {
-    /// Checks `client_id` (a UUID) and `client_secret` (not empty).
-    ///
-    /// ```
-    /// use onair::oauth::ClientCredentials;
-    ///
-    /// let err = ClientCredentials::new("not-a-uuid", "s").unwrap_err();
-    /// assert_eq!(err.code(), "invalid_client_id");
-    /// ```
-    pub fn new(client_id: &str, client_secret: impl Into<String>) -> Result<Self, RequestError> {
-        let client_id = ClientId::new(client_id)?;
-        let client_secret = Secret::new(client_secret);
-        if client_secret.is_empty() {
-            return Err(RequestError::Empty {
-                field: "client_secret",
-            });
-        }
-        Ok(ClientCredentials {
-            client_id,
-            client_secret,
-        })
-    }
-
-    /// The client id.
-    pub fn client_id(&self) -> &ClientId {
-        &self.client_id
-    }
-
-    /// The client secret.
-    pub fn client_secret(&self) -> &Secret {
-        &self.client_secret
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Tokens (one pair, with times) and its stored form
@@ -403,7 +258,7 @@ impl Tokens {
         }
         let stored: In = serde_json::from_slice(json).map_err(LoadError::json)?;
         let check = |field: &'static str, value: &str| {
-            api::check_value(field, value).map_err(|_| {
+            check_value(field, value).map_err(|_| {
                 LoadError::Invalid("a stored token is empty or holds a control character")
             })
         };
@@ -656,6 +511,9 @@ pub enum AuthProblem {
     /// The service refused a freshly refreshed access token (a second 401
     /// in a row, spec 7.3): the grant is gone, the DJ must authorize again.
     AccessRejected,
+    /// The consent code given was already exchanged, or is not a usable
+    /// value: it was not sent; a new code is needed.
+    CodeUnusable,
     /// The token endpoint refused the client (`invalid_client` or 401):
     /// wrong credentials or a suspended app. Fix the configuration; the DJ
     /// cannot help.
@@ -697,6 +555,9 @@ impl fmt::Display for AuthProblem {
             AuthProblem::AccessRejected => {
                 f.write_str("a fresh access token was refused (401): the DJ must authorize again")
             }
+            AuthProblem::CodeUnusable => f.write_str(
+                "the consent code was already used or is malformed: a new code is needed",
+            ),
             AuthProblem::ClientRejected => f.write_str(
                 "client credentials rejected (invalid_client): fix the app configuration",
             ),
@@ -736,44 +597,77 @@ pub enum TokenStatus {
     Blocked(AuthProblem),
 }
 
-/// A caller mistake with the token machine (not a server problem).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why the token machine refused a call (a local error: nothing was sent).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OAuthError {
-    /// A token request is already in flight; only one at a time.
-    Busy,
-    /// A response was given while no token request was in flight.
-    NothingInFlight,
+    /// The call does not fit the machine's state (a request already in
+    /// flight, a response with none in flight).
+    #[error(transparent)]
+    Misuse(#[from] Misuse),
     /// This code was already exchanged; exchanging it again would revoke
     /// every token of the integration (spec 3.1).
+    #[error(
+        "this authorization code was already exchanged; a second exchange revokes every token"
+    )]
     CodeAlreadyUsed,
     /// There are no tokens to refresh or revoke.
+    #[error("there are no tokens")]
     NoTokens,
     /// Refresh is impossible until a person acts.
+    #[error("{0}")]
     Blocked(AuthProblem),
     /// The request could not be built.
-    Request(RequestError),
+    #[error(transparent)]
+    Request(#[from] RequestError),
 }
 
-impl fmt::Display for OAuthError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OAuthError::Busy => f.write_str("a token request is already in flight"),
-            OAuthError::NothingInFlight => f.write_str("no token request is in flight"),
-            OAuthError::CodeAlreadyUsed => f.write_str(
-                "this authorization code was already exchanged; a second exchange revokes every token",
-            ),
-            OAuthError::NoTokens => f.write_str("there are no tokens"),
-            OAuthError::Blocked(p) => fmt::Display::fmt(p, f),
-            OAuthError::Request(e) => fmt::Display::fmt(e, f),
+/// The spec's 401 rule (7.3) for one requester (a call, the stream): on a
+/// 401, refresh the token once and try again; a 401 again after that refresh
+/// means the grant is gone. Calls and the stream share this one rule.
+///
+/// ```
+/// use onair::oauth::{AfterUnauthorized, RefreshOnce};
+///
+/// let mut rule = RefreshOnce::default();
+/// assert_eq!(rule.on_unauthorized(), AfterUnauthorized::RefreshThenRetry);
+/// assert_eq!(rule.on_unauthorized(), AfterUnauthorized::Reauthorize);
+/// rule.on_success();
+/// assert_eq!(rule.on_unauthorized(), AfterUnauthorized::RefreshThenRetry);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RefreshOnce {
+    refreshed: bool,
+}
+
+/// What a 401 asks for under [`RefreshOnce`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AfterUnauthorized {
+    /// Refresh the access token, then try once more.
+    RefreshThenRetry,
+    /// The refreshed token was refused too: the DJ must authorize again.
+    Reauthorize,
+}
+
+impl RefreshOnce {
+    /// A 401 arrived.
+    pub fn on_unauthorized(&mut self) -> AfterUnauthorized {
+        if self.refreshed {
+            AfterUnauthorized::Reauthorize
+        } else {
+            self.refreshed = true;
+            AfterUnauthorized::RefreshThenRetry
         }
     }
-}
 
-impl std::error::Error for OAuthError {}
+    /// Anything but a 401 arrived: the next 401 gets its refresh again.
+    pub fn on_success(&mut self) {
+        self.refreshed = false;
+    }
 
-impl From<RequestError> for OAuthError {
-    fn from(e: RequestError) -> Self {
-        OAuthError::Request(e)
+    /// Whether a refresh was already spent on a 401.
+    pub fn has_refreshed(&self) -> bool {
+        self.refreshed
     }
 }
 
@@ -896,6 +790,16 @@ impl TokenManager {
         }
     }
 
+    /// The service refused the access token after a refresh (a second 401,
+    /// spec 7.3): nothing may go out with this pair any more; a person must
+    /// authorize again ([`AuthProblem::AccessRejected`]).
+    pub fn reject_access(&mut self) {
+        if self.tokens.is_some() {
+            self.problem = Some(AuthProblem::AccessRejected);
+            self.access_rejected = false;
+        }
+    }
+
     /// Builds the code exchange. The code is single-use: the request must be
     /// sent at most once, and whatever happens (even no response) the
     /// outcome is final; the same code is refused if given again.
@@ -906,7 +810,7 @@ impl TokenManager {
         now_ms: u64,
     ) -> Result<HttpRequest, OAuthError> {
         if self.in_flight.is_some() {
-            return Err(OAuthError::Busy);
+            return Err(Misuse::TokenRequestInFlight.into());
         }
         let fingerprint = fingerprint(code);
         if self.used_codes.contains(&fingerprint) {
@@ -926,7 +830,7 @@ impl TokenManager {
     /// lifetime blocks with the matching [`AuthProblem`].
     pub fn start_refresh(&mut self, now_ms: u64) -> Result<HttpRequest, OAuthError> {
         if self.in_flight.is_some() {
-            return Err(OAuthError::Busy);
+            return Err(Misuse::TokenRequestInFlight.into());
         }
         if let Some(p) = &self.problem {
             return Err(OAuthError::Blocked(p.clone()));
@@ -958,7 +862,10 @@ impl TokenManager {
         body: &[u8],
         now_ms: u64,
     ) -> Result<TokenOutcome, OAuthError> {
-        let in_flight = self.in_flight.take().ok_or(OAuthError::NothingInFlight)?;
+        let in_flight = self
+            .in_flight
+            .take()
+            .ok_or(OAuthError::Misuse(Misuse::NoTokenRequestInFlight))?;
         let failure = if status == 200 {
             match api::decode_token_pair(body) {
                 Ok(pair) => {
@@ -1003,7 +910,10 @@ impl TokenManager {
     /// everything.
     pub fn on_transport_failure(&mut self, now_ms: u64) -> Result<TokenOutcome, OAuthError> {
         let _ = now_ms;
-        let in_flight = self.in_flight.take().ok_or(OAuthError::NothingInFlight)?;
+        let in_flight = self
+            .in_flight
+            .take()
+            .ok_or(OAuthError::Misuse(Misuse::NoTokenRequestInFlight))?;
         Ok(self.failed(in_flight, TokenFailure::Transport))
     }
 
@@ -1067,7 +977,7 @@ impl TokenManager {
     /// answer could bring a new pair that would escape the revocation).
     pub fn revoke(&mut self) -> Result<HttpRequest, OAuthError> {
         if self.in_flight.is_some() {
-            return Err(OAuthError::Busy);
+            return Err(Misuse::TokenRequestInFlight.into());
         }
         let tokens = self.tokens.as_ref().ok_or(OAuthError::NoTokens)?;
         let request = match tokens.refresh_token() {

@@ -14,7 +14,8 @@
 //! classify by status. No input panics.
 //!
 //! ```
-//! use onair::problem::{classify, Advice, Endpoint, ProblemKind};
+//! use onair::endpoint::Endpoint;
+//! use onair::problem::{classify, Advice, ProblemKind};
 //!
 //! let body = br#"{"status":404,"detailCode":"OAPI_MNGR_0301","message":"not live","userId":null}"#;
 //! let problem = classify(Endpoint::Live, 404, &[("Content-Type", "application/json")], body);
@@ -34,106 +35,11 @@ use std::fmt;
 use serde::de::{self, IgnoredAny};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::header::Header;
-use crate::quota::{QuotaHeaders, RetryAfter};
+use crate::endpoint::Endpoint;
+use crate::http::Header;
+use crate::ratelimit::{QuotaHeaders, RetryAfter};
 use crate::scope::Permission;
 use crate::wire::name_enum;
-
-/// Which endpoint a response came from; the same status means different
-/// things on the token endpoints and the bot endpoints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Endpoint {
-    /// `POST /v1/oauth/token` (issue and refresh).
-    Token,
-    /// `POST /v1/oauth/revoke`.
-    Revoke,
-    /// `GET /v1/live`.
-    Live,
-    /// `GET /v1/live/listeners`.
-    Listeners,
-    /// `GET /v1/live/fans`.
-    Fans,
-    /// `GET /v1/live/events` (the SSE stream).
-    Events,
-    /// `POST /v1/live/chat`.
-    Chat,
-}
-
-impl Endpoint {
-    /// Every endpoint, in spec order.
-    pub const ALL: [Endpoint; 7] = [
-        Endpoint::Token,
-        Endpoint::Revoke,
-        Endpoint::Live,
-        Endpoint::Listeners,
-        Endpoint::Fans,
-        Endpoint::Events,
-        Endpoint::Chat,
-    ];
-
-    /// The short name used by `onair explain`: `token`, `revoke`, `live`,
-    /// `listeners`, `fans`, `events`, `chat`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Endpoint::Token => "token",
-            Endpoint::Revoke => "revoke",
-            Endpoint::Live => "live",
-            Endpoint::Listeners => "listeners",
-            Endpoint::Fans => "fans",
-            Endpoint::Events => "events",
-            Endpoint::Chat => "chat",
-        }
-    }
-
-    /// Reads a short name (exact, lower-case); `None` for anything else.
-    pub fn from_name(name: &str) -> Option<Endpoint> {
-        Endpoint::ALL.into_iter().find(|e| e.as_str() == name)
-    }
-
-    /// The HTTP method.
-    pub fn method(self) -> &'static str {
-        match self {
-            Endpoint::Live | Endpoint::Listeners | Endpoint::Fans | Endpoint::Events => "GET",
-            Endpoint::Token | Endpoint::Revoke | Endpoint::Chat => "POST",
-        }
-    }
-
-    /// The path below `{base_url}`.
-    pub fn path(self) -> &'static str {
-        match self {
-            Endpoint::Token => "/v1/oauth/token",
-            Endpoint::Revoke => "/v1/oauth/revoke",
-            Endpoint::Live => "/v1/live",
-            Endpoint::Listeners => "/v1/live/listeners",
-            Endpoint::Fans => "/v1/live/fans",
-            Endpoint::Events => "/v1/live/events",
-            Endpoint::Chat => "/v1/live/chat",
-        }
-    }
-
-    /// The two token endpoints (client authentication, RFC 6749 errors).
-    pub fn is_token(self) -> bool {
-        matches!(self, Endpoint::Token | Endpoint::Revoke)
-    }
-
-    /// The permission a call needs. `None` for the token endpoints and for
-    /// the event stream, which opens with any one `events.*` permission.
-    pub fn permission(self) -> Option<Permission> {
-        match self {
-            Endpoint::Live => Some(Permission::LiveRead),
-            Endpoint::Listeners => Some(Permission::ListenersRead),
-            Endpoint::Fans => Some(Permission::FansRead),
-            Endpoint::Chat => Some(Permission::ChatSend),
-            Endpoint::Token | Endpoint::Revoke | Endpoint::Events => None,
-        }
-    }
-}
-
-impl fmt::Display for Endpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 name_enum! {
     /// What went wrong (or `Ok`), as decided from status, code and headers.
@@ -343,7 +249,8 @@ pub struct Explanation {
 /// case) and its body bytes (any bytes; only error bodies are read).
 ///
 /// ```
-/// use onair::problem::{classify, Advice, Endpoint, ProblemKind};
+/// use onair::endpoint::Endpoint;
+/// use onair::problem::{classify, Advice, ProblemKind};
 ///
 /// let p = classify(Endpoint::Token, 400, &[] as &[(&str, &str)],
 ///     br#"{"error":"invalid_grant","error_description":"expired"}"#);
@@ -356,7 +263,12 @@ pub struct Explanation {
 /// let proxy = classify(Endpoint::Chat, 502, &[] as &[(&str, &str)], b"<html>Bad Gateway</html>");
 /// assert_eq!(proxy.kind, ProblemKind::ServerError);
 /// ```
-pub fn classify<H: Header>(endpoint: Endpoint, status: u16, headers: &[H], body: &[u8]) -> Problem {
+pub fn classify<H: Header>(
+    endpoint: Endpoint,
+    status: u16,
+    headers: impl IntoIterator<Item = H>,
+    body: &[u8],
+) -> Problem {
     let quota = QuotaHeaders::parse(headers);
     let parsed = if (200..300).contains(&status) {
         ErrorBody::default()

@@ -40,7 +40,6 @@
 //! ```
 
 use memchr::{memchr, memchr2};
-use serde::ser::{Serialize, SerializeMap, Serializer};
 
 mod field;
 mod one_go;
@@ -936,56 +935,6 @@ impl Parser {
             }
         }
     }
-}
-
-/// The generic (`onair decode --raw`) line of an item:
-/// `{"type":"event","event":…,"data":…,"id":…,"lastEventId":…}`,
-/// `{"type":"comment","text":…}`, `{"type":"retry","ms":…}`, or an error line
-/// `{"type":"error","error":"frame_too_large"|"incomplete_frame","event":…,"id":…,
-/// "raw":…,"message":…}`.
-impl Serialize for Item<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Item::Event(frame) => {
-                let mut map = serializer.serialize_map(Some(5))?;
-                map.serialize_entry("type", "event")?;
-                map.serialize_entry("event", frame.event)?;
-                map.serialize_entry("data", frame.data)?;
-                map.serialize_entry("id", &frame.id)?;
-                map.serialize_entry("lastEventId", frame.last_event_id)?;
-                map.end()
-            }
-            Item::Comment(text) => serialize_comment(serializer, text),
-            Item::Retry(ms) => serialize_retry(serializer, *ms),
-            Item::Error(e) => {
-                let mut map = serializer.serialize_map(Some(6))?;
-                map.serialize_entry("type", "error")?;
-                map.serialize_entry("error", e.kind.code())?;
-                map.serialize_entry("event", &e.event)?;
-                map.serialize_entry("id", &e.id)?;
-                map.serialize_entry("raw", e.raw)?;
-                map.serialize_entry("message", &e.kind.to_string())?;
-                map.end()
-            }
-        }
-    }
-}
-
-pub(crate) fn serialize_comment<S: Serializer>(
-    serializer: S,
-    text: &str,
-) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(Some(2))?;
-    map.serialize_entry("type", "comment")?;
-    map.serialize_entry("text", text)?;
-    map.end()
-}
-
-pub(crate) fn serialize_retry<S: Serializer>(serializer: S, ms: u64) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(Some(2))?;
-    map.serialize_entry("type", "retry")?;
-    map.serialize_entry("ms", &ms)?;
-    map.end()
 }
 
 impl FrameErrorKind {

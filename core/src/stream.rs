@@ -5,10 +5,10 @@
 //! |---|---|
 //! | end `LIVE_ENDED` | close; wait a few seconds (jittered), then connect for the next broadcast |
 //! | end `TOKEN_EXPIRED` | close; refresh the token, then connect at once |
-//! | end `RECONNECT` | close; connect at once, same token — but after more than [`StreamConfig::reconnect_storm_limit`] in [`StreamConfig::reconnect_storm_window_ms`], back off |
+//! | end `RECONNECT` | close; connect at once, same token, every time (a storm brake acts only on connections that end again within [`StreamConfig::storm_window_ms`] of opening with no frame before the end, and says so with [`StreamNotice`]) |
 //! | dropped without an end frame | exponential backoff, 1 s doubling to 30 s, full jitter ([`Backoff`]) |
 //! | 404 (not on air) | retry after a jittered few seconds, never hammering |
-//! | 401 | refresh once and connect; a second 401 in a row stops: `reauthorize` |
+//! | 401 | refresh once and connect; a second 401 in a row stops: `reauthorize` ([`RefreshOnce`], the rule calls share) |
 //! | 403 without code | stop: `reconsent` |
 //! | 403 `OAPI_MNGR_0209` | stop: `join_forbidden` |
 //! | 5xx | exponential backoff |
@@ -25,9 +25,11 @@
 //!   sleep exactly until then.
 //!
 //! The driver polls until it gets [`Step::Wait`], does what each step says, and
-//! reports outcomes with the `on_*` methods. Calls that do not fit the current
-//! state (bytes when no stream is open, a response nobody asked for) are
-//! ignored.
+//! reports outcomes with the `on_*` methods. A report that does not fit the
+//! state (a response nobody asked for) is a [`Misuse`], changing nothing;
+//! late bytes or a late close of a connection the loop is done with are
+//! harmless. Most bots use [`crate::bot::Bot`], which drives this loop; use it
+//! directly only to build a driver of your own around the stream alone.
 //!
 //! ```
 //! use onair::stream::{ConnectLoop, Step, StreamConfig};
@@ -35,7 +37,7 @@
 //! let mut lp = ConnectLoop::new(StreamConfig::default(), 7);
 //! let t0 = 1_000_000;
 //! assert_eq!(lp.poll(t0), Step::Connect);
-//! lp.on_response(200, &[("content-type", "text/event-stream")], b"", t0);
+//! lp.on_response(200, &[("content-type", "text/event-stream")], b"", t0).unwrap();
 //! let items: Vec<_> = lp.on_bytes(b":heartbeat\n\n", t0 + 15_000).collect();
 //! assert_eq!(items.len(), 1);
 //! // Waiting now means: until the watchdog fires, or until more bytes come.
@@ -46,32 +48,37 @@
 //! assert_eq!(lp.poll(t0 + 20_000), Step::Connect);
 //! ```
 
-use std::collections::VecDeque;
 use std::fmt;
 
 use crate::backoff::{Backoff, SplitMix64};
+use crate::endpoint::Endpoint;
 use crate::event::{Decoder, EndReason, Event, Item};
-use crate::header::Header;
-use crate::problem::{classify, Advice, Endpoint, Problem, ProblemKind};
+use crate::http::Header;
+use crate::misuse::Misuse;
+use crate::oauth::{AfterUnauthorized, AuthProblem, RefreshOnce};
+use crate::problem::{classify, Advice, Problem};
+use crate::stop::Stop;
 
 /// Tunables of the connect-loop. The defaults follow the spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StreamConfig {
     /// No bytes for this long on an open stream means it is dead (default
     /// 45 s: three missed 15 s heartbeats).
     pub watchdog_ms: u64,
     /// No response for this long after [`Step::Connect`] means the attempt
-    /// failed (default 30 s).
+    /// failed (default 30 s). The open stream itself has no whole-body
+    /// timeout: the watchdog covers it.
     pub connect_timeout_ms: u64,
     /// Shortest wait before retrying after a 404 or `LIVE_ENDED` (default 3 s).
     pub not_on_air_min_ms: u64,
     /// Longest such wait (default 6 s); the wait is uniform in between.
     pub not_on_air_max_ms: u64,
-    /// How many `RECONNECT` ends within the window are followed at once
-    /// (default 3); more are slowed by backoff.
-    pub reconnect_storm_limit: u32,
-    /// The window for counting `RECONNECT` ends (default 60 s).
-    pub reconnect_storm_window_ms: u64,
+    /// The storm brake's window (default 1 s): a connection that ends with
+    /// `RECONNECT` this soon after opening, without a single frame before
+    /// the end frame, right after another such connection, is reconnected
+    /// after a backoff delay instead of at once.
+    pub storm_window_ms: u64,
 }
 
 impl Default for StreamConfig {
@@ -81,14 +88,14 @@ impl Default for StreamConfig {
             connect_timeout_ms: 30_000,
             not_on_air_min_ms: 3_000,
             not_on_air_max_ms: 6_000,
-            reconnect_storm_limit: 3,
-            reconnect_storm_window_ms: 60_000,
+            storm_window_ms: 1_000,
         }
     }
 }
 
 /// What the driver should do next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Step {
     /// Open `GET /v1/live/events` now with the current access token, then
     /// report [`ConnectLoop::on_response`] (or [`ConnectLoop::on_connect_failed`]).
@@ -99,6 +106,8 @@ pub enum Step {
     /// Refresh the access token, then report
     /// [`ConnectLoop::on_token_refreshed`] or [`ConnectLoop::on_refresh_failed`].
     RefreshToken,
+    /// Something worth a log line; nothing to do.
+    Notice(StreamNotice),
     /// Nothing to do until `until_ms` (unix ms), or until you have something
     /// to report. `None`: only a report moves the loop on.
     Wait {
@@ -106,50 +115,36 @@ pub enum Step {
         until_ms: Option<u64>,
     },
     /// The loop has stopped; a person has to act. Polling keeps returning this.
-    Stopped(StopReason),
+    Stopped(Stop),
 }
 
-/// Why the loop stopped: each needs a different person to do something.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StopReason {
-    /// The grant is gone (401 after a refresh, or the refresh was refused):
-    /// the DJ must authorize the bot again.
-    Reauthorize,
-    /// A permission is missing (403 without code): the DJ must consent again.
-    Reconsent,
-    /// The bot cannot join (403 `OAPI_MNGR_0209`): the DJ must lift the block.
-    JoinForbidden,
-    /// The server said the request is malformed: the driver must be fixed.
-    FixRequest,
-    /// The token endpoint refused the client credentials (`invalid_client`).
-    InvalidClient,
-    /// A response outside the spec that retrying will not fix.
-    Unexpected,
+/// A thing the connect-loop did that is worth a log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamNotice {
+    /// Connections keep ending with `RECONNECT` right after opening, before
+    /// any frame: the next connect waits until `until_ms` instead of going
+    /// at once.
+    ReconnectStormBraked {
+        /// When the next connect goes.
+        until_ms: u64,
+    },
 }
 
-impl StopReason {
-    /// The snake_case name: `reauthorize`, `reconsent`, `join_forbidden`,
-    /// `fix_request`, `invalid_client`, `unexpected`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::Reauthorize => "reauthorize",
-            StopReason::Reconsent => "reconsent",
-            StopReason::JoinForbidden => "join_forbidden",
-            StopReason::FixRequest => "fix_request",
-            StopReason::InvalidClient => "invalid_client",
-            StopReason::Unexpected => "unexpected",
-        }
-    }
-}
-
-impl fmt::Display for StopReason {
+impl fmt::Display for StreamNotice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        match self {
+            StreamNotice::ReconnectStormBraked { until_ms } => write!(
+                f,
+                "RECONNECT storm: connections end at once; next connect at {until_ms} ms"
+            ),
+        }
     }
 }
 
 /// The loop's state, coarsely, for logs and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Phase {
     /// Waiting to connect (backoff, not on air, or about to connect).
     Waiting,
@@ -166,11 +161,17 @@ pub enum Phase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     ConnectAt(u64),
-    Connecting { since_ms: u64 },
-    Open { last_bytes_ms: u64, healthy: bool },
+    Connecting {
+        since_ms: u64,
+    },
+    Open {
+        opened_ms: u64,
+        last_bytes_ms: u64,
+        healthy: bool,
+    },
     RefreshAt(u64),
     Refreshing,
-    Stopped(StopReason),
+    Stopped,
 }
 
 /// The connect-loop state machine for `GET /v1/live/events`. See the
@@ -179,13 +180,17 @@ enum State {
 pub struct ConnectLoop {
     config: StreamConfig,
     state: State,
+    stop: Option<Stop>,
     pending_close: bool,
+    notice: Option<StreamNotice>,
     decoder: Decoder,
     backoff: Backoff,
     storm: Backoff,
     rng: SplitMix64,
-    reconnects: VecDeque<u64>,
-    refreshed_after_401: bool,
+    /// `RECONNECT` ends in a row that came within the storm window of the
+    /// open, before any frame.
+    quick_reconnects: u32,
+    unauthorized: RefreshOnce,
     last_problem: Option<Problem>,
 }
 
@@ -195,13 +200,15 @@ impl ConnectLoop {
         Self {
             config,
             state: State::ConnectAt(0),
+            stop: None,
             pending_close: false,
+            notice: None,
             decoder: Decoder::new(),
             backoff: Backoff::new(seed),
             storm: Backoff::new(seed ^ 0x5EED_0000_0000_5707),
             rng: SplitMix64::new(seed ^ 0x0404_0404_0404_0404),
-            reconnects: VecDeque::new(),
-            refreshed_after_401: false,
+            quick_reconnects: 0,
+            unauthorized: RefreshOnce::default(),
             last_problem: None,
         }
     }
@@ -213,8 +220,15 @@ impl ConnectLoop {
             self.pending_close = false;
             return Step::Close;
         }
+        if let Some(notice) = self.notice.take() {
+            return Step::Notice(notice);
+        }
         match self.state {
-            State::Stopped(reason) => Step::Stopped(reason),
+            State::Stopped => Step::Stopped(
+                self.stop
+                    .clone()
+                    .unwrap_or(Stop::Reauthorize(AuthProblem::AccessRejected)),
+            ),
             State::ConnectAt(at) if now_ms >= at => {
                 self.state = State::Connecting { since_ms: now_ms };
                 self.decoder = Decoder::new();
@@ -240,10 +254,10 @@ impl ConnectLoop {
 
     /// When [`poll`](Self::poll) has something to do next without any report:
     /// a connect time, the connect timeout, the watchdog, a refresh time.
-    /// `Some(0)` when a close is pending; `None` when only a report (or
-    /// nothing, once stopped) can move the loop.
+    /// `Some(0)` when a close or a notice is pending; `None` when only a
+    /// report (or nothing, once stopped) can move the loop.
     pub fn deadline(&self) -> Option<u64> {
-        if self.pending_close {
+        if self.pending_close || self.notice.is_some() {
             return Some(0);
         }
         match self.state {
@@ -254,7 +268,7 @@ impl ConnectLoop {
             State::Open { last_bytes_ms, .. } => {
                 Some(last_bytes_ms.saturating_add(self.config.watchdog_ms))
             }
-            State::Refreshing | State::Stopped(_) => None,
+            State::Refreshing | State::Stopped => None,
         }
     }
 
@@ -265,8 +279,29 @@ impl ConnectLoop {
             State::Connecting { .. } => Phase::Connecting,
             State::Open { .. } => Phase::Open,
             State::RefreshAt(_) | State::Refreshing => Phase::Refreshing,
-            State::Stopped(_) => Phase::Stopped,
+            State::Stopped => Phase::Stopped,
         }
+    }
+
+    /// When the open stream opened (unix ms), while it is open.
+    pub fn open_since_ms(&self) -> Option<u64> {
+        match self.state {
+            State::Open { opened_ms, .. } => Some(opened_ms),
+            _ => None,
+        }
+    }
+
+    /// When the next connect is due, while waiting for it.
+    pub fn next_connect_at_ms(&self) -> Option<u64> {
+        match self.state {
+            State::ConnectAt(at) => Some(at),
+            _ => None,
+        }
+    }
+
+    /// Why the loop stopped, once it has.
+    pub fn stop(&self) -> Option<&Stop> {
+        self.stop.as_ref()
     }
 
     /// The last error response (or refused refresh) the loop acted on.
@@ -281,50 +316,49 @@ impl ConnectLoop {
 
     /// Reports the response to [`Step::Connect`]: its status and headers, and
     /// for an error status its (small) body. A 2xx opens the stream: feed its
-    /// body to [`on_bytes`](Self::on_bytes). Returns the classification.
+    /// body to [`on_bytes`](Self::on_bytes). Returns the classification;
+    /// [`Misuse::NotConnecting`] when no connect was asked for.
     pub fn on_response<H: Header>(
         &mut self,
         status: u16,
-        headers: &[H],
+        headers: impl IntoIterator<Item = H>,
         body: &[u8],
         now_ms: u64,
-    ) -> Problem {
-        let problem = classify(Endpoint::Events, status, headers, body);
-        if matches!(self.state, State::Connecting { .. }) {
-            self.on_problem(&problem, now_ms);
+    ) -> Result<Problem, Misuse> {
+        if !matches!(self.state, State::Connecting { .. }) {
+            return Err(Misuse::NotConnecting);
         }
-        problem
+        let problem = classify(Endpoint::Events, status, headers, body);
+        self.on_problem(&problem, now_ms)?;
+        Ok(problem)
     }
 
     /// Reports the classified response to [`Step::Connect`], when the driver
     /// classified it itself.
-    pub fn on_problem(&mut self, problem: &Problem, now_ms: u64) {
+    pub fn on_problem(&mut self, problem: &Problem, now_ms: u64) -> Result<(), Misuse> {
         if !matches!(self.state, State::Connecting { .. }) {
-            return;
-        }
-        if problem.advice != Advice::RefreshToken {
-            self.refreshed_after_401 = false;
+            return Err(Misuse::NotConnecting);
         }
         if problem.is_ok() {
+            self.unauthorized.on_success();
             self.state = State::Open {
+                opened_ms: now_ms,
                 last_bytes_ms: now_ms,
                 healthy: false,
             };
-            return;
+            return Ok(());
         }
         self.last_problem = Some(problem.clone());
+        if problem.advice != Advice::RefreshToken {
+            self.unauthorized.on_success();
+        }
         self.state = match problem.advice {
-            Advice::None => State::Open {
-                last_bytes_ms: now_ms,
-                healthy: false,
+            Advice::RefreshToken => match self.unauthorized.on_unauthorized() {
+                AfterUnauthorized::RefreshThenRetry => State::RefreshAt(now_ms),
+                AfterUnauthorized::Reauthorize => {
+                    self.stopped(Stop::Reauthorize(AuthProblem::AccessRejected))
+                }
             },
-            Advice::RefreshToken if self.refreshed_after_401 => {
-                State::Stopped(StopReason::Reauthorize)
-            }
-            Advice::RefreshToken => {
-                self.refreshed_after_401 = true;
-                State::RefreshAt(now_ms)
-            }
             Advice::WaitNotOnAir => State::ConnectAt(now_ms.saturating_add(self.not_on_air_ms())),
             Advice::RetryAfter => match problem.retry_after() {
                 Some(retry) => State::ConnectAt(retry.until_ms(now_ms)),
@@ -333,20 +367,23 @@ impl ConnectLoop {
             Advice::RetryBackoff | Advice::RetrySoon => {
                 State::ConnectAt(now_ms.saturating_add(self.backoff.next_delay_ms()))
             }
-            Advice::Reconsent => State::Stopped(StopReason::Reconsent),
-            Advice::Reauthorize => State::Stopped(StopReason::Reauthorize),
-            Advice::FixRequest => State::Stopped(StopReason::FixRequest),
-            Advice::Stop => State::Stopped(stop_reason(problem.kind)),
+            _ => match Stop::for_problem(Endpoint::Events, problem) {
+                Some(stop) => self.stopped(stop),
+                None => State::ConnectAt(now_ms.saturating_add(self.backoff.next_delay_ms())),
+            },
         };
+        Ok(())
     }
 
     /// Reports that [`Step::Connect`] failed before any response (DNS, TCP,
     /// TLS): a drop, retried with backoff.
-    pub fn on_connect_failed(&mut self, now_ms: u64) {
-        if matches!(self.state, State::Connecting { .. }) {
-            self.drop_connection(now_ms);
-            self.pending_close = false; // nothing was opened
+    pub fn on_connect_failed(&mut self, now_ms: u64) -> Result<(), Misuse> {
+        if !matches!(self.state, State::Connecting { .. }) {
+            return Err(Misuse::NotConnecting);
         }
+        self.drop_connection(now_ms);
+        self.pending_close = false; // nothing was opened
+        Ok(())
     }
 
     /// Feeds a chunk of the open stream's body, split anywhere. Any bytes feed
@@ -354,7 +391,8 @@ impl ConnectLoop {
     /// applies each to the loop (a heartbeat or frame marks the stream
     /// healthy; an end frame decides the reconnect). Drain it: bytes it has
     /// not reached are not read. Nothing is read after an end frame, and
-    /// nothing while no stream is open.
+    /// nothing while no stream is open (late bytes of a closed connection are
+    /// harmless).
     pub fn on_bytes<'m, 'c>(&'m mut self, chunk: &'c [u8], now_ms: u64) -> StreamItems<'m, 'c> {
         if let State::Open { last_bytes_ms, .. } = &mut self.state {
             if !chunk.is_empty() {
@@ -370,7 +408,8 @@ impl ConnectLoop {
 
     /// Reports that the stream connection closed (end of body, network
     /// error, or the close a [`Step::Close`] asked for). Without an end frame
-    /// first this is a drop, retried with backoff.
+    /// first this is a drop, retried with backoff. Reporting it for a
+    /// connection already closed is harmless.
     pub fn on_closed(&mut self, now_ms: u64) {
         self.pending_close = false;
         if matches!(self.state, State::Open { .. } | State::Connecting { .. }) {
@@ -380,19 +419,24 @@ impl ConnectLoop {
     }
 
     /// Reports a successful token refresh: connect at once.
-    pub fn on_token_refreshed(&mut self, now_ms: u64) {
-        if matches!(self.state, State::Refreshing | State::RefreshAt(_)) {
-            self.state = State::ConnectAt(now_ms);
+    pub fn on_token_refreshed(&mut self, now_ms: u64) -> Result<(), Misuse> {
+        if !matches!(self.state, State::Refreshing | State::RefreshAt(_)) {
+            return Err(Misuse::NotRefreshing);
         }
+        self.state = State::ConnectAt(now_ms);
+        Ok(())
     }
 
     /// Reports a failed token refresh: `Some(problem)` for an error response
     /// of the token endpoint, `None` for a network failure. A refused grant
-    /// stops the loop (`reauthorize`); a passing failure retries the refresh
-    /// with backoff.
-    pub fn on_refresh_failed(&mut self, problem: Option<&Problem>, now_ms: u64) {
+    /// stops the loop; a passing failure retries the refresh with backoff.
+    pub fn on_refresh_failed(
+        &mut self,
+        problem: Option<&Problem>,
+        now_ms: u64,
+    ) -> Result<(), Misuse> {
         if !matches!(self.state, State::Refreshing | State::RefreshAt(_)) {
-            return;
+            return Err(Misuse::NotRefreshing);
         }
         let retry_at = |lp: &mut Self| now_ms.saturating_add(lp.backoff.next_delay_ms());
         self.state = match problem {
@@ -408,18 +452,20 @@ impl ConnectLoop {
                         None => State::RefreshAt(retry_at(self)),
                     },
                     Advice::None => State::ConnectAt(now_ms),
-                    Advice::FixRequest => State::Stopped(StopReason::FixRequest),
-                    Advice::Stop if problem.kind == ProblemKind::InvalidClient => {
-                        State::Stopped(StopReason::InvalidClient)
+                    Advice::RefreshToken => {
+                        self.stopped(Stop::Reauthorize(AuthProblem::RefreshRejected))
                     }
-                    Advice::Stop => State::Stopped(stop_reason(problem.kind)),
-                    Advice::Reconsent => State::Stopped(StopReason::Reconsent),
-                    Advice::Reauthorize | Advice::RefreshToken => {
-                        State::Stopped(StopReason::Reauthorize)
-                    }
+                    _ => match Stop::for_problem(Endpoint::Token, problem) {
+                        Some(Stop::Reauthorize(_)) => {
+                            self.stopped(Stop::Reauthorize(AuthProblem::RefreshRejected))
+                        }
+                        Some(stop) => self.stopped(stop),
+                        None => State::RefreshAt(retry_at(self)),
+                    },
                 }
             }
         };
+        Ok(())
     }
 
     /// Asks for a new connection now, without backoff: the bot's level in the
@@ -438,12 +484,19 @@ impl ConnectLoop {
     /// again): counters cleared, connect at once.
     pub fn restart(&mut self, now_ms: u64) {
         self.state = State::ConnectAt(now_ms);
+        self.stop = None;
         self.pending_close = false;
+        self.notice = None;
         self.backoff.reset();
         self.storm.reset();
-        self.reconnects.clear();
-        self.refreshed_after_401 = false;
+        self.quick_reconnects = 0;
+        self.unauthorized = RefreshOnce::default();
         self.last_problem = None;
+    }
+
+    fn stopped(&mut self, stop: Stop) -> State {
+        self.stop = Some(stop);
+        State::Stopped
     }
 
     fn not_on_air_ms(&mut self) -> u64 {
@@ -459,70 +512,60 @@ impl ConnectLoop {
 
     /// Applies one decoded item of the open stream.
     fn observe(&mut self, item: &Item, now_ms: u64) {
-        let State::Open { healthy, .. } = &mut self.state else {
+        let State::Open {
+            opened_ms, healthy, ..
+        } = &mut self.state
+        else {
             return;
         };
-        let frame = matches!(
-            item,
-            Item::Heartbeat | Item::Event { .. } | Item::Unknown { .. }
-        );
-        if frame && !*healthy {
-            *healthy = true;
-            self.backoff.reset();
-        }
+        let (opened_ms, framed_before) = (*opened_ms, *healthy);
         if let Item::Event {
             event: Event::End(end),
             ..
         } = item
         {
-            self.on_end(&end.reason, now_ms);
+            let quick =
+                !framed_before && now_ms.saturating_sub(opened_ms) < self.config.storm_window_ms;
+            self.on_end(&end.reason, quick, now_ms);
+            return;
+        }
+        let frame = matches!(
+            item,
+            Item::Heartbeat | Item::Event { .. } | Item::Unknown { .. }
+        );
+        if frame && !framed_before {
+            *healthy = true;
+            self.backoff.reset();
         }
     }
 
-    fn on_end(&mut self, reason: &EndReason, now_ms: u64) {
+    fn on_end(&mut self, reason: &EndReason, quick: bool, now_ms: u64) {
         self.pending_close = true;
+        if !quick || *reason != EndReason::Reconnect {
+            self.quick_reconnects = 0;
+            self.storm.reset();
+        }
         self.state = match reason {
             EndReason::LiveEnded => State::ConnectAt(now_ms.saturating_add(self.not_on_air_ms())),
             EndReason::TokenExpired => State::RefreshAt(now_ms),
-            EndReason::Reconnect => {
-                let window = self.config.reconnect_storm_window_ms;
-                while self
-                    .reconnects
-                    .front()
-                    .is_some_and(|&t| now_ms.saturating_sub(t) >= window)
-                {
-                    self.reconnects.pop_front();
-                }
-                self.reconnects.push_back(now_ms);
-                let limit =
-                    usize::try_from(self.config.reconnect_storm_limit).unwrap_or(usize::MAX);
-                if self.reconnects.len() > limit {
-                    // Keep the window's memory bounded: only the count matters.
-                    if self.reconnects.len() > limit.saturating_add(1) {
-                        self.reconnects.pop_front();
-                    }
-                    let delay = self.storm.next_delay_ms().max(Backoff::BASE_MS / 2);
-                    State::ConnectAt(now_ms.saturating_add(delay))
+            // The spec's table: reconnect at once, every time. Only a storm
+            // (a connection ending again at once, before any frame) is braked.
+            EndReason::Reconnect if quick => {
+                self.quick_reconnects = self.quick_reconnects.saturating_add(1);
+                if self.quick_reconnects >= 2 {
+                    let until_ms = now_ms.saturating_add(self.storm.next_delay_ms());
+                    self.notice = Some(StreamNotice::ReconnectStormBraked { until_ms });
+                    State::ConnectAt(until_ms)
                 } else {
-                    self.storm.reset();
                     State::ConnectAt(now_ms)
                 }
             }
+            EndReason::Reconnect => State::ConnectAt(now_ms),
             // An end reason this version does not know: treat it as a drop.
             EndReason::Other(_) => {
                 State::ConnectAt(now_ms.saturating_add(self.backoff.next_delay_ms()))
             }
         };
-    }
-}
-
-fn stop_reason(kind: ProblemKind) -> StopReason {
-    match kind {
-        ProblemKind::JoinForbidden => StopReason::JoinForbidden,
-        ProblemKind::PermissionMissing => StopReason::Reconsent,
-        ProblemKind::InvalidClient => StopReason::InvalidClient,
-        ProblemKind::InvalidGrant | ProblemKind::Unauthorized => StopReason::Reauthorize,
-        _ => StopReason::Unexpected,
     }
 }
 

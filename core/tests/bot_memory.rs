@@ -5,9 +5,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use onair::api::BaseUrl;
 use onair::bot::{Action, Bot, BotConfig};
-use onair::oauth::ClientCredentials;
+use onair::http::BaseUrl;
+use onair::secret::ClientCredentials;
 
 /// Counts the net bytes allocated by the current thread.
 struct Counting;
@@ -41,7 +41,10 @@ fn drain(bot: &mut Bot, now: u64) -> Vec<Action> {
     let mut out = Vec::new();
     loop {
         let action = bot.poll(now);
-        let last = matches!(action, Action::Wait { .. } | Action::Stopped(_));
+        let last = matches!(
+            action,
+            Action::Wait { .. } | Action::Stopped(_) | Action::NeedsAuthorization
+        );
         out.push(action);
         if last {
             return out;
@@ -71,7 +74,7 @@ fn an_idle_streaming_bot_holds_under_4_kib_of_heap() {
             _ => None,
         })
         .unwrap();
-    bot.on_stream_open(stream, 200, &[("content-type", "text/event-stream")], T0)
+    bot.on_stream_open(stream, 200, [("content-type", "text/event-stream")], T0)
         .unwrap();
     let stream_bytes = include_bytes!("../../fixtures/streams/service.sse");
     let mut events = 0;

@@ -2,6 +2,8 @@
 //! percent-encoding, the pager, and properties.
 
 use super::*;
+use crate::chat::{ChatErrorKind, CHAT_MAX_UTF16};
+use crate::http::{form_urldecode, form_urlencode, query_encode};
 use crate::model::{Fan, COIN_COUNT_FIELD};
 use proptest::prelude::*;
 
@@ -35,7 +37,7 @@ fn assert_no_secret(req: &HttpRequest) {
 }
 
 fn body(req: &HttpRequest) -> String {
-    String::from_utf8(req.body.clone()).unwrap()
+    String::from_utf8(req.body.to_vec()).unwrap()
 }
 
 #[test]
@@ -178,10 +180,7 @@ fn base_url_rules() {
         "https://a.test\r\nX: y",
         "ééééééééé",
     ] {
-        assert!(
-            matches!(BaseUrl::new(bad), Err(RequestError::InvalidBaseUrl(_))),
-            "{bad:?}"
-        );
+        assert!(BaseUrl::new(bad).is_err(), "{bad:?}");
     }
 }
 
@@ -259,15 +258,13 @@ fn client_id_must_be_a_uuid() {
         "0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f ",
     ] {
         let err = ClientCredentials::new(bad, "s").unwrap_err();
-        assert_eq!(err, RequestError::InvalidClientId, "{bad:?}");
+        assert_eq!(err, CredentialsError::InvalidClientId, "{bad:?}");
         assert!(err.to_string().contains("UUID"));
     }
     assert!(ClientCredentials::new("0B3E8F3C-5A2B-4C1D-9E8F-7A6B5C4D3E2F", "s").is_ok());
     assert_eq!(
         ClientCredentials::new(CLIENT_ID, "").unwrap_err(),
-        RequestError::Empty {
-            field: "client_secret"
-        }
+        CredentialsError::EmptySecret
     );
 }
 

@@ -311,7 +311,7 @@ fn the_stream_goes_on_after_bad_frames() {
 
 #[test]
 fn decode_lines_are_the_documented_shapes() {
-    let line = |item: &Item| serde_json::to_string(item).unwrap();
+    let line = |item: &Item| crate::json::ItemJson(item).to_line();
     assert_eq!(line(&Item::Heartbeat), r#"{"type":"heartbeat"}"#);
     assert_eq!(
         line(&Item::Comment(" x".into())),
@@ -335,7 +335,9 @@ fn snapshot_of_typed_values() {
 
 #[test]
 fn snapshot_of_decode_lines() {
-    insta::assert_json_snapshot!(decode_all(&[SERVICE, BROKEN]));
+    let items = decode_all(&[SERVICE, BROKEN]);
+    let lines: Vec<_> = items.iter().map(crate::json::ItemJson).collect();
+    insta::assert_json_snapshot!(lines);
 }
 
 proptest! {

@@ -1,8 +1,10 @@
 //! Tests of the token state machine, the stored form and secret redaction.
 
 use super::*;
-use crate::api::{BaseUrl, ClientAuth};
+use crate::api::ClientAuth;
+use crate::http::BaseUrl;
 use crate::scope::Permission;
+use crate::secret::ClientCredentials;
 use proptest::prelude::*;
 
 const CLIENT_ID: &str = "0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f";
@@ -131,13 +133,19 @@ fn refresh_rotates_and_bumps_the_generation() {
     assert_eq!(m.status(now), TokenStatus::Refreshing);
     assert!(!m.refresh_due(now));
     // Exactly one token request in flight.
-    assert_eq!(m.start_refresh(now).unwrap_err(), OAuthError::Busy);
+    assert_eq!(
+        m.start_refresh(now).unwrap_err(),
+        OAuthError::Misuse(Misuse::TokenRequestInFlight)
+    );
     assert_eq!(
         m.start_exchange("code-2", "https://bot.test/cb", now)
             .unwrap_err(),
-        OAuthError::Busy
+        OAuthError::Misuse(Misuse::TokenRequestInFlight)
     );
-    assert_eq!(m.revoke().unwrap_err(), OAuthError::Busy);
+    assert_eq!(
+        m.revoke().unwrap_err(),
+        OAuthError::Misuse(Misuse::TokenRequestInFlight)
+    );
     let t = persisted(
         m.on_response(
             200,
@@ -157,7 +165,7 @@ fn refresh_rotates_and_bumps_the_generation() {
     assert!(!t.scope().contains(&Permission::LiveRead));
     assert_eq!(
         m.on_response(200, b"{}", now),
-        Err(OAuthError::NothingInFlight)
+        Err(OAuthError::Misuse(Misuse::NoTokenRequestInFlight))
     );
 }
 
@@ -526,7 +534,7 @@ fn secrets_never_show_in_debug_display_or_errors() {
 
 #[test]
 fn secrets_are_zeroized_on_drop() {
-    fn zeroize_on_drop<T: ZeroizeOnDrop>() {}
+    fn zeroize_on_drop<T: zeroize::ZeroizeOnDrop>() {}
     zeroize_on_drop::<Secret>();
     // The stored form is handed out in a zeroizing buffer.
     let json: Zeroizing<String> = authorized().tokens().unwrap().to_json();
@@ -575,12 +583,12 @@ proptest! {
             match op {
                 Op::Exchange(c) => {
                     let r = m.start_exchange(&format!("code-{c}"), "https://r", now);
-                    if in_flight { prop_assert_eq!(r.unwrap_err(), OAuthError::Busy); }
+                    if in_flight { prop_assert_eq!(r.unwrap_err(), OAuthError::Misuse(Misuse::TokenRequestInFlight)); }
                     else if r.is_ok() { in_flight = true; }
                 }
                 Op::Refresh => {
                     let r = m.start_refresh(now);
-                    if in_flight { prop_assert_eq!(r.unwrap_err(), OAuthError::Busy); }
+                    if in_flight { prop_assert_eq!(r.unwrap_err(), OAuthError::Misuse(Misuse::TokenRequestInFlight)); }
                     else if r.is_ok() { in_flight = true; }
                 }
                 Op::Respond(status, b) => {
@@ -602,7 +610,7 @@ proptest! {
                 Op::Rejected => m.access_rejected(),
                 Op::Revoke => {
                     let r = m.revoke();
-                    if in_flight { prop_assert_eq!(r.unwrap_err(), OAuthError::Busy); }
+                    if in_flight { prop_assert_eq!(r.unwrap_err(), OAuthError::Misuse(Misuse::TokenRequestInFlight)); }
                 }
                 Op::Adopt(g) => {
                     if let Some(t) = m.tokens().cloned() {

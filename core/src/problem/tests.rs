@@ -432,7 +432,7 @@ fn endpoint_names_round_trip() {
     for e in Endpoint::ALL {
         assert_eq!(Endpoint::from_name(e.as_str()), Some(e));
         assert!(e.path().starts_with("/v1/"));
-        assert!(matches!(e.method(), "GET" | "POST"));
+        assert!(matches!(e.method().as_str(), "GET" | "POST"));
     }
     assert_eq!(Endpoint::from_name("Live"), None);
     assert_eq!(Endpoint::Events.permission(), None);
@@ -442,7 +442,7 @@ fn endpoint_names_round_trip() {
 #[test]
 fn http_date_retry_after_needs_now() {
     let headers = [("Retry-After", "Tue, 14 Nov 2023 22:13:40 GMT")];
-    let p = classify(Endpoint::Live, 429, &headers, b"");
+    let p = classify(Endpoint::Live, 429, headers, b"");
     assert_eq!(p.kind, ProblemKind::QuotaDaily);
     assert_eq!(p.explain(None).retry_after_ms, None);
     assert_eq!(
@@ -480,7 +480,7 @@ proptest! {
         let full = format!("{{\"detailCode\":\"{code}\",\"message\":\"{junk}\",\"error\":\"{junk}\"}}");
         let body = full.as_bytes().get(..cut.min(full.len())).unwrap_or_default();
         for endpoint in Endpoint::ALL {
-            let p = classify(endpoint, status, &[("retry-after", junk.as_str())], body);
+            let p = classify(endpoint, status, [("retry-after", junk.as_str())], body);
             prop_assert_eq!(p.status, status);
             let sse = [b"data:".as_slice(), body].concat();
             let _ = classify(endpoint, status, NO_HEADERS, &sse);

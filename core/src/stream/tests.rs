@@ -1,6 +1,7 @@
 use super::*;
+use crate::problem::ProblemKind;
+use crate::scope::Permission;
 use proptest::prelude::*;
-use serde_json::json;
 
 const T0: u64 = 1_700_000_000_000;
 const NO_HEADERS: &[(&str, &str)] = &[];
@@ -64,10 +65,11 @@ impl Script {
                     self.note("refresh token");
                     return step;
                 }
-                Step::Stopped(why) => {
-                    self.note(format!("stopped: {why}"));
+                Step::Stopped(ref why) => {
+                    self.note(format!("stopped: {}", why.code()));
                     return step;
                 }
+                Step::Notice(notice) => self.note(format!("notice: {notice}")),
             }
         }
         panic!("no action in 20 polls");
@@ -93,7 +95,10 @@ impl Script {
 
     fn respond(&mut self, status: u16, body: &[u8]) {
         self.note(format!("<- HTTP {status}"));
-        let p = self.lp.on_response(status, NO_HEADERS, body, self.now);
+        let p = self
+            .lp
+            .on_response(status, NO_HEADERS, body, self.now)
+            .unwrap();
         if !p.is_ok() {
             self.note(format!("   {p}"));
         }
@@ -155,7 +160,7 @@ fn spec_4_6_row_end_token_expired() {
     let mut s = open_then(2, &end("TOKEN_EXPIRED"));
     s.expect(Step::RefreshToken);
     assert_eq!(s.now, T0 + 2_000, "refresh at once");
-    s.lp.on_token_refreshed(s.now);
+    s.lp.on_token_refreshed(s.now).unwrap();
     s.note("token refreshed");
     s.expect(Step::Connect);
     assert_eq!(s.now, T0 + 2_000, "reconnect immediately");
@@ -183,7 +188,7 @@ fn spec_4_6_row_dropped_without_end_frame() {
         assert!(wait <= ceiling, "attempt {attempt}: {wait} > {ceiling}");
         ceilings.push(ceiling / 1000);
         s.expect(Step::Connect);
-        s.lp.on_connect_failed(s.now);
+        s.lp.on_connect_failed(s.now).unwrap();
         s.note("connect failed");
     }
     assert_eq!(ceilings, [1, 2, 4, 8, 16, 30, 30]);
@@ -203,7 +208,7 @@ fn spec_4_6_row_404_not_on_air() {
             (3_000..=6_000).contains(&wait),
             "a few seconds, jittered: {wait}"
         );
-        s.lp.on_connect_failed(s.now); // keep the script moving
+        s.lp.on_connect_failed(s.now).unwrap(); // keep the script moving
         s.note("connect failed");
         s.lp.restart(s.now);
     }
@@ -216,14 +221,16 @@ fn spec_4_6_row_401() {
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, None));
     s.expect(Step::RefreshToken);
-    s.lp.on_token_refreshed(s.now);
+    s.lp.on_token_refreshed(s.now).unwrap();
     s.note("token refreshed");
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, Some("OAPI_MNGR_0203")));
-    s.expect(Step::Stopped(StopReason::Reauthorize));
+    s.expect(Step::Stopped(Stop::Reauthorize(
+        AuthProblem::AccessRejected,
+    )));
     assert_eq!(
         s.lp.poll(s.now + 1_000_000),
-        Step::Stopped(StopReason::Reauthorize)
+        Step::Stopped(Stop::Reauthorize(AuthProblem::AccessRejected))
     );
     assert_eq!(s.lp.deadline(), None);
     insta::assert_json_snapshot!(s.log);
@@ -234,7 +241,14 @@ fn spec_4_6_row_403_without_code() {
     let mut s = Script::new(7);
     s.expect(Step::Connect);
     s.respond(403, &sse_error(403, None));
-    s.expect(Step::Stopped(StopReason::Reconsent));
+    s.expect(Step::Stopped(Stop::Reconsent {
+        missing: vec![
+            Permission::EventsChat,
+            Permission::EventsPresence,
+            Permission::EventsLike,
+            Permission::EventsDonation,
+        ],
+    }));
     insta::assert_json_snapshot!(s.log);
 }
 
@@ -243,7 +257,7 @@ fn spec_4_6_row_403_0209() {
     let mut s = Script::new(8);
     s.expect(Step::Connect);
     s.respond(403, &sse_error(403, Some("OAPI_MNGR_0209")));
-    s.expect(Step::Stopped(StopReason::JoinForbidden));
+    s.expect(Step::Stopped(Stop::JoinForbidden));
     insta::assert_json_snapshot!(s.log);
 }
 
@@ -291,7 +305,7 @@ fn a_day_in_the_bots_life() {
     s.bytes(10_000, &end("TOKEN_EXPIRED"));
     s.expect(Step::RefreshToken);
     s.now += 300;
-    s.lp.on_token_refreshed(s.now);
+    s.lp.on_token_refreshed(s.now).unwrap();
     s.note("token refreshed");
     let t = s.now;
     s.open();
@@ -311,7 +325,7 @@ fn a_day_in_the_bots_life() {
     // The network is down: drops with growing backoff.
     let mut attempts = Vec::new();
     for _ in 0..4 {
-        s.lp.on_connect_failed(s.now);
+        s.lp.on_connect_failed(s.now).unwrap();
         s.note("connect failed");
         attempts.push(s.lp.backoff_attempt());
         s.expect(Step::Connect);
@@ -359,11 +373,13 @@ fn a_day_in_the_bots_life() {
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, Some("OAPI_MNGR_0203")));
     s.expect(Step::RefreshToken);
-    s.lp.on_token_refreshed(s.now);
+    s.lp.on_token_refreshed(s.now).unwrap();
     s.note("token refreshed");
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, None));
-    s.expect(Step::Stopped(StopReason::Reauthorize));
+    s.expect(Step::Stopped(Stop::Reauthorize(
+        AuthProblem::AccessRejected,
+    )));
     let refreshes_after_401 = s
         .log
         .iter()
@@ -381,29 +397,46 @@ fn a_day_in_the_bots_life() {
 // ---- other rules ----
 
 #[test]
-fn reconnect_storms_are_slowed() {
+fn reconnect_is_followed_at_once_every_time() {
     let mut s = Script::new(11);
-    let mut waits = Vec::new();
     s.open();
     for _ in 0..8 {
+        // A healthy connection (a heartbeat first) ending with RECONNECT,
+        // even right after opening: connect again at once, every time.
+        s.bytes(100, HEARTBEAT);
+        s.bytes(0, &end("RECONNECT"));
         let t = s.now;
-        s.bytes(100, &end("RECONNECT"));
         s.expect(Step::Connect);
-        waits.push(s.now - t - 100);
+        assert_eq!(s.now, t, "{:#?}", s.log);
         s.respond(200, b"");
     }
-    assert_eq!(waits[..3], [0, 0, 0], "a few are followed at once");
-    assert!(
-        waits[3..].iter().all(|&w| w >= 500),
-        "then backoff: {waits:?}"
-    );
-    // After a quiet minute, RECONNECT is immediate again.
-    s.bytes(61_000, HEARTBEAT);
-    s.bytes(0, &end("RECONNECT"));
+}
+
+#[test]
+fn only_a_storm_of_instant_reconnects_is_braked_and_said() {
+    let mut s = Script::new(11);
+    s.open();
+    // One connection ending at once with no frame: followed at once.
+    s.bytes(10, &end("RECONNECT"));
     let t = s.now;
     s.expect(Step::Connect);
     assert_eq!(s.now, t);
-    insta::assert_json_snapshot!(json!({ "waits": waits }));
+    s.respond(200, b"");
+    // It happens again: braked, with a notice saying so.
+    s.bytes(10, &end("RECONNECT"));
+    assert_eq!(s.lp.poll(s.now), Step::Close);
+    let Step::Notice(StreamNotice::ReconnectStormBraked { until_ms }) = s.lp.poll(s.now) else {
+        panic!("a notice first");
+    };
+    assert!(until_ms >= s.now + 500, "backed off");
+    s.expect(Step::Connect);
+    assert_eq!(s.now, until_ms);
+    s.respond(200, b"");
+    // A connection that lived past the window is followed at once again.
+    s.bytes(1_500, &end("RECONNECT"));
+    let t = s.now;
+    s.expect(Step::Connect);
+    assert_eq!(s.now, t);
 }
 
 #[test]
@@ -421,7 +454,8 @@ fn connect_timeout_and_retry_after() {
     assert_eq!(s.lp.phase(), Phase::Waiting);
     s.now += 30_000;
     s.expect(Step::Connect);
-    s.lp.on_response(429, &[("Retry-After", "20")], b"", s.now);
+    s.lp.on_response(429, [("Retry-After", "20")], b"", s.now)
+        .unwrap();
     assert_eq!(s.lp.deadline(), Some(s.now + 20_000));
 }
 
@@ -441,62 +475,39 @@ fn refresh_failures() {
     s.bytes(1_000, &end("TOKEN_EXPIRED"));
     s.expect(Step::RefreshToken);
     assert_eq!(s.lp.poll(s.now), Step::Wait { until_ms: None });
-    s.lp.on_refresh_failed(None, s.now);
+    s.lp.on_refresh_failed(None, s.now).unwrap();
     s.expect(Step::RefreshToken);
-    s.lp.on_refresh_failed(Some(&server), s.now);
+    s.lp.on_refresh_failed(Some(&server), s.now).unwrap();
     s.expect(Step::RefreshToken);
-    s.lp.on_refresh_failed(Some(&invalid_grant), s.now);
-    s.expect(Step::Stopped(StopReason::Reauthorize));
+    s.lp.on_refresh_failed(Some(&invalid_grant), s.now).unwrap();
+    s.expect(Step::Stopped(Stop::Reauthorize(
+        AuthProblem::RefreshRejected,
+    )));
 
     s.lp.restart(s.now);
     s.open();
     s.bytes(1_000, &end("TOKEN_EXPIRED"));
     s.expect(Step::RefreshToken);
-    s.lp.on_refresh_failed(Some(&invalid_client), s.now);
-    s.expect(Step::Stopped(StopReason::InvalidClient));
+    s.lp.on_refresh_failed(Some(&invalid_client), s.now)
+        .unwrap();
+    s.expect(Step::Stopped(Stop::InvalidClient));
 }
 
 #[test]
-fn misuse_is_ignored() {
+fn misuse_is_a_local_error_and_late_reports_are_harmless() {
     let mut lp = ConnectLoop::new(StreamConfig::default(), 0);
     assert_eq!(lp.on_bytes(HEARTBEAT, T0).count(), 0, "no stream open");
-    lp.on_response(200, NO_HEADERS, b"", T0);
+    assert_eq!(
+        lp.on_response(200, NO_HEADERS, b"", T0),
+        Err(Misuse::NotConnecting)
+    );
     assert_eq!(lp.phase(), Phase::Waiting, "nobody asked to connect");
-    lp.on_token_refreshed(T0);
-    lp.on_refresh_failed(None, T0);
-    lp.on_closed(T0);
-    lp.on_connect_failed(T0);
+    assert_eq!(lp.on_token_refreshed(T0), Err(Misuse::NotRefreshing));
+    assert_eq!(lp.on_refresh_failed(None, T0), Err(Misuse::NotRefreshing));
+    assert_eq!(lp.on_connect_failed(T0), Err(Misuse::NotConnecting));
+    lp.on_closed(T0); // a late close: harmless
     lp.request_reconnect(T0);
     assert_eq!(lp.poll(T0), Step::Connect);
-    lp.on_bytes(b"", T0).for_each(drop);
-    assert_eq!(
-        lp.poll(T0),
-        Step::Wait {
-            until_ms: Some(T0 + 30_000)
-        }
-    );
-}
-
-#[test]
-fn caller_reconnect_while_waiting_keeps_the_schedule() {
-    let mut s = Script::new(14);
-    s.expect(Step::Connect);
-    s.respond(404, &sse_error(404, None));
-    let deadline = s.lp.deadline();
-    s.lp.request_reconnect(s.now);
-    assert_eq!(s.lp.deadline(), deadline);
-    s.expect(Step::Connect);
-    s.lp.request_reconnect(s.now);
-    assert_eq!(
-        s.lp.poll(s.now),
-        Step::Close,
-        "the attempt under way is dropped"
-    );
-    assert_eq!(s.lp.poll(s.now), Step::Connect);
-}
-
-#[test]
-fn unknown_end_reason_is_a_drop() {
     let mut s = Script::new(15);
     s.open();
     s.bytes(1_000, &end("MAINTENANCE"));
@@ -568,16 +579,16 @@ proptest! {
                         match lp.poll(now) {
                             Step::Wait { until_ms: Some(t) } => { prop_assert!(t > now); break; }
                             Step::Wait { until_ms: None } | Step::Stopped(_) => break,
-                            Step::Connect | Step::RefreshToken | Step::Close => {}
+                            Step::Connect | Step::RefreshToken | Step::Close | Step::Notice(_) => {}
                         }
                     }
                 }
-                Op::Response(status, code) => { lp.on_response(status, NO_HEADERS, &sse_error(status, code), now); }
+                Op::Response(status, code) => { let _ = lp.on_response(status, NO_HEADERS, &sse_error(status, code), now); }
                 Op::Bytes(b) => { let _ = lp.on_bytes(&b, now).count(); }
                 Op::Closed => lp.on_closed(now),
-                Op::ConnectFailed => lp.on_connect_failed(now),
-                Op::Refreshed => lp.on_token_refreshed(now),
-                Op::RefreshFailed => lp.on_refresh_failed(None, now),
+                Op::ConnectFailed => { let _ = lp.on_connect_failed(now); }
+                Op::Refreshed => { let _ = lp.on_token_refreshed(now); }
+                Op::RefreshFailed => { let _ = lp.on_refresh_failed(None, now); }
                 Op::Reconnect => lp.request_reconnect(now),
                 Op::Restart => lp.restart(now),
             }
