@@ -8,6 +8,7 @@ use crate::oauth::AuthProblem;
 use crate::problem::ProblemKind;
 use crate::scope::Permission;
 use crate::secret::ClientCredentials;
+use crate::stream::ConnectLoop;
 use proptest::prelude::*;
 
 const T0: u64 = 1_732_250_000_000;
@@ -933,4 +934,491 @@ fn shutdown_during_a_refresh_persists_the_new_pair_then_revokes_it() {
     assert!(request.url.ends_with("/v1/oauth/revoke"));
     assert!(body_text(&request).contains("token=rt2"));
     assert_eq!(actions.last(), Some(&Action::Stopped(Stop::ShutDown)));
+}
+
+// ---- the contract, one test per rule (module docs, "The contract") ----------------
+
+#[test]
+fn contract_not_yet_authorized_is_its_own_action_and_calls_wait_for_it() {
+    let mut bot = Bot::new(config(), None, 1);
+    let call = bot.fetch_broadcast().unwrap();
+    assert_eq!(drain(&mut bot, T0), [Action::NeedsAuthorization]);
+    // Sticky until a code comes, whatever the time.
+    assert_eq!(
+        drain(&mut bot, T0 + 86_400_000),
+        [Action::NeedsAuthorization]
+    );
+    bot.authorize("code", "https://bot.test/cb");
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at", "rt", ALL_SCOPES), T0)
+        .unwrap();
+    let actions = drain(&mut bot, T0);
+    let (_, request) = only_send(&actions);
+    assert!(
+        request.url.ends_with("/v1/live"),
+        "the queued call goes: {actions:?}"
+    );
+    assert!(bot.pending_calls() == 1 && call == CallId(1));
+}
+
+#[test]
+fn contract_wait_is_never_at_or_before_now_and_none_only_when_nothing_is_scheduled() {
+    let (mut bot, stream) = streaming();
+    // A stream open and tokens in force: the watchdog and the refresh are
+    // scheduled, so the wait has a time.
+    let actions = drain(&mut bot, T0);
+    assert_eq!(wait_until(&actions), Some(T0 + 45_000));
+    // Polling early changes nothing; polling at the deadline acts.
+    assert_eq!(wait_until(&drain(&mut bot, T0 + 44_999)), Some(T0 + 45_000));
+    let at_deadline = drain(&mut bot, T0 + 45_000);
+    assert!(at_deadline.contains(&Action::CloseStream { id: stream }));
+}
+
+#[test]
+fn contract_a_due_deadline_makes_poll_act_now_even_when_polled_late() {
+    let (mut bot, _) = authorized("chat.send", false);
+    let call = bot.send_chat("hi").unwrap();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(
+        id,
+        502,
+        NO_HEADERS,
+        &problem_body(502, "OAPI_MNGR_2303"),
+        T0,
+    )
+    .unwrap();
+    let retry_at = wait_until(&drain(&mut bot, T0)).unwrap();
+    assert!(retry_at > T0 && retry_at <= T0 + 30_000);
+    // Polled ten minutes late: the retry goes at once, nothing is lost.
+    let late = T0 + 10 * MIN;
+    let (id, request) = only_send(&drain(&mut bot, late));
+    assert!(request.url.ends_with("/v1/live/chat"));
+    bot.on_response(id, 204, NO_HEADERS, b"", late).unwrap();
+    assert!(drain(&mut bot, late).contains(&Action::Done {
+        call,
+        result: CallResult::ChatSent
+    }));
+}
+
+#[test]
+fn contract_a_send_carries_its_timeout_and_the_bot_keeps_the_deadline() {
+    let (mut bot, _) = authorized("live.read chat.send", false);
+    let fetch = bot.fetch_broadcast().unwrap();
+    let actions = drain(&mut bot, T0);
+    let Some(Action::Send { id, timeout_ms, .. }) = actions.first().cloned() else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(timeout_ms, 30_000);
+    assert_eq!(wait_until(&actions), Some(T0 + 30_000), "folded into Wait");
+    // No report in time: the bot fails the request itself and, a GET being
+    // safe to repeat, sends it again after a backoff delay.
+    let actions = drain(&mut bot, T0 + 30_000);
+    assert!(actions.contains(&Action::Notice(Notice::RequestTimedOut {
+        id,
+        endpoint: Endpoint::Live
+    })));
+    let retry_at = wait_until(&actions).unwrap();
+    assert!(retry_at <= T0 + 30_000 + 1_000, "first backoff step");
+    let (again, _) = only_send(&drain(&mut bot, retry_at));
+    assert_ne!(again, id);
+    // The late answer to the first is harmless and changes nothing.
+    assert_eq!(
+        bot.on_response(id, 200, NO_HEADERS, b"{}", T0 + 31_000),
+        Ok(())
+    );
+    assert!(drain(&mut bot, T0 + 31_000)
+        .iter()
+        .all(|a| !matches!(a, Action::Done { call, .. } if *call == fetch)));
+    // A chat that timed out is never resent: it may have been posted.
+    bot.on_transport_error(again, T0 + 31_000).unwrap();
+    let chat = bot.send_chat("once").unwrap();
+    let mut now = T0 + 31_000;
+    let mut chat_sends = 0;
+    for _ in 0..10 {
+        let actions = drain(&mut bot, now);
+        for (id, request) in sends(&actions) {
+            if request.url.ends_with("/v1/live/chat") {
+                chat_sends += 1;
+            } else {
+                bot.on_response(
+                    id,
+                    404,
+                    NO_HEADERS,
+                    &problem_body(404, "OAPI_MNGR_0301"),
+                    now,
+                )
+                .unwrap();
+            }
+        }
+        if actions.contains(&Action::Done {
+            call: chat,
+            result: CallResult::Failed(CallFailure::Transport),
+        }) {
+            break;
+        }
+        now = wait_until(&actions).unwrap_or(now + 1);
+    }
+    assert_eq!(chat_sends, 1);
+}
+
+#[test]
+fn contract_the_stream_has_no_whole_body_timeout_only_the_watchdog() {
+    let (mut bot, stream) = streaming();
+    // Bytes keep coming for hours: never closed by a timeout.
+    let mut now = T0;
+    for _ in 0..(4 * 60 * 4) {
+        now += 15_000;
+        bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+        let actions = drain(&mut bot, now);
+        assert!(!actions.contains(&Action::CloseStream { id: stream }));
+        for (id, request) in sends(&actions) {
+            assert!(request.url.ends_with("/v1/oauth/token"));
+            let n = now / 1000;
+            bot.on_response(
+                id,
+                200,
+                NO_HEADERS,
+                &pair(&format!("a{n}"), &format!("r{n}"), ALL_SCOPES),
+                now,
+            )
+            .unwrap();
+        }
+    }
+}
+
+#[test]
+fn contract_late_reports_are_harmless_and_unissued_ids_are_misuse() {
+    let (mut bot, stream) = streaming();
+    bot.request_reconnect(T0);
+    let actions = drain(&mut bot, T0);
+    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    let (next, _) = stream_open(&actions).unwrap();
+    for late in [
+        bot.on_stream_bytes(stream, b"event:chat\ndata:{}\n\n", T0),
+        bot.on_stream_open(stream, 200, NO_HEADERS, T0),
+        bot.on_transport_error(stream, T0),
+        bot.on_stream_closed(stream, T0),
+        bot.on_response(stream, 200, NO_HEADERS, b"", T0),
+    ] {
+        assert_eq!(late, Ok(()));
+    }
+    assert!(events_of(&drain(&mut bot, T0)).is_empty());
+    let never = RequestId(next.0 + 100);
+    assert_eq!(
+        bot.on_stream_closed(never, T0),
+        Err(Misuse::UnknownRequest(never))
+    );
+    assert_eq!(
+        bot.on_stream_bytes(next, b":heartbeat\n\n", T0),
+        Err(Misuse::StreamNotStarted(next))
+    );
+}
+
+#[test]
+fn contract_misuse_is_the_same_local_error_in_every_machine() {
+    let (mut bot, _) = authorized("live.read", false);
+    assert_eq!(
+        bot.on_response(RequestId(77), 200, NO_HEADERS, b"", T0),
+        Err(Misuse::UnknownRequest(RequestId(77)))
+    );
+    let mut lp = ConnectLoop::new(StreamConfig::default(), 1);
+    assert_eq!(
+        lp.on_response(200, NO_HEADERS, b"", T0),
+        Err(Misuse::NotConnecting)
+    );
+    let client = TokenClient::new(
+        BaseUrl::new("http://127.0.0.1:9").unwrap(),
+        ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s").unwrap(),
+    );
+    let mut tokens = TokenManager::new(client, RefreshPolicy::default());
+    assert_eq!(
+        tokens.on_response(200, b"{}", T0),
+        Err(OAuthError::Misuse(Misuse::NoTokenRequestInFlight))
+    );
+}
+
+#[test]
+fn contract_reconnect_is_followed_at_once_every_time() {
+    let (mut bot, mut stream) = streaming();
+    let mut now = T0;
+    for _ in 0..10 {
+        now += 2_000;
+        bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+        bot.on_stream_bytes(stream, end_frame("RECONNECT").as_bytes(), now)
+            .unwrap();
+        let actions = drain(&mut bot, now);
+        assert!(actions.contains(&Action::CloseStream { id: stream }));
+        let (next, _) = stream_open(&actions).expect("at once, same time");
+        bot.on_stream_open(next, 200, NO_HEADERS, now).unwrap();
+        stream = next;
+    }
+}
+
+#[test]
+fn contract_only_instant_reconnect_storms_are_braked_with_a_notice() {
+    let (mut bot, mut stream) = streaming();
+    let mut now = T0;
+    let mut braked = None;
+    for _ in 0..3 {
+        now += 10;
+        bot.on_stream_bytes(stream, end_frame("RECONNECT").as_bytes(), now)
+            .unwrap();
+        let actions = drain(&mut bot, now);
+        if let Some(Action::Notice(Notice::ReconnectStormBraked { until_ms })) = actions
+            .iter()
+            .find(|a| matches!(a, Action::Notice(Notice::ReconnectStormBraked { .. })))
+        {
+            braked = Some(*until_ms);
+            assert!(stream_open(&actions).is_none(), "braked: not at once");
+            now = *until_ms;
+            let actions = drain(&mut bot, now);
+            stream = stream_open(&actions).unwrap().0;
+        } else {
+            stream = stream_open(&actions).unwrap().0;
+        }
+        bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
+    }
+    assert!(braked.is_some());
+}
+
+#[test]
+fn contract_a_401_in_the_middle_of_paging_refreshes_once_and_completes_the_paging() {
+    let (mut bot, _) = authorized("listeners.read", false);
+    let call = bot.list_listeners().unwrap();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(
+        id,
+        200,
+        NO_HEADERS,
+        br#"{"listeners":[{"id":"a","nickname":"A"}],"nextCursor":"p2"}"#,
+        T0,
+    )
+    .unwrap();
+    let (id, request) = only_send(&drain(&mut bot, T0));
+    assert!(request.url.ends_with("?cursor=p2"));
+    bot.on_response(id, 401, NO_HEADERS, b"", T0).unwrap();
+    let (id, request) = only_send(&drain(&mut bot, T0));
+    assert!(request.url.ends_with("/v1/oauth/token"));
+    bot.on_response(
+        id,
+        200,
+        NO_HEADERS,
+        &pair("at2", "rt2", "listeners.read"),
+        T0,
+    )
+    .unwrap();
+    let (id, request) = only_send(&drain(&mut bot, T0));
+    assert!(request.url.ends_with("?cursor=p2"), "the same page again");
+    assert_eq!(request.header("authorization"), Some("Bearer at2"));
+    bot.on_response(
+        id,
+        200,
+        NO_HEADERS,
+        br#"{"listeners":[{"id":"b","nickname":"B"}],"nextCursor":null}"#,
+        T0,
+    )
+    .unwrap();
+    let actions = drain(&mut bot, T0);
+    let Some(Action::Done {
+        call: c,
+        result: CallResult::Listeners(people),
+    }) = actions.first()
+    else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(*c, call);
+    assert_eq!(people.len(), 2);
+}
+
+#[test]
+fn contract_a_full_queue_is_a_clear_local_error_never_a_silent_drop() {
+    let mut config = config();
+    config.max_queued_calls = 2;
+    let mut bot = Bot::new(config, None, 1);
+    bot.send_chat("one").unwrap();
+    bot.send_chat("two").unwrap();
+    assert_eq!(
+        bot.send_chat("three"),
+        Err(CallError::QueueFull { limit: 2 })
+    );
+    bot.shutdown(false);
+    assert!(matches!(
+        bot.fetch_fans(),
+        Err(CallError::Stopped(Stop::ShutDown))
+    ));
+}
+
+// ---- a whole session, as a transcript ---------------------------------------------
+
+/// One line per action, secrets redacted, times relative to `T0`.
+fn transcript_line(now: u64, action: &Action) -> String {
+    let t = format!("t+{:>9}ms", now - T0);
+    let what = match action {
+        Action::Send {
+            id,
+            request,
+            timeout_ms,
+        } => {
+            let r = request.redacted();
+            let body = if r.body.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", r.body)
+            };
+            format!(
+                "{id} send {} {} (timeout {timeout_ms} ms){body}",
+                r.method, r.url
+            )
+        }
+        Action::OpenStream { id, request } => format!("{id} open stream {}", request.url),
+        Action::CloseStream { id } => format!("{id} close stream"),
+        Action::Event { id, event } => format!(
+            "event {} {}",
+            event.name(),
+            id.as_ref().map_or("-", |i| i.as_str())
+        ),
+        Action::Notice(Notice::Problem { endpoint, problem }) => {
+            format!("notice {endpoint}: {problem}")
+        }
+        Action::Notice(notice) => format!("notice {notice:?}"),
+        Action::Done { call, result } => format!("{call} done: {result:?}"),
+        Action::PersistTokens(tokens) => format!("persist {tokens}"),
+        Action::NeedsAuthorization => "needs authorization".to_owned(),
+        Action::Wait { until_ms } => match until_ms {
+            Some(at) => format!("wait until t+{}ms", at - T0),
+            None => "wait for a report".to_owned(),
+        },
+        Action::Stopped(stop) => format!("stopped: {stop}"),
+    };
+    format!("{t}  {what}")
+}
+
+#[test]
+fn a_day_in_the_bots_life() {
+    let mut log = Vec::new();
+    let mut bot = Bot::new(config(), None, 2024);
+    let mut now = T0;
+    let step = |bot: &mut Bot, now: u64, log: &mut Vec<String>| {
+        let actions = drain(bot, now);
+        log.extend(actions.iter().map(|a| transcript_line(now, a)));
+        actions
+    };
+    let report = |log: &mut Vec<String>, now: u64, what: &str| {
+        log.push(format!("t+{:>9}ms  <- {what}", now - T0));
+    };
+
+    // Morning: consent, exchange, the stream opens and the broadcast is off.
+    step(&mut bot, now, &mut log);
+    bot.authorize("consent-code", "https://bot.test/cb");
+    let (id, _) = only_send(&step(&mut bot, now, &mut log));
+    report(&mut log, now, "200 token pair");
+    bot.on_response(id, 200, NO_HEADERS, &pair("at1", "rt1", ALL_SCOPES), now)
+        .unwrap();
+    let (stream, _) = stream_open(&step(&mut bot, now, &mut log)).unwrap();
+    report(&mut log, now, "404 not on air");
+    bot.on_response(
+        stream,
+        404,
+        [("content-type", "text/event-stream;charset=UTF-8")],
+        b"data:{\"status\":404,\"detailCode\":\"OAPI_MNGR_0301\",\"message\":\"off\"}\n\n",
+        now,
+    )
+    .unwrap();
+    let next = wait_until(&step(&mut bot, now, &mut log)).unwrap();
+    now = next;
+
+    // The DJ goes on air: chat, a join, hearts, a donation.
+    let (stream, _) = stream_open(&step(&mut bot, now, &mut log)).unwrap();
+    report(&mut log, now, "200 event stream");
+    bot.on_stream_open(stream, 200, [("content-type", "text/event-stream")], now)
+        .unwrap();
+    let frames = concat!(
+        ":heartbeat\n\n",
+        "id:1732250000000-1\nevent:chat\ndata:{\"user\":{\"id\":\"u1\",\"nickname\":\"Mina\"},\"isDj\":false,\"message\":\"!hello\",\"sentTime\":\"2024-11-22T04:33:20Z\"}\n\n",
+        "id:1732250000000-2\nevent:presence\ndata:{\"user\":{\"id\":\"u2\",\"nickname\":null},\"type\":\"JOIN\",\"fanRank\":null,\"isManager\":false,\"favoriteTemperature\":36.5,\"time\":\"2024-11-22T04:33:21Z\"}\n\n",
+        "id:1732250000000-3\nevent:like\ndata:{\"user\":{\"id\":\"u2\",\"nickname\":null},\"type\":\"PAID\",\"totalAmount\":30,\"amount\":10,\"extraAmount\":5,\"combo\":2,\"time\":\"2024-11-22T04:33:22Z\"}\n\n",
+        "id:1732250000000-4\nevent:donation\ndata:{\"user\":{\"id\":\"u1\",\"nickname\":\"Mina\"},\"amount\":500,\"message\":null,\"time\":\"2024-11-22T04:33:23Z\"}\n\n",
+        "id:1732250000000-5\nevent:poll\ndata:{}\n\n",
+    );
+    now += 1_000;
+    report(&mut log, now, "frames");
+    bot.on_stream_bytes(stream, frames.as_bytes(), now).unwrap();
+    step(&mut bot, now, &mut log);
+
+    // The bot answers; the broadcast-wide chat limit trips once.
+    let call = bot.send_chat("hello Mina 👋").unwrap();
+    let (id, _) = only_send(&step(&mut bot, now, &mut log));
+    report(&mut log, now, "429 OAPI_MNGR_0302");
+    bot.on_response(
+        id,
+        429,
+        NO_HEADERS,
+        &problem_body(429, "OAPI_MNGR_0302"),
+        now,
+    )
+    .unwrap();
+    now = wait_until(&step(&mut bot, now, &mut log)).unwrap();
+    let (id, _) = only_send(&step(&mut bot, now, &mut log));
+    report(&mut log, now, "204");
+    bot.on_response(id, 204, NO_HEADERS, b"", now).unwrap();
+    step(&mut bot, now, &mut log);
+    assert!(log
+        .iter()
+        .any(|l| l.contains(&format!("{call} done: ChatSent"))));
+
+    // The server closes this connection: reconnect at once.
+    now += 60_000;
+    report(&mut log, now, "end RECONNECT");
+    bot.on_stream_bytes(stream, end_frame("RECONNECT").as_bytes(), now)
+        .unwrap();
+    let (stream, _) = stream_open(&step(&mut bot, now, &mut log)).unwrap();
+    bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
+
+    // Fifty minutes in, the refresh is due; heartbeats keep coming.
+    while now < T0 + 50 * MIN {
+        now += 15_000;
+        bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+        let actions = drain(&mut bot, now);
+        if let Some((id, _)) = sends(&actions).first().copied() {
+            log.extend(actions.iter().map(|a| transcript_line(now, a)));
+            report(&mut log, now, "200 rotated pair");
+            bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", ALL_SCOPES), now)
+                .unwrap();
+            step(&mut bot, now, &mut log);
+            break;
+        }
+    }
+
+    // The old token expires under the open stream: TOKEN_EXPIRED.
+    now = T0 + 61 * MIN;
+    report(&mut log, now, "end TOKEN_EXPIRED");
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
+        .unwrap();
+    let actions = step(&mut bot, now, &mut log);
+    let (id, _) = only_send(&actions);
+    report(&mut log, now, "200 rotated pair");
+    bot.on_response(id, 200, NO_HEADERS, &pair("at3", "rt3", ALL_SCOPES), now)
+        .unwrap();
+    let (stream, _) = stream_open(&step(&mut bot, now, &mut log)).unwrap();
+    bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
+
+    // A silent network: the watchdog closes it; a drop backs off.
+    now += 45_000;
+    let next = wait_until(&step(&mut bot, now, &mut log));
+    now = next.unwrap();
+    let (stream, _) = stream_open(&step(&mut bot, now, &mut log)).unwrap();
+    bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
+
+    // The broadcast ends; evening: shut down and revoke.
+    now += 1_000;
+    report(&mut log, now, "end LIVE_ENDED");
+    bot.on_stream_bytes(stream, end_frame("LIVE_ENDED").as_bytes(), now)
+        .unwrap();
+    step(&mut bot, now, &mut log);
+    bot.shutdown(true);
+    step(&mut bot, now, &mut log);
+
+    let text = log.join("\n");
+    assert!(!text.contains("at1") && !text.contains("rt2") && !text.contains("consent-code"));
+    insta::assert_snapshot!(text);
 }
