@@ -648,22 +648,29 @@ impl Bot {
     /// without any report: each component's own deadline, gathered in one
     /// place so none is lost.
     fn next_deadline(&self, now_ms: u64) -> Option<u64> {
-        let mut all: Vec<u64> = self.in_flight.iter().map(|f| f.deadline_ms).collect();
+        let mut earliest: Option<u64> = None;
+        let mut add = |at: Option<u64>| {
+            if let Some(at) = at.filter(|&at| at > now_ms) {
+                earliest = Some(earliest.map_or(at, |e| e.min(at)));
+            }
+        };
+        for request in &self.in_flight {
+            add(Some(request.deadline_ms));
+        }
         if self.events {
-            all.extend(self.stream.deadline());
+            add(self.stream.deadline());
         }
         if !self.token_request_in_flight() && self.tokens.problem().is_none() {
-            all.extend(
-                self.tokens
-                    .refresh_at_ms()
-                    .map(|at| at.max(self.token_retry_at_ms)),
-            );
+            add(self
+                .tokens
+                .refresh_at_ms()
+                .map(|at| at.max(self.token_retry_at_ms)));
             if self.stream_wants_refresh {
-                all.push(self.token_retry_at_ms);
+                add(Some(self.token_retry_at_ms));
             }
         }
-        all.extend(self.call_deadline(now_ms));
-        all.into_iter().filter(|&at| at > now_ms).min()
+        add(self.call_deadline(now_ms));
+        earliest
     }
 
     /// Requests whose deadline passed without a report: failed by the bot.
