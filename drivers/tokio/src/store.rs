@@ -1,0 +1,203 @@
+//! Token persistence: a restart without the last pair needs new DJ consent,
+//! so every new pair is saved the moment the bot hands it out
+//! ([`onair::Action::PersistTokens`]). [`FileStore`] writes the core's
+//! versioned token file atomically with mode 0600; [`MemoryStore`] is for
+//! tests.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use onair::oauth::LoadError;
+use onair::Tokens;
+
+/// Why the token store failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Reading or writing the file failed.
+    #[error("token store: {0}")]
+    Io(#[from] io::Error),
+    /// The stored file is not a token file this version reads.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+}
+
+/// Where the bot's tokens live between runs.
+pub trait TokenStore: Send + Sync {
+    /// The saved pair, if there is one.
+    fn load(&self) -> Result<Option<Tokens>, StoreError>;
+    /// Saves a new pair, replacing the old one.
+    fn save(&self, tokens: &Tokens) -> Result<(), StoreError>;
+    /// Forgets the pair (after a revocation).
+    fn clear(&self) -> Result<(), StoreError>;
+}
+
+/// The token file on disk: the core's versioned JSON
+/// ([`Tokens::to_json`]), written to a temporary file beside it, flushed
+/// and renamed over it, so a crash leaves the old pair or the new one, never
+/// half of either. Created with mode 0600 on Unix: it holds secrets.
+///
+/// ```
+/// use onair_tokio::{FileStore, TokenStore};
+///
+/// let dir = std::env::temp_dir().join(format!("onair-doc-{}", std::process::id()));
+/// let store = FileStore::new(dir.join("tokens.json"));
+/// assert!(store.load()?.is_none()); // no file yet
+/// # let _ = std::fs::remove_dir_all(&dir);
+/// # Ok::<(), onair_tokio::StoreError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    path: PathBuf,
+}
+
+impl FileStore {
+    /// A store at `path` (its folder is created on the first save).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        FileStore { path: path.into() }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl TokenStore for FileStore {
+    fn load(&self) -> Result<Option<Tokens>, StoreError> {
+        match fs::read(&self.path) {
+            Ok(bytes) => Ok(Some(Tokens::from_json(&bytes)?)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn save(&self, tokens: &Tokens) -> Result<(), StoreError> {
+        let json = tokens.to_json();
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
+        let mut tmp_name = self.path.file_name().unwrap_or_default().to_owned();
+        tmp_name.push(format!(".tmp-{}", std::process::id()));
+        let tmp = self.path.with_file_name(tmp_name);
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let written = (|| {
+            let mut file = options.open(&tmp)?;
+            file.write_all(json.as_bytes())?;
+            file.sync_all()?;
+            fs::rename(&tmp, &self.path)
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        Ok(written?)
+    }
+
+    fn clear(&self) -> Result<(), StoreError> {
+        match fs::remove_file(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// A store in memory (tests, or a process that keeps tokens elsewhere).
+#[derive(Debug, Default)]
+pub struct MemoryStore(Mutex<Option<Tokens>>);
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl TokenStore for MemoryStore {
+    fn load(&self) -> Result<Option<Tokens>, StoreError> {
+        Ok(self.0.lock().map(|t| t.clone()).unwrap_or(None))
+    }
+
+    fn save(&self, tokens: &Tokens) -> Result<(), StoreError> {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(tokens.clone());
+        }
+        Ok(())
+    }
+
+    fn clear(&self) -> Result<(), StoreError> {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = None;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(generation: u64) -> Tokens {
+        let json = format!(
+            r#"{{"format":"onair.tokens","version":1,"generation":{generation},
+            "access_token":"A{generation}","access_expires_at_ms":5000,"issued_at_ms":1000,
+            "refresh_token":"R","refresh_expires_at_ms":90000,"scope":"live.read"}}"#
+        );
+        Tokens::from_json(json.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn file_store_round_trips_atomically_with_mode_0600() {
+        let dir = std::env::temp_dir().join(format!("onair-store-{}", std::process::id()));
+        let store = FileStore::new(dir.join("nested").join("tokens.json"));
+        assert!(store.load().unwrap().is_none());
+        store.save(&tokens(1)).unwrap();
+        store.save(&tokens(2)).unwrap();
+        assert_eq!(store.load().unwrap().unwrap().generation(), 2);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = fs::metadata(store.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let leftovers: Vec<_> = fs::read_dir(dir.join("nested"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+        store.clear().unwrap();
+        store.clear().unwrap();
+        assert!(store.load().unwrap().is_none());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_broken_file_is_an_error_not_a_panic() {
+        let dir = std::env::temp_dir().join(format!("onair-store-bad-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tokens.json");
+        fs::write(&path, b"{not json").unwrap();
+        assert!(matches!(
+            FileStore::new(&path).load(),
+            Err(StoreError::Load(_))
+        ));
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn memory_store_keeps_the_last_pair() {
+        let store = MemoryStore::new();
+        store.save(&tokens(3)).unwrap();
+        assert_eq!(store.load().unwrap().unwrap().generation(), 3);
+        store.clear().unwrap();
+        assert!(store.load().unwrap().is_none());
+    }
+}
