@@ -9,4 +9,5 @@ mod control;
 mod endpoints;
 mod handling;
 mod oauth;
+mod scenario;
 mod stream;
