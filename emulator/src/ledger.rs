@@ -189,7 +189,15 @@ impl BotLedger {
             inner.dj_ids.insert(info.user_id.clone());
             return;
         }
-        let person = inner.people.entry(info.user_id.clone()).or_default();
+        // Look up before inserting: no allocation per frame for a known person.
+        if !inner.people.contains_key(&info.user_id) {
+            inner
+                .people
+                .insert(info.user_id.clone(), PersonTotals::default());
+        }
+        let Some(person) = inner.people.get_mut(&info.user_id) else {
+            return;
+        };
         if info.nickname.is_some() {
             person.nickname.clone_from(&info.nickname);
         }
@@ -197,7 +205,9 @@ impl BotLedger {
             Kind::Chat => person.chats += 1,
             Kind::Presence => {
                 person.joins += 1;
-                inner.joined.insert(info.user_id.clone());
+                if !inner.joined.contains(&info.user_id) {
+                    inner.joined.insert(info.user_id.clone());
+                }
             }
             Kind::Like => {
                 person.hearts = person.hearts.saturating_add(info.hearts);
