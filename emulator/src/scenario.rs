@@ -33,7 +33,8 @@
 //!   "djChatEvery":250}`: a deterministic mix of chat (many scripts, emoji,
 //!   ZWJ sequences, astral characters), FREE and PAID hearts with combos,
 //!   donations with and without a message, joins and rejoins, and the DJ
-//!   chatting; one event every `intervalMs`.
+//!   chatting; one event every `intervalMs`. When a reader falls behind
+//!   (half its queue in use) the generator waits for it instead of cutting it.
 //!
 //! A scenario is done when `GET /_emulator/scenario` shows `"done":true`.
 
@@ -349,7 +350,11 @@ async fn generate(
             let mut w = shared.world();
             let d = w.dj(dj)?;
             let mut batch = 0;
-            while n < count && start + (n as i64) * interval <= now && batch < 2000 {
+            while n < count
+                && start + (n as i64) * interval <= now
+                && batch < 2000
+                && !w.streams_backed_up(d)
+            {
                 let (leave, kind, data) =
                     generated(&mut rng, n, people, dj_chat_every, &mut joined);
                 if let Some(id) = leave {
@@ -366,7 +371,16 @@ async fn generate(
             .progress
             .send_modify(|p| p.waiting = Some(format!("generated {n} of {count} events")));
         if n < count {
-            sleep_until(shared, start + (n as i64) * interval).await;
+            let backed_up = {
+                let w = shared.world();
+                w.dj(dj).is_ok_and(|d| w.streams_backed_up(d))
+            };
+            if backed_up {
+                // Readers are behind: give them real time to catch up.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            } else {
+                sleep_until(shared, start + (n as i64) * interval).await;
+            }
         }
     }
     Ok(())

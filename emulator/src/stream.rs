@@ -87,6 +87,11 @@ impl StreamHandle {
         }
     }
 
+    /// Frames queued and not yet taken by the writer.
+    pub fn queued(&self) -> usize {
+        self.tx.max_capacity() - self.tx.capacity()
+    }
+
     /// Whether the reader side still exists.
     pub fn is_open(&self) -> bool {
         !self.tx.is_closed() && !self.cut.load(Ordering::Acquire)

@@ -560,6 +560,17 @@ impl World {
         n
     }
 
+    /// Whether some open stream of `dj` has more than half its queue in use
+    /// (a scenario replayed faster than its readers read waits for them,
+    /// rather than cutting them as slow readers).
+    pub fn streams_backed_up(&self, dj: usize) -> bool {
+        let half = self.cfg.stream_buffer / 2;
+        self.djs[dj]
+            .live
+            .as_ref()
+            .is_some_and(|l| l.streams.iter().any(|s| s.is_open() && s.queued() > half))
+    }
+
     /// Open streams of `dj`.
     pub fn open_streams(&self, dj: usize) -> usize {
         self.djs[dj]

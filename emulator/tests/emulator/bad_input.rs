@@ -116,10 +116,9 @@ async fn client_vanishing_mid_stream_is_recorded_and_harmless() {
     let (access, _) = env.tokens(ALL).await;
     let s = env.stream(&access).await;
     drop(s);
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
     env.emit("chat", json!({})).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let b = env.bot_ledger().await;
+    let b = env.closed_connection().await;
     assert!(b["connections"][0]["closedAtMs"].is_i64());
     assert_eq!(b["connections"][0]["dropped"], true);
     assert_eq!(env.ctl_get("/state").await["openStreams"], 0);

@@ -204,6 +204,18 @@ impl Env {
         self.ctl_get("/ledger").await
     }
 
+    /// Polls the first connection of the ledger's last bot until it is closed (≤ 3 s).
+    pub async fn closed_connection(&self) -> Value {
+        for _ in 0..150 {
+            let b = self.bot_ledger().await;
+            if b["connections"][0]["closedAtMs"].is_i64() {
+                return b;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the connection was never closed in the ledger");
+    }
+
     /// The first bot of the last broadcast in the ledger.
     pub async fn bot_ledger(&self) -> Value {
         let l = self.ledger().await;

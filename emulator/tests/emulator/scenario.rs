@@ -111,7 +111,12 @@ fn assert_tally_equals_ledger(tallies: &BTreeMap<u64, Tally>, ledger: &Value) {
         let tally = &tallies[&live];
         let totals = &b["bots"][0]["totals"];
         let people = totals["people"].as_object().unwrap();
-        assert_eq!(people.len(), tally.people().count(), "people of {live}");
+        assert_eq!(
+            people.len(),
+            tally.people().count(),
+            "people of {live}; connections {}",
+            b["bots"][0]["connections"]
+        );
         for (id, p) in people {
             let t = tally
                 .person(id)

@@ -130,8 +130,7 @@ async fn drop_cuts_without_an_end_frame() {
     assert_eq!(env.ctl("/streams/drop", json!({})).await["dropped"], 1);
     assert_eq!(name_of(&s.event().await), "chat");
     assert_eq!(s.next().await, Next::Broken);
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    let b = env.bot_ledger().await;
+    let b = env.closed_connection().await;
     assert_eq!(b["connections"][0]["dropped"], true);
     assert!(b["connections"][0]["end"].is_null());
     assert!(b["connections"][0]["closedAtMs"].is_i64());
