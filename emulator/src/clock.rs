@@ -33,10 +33,11 @@ pub struct Clock {
 impl Clock {
     /// A clock reading `start_ms` (epoch milliseconds) now, running at `speed`
     /// times real time (1.0 = real time; 0.0 = frozen, moved only by
-    /// [`Clock::advance`]). A negative or non-finite speed counts as 1.0.
+    /// [`Clock::advance`]). A negative or non-finite speed counts as 1.0;
+    /// speeds above a million are capped there.
     pub fn new(start_ms: i64, speed: f64) -> Self {
         let speed = if speed.is_finite() && speed >= 0.0 {
-            speed
+            speed.min(1e6)
         } else {
             1.0
         };

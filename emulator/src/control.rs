@@ -122,6 +122,24 @@ struct LeaveReq {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+struct BanReq {
+    user_id: String,
+    banned: Option<bool>,
+    dj: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct SuspendReq {
+    client_id: Option<String>,
+    suspended: Option<bool>,
+}
+
+/// Largest single clock jump: ten years (keeps every expiry sum far from overflow).
+const MAX_ADVANCE_MS: i64 = 10 * 366 * 86_400_000;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 struct AppReq {
     redirect_uri: Option<String>,
 }
@@ -208,8 +226,10 @@ fn run(
         )),
         ("/clock/advance", _, true) => {
             let req: AdvanceReq = parse(body)?;
-            if req.ms < 0 {
-                return Err(bad("ms must be ≥ 0 (time never runs back)"));
+            if !(0..=MAX_ADVANCE_MS).contains(&req.ms) {
+                return Err(bad(
+                    "ms must be between 0 and ten years (time never runs back)",
+                ));
             }
             let now = shared.clock.advance(req.ms);
             let mut w = shared.world();
@@ -496,6 +516,36 @@ fn run(
             }
             Ok(ok(wire_json(&w.djs[dj].wire)))
         }
+        ("/ban", _, true) => {
+            let req: BanReq = parse(body)?;
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            let banned = req.banned.unwrap_or(true);
+            let Some(live) = w.djs[dj].live.as_mut() else {
+                return Err(Reply::control_error(409, "not on air"));
+            };
+            if banned {
+                live.chat_banned.insert(req.user_id.clone());
+            } else {
+                live.chat_banned.remove(&req.user_id);
+            }
+            Ok(ok(json!({"userId": req.user_id, "banned": banned})))
+        }
+        ("/app/suspend", _, true) => {
+            let req: SuspendReq = parse(body)?;
+            let mut w = shared.world();
+            let app = w
+                .app_by_id(req.client_id.as_deref())
+                .map_err(|e| Reply::control_error(404, &e))?;
+            let suspended = req.suspended.unwrap_or(true);
+            w.apps[app].suspended = suspended;
+            let id = w.apps[app].client_id.clone();
+            w.log(format!(
+                "app {id} {}",
+                if suspended { "suspended" } else { "reinstated" }
+            ));
+            Ok(ok(json!({"clientId": id, "suspended": suspended})))
+        }
         ("/leave", _, true) => {
             let req: LeaveReq = parse(body)?;
             let mut w = shared.world();
@@ -524,7 +574,9 @@ fn run(
             | "/requests"
             | "/ledger"
             | "/wire"
-            | "/leave",
+            | "/leave"
+            | "/ban"
+            | "/app/suspend",
             _,
             _,
         ) => Err(Reply::control_error(

@@ -58,10 +58,15 @@ fn client(w: &World, authorization: Option<&str>, form: &Form) -> Result<usize, 
     if !is_uuid(&id) {
         return Err(bad("client_id must be a UUID"));
     }
-    w.apps
+    let app = w
+        .apps
         .iter()
         .position(|a| a.client_id == id && a.client_secret == secret)
-        .ok_or_else(|| bad("client authentication failed"))
+        .ok_or_else(|| bad("client authentication failed"))?;
+    if w.apps[app].suspended {
+        return Err(bad("the app is suspended"));
+    }
+    Ok(app)
 }
 
 /// The DJ consents (control API shortcut for the unspecified consent screen):
@@ -283,6 +288,9 @@ pub fn bearer(w: &World, authorization: Option<&str>, now: i64) -> Result<Auth, 
     let Some(consent) = w.integrations[a.integration].consent else {
         return Err(unauthorized());
     };
+    if w.apps[w.integrations[a.integration].app].suspended {
+        return Err(unauthorized());
+    }
     Ok(Auth {
         integration: a.integration,
         scope: a.scope.intersect(consent),

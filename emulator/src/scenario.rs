@@ -21,6 +21,7 @@
 //! | `narrow` | `POST /consent/narrow` |
 //! | `disconnect` | `POST /integration/disconnect` |
 //! | `leave` | `POST /leave` |
+//! | `ban` | `POST /ban` |
 //!
 //! And three of its own:
 //!
@@ -113,6 +114,7 @@ fn action_path(action: &str) -> Option<&'static str> {
         "narrow" => "/consent/narrow",
         "disconnect" => "/integration/disconnect",
         "leave" => "/leave",
+        "ban" => "/ban",
         _ => return None,
     })
 }

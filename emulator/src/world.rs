@@ -66,6 +66,9 @@ pub struct App {
     /// The bot account's nickname.
     #[serde(skip)]
     pub bot_nickname: String,
+    /// Suspended by the service: `invalid_client` and 401 everywhere.
+    #[serde(skip)]
+    pub suspended: bool,
 }
 
 /// One app × DJ consent.
@@ -150,6 +153,8 @@ pub struct Live {
     next_seq: u64,
     ever: HashSet<String>,
     donated: HashMap<String, (u64, u64)>,
+    /// Listeners banned from chat in this broadcast (their chat is never created).
+    pub chat_banned: HashSet<String>,
     /// Open streams.
     pub streams: Vec<StreamHandle>,
     ledger: usize,
@@ -358,6 +363,7 @@ impl World {
             } else {
                 format!("onair bot {n}")
             },
+            suspended: false,
         };
         self.apps.push(app);
         self.apps.len() - 1
@@ -483,6 +489,7 @@ impl World {
             next_seq: 1,
             ever: HashSet::new(),
             donated: HashMap::new(),
+            chat_banned: HashSet::new(),
             streams: Vec::new(),
             ledger: self.ledger.len() - 1,
             chat_times: VecDeque::new(),
@@ -600,7 +607,7 @@ impl World {
         kind: Kind,
         data: &serde_json::Value,
         now: i64,
-    ) -> Result<(String, usize), String> {
+    ) -> Result<(Option<String>, usize), String> {
         let d = &self.djs[dj];
         let Some(live) = d.live.as_ref() else {
             return Err(format!(
@@ -620,6 +627,10 @@ impl World {
             fan_rank: None,
         };
         let (uid, _) = events::resolve_user(kind, &obj, &defaults, &mut probe)?;
+        if kind == Kind::Chat && live.chat_banned.contains(&uid) {
+            // Spec 4.6 rule 6: chat from a chat-banned listener is never created.
+            return Ok((None, 0));
+        }
         let fan_rank = fan_rank(live, &uid);
         let defaults = Defaults {
             fan_rank,
@@ -627,7 +638,8 @@ impl World {
         };
         let (json, info) = events::build(kind, data, &defaults, &mut self.rng, unknown_fields)?;
         let id = self.next_frame_id(dj, now);
-        Ok((id.clone(), self.deliver(dj, kind, &id, json, info)))
+        let delivered = self.deliver(dj, kind, &id, json, info);
+        Ok((Some(id), delivered))
     }
 
     /// Applies an event to the room and fans it out; returns the count.

@@ -154,3 +154,22 @@ async fn ledger_spans_reconnects_and_splits_broadcasts() {
     assert!(bs[1]["bots"].as_array().unwrap().is_empty());
     let _: Value = l;
 }
+
+#[tokio::test]
+async fn chat_from_a_chat_banned_listener_is_never_created() {
+    let env = Env::start().await;
+    let mut s = connected(&env, ALL).await;
+    env.ctl("/ban", json!({"userId": "troll"})).await;
+    let v = env
+        .emit("chat", json!({"user": {"id": "troll", "nickname": "t"}}))
+        .await;
+    assert_eq!(
+        (v["id"].is_null(), v["delivered"].as_u64()),
+        (true, Some(0))
+    );
+    env.emit("chat", json!({"user": {"id": "u1", "nickname": "a"}}))
+        .await;
+    assert_eq!(data_of(&s.event().await)["user"]["id"], "u1");
+    let b = env.bot_ledger().await;
+    assert!(b["totals"]["people"].get("troll").is_none());
+}

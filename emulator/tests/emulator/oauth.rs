@@ -448,3 +448,22 @@ async fn get_on_token_endpoint_is_405_0103() {
     let (s, p) = problem(r).await;
     assert_eq!((s, p["detailCode"].as_str()), (405, Some("OAPI_MNGR_0103")));
 }
+
+#[tokio::test]
+async fn a_suspended_app_is_invalid_client_and_401() {
+    let env = Env::start().await;
+    env.live_start().await;
+    let (access, refresh) = env.tokens(ALL).await;
+    env.ctl("/app/suspend", json!({})).await;
+    let r = env
+        .oauth(
+            "/v1/oauth/token",
+            &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+        )
+        .await;
+    let (s, e, ch) = oauth_error(r).await;
+    assert_eq!((s, e.as_str(), ch.is_some()), (401, "invalid_client", true));
+    assert_eq!(env.get("/v1/live", &access).await.status().as_u16(), 401);
+    env.ctl("/app/suspend", json!({"suspended": false})).await;
+    assert_eq!(env.get("/v1/live", &access).await.status().as_u16(), 200);
+}
