@@ -173,6 +173,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
     };
     if !control {
         let mut w = shared.world();
+        w.log(format!("{method} {path} → {}", reply.status));
         w.record_request(RequestRecord {
             at_ms: now,
             method,

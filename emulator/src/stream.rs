@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body, Frame as BodyFrame, SizeHint};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::{broadcast, mpsc, Notify};
 
 use crate::clock::Clock;
 use crate::events::EventInfo;
@@ -115,6 +115,7 @@ pub fn open(
     conn: usize,
     clock: Arc<Clock>,
     kill: Option<Arc<Notify>>,
+    log: broadcast::Sender<String>,
 ) -> (StreamHandle, StreamBody) {
     let (tx, rx) = mpsc::channel(capacity.max(1));
     let cut = Arc::new(AtomicBool::new(false));
@@ -140,6 +141,8 @@ pub fn open(
         ledger,
         conn,
         clock,
+        id,
+        log,
     };
     (handle, body)
 }
@@ -159,6 +162,8 @@ pub struct StreamBody {
     ledger: Arc<BotLedger>,
     conn: usize,
     clock: Arc<Clock>,
+    id: u64,
+    log: broadcast::Sender<String>,
 }
 
 impl StreamBody {
@@ -230,5 +235,13 @@ impl Body for StreamBody {
 impl Drop for StreamBody {
     fn drop(&mut self) {
         self.ledger.close(self.conn, self.clock.now_ms());
+        if self.log.receiver_count() > 0 {
+            let how = if self.ended {
+                "after its end frame"
+            } else {
+                "without an end frame"
+            };
+            let _ = self.log.send(format!("stream {} closed {how}", self.id));
+        }
     }
 }

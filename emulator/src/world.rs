@@ -692,7 +692,11 @@ impl World {
                 counted: true,
             })
         });
-        let summary = summarize(kind, &info);
+        let summary = if self.log.receiver_count() > 0 {
+            summarize(kind, &info)
+        } else {
+            String::new()
+        };
         let frame = Arc::new(Frame {
             bytes: event_frame(&wire, Some(id), kind.name(), &json),
             info: Some(info),
@@ -733,10 +737,12 @@ impl World {
                 }
             }
         });
-        self.log(format!(
-            "[{dj_name}] {} {summary} → {delivered} stream(s)",
-            kind.name()
-        ));
+        if self.log.receiver_count() > 0 {
+            self.log(format!(
+                "[{dj_name}] {} {summary} → {delivered} stream(s)",
+                kind.name()
+            ));
+        }
         for id in cut {
             self.log(format!(
                 "stream {id} cut: its reader fell behind (queue full)"
@@ -876,6 +882,7 @@ impl World {
             conn,
             Arc::clone(&self.clock),
             kill,
+            self.log.clone(),
         );
         let int_id = self.integrations[integration].id.clone();
         if let Some(live) = self.djs[dj].live.as_mut() {
