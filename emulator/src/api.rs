@@ -463,7 +463,7 @@ fn events(w: &mut World, r: &Request<'_>, auth: Auth, now: i64) -> Reply {
                 ("cache-control", "no-cache".to_owned()),
                 ("connection", "close".to_owned()),
             ],
-            body: crate::reply::ReplyBody::Stream(body),
+            body: crate::reply::ReplyBody::Stream(Box::new(body)),
         },
         Err(e) => Reply::stream_error(e.status, e.detail, &e.message),
     }

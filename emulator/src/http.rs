@@ -41,7 +41,7 @@ pub enum EmuBody {
     /// Whole (`None` once sent or when empty).
     Full(Option<Bytes>),
     /// An event stream.
-    Stream(StreamBody),
+    Stream(Box<StreamBody>),
 }
 
 impl Body for EmuBody {
@@ -54,7 +54,7 @@ impl Body for EmuBody {
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         match self.get_mut() {
             EmuBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            EmuBody::Stream(s) => Pin::new(s).poll_frame(cx),
+            EmuBody::Stream(s) => Pin::new(&mut **s).poll_frame(cx),
         }
     }
 

@@ -12,8 +12,8 @@ pub enum ReplyBody {
     Json(String),
     /// Text with its content type.
     Text(String, &'static str),
-    /// An open event stream.
-    Stream(StreamBody),
+    /// An open event stream (boxed: it is much larger than the others).
+    Stream(Box<StreamBody>),
 }
 
 /// One response.
