@@ -4,11 +4,14 @@
 //!   stream on stdin, one JSON object per item on stdout (NDJSON).
 //! - `onair explain`: one HTTP response as JSON on stdin, its classification
 //!   (kind, advice, retry timing) as one JSON object on stdout.
+//! - `onair serve [--port N] [--speed X] [--scenario FILE|NAME] [--json]`:
+//!   the service emulator on 127.0.0.1 (see `onair-emulator`).
 
 use std::process::ExitCode;
 
 mod decode;
 mod explain;
+mod serve;
 
 const USAGE: &str = "usage: onair <command> [options]
 
@@ -17,7 +20,10 @@ commands:
       read a raw event stream on stdin; print one JSON object per item
   explain
       read {endpoint, status, headers, body, nowMs} as JSON on stdin;
-      print the problem kind and advice as one JSON object";
+      print the problem kind and advice as one JSON object
+  serve [--port N] [--speed X] [--scenario FILE|quiet|busy|faulty] [--heartbeat-ms N] [--json]
+      run the service emulator on 127.0.0.1 (port 0: ephemeral); --json prints
+      {baseUrl, controlUrl, clientId, clientSecret, redirectUri} as the first line";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,6 +33,7 @@ fn main() -> ExitCode {
     let result = match command.as_str() {
         "decode" => decode::run(rest),
         "explain" => explain::run(rest),
+        "serve" => serve::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

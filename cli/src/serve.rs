@@ -1,0 +1,174 @@
+//! `onair serve`: the service emulator on 127.0.0.1.
+//!
+//! `onair serve [--port N] [--speed X] [--scenario FILE|NAME] [--heartbeat-ms N] [--json]`
+//!
+//! With `--json` the first stdout line is exactly one JSON object
+//! `{"baseUrl","controlUrl","clientId","clientSecret","redirectUri"}` and
+//! nothing else is printed (a test harness that stops reading cannot block
+//! the emulator). Without it: where it listens, the app's credentials, a
+//! curl line for a consent code, then one readable line per thing that
+//! happens. Ctrl-C (or SIGTERM) stops it cleanly.
+
+use std::io::Write;
+
+use onair_emulator::{Emulator, Scenario};
+use serde_json::json;
+
+use crate::UsageError;
+
+struct Options {
+    port: u16,
+    speed: f64,
+    scenario: Option<Scenario>,
+    heartbeat_ms: Option<i64>,
+    json: bool,
+}
+
+fn value<'a>(name: &str, v: Option<&'a String>) -> Result<&'a str, UsageError> {
+    v.map(String::as_str)
+        .ok_or_else(|| UsageError(format!("{name} needs a value")))
+}
+
+fn parse(args: &[String]) -> Result<Options, UsageError> {
+    let mut o = Options {
+        port: 0,
+        speed: 1.0,
+        scenario: None,
+        heartbeat_ms: None,
+        json: false,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--json" => o.json = true,
+            "--port" => {
+                let v = value("--port", it.next())?;
+                o.port = v
+                    .parse()
+                    .map_err(|_| UsageError(format!("--port takes 0..65535, not {v:?}")))?;
+            }
+            "--speed" => {
+                let v = value("--speed", it.next())?;
+                o.speed = match v.parse::<f64>() {
+                    Ok(x) if x.is_finite() && x >= 0.0 => x,
+                    _ => return Err(UsageError(format!("--speed takes a number ≥ 0, not {v:?}"))),
+                };
+            }
+            "--heartbeat-ms" => {
+                let v = value("--heartbeat-ms", it.next())?;
+                o.heartbeat_ms = Some(v.parse().map_err(|_| {
+                    UsageError(format!("--heartbeat-ms takes milliseconds, not {v:?}"))
+                })?);
+            }
+            "--scenario" => {
+                let v = value("--scenario", it.next())?;
+                o.scenario = Some(match Scenario::builtin(v) {
+                    Some(s) => s,
+                    None => {
+                        let text = std::fs::read_to_string(v).map_err(|e| {
+                            UsageError(format!("--scenario {v:?} is neither quiet, busy, faulty nor a readable file: {e}"))
+                        })?;
+                        Scenario::from_json(&text).map_err(|e| UsageError(format!("{v}: {e}")))?
+                    }
+                });
+            }
+            other => return Err(UsageError(format!("serve: unknown option {other:?}"))),
+        }
+    }
+    Ok(o)
+}
+
+/// Runs `onair serve` until Ctrl-C or SIGTERM.
+pub fn run(args: &[String]) -> Result<(), UsageError> {
+    let o = parse(args)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError(format!("cannot start the runtime: {e}")))?;
+    rt.block_on(serve(o))
+}
+
+async fn serve(o: Options) -> Result<(), UsageError> {
+    let scenario_name = o.scenario.as_ref().map(|s| s.name.clone());
+    let mut b = Emulator::builder().port(o.port).speed(o.speed);
+    if let Some(s) = o.scenario {
+        b = b.scenario(s);
+    }
+    if let Some(h) = o.heartbeat_ms {
+        b = b.heartbeat_ms(h);
+    }
+    let emu = b
+        .start()
+        .await
+        .map_err(|e| UsageError(format!("cannot listen on 127.0.0.1:{}: {e}", o.port)))?;
+    let app = emu.app();
+    let mut out = std::io::stdout();
+    if o.json {
+        let line = json!({
+            "baseUrl": emu.base_url(),
+            "controlUrl": emu.control_url(),
+            "clientId": app.client_id,
+            "clientSecret": app.client_secret,
+            "redirectUri": app.redirect_uri,
+        });
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    } else {
+        let scopes = "live.read listeners.read fans.read events.chat events.presence events.like events.donation chat.send";
+        let _ = writeln!(
+            out,
+            "onair emulator on {} (speed {}x{})\n  control API:   {}\n  client id:     {}\n  client secret: {}\n  redirect uri:  {}\n\
+             get a consent code:\n  curl -s -X POST {}/consent -d '{{\"scope\":\"{scopes}\"}}'\n\
+             Ctrl-C stops.",
+            emu.base_url(),
+            o.speed,
+            scenario_name.map(|n| format!(", scenario {n}")).unwrap_or_default(),
+            emu.control_url(),
+            app.client_id,
+            app.client_secret,
+            app.redirect_uri,
+            emu.control_url(),
+        );
+        let _ = out.flush();
+    }
+    let mut log = emu.subscribe_log();
+    let stop = stop_signal();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            () = &mut stop => break,
+            line = log.recv() => match line {
+                Ok(line) if !o.json => {
+                    let t = onair_emulator::clock::iso(emu.now_ms());
+                    let _ = writeln!(out, "{} {line}", &t[11..23]);
+                }
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) if !o.json => {
+                    let _ = writeln!(out, "… {n} lines skipped");
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            },
+        }
+    }
+    if !o.json {
+        let _ = writeln!(out, "stopping");
+    }
+    emu.shutdown().await;
+    Ok(())
+}
+
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

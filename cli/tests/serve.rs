@@ -1,0 +1,89 @@
+//! `onair serve` end to end: the built binary on an ephemeral port.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+fn http_get(addr: &str, path: &str) -> String {
+    let mut tcp = TcpStream::connect(addr).expect("connect");
+    write!(
+        tcp,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write");
+    let mut out = String::new();
+    tcp.read_to_string(&mut out).expect("read");
+    out
+}
+
+#[test]
+fn serve_json_prints_where_it_is_then_serves_until_sigterm() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
+        .args([
+            "serve",
+            "--json",
+            "--port",
+            "0",
+            "--speed",
+            "10",
+            "--scenario",
+            "quiet",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn onair serve");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("first line");
+    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    let keys: Vec<&str> = v
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys.len(), 5);
+    for k in [
+        "baseUrl",
+        "controlUrl",
+        "clientId",
+        "clientSecret",
+        "redirectUri",
+    ] {
+        assert!(v[k].is_string(), "{k}");
+    }
+    let base = v["baseUrl"].as_str().expect("baseUrl");
+    assert!(base.starts_with("http://127.0.0.1:"));
+    assert_eq!(v["controlUrl"], format!("{base}/_emulator"));
+    assert_eq!(v["clientId"].as_str().expect("id").len(), 36);
+    let addr = base.trim_start_matches("http://");
+    let clock = http_get(addr, "/_emulator/clock");
+    assert!(clock.starts_with("HTTP/1.1 200"), "{clock}");
+    let progress = http_get(addr, "/_emulator/scenario");
+    assert!(progress.contains("\"name\":\"quiet\""), "{progress}");
+    let not_on_air_yet_or_on_air = http_get(addr, "/v1/live");
+    assert!(not_on_air_yet_or_on_air.starts_with("HTTP/1.1 401"));
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let exit = child.wait().expect("wait");
+    assert!(exit.success(), "clean stop: {exit:?}");
+}
+
+#[test]
+fn serve_rejects_bad_options() {
+    for args in [
+        &["serve", "--port", "x"][..],
+        &["serve", "--scenario", "/no/such/file"],
+        &["serve", "--bogus"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_onair"))
+            .args(args)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}

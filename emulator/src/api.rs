@@ -1,0 +1,470 @@
+//! The bot endpoints (spec 4.3–4.7, 5.1, 7.1, 7.3, 8) in the order the
+//! service applies its checks: route and method, injected faults, the
+//! gateway (Bearer 401, permission 403, call quota 429 — none with a
+//! detailCode), the request itself (400/415 `OAPI_MNGR_0103`, chat's 0108 and
+//! 0109), then the broadcast (404 0301, 403 0209, 403 0208, 429 0302).
+
+use base64::Engine;
+use bytes::Bytes;
+
+use crate::clock::iso;
+use crate::oauth::{self, Auth, Form};
+use crate::quota::Refusal;
+use crate::reply::Reply;
+use crate::scope::Perm;
+use crate::wire::{array, Obj};
+use crate::world::{ApiError, World};
+
+/// What the HTTP layer extracted from one request.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// Method.
+    pub method: &'a str,
+    /// Path.
+    pub path: &'a str,
+    /// Query string.
+    pub query: Option<&'a str>,
+    /// `Authorization` header.
+    pub authorization: Option<&'a str>,
+    /// `Content-Type` header.
+    pub content_type: Option<&'a str>,
+    /// `Accept` header.
+    pub accept: Option<&'a str>,
+    /// The body read so far (capped by the HTTP layer).
+    pub body: &'a Bytes,
+    /// Aborts this request's connection (a stream whose reader is stuck).
+    pub kill: Option<std::sync::Arc<tokio::sync::Notify>>,
+}
+
+fn error(path: &str, e: &ApiError, now: i64) -> Reply {
+    Reply::problem(path, e.status, e.detail, &e.message, now)
+}
+
+fn media_type(ct: Option<&str>) -> Option<String> {
+    ct.map(|c| {
+        c.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    })
+}
+
+/// Decodes `application/x-www-form-urlencoded`.
+pub fn parse_form(body: &[u8]) -> Form {
+    let text = String::from_utf8_lossy(body);
+    text.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Answers one request to a non-control path.
+pub fn handle(w: &mut World, r: &Request<'_>, now: i64) -> Reply {
+    let path = r.path;
+    let allowed = match path {
+        "/v1/oauth/token" | "/v1/oauth/revoke" | "/v1/live/chat" => "POST",
+        "/v1/live" | "/v1/live/listeners" | "/v1/live/fans" | "/v1/live/events" => "GET",
+        _ => {
+            return Reply::problem(path, 404, None, "No such endpoint.", now);
+        }
+    };
+    if let Some(f) = w.take_fail(path) {
+        w.log(format!(
+            "fault injected: {path} → {} {}",
+            f.status,
+            f.detail_code.as_deref().unwrap_or("")
+        ));
+        return if path == "/v1/live/events" {
+            Reply::stream_error(f.status, f.detail_code.as_deref(), "Injected failure.")
+        } else if path.starts_with("/v1/oauth/") {
+            Reply::oauth_error(
+                f.status,
+                f.detail_code.as_deref().unwrap_or("server_error"),
+                "Injected failure.",
+            )
+        } else {
+            Reply::problem(
+                path,
+                f.status,
+                f.detail_code.as_deref(),
+                "Injected failure.",
+                now,
+            )
+        };
+    }
+    if r.method != allowed {
+        return Reply::problem(
+            path,
+            405,
+            Some("OAPI_MNGR_0103"),
+            &format!("Use {allowed}."),
+            now,
+        )
+        .header("allow", allowed);
+    }
+    if path.starts_with("/v1/oauth/") {
+        return token_endpoint(w, r, now);
+    }
+    let auth = match oauth::bearer(w, r.authorization, now) {
+        Ok(a) => a,
+        Err(e) if path == "/v1/live/events" => {
+            return Reply::stream_error(e.status, e.detail, &e.message)
+        }
+        Err(e) => return error(path, &e, now),
+    };
+    if path == "/v1/live/events" {
+        return events(w, r, auth, now);
+    }
+    let perm = match path {
+        "/v1/live" => Perm::LiveRead,
+        "/v1/live/listeners" => Perm::ListenersRead,
+        "/v1/live/fans" => Perm::FansRead,
+        _ => Perm::ChatSend,
+    };
+    if !auth.scope.has(perm) {
+        return Reply::problem(
+            path,
+            403,
+            None,
+            &format!("Permission {} is required.", perm.name()),
+            now,
+        );
+    }
+    let app = w.integrations[auth.integration].app;
+    let headers = match w.quotas.take(now, app, auth.integration, perm) {
+        Ok(h) => h,
+        Err(Refusal::PerSecond) => {
+            w.log(format!("429 per-second quota on {path}"));
+            return Reply::empty(429).header("x-ratelimit-remaining", "0");
+        }
+        Err(Refusal::Daily { scope, retry_after }) => {
+            w.log(format!(
+                "429 daily quota on {path} ({})",
+                scope.map_or("app", |p| p.name())
+            ));
+            let mut reply = Reply::empty(429).header("retry-after", retry_after.to_string());
+            if let Some(p) = scope {
+                reply = reply.header("x-ratelimit-daily-scope", p.name());
+            }
+            return reply;
+        }
+    };
+    let reply = match path {
+        "/v1/live" => live(w, auth, now),
+        "/v1/live/listeners" => listeners(w, r, auth, now),
+        "/v1/live/fans" => fans(w, auth, now),
+        _ => chat(w, r, auth, now),
+    };
+    if (200..300).contains(&reply.status) {
+        headers.into_iter().fold(reply, |r, (k, v)| r.header(k, v))
+    } else {
+        reply
+    }
+}
+
+fn token_endpoint(w: &mut World, r: &Request<'_>, now: i64) -> Reply {
+    match media_type(r.content_type).as_deref() {
+        Some("application/x-www-form-urlencoded") => {}
+        None if r.body.is_empty() => {}
+        _ => {
+            return Reply::problem(
+                r.path,
+                415,
+                Some("OAPI_MNGR_0103"),
+                "Use application/x-www-form-urlencoded.",
+                now,
+            )
+        }
+    }
+    let form = parse_form(r.body);
+    if r.path == "/v1/oauth/token" {
+        oauth::token(w, r.authorization, &form, now)
+    } else {
+        oauth::revoke(w, r.authorization, &form, now)
+    }
+}
+
+fn on_air(w: &World, auth: Auth) -> Result<usize, ApiError> {
+    let dj = w.integrations[auth.integration].dj;
+    if w.djs[dj].live.is_none() {
+        return Err(ApiError::not_on_air());
+    }
+    Ok(dj)
+}
+
+fn live(w: &mut World, auth: Auth, now: i64) -> Reply {
+    let dj = match on_air(w, auth) {
+        Ok(d) => d,
+        Err(e) => return error("/v1/live", &e, now),
+    };
+    let d = &w.djs[dj];
+    let Some(live) = d.live.as_ref() else {
+        return error("/v1/live", &ApiError::not_on_air(), now);
+    };
+    let (count, total) = World::counts(live);
+    let strings = |v: &[String]| {
+        array(
+            v.iter()
+                .map(|s| serde_json::Value::from(s.as_str()).to_string()),
+        )
+    };
+    Reply::json(
+        200,
+        Obj::new()
+            .num("liveId", live.live_id as i64)
+            .str("title", &live.title)
+            .str("startedAt", &iso(live.started_at))
+            .str("closeAirTime", &iso(live.close_air_at))
+            .num("listenerCount", count as i64)
+            .num("totalListenerCount", total as i64)
+            .str("welcomeMessage", &live.welcome_message)
+            .bool("isChatFrozen", d.chat_frozen)
+            .raw("categories", &strings(&live.categories))
+            .raw("tags", &strings(&live.tags))
+            .finish(),
+    )
+}
+
+const CURSOR: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+fn listeners(w: &mut World, r: &Request<'_>, auth: Auth, now: i64) -> Reply {
+    let path = "/v1/live/listeners";
+    let dj = match on_air(w, auth) {
+        Ok(d) => d,
+        Err(e) => return error(path, &e, now),
+    };
+    let live_id = w.djs[dj].live.as_ref().map_or(0, |l| l.live_id);
+    let cursor = r
+        .query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == "cursor")
+        .map(|(_, v)| percent_decode(v));
+    let after = match cursor {
+        None => 0,
+        Some(c) => {
+            let parsed = CURSOR
+                .decode(c.as_bytes())
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .and_then(|t| {
+                    let (l, s) = t.strip_prefix("c:")?.split_once(':')?;
+                    Some((l.parse::<u64>().ok()?, s.parse::<u64>().ok()?))
+                });
+            match parsed {
+                Some((l, s)) if l == live_id => s,
+                _ => {
+                    return Reply::problem(
+                        path,
+                        400,
+                        Some("OAPI_MNGR_0103"),
+                        "Invalid cursor.",
+                        now,
+                    )
+                }
+            }
+        }
+    };
+    let Some((page, more)) = w.listeners(dj, after, w.cfg.page_size) else {
+        return error(path, &ApiError::not_on_air(), now);
+    };
+    let next = if more {
+        page.last()
+            .map(|(seq, _, _)| CURSOR.encode(format!("c:{live_id}:{seq}")))
+    } else {
+        None
+    };
+    let list = array(
+        page.iter()
+            .map(|(_, id, nick)| Obj::new().str("id", id).str("nickname", nick).finish()),
+    );
+    Reply::json(
+        200,
+        Obj::new()
+            .raw("listeners", &list)
+            .opt_str("nextCursor", next.as_deref())
+            .finish(),
+    )
+}
+
+fn coin_count_hidden(id: &str) -> bool {
+    id.bytes()
+        .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+        % 5
+        == 0
+}
+
+fn fans(w: &mut World, auth: Auth, now: i64) -> Reply {
+    let path = "/v1/live/fans";
+    let dj = match on_air(w, auth) {
+        Ok(d) => d,
+        Err(e) => return error(path, &e, now),
+    };
+    let Some(list) = w.fans(dj) else {
+        return error(path, &ApiError::not_on_air(), now);
+    };
+    let fans = array(list.iter().enumerate().map(|(i, (id, nick, coins))| {
+        Obj::new()
+            .str("id", id)
+            .str("nickname", nick)
+            .num("rank", i as i64 + 1)
+            .opt_num(
+                "coinCount",
+                (!coin_count_hidden(id)).then_some(*coins as i64),
+            )
+            .finish()
+    }));
+    Reply::json(
+        200,
+        Obj::new()
+            .num("totalCount", list.len() as i64)
+            .raw("fans", &fans)
+            .finish(),
+    )
+}
+
+/// Whether a chat message is blank: empty or whitespace only (0108).
+pub fn is_blank(message: &str) -> bool {
+    message.chars().all(char::is_whitespace)
+}
+
+fn chat(w: &mut World, r: &Request<'_>, auth: Auth, now: i64) -> Reply {
+    let path = "/v1/live/chat";
+    let bad = |msg: &str| Reply::problem(path, 400, Some("OAPI_MNGR_0103"), msg, now);
+    match media_type(r.content_type).as_deref() {
+        Some("application/json") => {}
+        None => return bad("Content-Type application/json is required."),
+        Some(_) => {
+            return Reply::problem(
+                path,
+                415,
+                Some("OAPI_MNGR_0103"),
+                "Use application/json.",
+                now,
+            );
+        }
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(r.body) else {
+        return bad("The body is not valid JSON.");
+    };
+    let Some(message) = value.get("message").and_then(|m| m.as_str()) else {
+        return bad("Field message (a string) is required.");
+    };
+    if is_blank(message) {
+        return Reply::problem(
+            path,
+            400,
+            Some("OAPI_MNGR_0108"),
+            "The message is empty.",
+            now,
+        );
+    }
+    if message.encode_utf16().count() > 200 {
+        return Reply::problem(
+            path,
+            400,
+            Some("OAPI_MNGR_0109"),
+            "The message is over 200 characters.",
+            now,
+        );
+    }
+    let dj = match on_air(w, auth) {
+        Ok(d) => d,
+        Err(e) => return error(path, &e, now),
+    };
+    let d = &w.djs[dj];
+    if d.bot_blocked || d.bot_kicked {
+        return error(path, &ApiError::blocked(), now);
+    }
+    if d.chat_frozen || d.bot_chat_banned {
+        return Reply::problem(
+            path,
+            403,
+            Some("OAPI_MNGR_0208"),
+            "Chat is frozen or the bot is banned from chat.",
+            now,
+        );
+    }
+    if !w.chat_slot(dj, now) {
+        w.log("429 OAPI_MNGR_0302: broadcast-wide chat limit".to_owned());
+        return Reply::problem(
+            path,
+            429,
+            Some("OAPI_MNGR_0302"),
+            "Chat limit of this broadcast reached.",
+            now,
+        );
+    }
+    w.join_bot(auth.integration, now);
+    w.bot_chat(auth.integration, message, now);
+    let id = w.integrations[auth.integration].id.clone();
+    w.log(format!("bot chat from {id}: {message}"));
+    Reply::empty(204)
+}
+
+fn events(w: &mut World, r: &Request<'_>, auth: Auth, now: i64) -> Reply {
+    if let Some(accept) = r.accept {
+        let ok = accept.split(',').any(|a| {
+            let t = a.split(';').next().unwrap_or("").trim();
+            t == "text/event-stream" || t == "*/*" || t == "text/*"
+        });
+        if !ok {
+            return Reply::stream_error(
+                400,
+                Some("OAPI_MNGR_0103"),
+                "Accept: text/event-stream is required.",
+            );
+        }
+    }
+    if !auth.scope.any_events() {
+        return Reply::stream_error(403, None, "An events.* permission is required.");
+    }
+    match w.open_stream(
+        auth.integration,
+        auth.scope,
+        auth.expires_at,
+        now,
+        r.kill.clone(),
+    ) {
+        Ok(body) => Reply {
+            status: 200,
+            headers: vec![
+                ("cache-control", "no-cache".to_owned()),
+                ("connection", "close".to_owned()),
+            ],
+            body: crate::reply::ReplyBody::Stream(Box::new(body)),
+        },
+        Err(e) => Reply::stream_error(e.status, e.detail, &e.message),
+    }
+}

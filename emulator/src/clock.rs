@@ -1,0 +1,142 @@
+//! Emulator time: a virtual clock that runs at a chosen speed relative to
+//! real time and can be pushed forward by the control API.
+//!
+//! Every expiry of the spec (codes 60 s, access tokens 3600 s, refresh tokens
+//! 30 days), the heartbeat interval and the daily quota reset at midnight UTC
+//! are measured on this clock, so a test can cross an hour in a millisecond.
+//!
+//! ```
+//! use onair_emulator::clock::Clock;
+//!
+//! let clock = Clock::new(1_700_000_000_000, 0.0); // speed 0: frozen
+//! assert_eq!(clock.now_ms(), 1_700_000_000_000);
+//! clock.advance(60_000);
+//! assert_eq!(clock.now_ms(), 1_700_000_060_000);
+//! assert_eq!(onair_emulator::clock::iso(0), "1970-01-01T00:00:00.000Z");
+//! ```
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// One day in milliseconds.
+pub const DAY_MS: i64 = 86_400_000;
+
+/// The virtual clock: `start + elapsed_real × speed + advanced`.
+#[derive(Debug)]
+pub struct Clock {
+    start_real: Instant,
+    start_ms: i64,
+    speed: f64,
+    advanced_ms: AtomicI64,
+}
+
+impl Clock {
+    /// A clock reading `start_ms` (epoch milliseconds) now, running at `speed`
+    /// times real time (1.0 = real time; 0.0 = frozen, moved only by
+    /// [`Clock::advance`]). A negative or non-finite speed counts as 1.0;
+    /// speeds above a million are capped there.
+    pub fn new(start_ms: i64, speed: f64) -> Self {
+        let speed = if speed.is_finite() && speed >= 0.0 {
+            speed.min(1e6)
+        } else {
+            1.0
+        };
+        Self {
+            start_real: Instant::now(),
+            start_ms,
+            speed,
+            advanced_ms: AtomicI64::new(0),
+        }
+    }
+
+    /// The real wall clock in epoch milliseconds (the default start).
+    pub fn wall_ms() -> i64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+
+    /// Emulator time now, in epoch milliseconds.
+    pub fn now_ms(&self) -> i64 {
+        let real = self.start_real.elapsed().as_secs_f64() * 1000.0 * self.speed;
+        self.start_ms
+            .saturating_add(real as i64)
+            .saturating_add(self.advanced_ms.load(Ordering::Relaxed))
+    }
+
+    /// The speed factor relative to real time.
+    pub fn speed(&self) -> f64 {
+        self.speed
+    }
+
+    /// Jumps forward by `ms` (negative values are ignored: time never runs back).
+    pub fn advance(&self, ms: i64) -> i64 {
+        if ms > 0 {
+            self.advanced_ms.fetch_add(ms, Ordering::Relaxed);
+        }
+        self.now_ms()
+    }
+
+    /// How long to sleep in real time before emulator time reaches `target_ms`,
+    /// capped at `cap` so that a jump of the clock is noticed soon. `None`
+    /// when the target is reached.
+    pub fn real_wait(&self, target_ms: i64, cap: Duration) -> Option<Duration> {
+        let left = target_ms.saturating_sub(self.now_ms());
+        if left <= 0 {
+            return None;
+        }
+        if self.speed <= 0.0 {
+            return Some(cap);
+        }
+        let real = Duration::from_secs_f64((left as f64 / self.speed / 1000.0).max(0.0005));
+        Some(real.min(cap))
+    }
+}
+
+/// The next midnight UTC strictly after `ms` (the daily quota reset).
+pub fn next_midnight_ms(ms: i64) -> i64 {
+    (ms.div_euclid(DAY_MS) + 1) * DAY_MS
+}
+
+/// ISO-8601 UTC with milliseconds and a trailing `Z` (spec 2: timestamps).
+pub fn iso(ms: i64) -> String {
+    let days = ms.div_euclid(DAY_MS);
+    let rem = ms.rem_euclid(DAY_MS);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
+/// (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso(1_700_000_000_123), "2023-11-14T22:13:20.123Z");
+        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(next_midnight_ms(DAY_MS - 1), DAY_MS);
+        assert_eq!(next_midnight_ms(DAY_MS), 2 * DAY_MS);
+    }
+}

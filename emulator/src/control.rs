@@ -1,0 +1,591 @@
+//! The control API under `/_emulator/` (a contract: extend it, never break
+//! it). JSON in and out; every call takes an optional `"dj"` (default: the
+//! first DJ, `"main"`). Documented call by call in `emulator/README.md`.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::clock::iso;
+use crate::events::Kind;
+use crate::oauth;
+use crate::reply::Reply;
+use crate::scope::Scope;
+use crate::shared::Shared;
+use crate::wire::WireConfig;
+use crate::world::{Fail, World};
+
+fn ok(v: Value) -> Reply {
+    Reply::json(200, v.to_string())
+}
+
+fn bad(msg: impl AsRef<str>) -> Reply {
+    Reply::control_error(400, msg.as_ref())
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, Reply> {
+    let body: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        body
+    };
+    serde_json::from_slice(body).map_err(|e| bad(format!("bad JSON body: {e}")))
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Target {
+    dj: Option<String>,
+    client_id: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct ConsentReq {
+    scope: Option<String>,
+    redirect_uri: Option<String>,
+    dj: Option<String>,
+    client_id: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct LiveStartReq {
+    title: Option<String>,
+    welcome_message: Option<String>,
+    categories: Option<Vec<String>>,
+    tags: Option<Vec<String>>,
+    dj: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct EmitReq {
+    event: String,
+    data: Value,
+    dj: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct EndReq {
+    reason: String,
+    dj: Option<String>,
+    client_id: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct AdvanceReq {
+    ms: i64,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct StateReq {
+    chat_frozen: Option<bool>,
+    bot_manager: Option<bool>,
+    bot_chat_banned: Option<bool>,
+    bot_blocked: Option<bool>,
+    bot_kicked: Option<bool>,
+    dj: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct FailReq {
+    path: String,
+    status: u16,
+    detail_code: Option<String>,
+    times: Option<u64>,
+    dj: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct WireReq {
+    dj: Option<String>,
+    line_ending: Option<crate::wire::LineEnding>,
+    chunk_bytes: Option<usize>,
+    bom: Option<bool>,
+    space_after_colon: Option<bool>,
+    comments: Option<bool>,
+    unknown_fields: Option<bool>,
+    unknown_events: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct LeaveReq {
+    user_id: String,
+    dj: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct BanReq {
+    user_id: String,
+    banned: Option<bool>,
+    dj: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct SuspendReq {
+    client_id: Option<String>,
+    suspended: Option<bool>,
+}
+
+/// Largest single clock jump: ten years (keeps every expiry sum far from overflow).
+const MAX_ADVANCE_MS: i64 = 10 * 366 * 86_400_000;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct AppReq {
+    redirect_uri: Option<String>,
+}
+
+/// The state of one DJ as the control API shows it.
+pub fn state_json(w: &World, dj: usize) -> Value {
+    let d = &w.djs[dj];
+    let live = d.live.as_ref();
+    json!({
+        "dj": d.name,
+        "djUserId": d.user_id,
+        "onAir": live.is_some(),
+        "liveId": live.map(|l| l.live_id),
+        "chatFrozen": d.chat_frozen,
+        "botManager": d.bot_manager,
+        "botChatBanned": d.bot_chat_banned,
+        "botBlocked": d.bot_blocked,
+        "botKicked": d.bot_kicked,
+        "openStreams": w.open_streams(dj),
+        "listenerCount": live.map(|l| World::counts(l).0),
+    })
+}
+
+fn wire_json(wire: &WireConfig) -> Value {
+    json!({
+        "lineEnding": match wire.line_ending {
+            crate::wire::LineEnding::Lf => "LF",
+            crate::wire::LineEnding::CrLf => "CRLF",
+            crate::wire::LineEnding::Cr => "CR",
+        },
+        "chunkBytes": wire.chunk_bytes,
+        "bom": wire.bom,
+        "spaceAfterColon": wire.space_after_colon,
+        "comments": wire.comments,
+        "unknownFields": wire.unknown_fields,
+        "unknownEvents": wire.unknown_events,
+    })
+}
+
+/// Answers one control call (`path` without the `/_emulator` prefix).
+pub fn handle(
+    shared: &Shared,
+    method: &str,
+    path: &str,
+    query: Option<&str>,
+    body: &[u8],
+) -> Reply {
+    match run(shared, method, path, query, body) {
+        Ok(r) | Err(r) => r,
+    }
+}
+
+fn dj_of(w: &World, name: Option<&str>) -> Result<usize, Reply> {
+    w.dj(name).map_err(|e| Reply::control_error(404, &e))
+}
+
+fn integration_of(w: &mut World, t: &Target) -> Result<usize, Reply> {
+    let dj = dj_of(w, t.dj.as_deref())?;
+    let app = w
+        .app_by_id(t.client_id.as_deref())
+        .map_err(|e| Reply::control_error(404, &e))?;
+    Ok(w.integration(app, dj))
+}
+
+fn run(
+    shared: &Shared,
+    method: &str,
+    path: &str,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<Reply, Reply> {
+    let now = shared.clock.now_ms();
+    let query_dj = query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == "dj")
+        .map(|(_, v)| v.to_owned());
+    let get = method == "GET";
+    let post = method == "POST";
+    match (path, get, post) {
+        ("/clock", true, _) => Ok(ok(
+            json!({"nowMs": now, "iso": iso(now), "speed": shared.clock.speed()}),
+        )),
+        ("/clock/advance", _, true) => {
+            let req: AdvanceReq = parse(body)?;
+            if !(0..=MAX_ADVANCE_MS).contains(&req.ms) {
+                return Err(bad(
+                    "ms must be between 0 and ten years (time never runs back)",
+                ));
+            }
+            let now = shared.clock.advance(req.ms);
+            let mut w = shared.world();
+            w.tick(now);
+            w.log(format!("clock advanced {} ms → {}", req.ms, iso(now)));
+            Ok(ok(json!({"nowMs": now, "iso": iso(now)})))
+        }
+        ("/scenario", true, _) => Ok(ok(shared.progress_json())),
+        ("/app", true, _) => {
+            let w = shared.world();
+            Ok(ok(json!(w.apps[0])))
+        }
+        ("/apps", _, true) => {
+            let req: AppReq = parse(body)?;
+            let mut w = shared.world();
+            let uri = req
+                .redirect_uri
+                .unwrap_or_else(|| "http://127.0.0.1/callback".to_owned());
+            let i = w.add_app(&uri);
+            Ok(ok(json!(w.apps[i])))
+        }
+        ("/consent", _, true) => {
+            let req: ConsentReq = parse(body)?;
+            let mut w = shared.world();
+            let dj = match req.dj.as_deref() {
+                Some(name) => match w.dj(Some(name)) {
+                    Ok(d) => d,
+                    Err(_) => w.add_dj(name),
+                },
+                None => 0,
+            };
+            let app = w
+                .app_by_id(req.client_id.as_deref())
+                .map_err(|e| Reply::control_error(404, &e))?;
+            let scope = Scope::parse(req.scope.as_deref().unwrap_or(&Scope::FULL.to_string()));
+            let redirect = req
+                .redirect_uri
+                .unwrap_or_else(|| w.apps[app].redirect_uri.clone());
+            let code = oauth::consent(&mut w, app, dj, scope, &redirect, now);
+            let integration = w.integration(app, dj);
+            Ok(ok(json!({
+                "code": code,
+                "dj": w.djs[dj].name,
+                "clientId": w.apps[app].client_id,
+                "integration": w.integrations[integration].id,
+                "botUserId": w.integrations[integration].bot_user_id,
+                "scope": scope.to_string(),
+                "redirectUri": redirect,
+            })))
+        }
+        ("/consent/narrow", _, true) => {
+            let req: ConsentReq = parse(body)?;
+            let mut w = shared.world();
+            let t = Target {
+                dj: req.dj,
+                client_id: req.client_id,
+            };
+            let i = integration_of(&mut w, &t)?;
+            let scope = Scope::parse(req.scope.as_deref().unwrap_or(""));
+            let Some(current) = w.integrations[i].consent else {
+                return Err(Reply::control_error(
+                    409,
+                    "no consent to narrow (disconnected or never consented)",
+                ));
+            };
+            let narrowed = current.intersect(scope);
+            w.integrations[i].consent = Some(narrowed);
+            let id = w.integrations[i].id.clone();
+            w.log(format!("consent of {id} narrowed to \"{narrowed}\""));
+            Ok(ok(
+                json!({"integration": id, "scope": narrowed.to_string()}),
+            ))
+        }
+        ("/integration/disconnect", _, true) => {
+            let t: Target = parse(body)?;
+            let mut w = shared.world();
+            let i = integration_of(&mut w, &t)?;
+            oauth::disconnect(&mut w, i, now);
+            Ok(ok(
+                json!({"integration": w.integrations[i].id, "disconnected": true}),
+            ))
+        }
+        ("/live/start", _, true) => {
+            let req: LiveStartReq = parse(body)?;
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            let live_id = w.live_start(dj, req.title, now);
+            if let Some(live) = w.djs[dj].live.as_mut() {
+                if let Some(m) = req.welcome_message {
+                    live.welcome_message = m;
+                }
+                if let Some(c) = req.categories {
+                    live.categories = c;
+                }
+                if let Some(t) = req.tags {
+                    live.tags = t;
+                }
+            }
+            Ok(ok(json!({"liveId": live_id})))
+        }
+        ("/live/end", _, true) => {
+            let t: Target = parse(body)?;
+            let mut w = shared.world();
+            let dj = dj_of(&w, t.dj.as_deref())?;
+            let streams = w.open_streams(dj);
+            let live_id = w.live_end(dj);
+            Ok(ok(
+                json!({"liveId": live_id, "ended": if live_id.is_some() { streams } else { 0 }}),
+            ))
+        }
+        ("/emit", _, true) => {
+            let req: EmitReq = parse(body)?;
+            let Some(kind) = Kind::from_emit(&req.event) else {
+                return Err(bad("event must be chat, presence, like or donation"));
+            };
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            match w.emit(dj, kind, &req.data, now) {
+                Ok((id, delivered)) => Ok(ok(json!({"id": id, "delivered": delivered}))),
+                Err(e) if w.djs[dj].live.is_none() => Err(Reply::control_error(409, &e)),
+                Err(e) => Err(bad(e)),
+            }
+        }
+        ("/streams/end", _, true) => {
+            let req: EndReq = parse(body)?;
+            let reason: &'static str = match req.reason.as_str() {
+                "RECONNECT" => "RECONNECT",
+                "TOKEN_EXPIRED" => "TOKEN_EXPIRED",
+                "LIVE_ENDED" => "LIVE_ENDED",
+                _ => return Err(bad("reason must be RECONNECT, TOKEN_EXPIRED or LIVE_ENDED")),
+            };
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            let only = match req.client_id.as_deref() {
+                Some(c) => Some(
+                    w.app_by_id(Some(c))
+                        .map_err(|e| Reply::control_error(404, &e))?,
+                ),
+                None => None,
+            };
+            let apps: Vec<usize> = w.integrations.iter().map(|i| i.app).collect();
+            let ended = w.end_streams(dj, reason, |s| {
+                only.is_none_or(|a| apps.get(s.integration) == Some(&a))
+            });
+            Ok(ok(json!({"ended": ended})))
+        }
+        ("/streams/drop", _, true) => {
+            let t: Target = parse(body)?;
+            let mut w = shared.world();
+            let dj = dj_of(&w, t.dj.as_deref())?;
+            let only = match t.client_id.as_deref() {
+                Some(c) => Some(
+                    w.app_by_id(Some(c))
+                        .map_err(|e| Reply::control_error(404, &e))?,
+                ),
+                None => None,
+            };
+            let apps: Vec<usize> = w.integrations.iter().map(|i| i.app).collect();
+            let dropped = w.drop_streams(dj, |s| {
+                only.is_none_or(|a| apps.get(s.integration) == Some(&a))
+            });
+            Ok(ok(json!({"dropped": dropped})))
+        }
+        ("/state", true, _) => {
+            let w = shared.world();
+            let dj = dj_of(&w, query_dj.as_deref())?;
+            Ok(ok(state_json(&w, dj)))
+        }
+        ("/state", _, true) => {
+            let req: StateReq = parse(body)?;
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            let was_kicked = w.djs[dj].bot_kicked;
+            let d = &mut w.djs[dj];
+            if let Some(v) = req.chat_frozen {
+                d.chat_frozen = v;
+            }
+            if let Some(v) = req.bot_manager {
+                d.bot_manager = v;
+            }
+            if let Some(v) = req.bot_chat_banned {
+                d.bot_chat_banned = v;
+            }
+            if let Some(v) = req.bot_blocked {
+                d.bot_blocked = v;
+            }
+            if let Some(v) = req.bot_kicked {
+                d.bot_kicked = v;
+            }
+            if req.bot_kicked == Some(true) && !was_kicked {
+                w.kick_bots(dj);
+            }
+            if req.bot_blocked == Some(true) {
+                w.kick_bots(dj);
+            }
+            let s = state_json(&w, dj);
+            w.log(format!("state: {s}"));
+            Ok(ok(s))
+        }
+        ("/quota", _, true) => {
+            let req: crate::quota::QuotaUpdate = parse(body)?;
+            let mut w = shared.world();
+            w.quotas.update(req).map_err(bad)?;
+            let c = &w.quotas.config;
+            let per: serde_json::Map<String, Value> = c
+                .per_permission
+                .iter()
+                .map(|(p, n)| (p.name().to_owned(), json!(n)))
+                .collect();
+            Ok(ok(json!({
+                "perSecond": {"replenishRate": c.replenish_rate, "burstCapacity": c.burst_capacity},
+                "daily": {"limit": c.daily_limit, "perPermission": per},
+                "chatPerSecond": c.chat_per_second,
+            })))
+        }
+        ("/fail", _, true) => {
+            let req: FailReq = parse(body)?;
+            let _ = req.dj;
+            if !req.path.starts_with('/') || !(400..=599).contains(&req.status) {
+                return Err(bad("path must start with / and status be 400..599"));
+            }
+            let mut w = shared.world();
+            let times = req.times.unwrap_or(1);
+            let detail = req.detail_code.or(match req.status {
+                500 => Some("OAPI_MNGR_1002".to_owned()),
+                502 => Some("OAPI_MNGR_2302".to_owned()),
+                _ => None,
+            });
+            w.fails.push(Fail {
+                path: req.path.clone(),
+                status: req.status,
+                detail_code: detail.clone(),
+                times,
+            });
+            Ok(ok(
+                json!({"path": req.path, "status": req.status, "detailCode": detail, "times": times}),
+            ))
+        }
+        ("/chat", true, _) => {
+            let w = shared.world();
+            Ok(ok(json!({"messages": w.chat_log})))
+        }
+        ("/requests", true, _) => {
+            let w = shared.world();
+            Ok(ok(
+                json!({"total": w.request_count, "requests": w.requests}),
+            ))
+        }
+        ("/ledger", true, _) => {
+            let w = shared.world();
+            Ok(ok(json!(w.ledger())))
+        }
+        ("/wire", true, _) => {
+            let w = shared.world();
+            let dj = dj_of(&w, query_dj.as_deref())?;
+            Ok(ok(wire_json(&w.djs[dj].wire)))
+        }
+        ("/wire", _, true) => {
+            let req: WireReq = parse(body)?;
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            let p = req;
+            let wire = &mut w.djs[dj].wire;
+            if let Some(v) = p.line_ending {
+                wire.line_ending = v;
+            }
+            if let Some(v) = p.chunk_bytes {
+                wire.chunk_bytes = v;
+            }
+            if let Some(v) = p.bom {
+                wire.bom = v;
+            }
+            if let Some(v) = p.space_after_colon {
+                wire.space_after_colon = v;
+            }
+            if let Some(v) = p.comments {
+                wire.comments = v;
+            }
+            if let Some(v) = p.unknown_fields {
+                wire.unknown_fields = v;
+            }
+            if let Some(v) = p.unknown_events {
+                wire.unknown_events = v;
+            }
+            Ok(ok(wire_json(&w.djs[dj].wire)))
+        }
+        ("/ban", _, true) => {
+            let req: BanReq = parse(body)?;
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            let banned = req.banned.unwrap_or(true);
+            let Some(live) = w.djs[dj].live.as_mut() else {
+                return Err(Reply::control_error(409, "not on air"));
+            };
+            if banned {
+                live.chat_banned.insert(req.user_id.clone());
+            } else {
+                live.chat_banned.remove(&req.user_id);
+            }
+            Ok(ok(json!({"userId": req.user_id, "banned": banned})))
+        }
+        ("/app/suspend", _, true) => {
+            let req: SuspendReq = parse(body)?;
+            let mut w = shared.world();
+            let app = w
+                .app_by_id(req.client_id.as_deref())
+                .map_err(|e| Reply::control_error(404, &e))?;
+            let suspended = req.suspended.unwrap_or(true);
+            w.apps[app].suspended = suspended;
+            let id = w.apps[app].client_id.clone();
+            w.log(format!(
+                "app {id} {}",
+                if suspended { "suspended" } else { "reinstated" }
+            ));
+            Ok(ok(json!({"clientId": id, "suspended": suspended})))
+        }
+        ("/leave", _, true) => {
+            let req: LeaveReq = parse(body)?;
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            let left = w.leave(dj, &req.user_id);
+            Ok(ok(json!({"left": left})))
+        }
+        (
+            "/clock"
+            | "/clock/advance"
+            | "/scenario"
+            | "/app"
+            | "/apps"
+            | "/consent"
+            | "/consent/narrow"
+            | "/integration/disconnect"
+            | "/live/start"
+            | "/live/end"
+            | "/emit"
+            | "/streams/end"
+            | "/streams/drop"
+            | "/state"
+            | "/quota"
+            | "/fail"
+            | "/chat"
+            | "/requests"
+            | "/ledger"
+            | "/wire"
+            | "/leave"
+            | "/ban"
+            | "/app/suspend",
+            _,
+            _,
+        ) => Err(Reply::control_error(
+            405,
+            "method not allowed for this control call",
+        )),
+        _ => Err(Reply::control_error(
+            404,
+            "no such control call (see emulator/README.md)",
+        )),
+    }
+}

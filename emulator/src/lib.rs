@@ -1,0 +1,322 @@
+//! `onair-emulator`: the live-broadcast bot service (`spec/live-bot-api.md`)
+//! on 127.0.0.1 — OAuth, the bot endpoints, the SSE event stream, a virtual
+//! clock, a control API under `/_emulator/`, scenarios, fault injection and a
+//! ledger of everything delivered.
+//!
+//! It is a second, independent reading of the spec: it writes its wire JSON
+//! and frames with its own types ([`wire`], [`events`]), never the core's, so a
+//! misread field cannot cancel out between client and server.
+//!
+//! # Embedding
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! use onair_emulator::Emulator;
+//!
+//! let emu = Emulator::builder().speed(1.0).heartbeat_ms(15_000).start().await?;
+//! assert!(emu.base_url().starts_with("http://127.0.0.1:"));
+//! assert_eq!(emu.control_url(), format!("{}/_emulator", emu.base_url()));
+//! let app = emu.app();
+//! assert_eq!(app.client_id.len(), 36);
+//! let t0 = emu.now_ms();
+//! emu.advance_ms(60_000);
+//! assert!(emu.now_ms() >= t0 + 60_000);
+//! assert!(emu.ledger().broadcasts.is_empty());
+//! emu.wait_scenario().await; // no scenario: done at once
+//! emu.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Layers
+//!
+//! Leaves: [`clock`], [`rng`], [`scope`], [`wire`]. Protocol: [`events`]
+//! (payloads and defaults), [`stream`] (fan-out and the stream writer),
+//! [`ledger`], [`quota`]. State: [`world`] (room, broadcasts, streams),
+//! [`oauth`]. Front: [`api`] (bot endpoints), [`control`], [`http`] (server),
+//! [`scenario`].
+
+#![forbid(unsafe_code)]
+
+pub mod api;
+pub mod clock;
+pub mod control;
+pub mod events;
+pub mod http;
+pub mod ledger;
+pub mod oauth;
+pub mod quota;
+pub mod reply;
+pub mod rng;
+pub mod scenario;
+pub mod scope;
+pub mod shared;
+pub mod stream;
+pub mod wire;
+pub mod world;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, watch};
+use tokio::task::JoinHandle;
+
+use crate::clock::Clock;
+pub use crate::ledger::Ledger;
+pub use crate::scenario::Scenario;
+use crate::shared::Shared;
+use crate::world::{Config, World};
+
+/// The emulator's entry point.
+#[derive(Debug, Clone, Copy)]
+pub struct Emulator;
+
+impl Emulator {
+    /// A builder with the spec's defaults: speed 1, heartbeat 15 s, an
+    /// ephemeral port, no scenario.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+}
+
+/// Settings of an emulator to start.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    port: u16,
+    speed: f64,
+    start_ms: Option<i64>,
+    seed: Option<u64>,
+    scenario: Option<Scenario>,
+    cfg: Config,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            speed: 1.0,
+            start_ms: None,
+            seed: None,
+            scenario: None,
+            cfg: Config::default(),
+        }
+    }
+}
+
+impl Builder {
+    /// The port on 127.0.0.1 (0, the default: an ephemeral one).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// Emulator time speed relative to real time (0 = frozen; moved by
+    /// `POST /_emulator/clock/advance` only).
+    pub fn speed(mut self, speed: f64) -> Self {
+        self.speed = speed;
+        self
+    }
+
+    /// Emulator time at start, epoch ms (default: the wall clock).
+    pub fn start_ms(mut self, ms: i64) -> Self {
+        self.start_ms = Some(ms);
+        self
+    }
+
+    /// Seed for ids, secrets and default payloads (default: from the wall clock).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Heartbeat interval in emulator ms (0 = none; spec default 15 000).
+    pub fn heartbeat_ms(mut self, ms: i64) -> Self {
+        self.cfg.heartbeat_ms = ms.max(0);
+        self
+    }
+
+    /// Frames a stream may have queued before it is cut as a slow reader.
+    pub fn stream_buffer(mut self, frames: usize) -> Self {
+        self.cfg.stream_buffer = frames.max(1);
+        self
+    }
+
+    /// Listeners per page of `GET /v1/live/listeners` (default 20).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.cfg.page_size = n.max(1);
+        self
+    }
+
+    /// Real time a client has to send its headers, then its body (default 10 s).
+    pub fn read_deadline(mut self, deadline: Duration) -> Self {
+        self.cfg.read_deadline = deadline;
+        self
+    }
+
+    /// A scenario to play from the start.
+    pub fn scenario(mut self, scenario: Scenario) -> Self {
+        self.scenario = Some(scenario);
+        self
+    }
+
+    /// Binds 127.0.0.1 and starts serving (call inside a tokio runtime).
+    ///
+    /// # Errors
+    /// When the port cannot be bound.
+    pub async fn start(self) -> io::Result<Running> {
+        let listener = TcpListener::bind(("127.0.0.1", self.port)).await?;
+        let addr = listener.local_addr()?;
+        let wall = Clock::wall_ms();
+        let clock = Arc::new(Clock::new(self.start_ms.unwrap_or(wall), self.speed));
+        let (log, _) = broadcast::channel(4096);
+        let seed = self
+            .seed
+            .unwrap_or(wall as u64 ^ u64::from(addr.port()) << 48);
+        let world = World::new(self.cfg, seed, Arc::clone(&clock), log.clone());
+        let shared = Arc::new(Shared::new(clock, world));
+        let (stop, stop_rx) = watch::channel(false);
+        let mut tasks = vec![tokio::spawn(http::serve(
+            listener,
+            Arc::clone(&shared),
+            stop_rx.clone(),
+        ))];
+        tasks.push(tokio::spawn(ticker(Arc::clone(&shared), stop_rx.clone())));
+        if let Some(s) = self.scenario {
+            let sh = Arc::clone(&shared);
+            shared.progress.send_replace(shared::Progress {
+                name: Some(s.name.clone()),
+                total: s.steps.len(),
+                ..shared::Progress::default()
+            });
+            let mut stop_rx = stop_rx;
+            tasks.push(tokio::spawn(async move {
+                tokio::select! {
+                    _ = scenario::run(sh, s) => {}
+                    _ = stop_rx.changed() => {}
+                }
+            }));
+        }
+        Ok(Running {
+            shared,
+            addr,
+            stop,
+            tasks,
+            log,
+        })
+    }
+}
+
+/// Heartbeats and token expiry, checked every 20 ms of real time.
+async fn ticker(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let mut every = tokio::time::interval(Duration::from_millis(20));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {
+                let now = shared.clock.now_ms();
+                shared.world().tick(now);
+            }
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// The app credentials a bot is configured with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppCredentials {
+    /// UUID client id.
+    pub client_id: String,
+    /// Client secret.
+    pub client_secret: String,
+    /// Registered redirect URI.
+    pub redirect_uri: String,
+}
+
+/// A running emulator.
+#[derive(Debug)]
+pub struct Running {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+    log: broadcast::Sender<String>,
+}
+
+impl Running {
+    /// The socket address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, the bot API's `{base_url}`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/_emulator`.
+    pub fn control_url(&self) -> String {
+        format!("{}/_emulator", self.base_url())
+    }
+
+    /// The default app's credentials.
+    pub fn app(&self) -> AppCredentials {
+        let w = self.shared.world();
+        let a = &w.apps[0];
+        AppCredentials {
+            client_id: a.client_id.clone(),
+            client_secret: a.client_secret.clone(),
+            redirect_uri: a.redirect_uri.clone(),
+        }
+    }
+
+    /// Emulator time now, epoch ms.
+    pub fn now_ms(&self) -> i64 {
+        self.shared.clock.now_ms()
+    }
+
+    /// Jumps emulator time forward; returns the new time.
+    pub fn advance_ms(&self, ms: i64) -> i64 {
+        let now = self.shared.clock.advance(ms);
+        self.shared.world().tick(now);
+        now
+    }
+
+    /// The ledger now.
+    pub fn ledger(&self) -> Ledger {
+        self.shared.world().ledger()
+    }
+
+    /// Scenario progress: (position, total, done).
+    pub fn scenario_progress(&self) -> (usize, usize, bool) {
+        let p = self.shared.progress.borrow();
+        (p.position, p.total, p.done)
+    }
+
+    /// Waits until the scenario is done (at once when none runs).
+    pub async fn wait_scenario(&self) {
+        let mut rx = self.shared.progress.subscribe();
+        let _ = rx.wait_for(|p| p.done).await;
+    }
+
+    /// One readable line per thing that happens (what `onair serve` prints).
+    pub fn subscribe_log(&self) -> broadcast::Receiver<String> {
+        self.log.subscribe()
+    }
+
+    /// Stops serving: open streams are cut, connections closed, tasks ended.
+    pub async fn shutdown(self) {
+        {
+            let mut w = self.shared.world();
+            for dj in 0..w.djs.len() {
+                w.drop_streams(dj, |_| true);
+            }
+        }
+        let _ = self.stop.send(true);
+        for t in self.tasks {
+            let _ = tokio::time::timeout(Duration::from_secs(3), t).await;
+        }
+    }
+}

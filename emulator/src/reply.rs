@@ -1,0 +1,98 @@
+//! A response before it becomes a hyper response: status, headers, body.
+
+use crate::stream::StreamBody;
+use crate::wire;
+
+/// The body of a [`Reply`].
+#[derive(Debug)]
+pub enum ReplyBody {
+    /// No body.
+    Empty,
+    /// `application/json`.
+    Json(String),
+    /// Text with its content type.
+    Text(String, &'static str),
+    /// An open event stream (boxed: it is much larger than the others).
+    Stream(Box<StreamBody>),
+}
+
+/// One response.
+#[derive(Debug)]
+pub struct Reply {
+    /// HTTP status.
+    pub status: u16,
+    /// Extra headers.
+    pub headers: Vec<(&'static str, String)>,
+    /// Body.
+    pub body: ReplyBody,
+}
+
+impl Reply {
+    /// A JSON body.
+    pub fn json(status: u16, body: String) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: ReplyBody::Json(body),
+        }
+    }
+
+    /// No body.
+    pub fn empty(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: ReplyBody::Empty,
+        }
+    }
+
+    /// Adds a header.
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// A bot endpoint error (spec 7.1); a 429 without detailCode is the quota's empty body.
+    pub fn problem(
+        instance: &str,
+        status: u16,
+        detail: Option<&str>,
+        message: &str,
+        now_ms: i64,
+    ) -> Self {
+        if status == 429 && detail.is_none() {
+            return Self::empty(429);
+        }
+        Self::json(
+            status,
+            wire::problem(instance, status, detail, message, now_ms),
+        )
+    }
+
+    /// An event stream open failure (spec 7.2).
+    pub fn stream_error(status: u16, detail: Option<&str>, message: &str) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: ReplyBody::Text(
+                wire::stream_error(status, detail, message),
+                "text/event-stream;charset=UTF-8",
+            ),
+        }
+    }
+
+    /// A token endpoint error (spec 7.4); 401s carry the Basic challenge.
+    pub fn oauth_error(status: u16, error: &str, description: &str) -> Self {
+        let r = Self::json(status, wire::oauth_error(error, description));
+        if status == 401 {
+            r.header("www-authenticate", "Basic realm=\"oauth\"")
+        } else {
+            r
+        }
+    }
+
+    /// A control API error: `{"error": message}`.
+    pub fn control_error(status: u16, message: &str) -> Self {
+        Self::json(status, wire::Obj::new().str("error", message).finish())
+    }
+}

@@ -1,0 +1,1084 @@
+//! The emulator's state: apps, DJs, integrations, tokens, broadcasts (the
+//! room, the fan ranking, open streams), quotas, faults, logs and the ledger,
+//! behind one mutex. The rules that touch several of these live here once:
+//! joining the room, fanning an event out (permission filter, manager level,
+//! no echo), ending or dropping streams, heartbeats and token expiry.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::clock::{iso, Clock};
+use crate::events::{self, Defaults, EventInfo, Kind};
+use crate::ledger::{BotLedger, Ledger};
+use crate::quota::Quotas;
+use crate::rng::Rng;
+use crate::scope::Scope;
+use crate::stream::{self, Frame, Offer, StreamBody, StreamHandle};
+use crate::wire::{event_frame, Obj, WireConfig};
+
+/// Fixed settings of one emulator.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Heartbeat interval in emulator milliseconds (spec: 15 000).
+    pub heartbeat_ms: i64,
+    /// Frames a stream may have queued before it is cut (slow reader).
+    pub stream_buffer: usize,
+    /// Listeners per page.
+    pub page_size: usize,
+    /// Access token lifetime in ms (spec: 3600 s).
+    pub access_ttl_ms: i64,
+    /// Refresh token lifetime in ms (spec: 30 days).
+    pub refresh_ttl_ms: i64,
+    /// Code lifetime in ms (spec: 60 s).
+    pub code_ttl_ms: i64,
+    /// Real time a client has to send its headers, then its body.
+    pub read_deadline: std::time::Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            heartbeat_ms: 15_000,
+            stream_buffer: 8192,
+            page_size: 20,
+            access_ttl_ms: 3_600_000,
+            refresh_ttl_ms: 30 * 86_400_000,
+            code_ttl_ms: 60_000,
+            read_deadline: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+/// A registered app (client).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct App {
+    /// UUID client id.
+    pub client_id: String,
+    /// Client secret.
+    pub client_secret: String,
+    /// Registered redirect URI.
+    pub redirect_uri: String,
+    /// The bot account's nickname.
+    #[serde(skip)]
+    pub bot_nickname: String,
+    /// Suspended by the service: `invalid_client` and 401 everywhere.
+    #[serde(skip)]
+    pub suspended: bool,
+}
+
+/// One app × DJ consent.
+#[derive(Debug)]
+pub struct Integration {
+    /// Id shown in the ledger.
+    pub id: String,
+    /// App index.
+    pub app: usize,
+    /// DJ index.
+    pub dj: usize,
+    /// The DJ's current consent (`None` once disconnected).
+    pub consent: Option<Scope>,
+    /// The bot account's person id for this DJ (spec 2.5: survives re-consent).
+    pub bot_user_id: String,
+}
+
+/// A consent code.
+#[derive(Debug)]
+pub struct Code {
+    /// Integration index.
+    pub integration: usize,
+    /// Redirect URI of the consent.
+    pub redirect_uri: String,
+    /// Expiry (emulator ms).
+    pub expires_at: i64,
+    /// Exchanged already.
+    pub used: bool,
+}
+
+/// An access token.
+#[derive(Debug)]
+pub struct Access {
+    /// Integration index.
+    pub integration: usize,
+    /// Scope at issue.
+    pub scope: Scope,
+    /// Expiry.
+    pub expires_at: i64,
+    /// When revoked.
+    pub revoked_at: Option<i64>,
+}
+
+/// A refresh token.
+#[derive(Debug)]
+pub struct Refresh {
+    /// Integration index.
+    pub integration: usize,
+    /// Expiry.
+    pub expires_at: i64,
+    /// When revoked (rotation, revoke, theft, disconnect).
+    pub revoked_at: Option<i64>,
+}
+
+/// A person in the room.
+#[derive(Debug, Clone)]
+pub struct Member {
+    seq: u64,
+    /// Nickname (`None` when unknown).
+    pub nickname: Option<String>,
+}
+
+/// One broadcast on air.
+#[derive(Debug)]
+pub struct Live {
+    /// `liveId`.
+    pub live_id: u64,
+    /// Title.
+    pub title: String,
+    /// Pinned greeting.
+    pub welcome_message: String,
+    /// Categories.
+    pub categories: Vec<String>,
+    /// Hashtags.
+    pub tags: Vec<String>,
+    /// Start (emulator ms).
+    pub started_at: i64,
+    /// Scheduled end.
+    pub close_air_at: i64,
+    members: HashMap<String, Member>,
+    order: BTreeMap<u64, String>,
+    next_seq: u64,
+    ever: HashSet<String>,
+    donated: HashMap<String, (u64, u64)>,
+    /// Listeners banned from chat in this broadcast (their chat is never created).
+    pub chat_banned: HashSet<String>,
+    /// Open streams.
+    pub streams: Vec<StreamHandle>,
+    ledger: usize,
+    chat_times: VecDeque<i64>,
+}
+
+/// A DJ and their broadcast state.
+#[derive(Debug)]
+pub struct Dj {
+    /// Name in the control API.
+    pub name: String,
+    /// The DJ's person id (kept out of tallies).
+    pub user_id: String,
+    /// The DJ's nickname.
+    pub nickname: String,
+    /// The broadcast on air, if any.
+    pub live: Option<Live>,
+    /// Chat frozen.
+    pub chat_frozen: bool,
+    /// Bots of this DJ are managers (applies from the next connection).
+    pub bot_manager: bool,
+    /// Bots chat-banned (this broadcast).
+    pub bot_chat_banned: bool,
+    /// Bots blocked (403 0209).
+    pub bot_blocked: bool,
+    /// Bots kicked (this broadcast; 403 0209 on joining).
+    pub bot_kicked: bool,
+    /// Wire variations of this DJ's streams.
+    pub wire: WireConfig,
+    last_id_ms: i64,
+    id_offset: u64,
+}
+
+/// An injected failure.
+#[derive(Debug, Clone)]
+pub struct Fail {
+    /// Path it applies to.
+    pub path: String,
+    /// Status to answer.
+    pub status: u16,
+    /// detailCode (none: the gateway shape).
+    pub detail_code: Option<String>,
+    /// Calls left.
+    pub times: u64,
+}
+
+/// A chat message a bot posted.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatRecord {
+    /// Emulator time.
+    pub at_ms: i64,
+    /// ISO time.
+    pub time: String,
+    /// DJ name.
+    pub dj: String,
+    /// Broadcast.
+    pub live_id: u64,
+    /// App client id.
+    pub client_id: String,
+    /// Integration id.
+    pub integration: String,
+    /// The text.
+    pub message: String,
+}
+
+/// One request received (no headers or bodies: secrets never recorded).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestRecord {
+    /// Emulator time.
+    pub at_ms: i64,
+    /// Method.
+    pub method: String,
+    /// Path.
+    pub path: String,
+    /// Query string (`null` when none).
+    pub query: Option<String>,
+    /// Status answered.
+    pub status: u16,
+}
+
+/// An error of a bot endpoint: status, detailCode (none: gateway shape), message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// HTTP status.
+    pub status: u16,
+    /// detailCode.
+    pub detail: Option<&'static str>,
+    /// Human message.
+    pub message: String,
+}
+
+impl ApiError {
+    /// Shorthand.
+    pub fn new(status: u16, detail: Option<&'static str>, message: &str) -> Self {
+        Self {
+            status,
+            detail,
+            message: message.to_owned(),
+        }
+    }
+
+    /// 404 `OAPI_MNGR_0301`.
+    pub fn not_on_air() -> Self {
+        Self::new(404, Some("OAPI_MNGR_0301"), "The DJ is not on air.")
+    }
+
+    /// 403 `OAPI_MNGR_0209`.
+    pub fn blocked() -> Self {
+        Self::new(
+            403,
+            Some("OAPI_MNGR_0209"),
+            "The bot cannot join this broadcast.",
+        )
+    }
+}
+
+/// One listener: (join sequence, id, nickname).
+pub type ListenerRow = (u64, String, String);
+
+const MAX_REQUESTS: usize = 20_000;
+
+/// Everything the emulator knows.
+#[derive(Debug)]
+pub struct World {
+    /// Fixed settings.
+    pub cfg: Config,
+    /// Randomness for ids and defaults.
+    pub rng: Rng,
+    /// Apps; index 0 is the default app.
+    pub apps: Vec<App>,
+    /// DJs; index 0 is the default DJ.
+    pub djs: Vec<Dj>,
+    /// Integrations.
+    pub integrations: Vec<Integration>,
+    /// Codes.
+    pub codes: HashMap<String, Code>,
+    /// Access tokens.
+    pub access: HashMap<String, Access>,
+    /// Refresh tokens.
+    pub refresh: HashMap<String, Refresh>,
+    /// Quotas.
+    pub quotas: Quotas,
+    /// Injected failures.
+    pub fails: Vec<Fail>,
+    /// Bot chat posts.
+    pub chat_log: Vec<ChatRecord>,
+    /// Requests received (the latest 20 000).
+    pub requests: VecDeque<RequestRecord>,
+    /// Requests received in all.
+    pub request_count: u64,
+    /// Requests received by path.
+    pub path_counts: HashMap<String, u64>,
+    ledger: Vec<(usize, u64, Vec<Arc<BotLedger>>)>,
+    next_live_id: u64,
+    next_stream_id: u64,
+    log: broadcast::Sender<String>,
+    /// Shared clock.
+    pub clock: Arc<Clock>,
+}
+
+impl World {
+    /// A world with one app and one DJ (`"main"`).
+    pub fn new(cfg: Config, seed: u64, clock: Arc<Clock>, log: broadcast::Sender<String>) -> Self {
+        let mut w = Self {
+            cfg,
+            rng: Rng::new(seed),
+            apps: Vec::new(),
+            djs: Vec::new(),
+            integrations: Vec::new(),
+            codes: HashMap::new(),
+            access: HashMap::new(),
+            refresh: HashMap::new(),
+            quotas: Quotas::default(),
+            fails: Vec::new(),
+            chat_log: Vec::new(),
+            requests: VecDeque::new(),
+            request_count: 0,
+            path_counts: HashMap::new(),
+            ledger: Vec::new(),
+            next_live_id: 1_000_001 + (seed % 1000) * 1000,
+            next_stream_id: 1,
+            log,
+            clock,
+        };
+        w.add_app("http://127.0.0.1/callback");
+        w.add_dj("main");
+        w
+    }
+
+    /// Emits one readable line to `onair serve` (and any subscriber).
+    pub fn log(&self, line: String) {
+        let _ = self.log.send(line);
+    }
+
+    /// Registers an app; returns its index.
+    pub fn add_app(&mut self, redirect_uri: &str) -> usize {
+        let n = self.apps.len() + 1;
+        let app = App {
+            client_id: self.rng.uuid(),
+            client_secret: self.rng.token("cs_", 2),
+            redirect_uri: redirect_uri.to_owned(),
+            bot_nickname: if n == 1 {
+                "onair bot".to_owned()
+            } else {
+                format!("onair bot {n}")
+            },
+            suspended: false,
+        };
+        self.apps.push(app);
+        self.apps.len() - 1
+    }
+
+    /// Creates a DJ; returns its index.
+    pub fn add_dj(&mut self, name: &str) -> usize {
+        let n = self.djs.len() as u64;
+        let user_id = format!("dj{:012x}", self.rng.next_u64() >> 16);
+        self.djs.push(Dj {
+            name: name.to_owned(),
+            user_id,
+            nickname: if n == 0 {
+                "DJ Mina".to_owned()
+            } else {
+                format!("DJ {name}")
+            },
+            live: None,
+            chat_frozen: false,
+            bot_manager: false,
+            bot_chat_banned: false,
+            bot_blocked: false,
+            bot_kicked: false,
+            wire: WireConfig::default(),
+            last_id_ms: 0,
+            id_offset: 0,
+        });
+        self.djs.len() - 1
+    }
+
+    /// The DJ called `name` (default: the first).
+    pub fn dj(&self, name: Option<&str>) -> Result<usize, String> {
+        match name {
+            None => Ok(0),
+            Some(n) => self.djs.iter().position(|d| d.name == n).ok_or_else(|| {
+                format!("unknown dj {n:?} (POST /_emulator/consent with a new \"dj\" creates one)")
+            }),
+        }
+    }
+
+    /// The app with `client_id` (default: the first).
+    pub fn app_by_id(&self, client_id: Option<&str>) -> Result<usize, String> {
+        match client_id {
+            None => Ok(0),
+            Some(id) => self
+                .apps
+                .iter()
+                .position(|a| a.client_id == id)
+                .ok_or_else(|| format!("unknown clientId {id:?}")),
+        }
+    }
+
+    /// The integration of `app` × `dj`, created on first use.
+    pub fn integration(&mut self, app: usize, dj: usize) -> usize {
+        if let Some(i) = self
+            .integrations
+            .iter()
+            .position(|i| i.app == app && i.dj == dj)
+        {
+            return i;
+        }
+        let id = format!("int-{}", self.integrations.len() + 1);
+        let bot_user_id = format!("b{:015x}", self.rng.next_u64() >> 4);
+        self.integrations.push(Integration {
+            id,
+            app,
+            dj,
+            consent: None,
+            bot_user_id,
+        });
+        self.integrations.len() - 1
+    }
+
+    /// Records a request.
+    pub fn record_request(&mut self, r: RequestRecord) {
+        self.request_count += 1;
+        *self.path_counts.entry(r.path.clone()).or_insert(0) += 1;
+        if self.requests.len() >= MAX_REQUESTS {
+            self.requests.pop_front();
+        }
+        self.requests.push_back(r);
+    }
+
+    /// Takes one injected failure for `path`, if any is pending.
+    pub fn take_fail(&mut self, path: &str) -> Option<Fail> {
+        let i = self
+            .fails
+            .iter()
+            .position(|f| f.path == path && f.times > 0)?;
+        let f = &mut self.fails[i];
+        f.times -= 1;
+        let out = f.clone();
+        if f.times == 0 {
+            self.fails.remove(i);
+        }
+        Some(out)
+    }
+
+    // ----- broadcasts -------------------------------------------------------
+
+    /// Starts a broadcast for `dj`; returns its `liveId` (the current one when on air).
+    pub fn live_start(&mut self, dj: usize, title: Option<String>, now: i64) -> u64 {
+        if let Some(live) = &self.djs[dj].live {
+            return live.live_id;
+        }
+        let live_id = self.next_live_id;
+        self.next_live_id += 1;
+        self.ledger.push((dj, live_id, Vec::new()));
+        let d = &mut self.djs[dj];
+        d.chat_frozen = false;
+        d.bot_kicked = false;
+        d.bot_chat_banned = false;
+        d.live = Some(Live {
+            live_id,
+            title: title.unwrap_or_else(|| "Late night lo-fi 🎧".to_owned()),
+            welcome_message: String::new(),
+            categories: vec!["music".to_owned()],
+            tags: vec!["lofi".to_owned(), "onair".to_owned()],
+            started_at: now,
+            close_air_at: now + 2 * 3_600_000,
+            members: HashMap::new(),
+            order: BTreeMap::new(),
+            next_seq: 1,
+            ever: HashSet::new(),
+            donated: HashMap::new(),
+            chat_banned: HashSet::new(),
+            streams: Vec::new(),
+            ledger: self.ledger.len() - 1,
+            chat_times: VecDeque::new(),
+        });
+        let name = d.name.clone();
+        self.log(format!("live start: dj {name} liveId {live_id}"));
+        live_id
+    }
+
+    /// Ends `dj`'s broadcast: every open stream gets `end` `LIVE_ENDED`.
+    pub fn live_end(&mut self, dj: usize) -> Option<u64> {
+        let ended = self.end_streams(dj, "LIVE_ENDED", |_| true);
+        let d = &mut self.djs[dj];
+        let live = d.live.take()?;
+        d.chat_frozen = false;
+        d.bot_kicked = false;
+        d.bot_chat_banned = false;
+        let name = d.name.clone();
+        self.log(format!(
+            "live end: dj {name} liveId {} ({ended} streams got LIVE_ENDED)",
+            live.live_id
+        ));
+        Some(live.live_id)
+    }
+
+    /// Sends an end frame with `reason` to the streams of `dj` that `which`
+    /// selects and closes them; returns how many got it.
+    pub fn end_streams(
+        &mut self,
+        dj: usize,
+        reason: &'static str,
+        which: impl Fn(&StreamHandle) -> bool,
+    ) -> usize {
+        let d = &mut self.djs[dj];
+        let wire = d.wire.clone();
+        let Some(live) = d.live.as_mut() else {
+            return 0;
+        };
+        let data = Obj::new().str("reason", reason).finish();
+        let frame = Arc::new(Frame {
+            bytes: event_frame(&wire, None, "end", &data),
+            info: None,
+            end: Some(reason),
+            counted: true,
+        });
+        let mut n = 0;
+        let mut lines = Vec::new();
+        live.streams.retain(|s| {
+            if !which(s) {
+                return true;
+            }
+            if s.offer(&frame) == Offer::Queued {
+                n += 1;
+                lines.push(format!("stream {} end {reason}", s.id));
+            }
+            false
+        });
+        for l in lines {
+            self.log(l);
+        }
+        n
+    }
+
+    /// Cuts the streams of `dj` that `which` selects, with no end frame.
+    pub fn drop_streams(&mut self, dj: usize, which: impl Fn(&StreamHandle) -> bool) -> usize {
+        let Some(live) = self.djs[dj].live.as_mut() else {
+            return 0;
+        };
+        let before = live.streams.len();
+        live.streams.retain(|s| !which(s));
+        let n = before - live.streams.len();
+        if n > 0 {
+            self.log(format!("{n} stream(s) dropped (no end frame)"));
+        }
+        n
+    }
+
+    /// Whether some open stream of `dj` has more than half its queue in use
+    /// (a scenario replayed faster than its readers read waits for them,
+    /// rather than cutting them as slow readers).
+    pub fn streams_backed_up(&self, dj: usize) -> bool {
+        let half = self.cfg.stream_buffer / 2;
+        self.djs[dj]
+            .live
+            .as_ref()
+            .is_some_and(|l| l.streams.iter().any(|s| s.is_open() && s.queued() > half))
+    }
+
+    /// Open streams of `dj`.
+    pub fn open_streams(&self, dj: usize) -> usize {
+        self.djs[dj]
+            .live
+            .as_ref()
+            .map_or(0, |l| l.streams.iter().filter(|s| s.is_open()).count())
+    }
+
+    fn next_frame_id(&mut self, dj: usize, now: i64) -> String {
+        let d = &mut self.djs[dj];
+        if now > d.last_id_ms {
+            d.last_id_ms = now;
+            d.id_offset = 0;
+        } else {
+            d.id_offset += 1;
+        }
+        format!("{}-{}", d.last_id_ms, d.id_offset)
+    }
+
+    /// Emits one event to `dj`'s broadcast (spec 2.6, 4.6 rules 1, 5, 6);
+    /// returns the frame id and how many streams it was queued to. The
+    /// room follows: a join enters the person, any other event from someone
+    /// not present enters them silently, a donation adds to the ranking.
+    pub fn emit(
+        &mut self,
+        dj: usize,
+        kind: Kind,
+        data: &serde_json::Value,
+        now: i64,
+    ) -> Result<(Option<String>, usize), String> {
+        let d = &self.djs[dj];
+        let Some(live) = d.live.as_ref() else {
+            return Err(format!(
+                "dj {} is not on air (POST /_emulator/live/start first)",
+                d.name
+            ));
+        };
+        let (dj_id, dj_nick, unknown_fields) =
+            (d.user_id.clone(), d.nickname.clone(), d.wire.unknown_fields);
+        // The presence default `fanRank` needs the person first.
+        let obj = data.as_object().cloned().unwrap_or_default();
+        let mut probe = self.rng.clone();
+        let defaults = Defaults {
+            now_ms: now,
+            dj_id: &dj_id,
+            dj_nickname: &dj_nick,
+            fan_rank: None,
+        };
+        let (uid, _) = events::resolve_user(kind, &obj, &defaults, &mut probe)?;
+        if kind == Kind::Chat && live.chat_banned.contains(&uid) {
+            // Spec 4.6 rule 6: chat from a chat-banned listener is never created.
+            return Ok((None, 0));
+        }
+        let fan_rank = fan_rank(live, &uid);
+        let defaults = Defaults {
+            fan_rank,
+            ..defaults
+        };
+        let (json, info) = events::build(kind, data, &defaults, &mut self.rng, unknown_fields)?;
+        let id = self.next_frame_id(dj, now);
+        let delivered = self.deliver(dj, kind, &id, json, info);
+        Ok((Some(id), delivered))
+    }
+
+    /// Applies an event to the room and fans it out; returns the count.
+    fn deliver(&mut self, dj: usize, kind: Kind, id: &str, json: String, info: EventInfo) -> usize {
+        let d = &mut self.djs[dj];
+        let wire = d.wire.clone();
+        let dj_name = d.name.clone();
+        let Some(live) = d.live.as_mut() else {
+            return 0;
+        };
+        match kind {
+            Kind::Presence => live.enter(&info.user_id, info.nickname.clone()),
+            _ => {
+                if !live.members.contains_key(&info.user_id) && info.user_id != d.user_id {
+                    live.enter(&info.user_id, info.nickname.clone());
+                }
+                if let Some(m) = live.members.get_mut(&info.user_id) {
+                    if info.nickname.is_some() {
+                        m.nickname.clone_from(&info.nickname);
+                    }
+                }
+            }
+        }
+        if kind == Kind::Donation {
+            let next = live.donated.len() as u64;
+            let e = live
+                .donated
+                .entry(info.user_id.clone())
+                .or_insert((0, next));
+            e.0 = e.0.saturating_add(info.donated);
+        }
+        let unknown = wire.unknown_events.then(|| {
+            let data = Obj::new()
+                .raw(
+                    "user",
+                    &format!(
+                        "{{\"id\":{},\"nickname\":null}}",
+                        serde_json::Value::from(info.user_id.as_str())
+                    ),
+                )
+                .num("giftId", 7)
+                .finish();
+            Arc::new(Frame {
+                bytes: event_frame(&wire, Some(&format!("{id}-x")), "gift", &data),
+                info: Some(EventInfo {
+                    kind: Kind::Unknown,
+                    ..info.clone()
+                }),
+                end: None,
+                counted: true,
+            })
+        });
+        let summary = if self.log.receiver_count() > 0 {
+            summarize(kind, &info)
+        } else {
+            String::new()
+        };
+        let frame = Arc::new(Frame {
+            bytes: event_frame(&wire, Some(id), kind.name(), &json),
+            info: Some(info),
+            end: None,
+            counted: true,
+        });
+        let user = frame
+            .info
+            .as_ref()
+            .map(|i| i.user_id.clone())
+            .unwrap_or_default();
+        let mut delivered = 0;
+        let mut cut = Vec::new();
+        live.streams.retain(|s| {
+            if s.bot_user_id == user {
+                return s.is_open(); // no echo of the bot's own posts and join
+            }
+            if let Some(p) = kind.perm() {
+                if !s.scope.has(p) || (kind == Kind::Presence && !s.manager) {
+                    return s.is_open();
+                }
+            }
+            if let Some(u) = &unknown {
+                if s.offer(u) != Offer::Queued {
+                    cut.push(s.id);
+                    return false;
+                }
+            }
+            match s.offer(&frame) {
+                Offer::Queued => {
+                    delivered += 1;
+                    true
+                }
+                Offer::Gone => false,
+                Offer::Cut => {
+                    cut.push(s.id);
+                    false
+                }
+            }
+        });
+        if self.log.receiver_count() > 0 {
+            self.log(format!(
+                "[{dj_name}] {} {summary} → {delivered} stream(s)",
+                kind.name()
+            ));
+        }
+        for id in cut {
+            self.log(format!(
+                "stream {id} cut: its reader fell behind (queue full)"
+            ));
+        }
+        delivered
+    }
+
+    /// Puts the bot of `integration` in the room of its DJ's broadcast (on
+    /// stream connect or first chat): others with presence see it join.
+    pub fn join_bot(&mut self, integration: usize, now: i64) {
+        let (dj, bot_id, app) = {
+            let i = &self.integrations[integration];
+            (i.dj, i.bot_user_id.clone(), i.app)
+        };
+        let nickname = self.apps[app].bot_nickname.clone();
+        let manager = self.djs[dj].bot_manager;
+        let Some(live) = self.djs[dj].live.as_ref() else {
+            return;
+        };
+        if live.members.contains_key(&bot_id) {
+            return;
+        }
+        let fan_rank = fan_rank(live, &bot_id);
+        let data = serde_json::json!({"user": {"id": bot_id, "nickname": nickname}, "isManager": manager, "favoriteTemperature": null});
+        let d = &self.djs[dj];
+        let (dj_id, dj_nick) = (d.user_id.clone(), d.nickname.clone());
+        let defaults = Defaults {
+            now_ms: now,
+            dj_id: &dj_id,
+            dj_nickname: &dj_nick,
+            fan_rank,
+        };
+        if let Ok((json, info)) =
+            events::build(Kind::Presence, &data, &defaults, &mut self.rng, false)
+        {
+            let id = self.next_frame_id(dj, now);
+            self.deliver(dj, Kind::Presence, &id, json, info);
+        }
+    }
+
+    /// Posts the bot's chat to the room: other streams see it, its own never.
+    pub fn bot_chat(&mut self, integration: usize, message: &str, now: i64) {
+        let (dj, bot_id, app) = {
+            let i = &self.integrations[integration];
+            (i.dj, i.bot_user_id.clone(), i.app)
+        };
+        let nickname = self.apps[app].bot_nickname.clone();
+        let data = serde_json::json!({"user": {"id": bot_id, "nickname": nickname}, "isDj": false, "message": message});
+        let _ = self.emit(dj, Kind::Chat, &data, now);
+        let live_id = self.djs[dj].live.as_ref().map_or(0, |l| l.live_id);
+        self.chat_log.push(ChatRecord {
+            at_ms: now,
+            time: iso(now),
+            dj: self.djs[dj].name.clone(),
+            live_id,
+            client_id: self.apps[app].client_id.clone(),
+            integration: self.integrations[integration].id.clone(),
+            message: message.to_owned(),
+        });
+    }
+
+    /// Takes one slot of the broadcast-wide chat limit; false when full.
+    pub fn chat_slot(&mut self, dj: usize, now: i64) -> bool {
+        let limit = self.quotas.config.chat_per_second as usize;
+        let Some(live) = self.djs[dj].live.as_mut() else {
+            return false;
+        };
+        while live.chat_times.front().is_some_and(|t| now - *t >= 1000) {
+            live.chat_times.pop_front();
+        }
+        if live.chat_times.len() >= limit {
+            return false;
+        }
+        live.chat_times.push_back(now);
+        true
+    }
+
+    /// Opens a stream for `integration` (spec 3.3, 4.6): the bot joins the
+    /// room, its level is fixed now, its ledger connection starts.
+    pub fn open_stream(
+        &mut self,
+        integration: usize,
+        scope: Scope,
+        token_expires_at: i64,
+        now: i64,
+        kill: Option<Arc<tokio::sync::Notify>>,
+    ) -> Result<StreamBody, ApiError> {
+        let (dj, app) = (
+            self.integrations[integration].dj,
+            self.integrations[integration].app,
+        );
+        let d = &self.djs[dj];
+        let Some(live) = d.live.as_ref() else {
+            return Err(ApiError::not_on_air());
+        };
+        if d.bot_blocked || d.bot_kicked {
+            return Err(ApiError::blocked());
+        }
+        let ledger_idx = live.ledger;
+        let manager = d.bot_manager;
+        let wire = d.wire.clone();
+        self.join_bot(integration, now);
+        let bot = {
+            let (dj_idx, live_id, bots) = &mut self.ledger[ledger_idx];
+            let _ = live_id;
+            let int_id = self.integrations[integration].id.clone();
+            match bots.iter().find(|b| b.integration() == int_id) {
+                Some(b) => Arc::clone(b),
+                None => {
+                    let b = Arc::new(BotLedger::new(
+                        &self.apps[app].client_id,
+                        &int_id,
+                        &self.djs[*dj_idx].user_id,
+                    ));
+                    bots.push(Arc::clone(&b));
+                    b
+                }
+            }
+        };
+        let conn = bot.open(now);
+        let id = self.next_stream_id;
+        self.next_stream_id += 1;
+        let prefix = wire.bom.then(|| Bytes::from_static("\u{feff}".as_bytes()));
+        let (handle, body) = stream::open(
+            id,
+            integration,
+            self.integrations[integration].bot_user_id.clone(),
+            scope,
+            manager,
+            token_expires_at,
+            now + self.cfg.heartbeat_ms,
+            self.cfg.stream_buffer,
+            prefix,
+            wire.chunk_bytes,
+            bot,
+            conn,
+            Arc::clone(&self.clock),
+            kill,
+            self.log.clone(),
+        );
+        let int_id = self.integrations[integration].id.clone();
+        if let Some(live) = self.djs[dj].live.as_mut() {
+            live.streams.push(handle);
+        }
+        self.log(format!(
+            "stream {id} open: {int_id} scope \"{scope}\"{}",
+            if manager { " (manager)" } else { "" }
+        ));
+        Ok(body)
+    }
+
+    /// Heartbeats and token expiry, due at `now` (run by the ticker and after
+    /// every clock jump).
+    pub fn tick(&mut self, now: i64) {
+        let hb_ms = self.cfg.heartbeat_ms;
+        for dj in 0..self.djs.len() {
+            let expired = self.end_streams(dj, "TOKEN_EXPIRED", |s| now >= s.token_expires_at);
+            if expired > 0 {
+                let name = self.djs[dj].name.clone();
+                self.log(format!("[{name}] {expired} stream(s) ended TOKEN_EXPIRED"));
+            }
+            let d = &mut self.djs[dj];
+            let hb = Arc::new(Frame {
+                bytes: d.wire.heartbeat(),
+                info: None,
+                end: None,
+                counted: false,
+            });
+            let Some(live) = d.live.as_mut() else {
+                continue;
+            };
+            live.streams.retain_mut(|s| {
+                if hb_ms > 0 && now >= s.next_heartbeat {
+                    s.next_heartbeat = now + hb_ms;
+                    return s.offer(&hb) == Offer::Queued;
+                }
+                s.is_open()
+            });
+        }
+    }
+
+    /// Revokes every token of `integration` now.
+    pub fn revoke_all(&mut self, integration: usize, now: i64) {
+        for a in self
+            .access
+            .values_mut()
+            .filter(|a| a.integration == integration)
+        {
+            a.revoked_at.get_or_insert(now);
+        }
+        for r in self
+            .refresh
+            .values_mut()
+            .filter(|r| r.integration == integration)
+        {
+            r.revoked_at.get_or_insert(now);
+        }
+    }
+
+    /// The ledger as a value.
+    pub fn ledger(&self) -> Ledger {
+        Ledger {
+            broadcasts: self
+                .ledger
+                .iter()
+                .map(|(dj, live_id, bots)| crate::ledger::BroadcastEntry {
+                    dj: self.djs[*dj].name.clone(),
+                    live_id: *live_id,
+                    bots: bots.iter().map(|b| b.snapshot()).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The room's members in join order, after `after_seq`: (seq, id, nickname).
+    pub fn listeners(
+        &self,
+        dj: usize,
+        after_seq: u64,
+        limit: usize,
+    ) -> Option<(Vec<ListenerRow>, bool)> {
+        let live = self.djs[dj].live.as_ref()?;
+        let mut out = Vec::new();
+        let mut more = false;
+        for (seq, id) in live.order.range(after_seq + 1..) {
+            if out.len() == limit {
+                more = true;
+                break;
+            }
+            let nick = live
+                .members
+                .get(id)
+                .and_then(|m| m.nickname.clone())
+                .unwrap_or_else(|| events::default_nickname(id).to_owned());
+            out.push((*seq, id.clone(), nick));
+        }
+        Some((out, more))
+    }
+
+    /// Top 30 donors present: (id, nickname, donated).
+    pub fn fans(&self, dj: usize) -> Option<Vec<(String, String, u64)>> {
+        let live = self.djs[dj].live.as_ref()?;
+        let mut donors: Vec<(&String, &(u64, u64))> = live
+            .donated
+            .iter()
+            .filter(|(id, (n, _))| *n > 0 && live.members.contains_key(*id))
+            .collect();
+        donors.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .1.cmp(&b.1 .1)));
+        Some(
+            donors
+                .into_iter()
+                .take(30)
+                .map(|(id, (n, _))| {
+                    let nick = live
+                        .members
+                        .get(id)
+                        .and_then(|m| m.nickname.clone())
+                        .unwrap_or_else(|| events::default_nickname(id).to_owned());
+                    (id.clone(), nick, *n)
+                })
+                .collect(),
+        )
+    }
+
+    /// A listener leaves the room (no event: presence only carries JOIN).
+    pub fn leave(&mut self, dj: usize, user_id: &str) -> bool {
+        let Some(live) = self.djs[dj].live.as_mut() else {
+            return false;
+        };
+        match live.members.remove(user_id) {
+            Some(m) => {
+                live.order.remove(&m.seq);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Kicks the bots of `dj`: out of the room, their streams cut.
+    pub fn kick_bots(&mut self, dj: usize) {
+        let bots: Vec<String> = self
+            .integrations
+            .iter()
+            .filter(|i| i.dj == dj)
+            .map(|i| i.bot_user_id.clone())
+            .collect();
+        for b in &bots {
+            self.leave(dj, b);
+        }
+        let n = self.drop_streams(dj, |_| true);
+        let name = self.djs[dj].name.clone();
+        self.log(format!("[{name}] bots kicked ({n} stream(s) cut)"));
+    }
+
+    /// Listener count and total listener count.
+    pub fn counts(live: &Live) -> (usize, usize) {
+        (live.members.len(), live.ever.len())
+    }
+}
+
+impl Live {
+    fn enter(&mut self, id: &str, nickname: Option<String>) {
+        if let Some(m) = self.members.get_mut(id) {
+            if nickname.is_some() {
+                m.nickname = nickname;
+            }
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.members.insert(id.to_owned(), Member { seq, nickname });
+        self.order.insert(seq, id.to_owned());
+        self.ever.insert(id.to_owned());
+    }
+}
+
+fn fan_rank(live: &Live, id: &str) -> Option<i64> {
+    let mine = live.donated.get(id)?.0;
+    if mine == 0 {
+        return None;
+    }
+    let above = live.donated.values().filter(|(n, _)| *n > mine).count();
+    Some(above as i64 + 1)
+}
+
+fn summarize(kind: Kind, info: &EventInfo) -> String {
+    let who = info.nickname.as_deref().unwrap_or("(no nickname)");
+    match kind {
+        Kind::Like => format!(
+            "{who} {} hearts{}",
+            info.hearts,
+            if info.paid { " (paid)" } else { "" }
+        ),
+        Kind::Donation => format!("{who} donated {}", info.donated),
+        Kind::Chat if info.is_dj => format!("{who} (DJ)"),
+        _ => who.to_owned(),
+    }
+}

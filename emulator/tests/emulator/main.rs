@@ -1,0 +1,13 @@
+//! The emulator over real HTTP on an ephemeral 127.0.0.1 port, with a real
+//! client (reqwest), never the server's internals.
+
+#![allow(clippy::unwrap_used)] // tests may unwrap
+
+mod bad_input;
+mod common;
+mod control;
+mod endpoints;
+mod handling;
+mod oauth;
+mod scenario;
+mod stream;

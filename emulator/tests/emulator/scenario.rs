@@ -1,0 +1,229 @@
+//! Scenarios end to end: a reconnecting client that decodes with the core's
+//! `Decoder`, tallies with the core's `Tally`, and must equal the ledger.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use onair::event::{Decoder, EndReason, Event, Item};
+use onair::tally::Tally;
+use onair_emulator::{Emulator, Scenario};
+use serde_json::Value;
+
+use crate::common::*;
+
+async fn scenario_done(env: &Env) -> bool {
+    env.ctl_get("/scenario").await["done"] == true
+}
+
+async fn live_id(env: &Env, access: &str) -> Option<u64> {
+    let r = env.get("/v1/live", access).await;
+    if r.status().as_u16() != 200 {
+        return None;
+    }
+    r.json::<Value>().await.unwrap()["liveId"].as_u64()
+}
+
+/// A small bot: reconnects by the 4.6 table (fast, for tests) and tallies per broadcast.
+async fn run_bot(env: &Env) -> BTreeMap<u64, Tally> {
+    let (mut access, mut refresh) = env.tokens(ALL).await;
+    let mut tallies: BTreeMap<u64, Tally> = BTreeMap::new();
+    let pause = || tokio::time::sleep(Duration::from_millis(20));
+    'outer: while !scenario_done(env).await {
+        let Some(live) = live_id(env, &access).await else {
+            pause().await;
+            continue;
+        };
+        let mut r = env.open(&access).await;
+        match r.status().as_u16() {
+            200 => {}
+            401 => {
+                let v: Value = env
+                    .oauth(
+                        "/v1/oauth/token",
+                        &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+                    )
+                    .await
+                    .json()
+                    .await
+                    .unwrap();
+                access = v["access_token"].as_str().unwrap().to_owned();
+                refresh = v["refresh_token"].as_str().unwrap().to_owned();
+                continue;
+            }
+            _ => {
+                pause().await;
+                continue;
+            }
+        }
+        let tally = tallies.entry(live).or_insert_with(|| {
+            let mut t = Tally::new();
+            t.start_broadcast(live);
+            t
+        });
+        let mut decoder = Decoder::new();
+        loop {
+            let chunk = match tokio::time::timeout(Duration::from_millis(100), r.chunk()).await {
+                Err(_) => {
+                    if scenario_done(env).await {
+                        break 'outer;
+                    }
+                    continue;
+                }
+                Ok(Ok(Some(c))) => c,
+                Ok(_) => break, // dropped: reconnect
+            };
+            let mut input = &chunk[..];
+            while let Some(item) = decoder.next_item(&mut input) {
+                if let Item::Event { event, .. } = item {
+                    if let Event::End(end) = &event {
+                        if end.reason == EndReason::TokenExpired {
+                            let v: Value = env
+                                .oauth(
+                                    "/v1/oauth/token",
+                                    &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+                                )
+                                .await
+                                .json()
+                                .await
+                                .unwrap();
+                            access = v["access_token"].as_str().unwrap().to_owned();
+                            refresh = v["refresh_token"].as_str().unwrap().to_owned();
+                        }
+                        continue 'outer;
+                    }
+                    tally.record(&event);
+                }
+            }
+        }
+    }
+    tallies
+}
+
+fn assert_tally_equals_ledger(tallies: &BTreeMap<u64, Tally>, ledger: &Value) {
+    let broadcasts = ledger["broadcasts"].as_array().unwrap();
+    assert_eq!(
+        broadcasts.len(),
+        tallies.len(),
+        "one tally per broadcast the bot saw"
+    );
+    for b in broadcasts {
+        let live = b["liveId"].as_u64().unwrap();
+        let tally = &tallies[&live];
+        let totals = &b["bots"][0]["totals"];
+        let people = totals["people"].as_object().unwrap();
+        assert_eq!(
+            people.len(),
+            tally.people().count(),
+            "people of {live}; connections {}",
+            b["bots"][0]["connections"]
+        );
+        for (id, p) in people {
+            let t = tally
+                .person(id)
+                .unwrap_or_else(|| panic!("{id} missing from the tally"));
+            assert_eq!(p["nickname"].as_str(), t.nickname.as_deref(), "{id}");
+            assert_eq!(p["hearts"], t.hearts, "{id}");
+            assert_eq!(p["paidHearts"], t.paid_hearts, "{id}");
+            assert_eq!(p["donated"], t.donated, "{id}");
+            assert_eq!(p["donations"], t.donations, "{id}");
+            assert_eq!(p["joins"], t.joins, "{id}");
+            assert_eq!(p["chats"], t.chats, "{id}");
+        }
+        assert_eq!(totals["hearts"], tally.total_hearts());
+        assert_eq!(totals["donated"], tally.total_donated());
+    }
+}
+
+#[tokio::test]
+async fn builtin_scenarios_parse_and_busy_has_10k_events() {
+    for name in ["quiet", "busy", "faulty"] {
+        let s = Scenario::builtin(name).unwrap();
+        assert_eq!(s.name, name);
+    }
+    let busy = Scenario::builtin("busy").unwrap();
+    let count: u64 = busy
+        .steps
+        .iter()
+        .filter(|s| s["do"] == "generate")
+        .map(|s| s["count"].as_u64().unwrap())
+        .sum();
+    assert!(count >= 10_000);
+    assert!(Scenario::from_json(r#"{"steps":[{"do":"explode"}]}"#).is_err());
+}
+
+async fn play(name: &str, speed: f64) -> (Env, BTreeMap<u64, Tally>) {
+    let emu = Emulator::builder()
+        .seed(9)
+        .speed(speed)
+        .scenario(Scenario::builtin(name).unwrap())
+        .start()
+        .await
+        .unwrap();
+    let app = emu.app();
+    let env = Env {
+        base: emu.base_url(),
+        http: reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap(),
+        client_id: app.client_id,
+        secret: app.client_secret,
+        redirect: app.redirect_uri,
+        emu,
+    };
+    // The bot starts after the scenario did: the scenario waits for it.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let tallies = tokio::time::timeout(Duration::from_secs(30), run_bot(&env))
+        .await
+        .expect("scenario within 30 s");
+    env.emu.wait_scenario().await;
+    (env, tallies)
+}
+
+#[tokio::test]
+async fn quiet_scenario_tally_equals_ledger() {
+    let (env, tallies) = play("quiet", 50.0).await;
+    let ledger = env.ledger().await;
+    assert_tally_equals_ledger(&tallies, &ledger);
+    let bot = &ledger["broadcasts"][0]["bots"][0];
+    assert_eq!(bot["totals"]["attendance"], 3);
+    assert_eq!(bot["totals"]["donated"], 1100);
+    assert_eq!(bot["totals"]["hearts"], 32);
+    assert_eq!(bot["connections"][0]["end"], "LIVE_ENDED");
+}
+
+#[tokio::test]
+async fn busy_scenario_tally_equals_ledger() {
+    let (env, tallies) = play("busy", 200.0).await;
+    let ledger = env.ledger().await;
+    assert_tally_equals_ledger(&tallies, &ledger);
+    let events = &ledger["broadcasts"][0]["bots"][0]["connections"][0]["events"];
+    let n: u64 = ["chat", "presence", "like", "donation"]
+        .iter()
+        .map(|k| events[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(n, 10_000);
+}
+
+#[tokio::test]
+async fn faulty_scenario_tally_equals_ledger() {
+    let (env, tallies) = play("faulty", 20.0).await;
+    let ledger = env.ledger().await;
+    assert_tally_equals_ledger(&tallies, &ledger);
+    let conns = ledger["broadcasts"][0]["bots"][0]["connections"]
+        .as_array()
+        .unwrap();
+    let ends: Vec<&str> = conns
+        .iter()
+        .map(|c| c["end"].as_str().unwrap_or("drop"))
+        .collect();
+    for want in ["drop", "RECONNECT", "TOKEN_EXPIRED", "LIVE_ENDED"] {
+        assert!(ends.contains(&want), "{want} in {ends:?}");
+    }
+    assert_eq!(ledger["broadcasts"].as_array().unwrap().len(), 2);
+    let p = env.ctl_get("/scenario").await;
+    assert_eq!(
+        (p["position"].as_u64(), p["total"].as_u64()),
+        (Some(37), Some(37))
+    );
+}
