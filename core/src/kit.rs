@@ -4,6 +4,7 @@
 //! - [`audience`]: who is in the broadcast; greet once, welcome back once.
 
 pub mod audience;
+pub mod commands;
 mod stored;
 pub mod text;
 
