@@ -7,5 +7,6 @@ pub mod audience;
 pub mod commands;
 mod stored;
 pub mod text;
+pub mod timers;
 
 pub use stored::StateError;
