@@ -5,6 +5,7 @@
 
 pub mod audience;
 pub mod commands;
+pub mod milestones;
 mod stored;
 pub mod text;
 pub mod timers;
