@@ -43,7 +43,7 @@
 //! assert_eq!(audience.on_event(&join), None); // once is enough
 //!
 //! // A restart mid-broadcast: nobody is greeted twice.
-//! let mut restored = Audience::from_json(&audience.to_json()).unwrap();
+//! let mut restored = Audience::from_json(audience.to_json()).unwrap();
 //! assert_eq!(restored.on_event(&join), None);
 //! ```
 
@@ -374,7 +374,7 @@ impl Audience {
                 if presence.kind != PresenceType::Join || self.is_dj(&presence.user.id) {
                     return None;
                 }
-                let person = self.touch(&presence.user);
+                let person = self.touch(&presence.user)?;
                 person.joins = person.joins.saturating_add(1);
                 person.is_manager = presence.is_manager;
                 person.fan_rank = presence.fan_rank;
@@ -400,30 +400,35 @@ impl Audience {
         self.dj_id.as_deref() == Some(id)
     }
 
-    /// The person's entry, created if new, marked as seen now.
-    fn touch(&mut self, user: &User) -> &mut Person {
+    /// The person's entry, created if new, marked as seen now (`None` never
+    /// happens: the entry was just made).
+    fn touch(&mut self, user: &User) -> Option<&mut Person> {
         self.clock = self.clock.saturating_add(1);
-        if !self.people.contains_key(&user.id) && self.people.len() >= self.cap {
-            // Forget an eighth at once, so this happens once per cap/8 newcomers.
-            let batch = (self.cap / 8).max(1);
-            self.forget_oldest(batch);
-        }
-        let clock = self.clock;
-        let entry = self.people.entry(user.id.clone()).or_insert_with(|| Entry {
-            person: Person {
+        if !self.people.contains_key(&user.id) {
+            if self.people.len() >= self.cap {
+                // Forget an eighth at once, so this happens once per cap/8 newcomers.
+                let batch = (self.cap / 8).max(1);
+                self.forget_oldest(batch);
+            }
+            let person = Person {
                 user: user.clone(),
                 joins: 0,
                 is_manager: false,
                 fan_rank: None,
                 favorite_temperature: None,
-            },
-            seen: clock,
-        });
-        entry.seen = clock;
+            };
+            let entry = Entry {
+                person,
+                seen: self.clock,
+            };
+            self.people.insert(user.id.clone(), entry);
+        }
+        let entry = self.people.get_mut(&user.id)?;
+        entry.seen = self.clock;
         if user.nickname.is_some() {
             entry.person.user.nickname.clone_from(&user.nickname);
         }
-        &mut entry.person
+        Some(&mut entry.person)
     }
 
     /// Forgets the `count` people unseen for longest.
@@ -548,7 +553,7 @@ impl Audience {
     ///     StateError::UnknownFormat { expected: "onair.audience" },
     /// );
     /// ```
-    pub fn from_json(json: &str) -> Result<Audience, StateError> {
+    pub fn from_json(json: impl AsRef<[u8]>) -> Result<Audience, StateError> {
         #[derive(Deserialize)]
         struct In {
             #[serde(default)]
@@ -558,7 +563,7 @@ impl Audience {
             #[serde(default)]
             people: Vec<Person>,
         }
-        let stored: In = stored::load(json, AUDIENCE_FORMAT, AUDIENCE_VERSION)?;
+        let stored: In = stored::load(json.as_ref(), AUDIENCE_FORMAT, AUDIENCE_VERSION)?;
         let mut audience = Audience {
             live_id: stored.live_id,
             dj_id: stored.dj_id,
@@ -774,7 +779,7 @@ mod tests {
             &mut a,
             &[join("u1", true), join("u2", false), join("u2", false)],
         );
-        let mut b = Audience::from_json(&a.to_json()).expect("round trip");
+        let mut b = Audience::from_json(a.to_json()).expect("round trip");
         assert_eq!((b.live_id(), b.dj_id()), (Some(5), Some("dj")));
         assert!(b.is_manager("u1"));
         assert_eq!(

@@ -43,7 +43,7 @@
 //! assert_eq!((reached, total), (3_000, 3_100)); // the highest multiple crossed, once
 //!
 //! // A restart: the totals stay, nothing is announced twice.
-//! let mut restored = Milestones::from_json(&milestones.to_json()).unwrap().donations_every(1_000);
+//! let mut restored = Milestones::from_json(milestones.to_json()).unwrap().donations_every(1_000);
 //! assert_eq!(restored.donated_by("u1"), 3_100);
 //! assert_eq!(restored.on_event(&donation(1)), None);
 //! ```
@@ -343,12 +343,15 @@ impl Milestones {
             return None;
         }
         let user = event.user()?;
-        let before = self.tally.person(&user.id).cloned().unwrap_or_default();
+        let before = self
+            .tally
+            .person(&user.id)
+            .map_or((0, 0, 0), |p| (p.hearts, p.donated, p.donations));
         self.tally.record(event);
         if self.tally.dj_id() == Some(user.id.as_str()) {
             if self.dj_id.as_deref() != Some(user.id.as_str()) {
                 // Just learned who the DJ is: take back what they counted for.
-                self.hearts = self.hearts.saturating_sub(before.hearts);
+                self.hearts = self.hearts.saturating_sub(before.0);
                 if let Some(donor) = self.donors.remove(&user.id) {
                     self.total_donated = self.total_donated.saturating_sub(donor.donated);
                 }
@@ -359,7 +362,7 @@ impl Milestones {
         let after = self.tally.person(&user.id)?;
         match event {
             Event::Like(_) => {
-                let added = after.hearts.saturating_sub(before.hearts);
+                let added = after.hearts.saturating_sub(before.0);
                 self.hearts = self.hearts.saturating_add(added);
                 let reached = crossed(self.hearts, self.heart_step, self.hearts_announced)?;
                 self.hearts_announced = reached;
@@ -369,8 +372,8 @@ impl Milestones {
                 })
             }
             Event::Donation(_) => {
-                let added = after.donated.saturating_sub(before.donated);
-                let donations = after.donations.saturating_sub(before.donations);
+                let added = after.donated.saturating_sub(before.1);
+                let donations = after.donations.saturating_sub(before.2);
                 self.total_donated = self.total_donated.saturating_add(added);
                 let step = self.donation_step;
                 let donor = self.donor_entry(user);
@@ -534,7 +537,7 @@ impl Milestones {
     /// assert_eq!(milestones.hearts(), 250);
     /// assert!(Milestones::from_json(r#"{"format":"onair.milestones","version":9}"#).is_err());
     /// ```
-    pub fn from_json(json: &str) -> Result<Milestones, StateError> {
+    pub fn from_json(json: impl AsRef<[u8]>) -> Result<Milestones, StateError> {
         #[derive(Deserialize)]
         struct In {
             #[serde(default)]
@@ -550,7 +553,7 @@ impl Milestones {
             #[serde(default)]
             donors: Vec<Donor>,
         }
-        let stored: In = stored::load(json, MILESTONES_FORMAT, MILESTONES_VERSION)?;
+        let stored: In = stored::load(json.as_ref(), MILESTONES_FORMAT, MILESTONES_VERSION)?;
         let mut milestones = Milestones {
             live_id: stored.live_id,
             hearts: stored.hearts,
@@ -794,7 +797,7 @@ mod tests {
             let mut donor_marks: HashMap<String, Vec<u64>> = HashMap::new();
             for (i, e) in events.iter().enumerate() {
                 if i == restart_at {
-                    m = Milestones::from_json(&m.to_json())
+                    m = Milestones::from_json(m.to_json())
                         .expect("own output")
                         .hearts_every(heart_step)
                         .donations_every(donation_step);

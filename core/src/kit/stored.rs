@@ -57,7 +57,7 @@ pub enum StateError {
 
 /// Checks `format` and `version`, then reads the whole document as `T`.
 pub(crate) fn load<T: DeserializeOwned>(
-    json: &str,
+    json: &[u8],
     format: &'static str,
     version: u32,
 ) -> Result<T, StateError> {
@@ -71,7 +71,7 @@ pub(crate) fn load<T: DeserializeOwned>(
         line: e.line(),
         column: e.column(),
     };
-    let header: Header = serde_json::from_str(json).map_err(json_error)?;
+    let header: Header = serde_json::from_slice(json).map_err(json_error)?;
     if header.format.as_deref() != Some(format) {
         return Err(StateError::UnknownFormat { expected: format });
     }
@@ -86,5 +86,5 @@ pub(crate) fn load<T: DeserializeOwned>(
         }
         None => return Err(StateError::MissingVersion { format }),
     }
-    serde_json::from_str(json).map_err(json_error)
+    serde_json::from_slice(json).map_err(json_error)
 }

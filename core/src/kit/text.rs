@@ -90,7 +90,8 @@ pub fn split(text: &str) -> Vec<String> {
 ///
 /// With `limit_utf16 <= CHAT_MAX_UTF16` and an ellipsis that is not
 /// whitespace-only, the result of a text [`validate_chat`] rejected as too long
-/// passes it.
+/// passes it. With an empty ellipsis the result may be empty (when only
+/// whitespace, or nothing, fits before the limit).
 ///
 /// ```
 /// use onair::kit::text::truncate;
