@@ -540,6 +540,11 @@ impl Audience {
     /// Unknown fields are ignored; another `format` or an unknown `version`
     /// is refused with a [`StateError`].
     ///
+    /// After loading, call [`start_broadcast`](Audience::start_broadcast) with
+    /// the current `liveId` when the bot can learn it: memory of another
+    /// broadcast (one whose `LIVE_ENDED` came while the bot was down) is then
+    /// cleared instead of welcoming everyone "back".
+    ///
     /// ```
     /// use onair::kit::audience::Audience;
     /// use onair::kit::StateError;

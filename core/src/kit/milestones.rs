@@ -527,7 +527,9 @@ impl Milestones {
 
     /// Reads the form written by [`to_json`](Milestones::to_json), with no
     /// steps and the default cap. Another `format` or an unknown `version` is
-    /// refused with a [`StateError`].
+    /// refused with a [`StateError`]. As with the audience, call
+    /// [`start_broadcast`](Milestones::start_broadcast) after loading when the
+    /// `liveId` is known, so totals of an earlier broadcast are cleared.
     ///
     /// ```
     /// use onair::kit::milestones::Milestones;
