@@ -20,6 +20,7 @@ use serde::Deserialize;
 /// );
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
     /// Not JSON of the expected shape (position only).
     #[error("stored {format}: not valid (error at line {line} column {column})")]

@@ -59,6 +59,7 @@ pub const MAX_TAG_LEN: usize = 64;
 /// assert_eq!(Timers::new().schedule(0, ""), Err(TimerError::BadTag("empty")));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TimerError {
     /// [`MAX_TIMERS`] timers are set already (replacing one is fine).
     #[error("timers: {MAX_TIMERS} are set already; cancel one first")]
