@@ -13,6 +13,7 @@
 //! | protocol: the wire forms | [`sse`] (incremental framing), [`event`] (typed stream events), [`json`] (the NDJSON wire form of items), [`model`] (REST resources), [`chat`] (the message rules), [`ratelimit`] (quota headers, `Retry-After`) |
 //! | decisions | [`api`] (request builders, response decoders, the listener pager), [`problem`] (a response classified into a problem and advice), [`oauth`] (the token machine, its stored form, the one-refresh rule), [`quota`] (when the next call may go), [`stop`] (the one stop type a person acts on), [`stream`] (the event stream's connect-loop), [`tally`] (per-broadcast totals by person) |
 //! | machine | [`bot`] (the one machine a driver polls) |
+//! | kit: what every bot author writes by hand | [`kit`] (chat split and truncate, commands, greet-once audience memory, milestones, app timers) |
 //!
 //! What a driver needs is re-exported here: [`Bot`], [`BotConfig`],
 //! [`Action`], [`Stop`], [`BaseUrl`], [`ClientCredentials`], [`Tokens`], …
@@ -61,6 +62,8 @@ pub mod stream;
 pub mod tally;
 // The machine a driver polls.
 pub mod bot;
+// The kit: what every bot author writes by hand, on top of the machine.
+pub mod kit;
 
 // What a driver needs, at the root.
 pub use bot::{Action, Bot, BotConfig, CallError, CallFailure, CallId, CallResult, Notice};
