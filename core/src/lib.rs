@@ -10,9 +10,9 @@
 //! | layer | modules |
 //! |---|---|
 //! | leaves: values, no rule of the service | [`secret`] (redacted, zeroized secrets and client credentials), [`http`] (the request to send, the base URL, response headers in, percent-encoding), [`endpoint`] (the one table of endpoints: method, path, permission), [`scope`] (permissions), [`time`] (timestamps, frame ids), [`backoff`] (1 s doubling to 30 s, full jitter, seeded), [`misuse`] (local errors, request ids) |
-//! | protocol: the wire forms | [`sse`] (incremental framing), [`event`] (typed stream events), [`json`] (the NDJSON wire form of items), [`model`] (REST resources), [`chat`] (the message rules), [`ratelimit`] (quota headers, `Retry-After`) |
+//! | protocol: the wire forms | [`sse`] (incremental framing), [`event`] (typed stream events), [`model`] (REST resources), [`chat`] (the message rules), [`ratelimit`] (quota headers, `Retry-After`) |
 //! | decisions | [`api`] (request builders, response decoders, the listener pager), [`problem`] (a response classified into a problem and advice), [`oauth`] (the token machine, its stored form, the one-refresh rule), [`quota`] (when the next call may go), [`stop`] (the one stop type a person acts on), [`stream`] (the event stream's connect-loop), [`tally`] (per-broadcast totals by person) |
-//! | machine | [`bot`] (the one machine a driver polls) |
+//! | machine | [`bot`] (the one machine a driver polls), [`json`] (the JSON wire form of items and actions, shared by `onair decode` and the bindings) |
 //! | kit: what every bot author writes by hand | [`kit`] (chat split and truncate, commands, greet-once audience memory, milestones, app timers) |
 //!
 //! What a driver needs is re-exported here: [`Bot`], [`BotConfig`],
@@ -48,7 +48,6 @@ mod wire;
 // Protocol: the wire forms of the service.
 pub mod chat;
 pub mod event;
-pub mod json;
 pub mod model;
 pub mod ratelimit;
 pub mod sse;
@@ -60,8 +59,9 @@ pub mod quota;
 pub mod stop;
 pub mod stream;
 pub mod tally;
-// The machine a driver polls.
+// The machine a driver polls, and its JSON wire form.
 pub mod bot;
+pub mod json;
 // The kit: what every bot author writes by hand, on top of the machine.
 pub mod kit;
 

@@ -26,8 +26,10 @@ use std::collections::HashMap;
 
 use crate::event::{Event, LikeType};
 
-/// What one person did in this broadcast.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What one person did in this broadcast. Its JSON form (camelCase) is the
+/// one of the emulator's ledger.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PersonTotals {
     /// The latest nickname seen (it changes; `None` when never sent).
     pub nickname: Option<String>,
@@ -124,9 +126,15 @@ impl Tally {
         self.people.get(id)
     }
 
-    /// Everyone seen in this broadcast (joined, chatted, hearted or donated),
-    /// each once, the DJ excluded.
+    /// Attendance: the people who joined (a `presence` event), each once
+    /// however often they rejoined (spec 6 rule 4), the DJ excluded.
     pub fn attendance(&self) -> usize {
+        self.people.values().filter(|p| p.joins > 0).count()
+    }
+
+    /// Everyone seen in this broadcast (joined, chatted, hearted or
+    /// donated), each once, the DJ excluded.
+    pub fn seen(&self) -> usize {
         self.people.len()
     }
 
@@ -237,8 +245,14 @@ mod tests {
         assert_eq!(t.dj_id(), Some("dj"));
         assert_eq!(t.person("dj"), None);
         assert_eq!(
-            (t.attendance(), t.total_hearts(), t.total_donated()),
-            (1, 0, 0)
+            (
+                t.seen(),
+                t.attendance(),
+                t.total_hearts(),
+                t.total_donated()
+            ),
+            (1, 0, 0, 0),
+            "u1 was seen chatting, nobody joined"
         );
     }
 
@@ -328,7 +342,7 @@ mod tests {
         people.sort_by_key(|(id, _)| *id);
         insta::assert_debug_snapshot!((
             t.dj_id(),
-            t.attendance(),
+            t.seen(),
             t.total_hearts(),
             t.total_donated(),
             people

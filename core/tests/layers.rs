@@ -16,17 +16,14 @@ const LAYERS: &[(&str, &[&str])] = &[
             "secret", "http", "endpoint", "scope", "time", "backoff", "misuse", "wire",
         ],
     ),
-    (
-        "protocol",
-        &["sse", "event", "json", "model", "chat", "ratelimit"],
-    ),
+    ("protocol", &["sse", "event", "model", "chat", "ratelimit"]),
     (
         "decisions",
         &[
             "api", "problem", "oauth", "quota", "stop", "stream", "tally",
         ],
     ),
-    ("machine", &["bot"]),
+    ("machine", &["bot", "json"]),
     ("kit", &["kit"]),
 ];
 
