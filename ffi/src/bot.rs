@@ -56,7 +56,10 @@ pub unsafe extern "C" fn onair_bot_config_new(
         let base = BaseUrl::new(url).map_err(|_| ONAIR_INVALID_BASE_URL)?;
         let credentials =
             ClientCredentials::new(id, secret).map_err(|_| ONAIR_INVALID_CREDENTIALS)?;
-        *slot = Box::into_raw(Box::new(onair_bot_config(BotConfig::new(base, credentials))));
+        *slot = Box::into_raw(Box::new(onair_bot_config(BotConfig::new(
+            base,
+            credentials,
+        ))));
         Ok(())
     })
 }
@@ -904,7 +907,12 @@ pub unsafe extern "C" fn onair_bot_authorize(
             return Err(ONAIR_NULL_PARAMETER);
         }
         // SAFETY: (pointer, length) pairs from the caller.
-        let (code, uri) = unsafe { (str_in(code, code_len)?, str_in(redirect_uri, redirect_uri_len)?) };
+        let (code, uri) = unsafe {
+            (
+                str_in(code, code_len)?,
+                str_in(redirect_uri, redirect_uri_len)?,
+            )
+        };
         b.bot.authorize(code, uri);
         Ok(())
     })
@@ -1063,5 +1071,7 @@ pub unsafe extern "C" fn onair_bot_tokens_json(
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_pending_calls(bot: *const onair_bot) -> usize {
     // SAFETY: checked pointer from onair_bot_new.
-    boundary_or(0, || unsafe { arg(bot) }.map_or(0, |b| b.bot.pending_calls()))
+    boundary_or(0, || {
+        unsafe { arg(bot) }.map_or(0, |b| b.bot.pending_calls())
+    })
 }

@@ -211,7 +211,10 @@ pub unsafe extern "C" fn onair_decoder_next(
         let slot = out(out_item)?;
         d.json.clear();
         d.current = d.queue.pop_front();
-        *slot = d.current.as_ref().map_or(onair_item::NONE, onair_item::view);
+        *slot = d
+            .current
+            .as_ref()
+            .map_or(onair_item::NONE, onair_item::view);
         Ok(())
     })
 }

@@ -173,7 +173,9 @@ fn audience_box(audience: Audience) -> *mut onair_audience {
 ///
 /// Errors: NULL `out_audience` → ONAIR_NULL_PARAMETER.
 #[no_mangle]
-pub unsafe extern "C" fn onair_audience_new(out_audience: *mut *mut onair_audience) -> onair_result {
+pub unsafe extern "C" fn onair_audience_new(
+    out_audience: *mut *mut onair_audience,
+) -> onair_result {
     boundary(|| {
         *out(out_audience)? = audience_box(Audience::new());
         Ok(())
@@ -258,7 +260,9 @@ pub unsafe extern "C" fn onair_audience_start_broadcast(
 ///
 /// Errors: NULL `audience` → ONAIR_NULL_PARAMETER.
 #[no_mangle]
-pub unsafe extern "C" fn onair_audience_end_broadcast(audience: *mut onair_audience) -> onair_result {
+pub unsafe extern "C" fn onair_audience_end_broadcast(
+    audience: *mut onair_audience,
+) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
         unsafe { arg_mut(audience) }?.audience.end_broadcast();
@@ -327,7 +331,9 @@ pub unsafe extern "C" fn onair_audience_is_manager(
 #[no_mangle]
 pub unsafe extern "C" fn onair_audience_len(audience: *const onair_audience) -> usize {
     // SAFETY: checked pointer from this library.
-    boundary_or(0, || unsafe { arg(audience) }.map_or(0, |a| a.audience.len()))
+    boundary_or(0, || {
+        unsafe { arg(audience) }.map_or(0, |a| a.audience.len())
+    })
 }
 
 // ---- commands --------------------------------------------------------------------
@@ -422,7 +428,9 @@ fn allowed_of(allowed: Allowed) -> onair_allowed {
 ///
 /// Errors: NULL `out_commands` → ONAIR_NULL_PARAMETER.
 #[no_mangle]
-pub unsafe extern "C" fn onair_commands_new(out_commands: *mut *mut onair_commands) -> onair_result {
+pub unsafe extern "C" fn onair_commands_new(
+    out_commands: *mut *mut onair_commands,
+) -> onair_result {
     boundary(|| {
         *out(out_commands)? = Box::into_raw(Box::new(onair_commands {
             commands: Commands::new(),
@@ -815,12 +823,16 @@ pub unsafe extern "C" fn onair_milestones_donated_by(
 #[no_mangle]
 pub unsafe extern "C" fn onair_milestones_hearts(milestones: *const onair_milestones) -> u64 {
     // SAFETY: checked pointer from this library.
-    boundary_or(0, || unsafe { arg(milestones) }.map_or(0, |m| m.milestones.hearts()))
+    boundary_or(0, || {
+        unsafe { arg(milestones) }.map_or(0, |m| m.milestones.hearts())
+    })
 }
 
 /// The broadcast's donations so far; NULL → 0.
 #[no_mangle]
-pub unsafe extern "C" fn onair_milestones_total_donated(milestones: *const onair_milestones) -> u64 {
+pub unsafe extern "C" fn onair_milestones_total_donated(
+    milestones: *const onair_milestones,
+) -> u64 {
     // SAFETY: checked pointer from this library.
     boundary_or(0, || {
         unsafe { arg(milestones) }.map_or(0, |m| m.milestones.total_donated())
@@ -1051,14 +1063,18 @@ pub unsafe extern "C" fn onair_tally_json(
 #[no_mangle]
 pub unsafe extern "C" fn onair_tally_hearts(tally: *const onair_tally) -> u64 {
     // SAFETY: checked pointer from this library.
-    boundary_or(0, || unsafe { arg(tally) }.map_or(0, |t| t.0.total_hearts()))
+    boundary_or(0, || {
+        unsafe { arg(tally) }.map_or(0, |t| t.0.total_hearts())
+    })
 }
 
 /// Currency donated in the tally; NULL → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_tally_donated(tally: *const onair_tally) -> u64 {
     // SAFETY: checked pointer from this library.
-    boundary_or(0, || unsafe { arg(tally) }.map_or(0, |t| t.0.total_donated()))
+    boundary_or(0, || {
+        unsafe { arg(tally) }.map_or(0, |t| t.0.total_donated())
+    })
 }
 
 /// People who joined (the ledger's attendance); NULL → 0.

@@ -5,6 +5,8 @@
 use std::ffi::{c_char, c_void};
 use std::ptr;
 
+use crate::boundary;
+
 use onair_core::event::{EndReason, Event, LikeType};
 use onair_core::time::FrameId;
 
@@ -256,7 +258,9 @@ impl onair_event {
 }
 
 /// The core event behind a view, or `ONAIR_NO_EVENT`.
-pub(crate) unsafe fn event_in<'a>(ev: *const onair_event) -> Result<&'a Event, crate::onair_result> {
+pub(crate) unsafe fn event_in<'a>(
+    ev: *const onair_event,
+) -> Result<&'a Event, crate::onair_result> {
     if ev.is_null() {
         return Err(crate::onair_result::ONAIR_NULL_PARAMETER);
     }
@@ -281,7 +285,7 @@ pub unsafe extern "C" fn onair_event_json(
     out: *mut *mut c_char,
     out_len: *mut usize,
 ) -> crate::onair_result {
-    crate::boundary(|| {
+    boundary(|| {
         let out = crate::out(out)?;
         // SAFETY: see event_in.
         let ev = unsafe { event_in(event) }?;

@@ -1,1 +1,3 @@
+mod boundary;
 mod header;
+mod version;
