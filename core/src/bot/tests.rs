@@ -9,6 +9,7 @@ use crate::problem::ProblemKind;
 use crate::scope::Permission;
 use crate::secret::ClientCredentials;
 use crate::stream::ConnectLoop;
+use crate::timers::Tag;
 use proptest::prelude::*;
 
 const T0: u64 = 1_732_250_000_000;
@@ -1283,6 +1284,7 @@ fn transcript_line(now: u64, action: &Action) -> String {
         Action::Notice(notice) => format!("notice {notice:?}"),
         Action::Done { call, result } => format!("{call} done: {result:?}"),
         Action::PersistTokens(tokens) => format!("persist {tokens}"),
+        Action::Timer { tag } => format!("timer {tag}"),
         Action::NeedsAuthorization => "needs authorization".to_owned(),
         Action::Wait { until_ms } => match until_ms {
             Some(at) => format!("wait until t+{}ms", at - T0),
@@ -1421,4 +1423,105 @@ fn a_day_in_the_bots_life() {
     let text = log.join("\n");
     assert!(!text.contains("at1") && !text.contains("rt2") && !text.contains("consent-code"));
     insta::assert_snapshot!(text);
+}
+
+// ---- app timers and the status snapshot (issue 13) ---------------------------------
+
+#[test]
+fn timers_fire_in_the_same_loop_and_fold_into_wait() {
+    let (mut bot, _) = authorized("chat.send", false);
+    bot.schedule(T0 + 5_000, "once").unwrap();
+    bot.every(60_000, "announce", T0 + 10_000).unwrap();
+    assert_eq!(wait_until(&drain(&mut bot, T0)), Some(T0 + 5_000));
+    let actions = drain(&mut bot, T0 + 5_000);
+    assert_eq!(
+        actions[0],
+        Action::Timer {
+            tag: Tag::new("once").unwrap()
+        }
+    );
+    assert_eq!(wait_until(&actions), Some(T0 + 10_000));
+    // Polled late: each repeating timer fires once, no burst.
+    let actions = drain(&mut bot, T0 + 200_000);
+    let fired: Vec<_> = actions
+        .iter()
+        .filter(|a| matches!(a, Action::Timer { .. }))
+        .collect();
+    assert_eq!(fired.len(), 1, "{actions:?}");
+    assert!(bot.cancel_timer("announce"));
+    assert!(!bot.cancel_timer("announce"));
+    assert!(bot.schedule(T0, "").is_err(), "tags are checked");
+}
+
+#[test]
+fn a_while_connected_timer_waits_for_the_stream() {
+    let (mut bot, stream) = streaming();
+    bot.set_timer("ad", Timer::every(30_000, T0 + 1_000).while_connected())
+        .unwrap();
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", T0 + 1_000)
+        .unwrap();
+    assert!(drain(&mut bot, T0 + 1_000)
+        .iter()
+        .any(|a| matches!(a, Action::Timer { tag } if tag == "ad")));
+    // The stream drops: the timer does not fire while disconnected.
+    bot.on_stream_closed(stream, T0 + 2_000).unwrap();
+    let actions = drain(&mut bot, T0 + 31_000);
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Timer { .. })),
+        "{actions:?}"
+    );
+}
+
+#[test]
+fn status_says_where_the_bot_stands_and_counts_what_it_saw() {
+    let (mut bot, stream) = streaming();
+    let frames = format!(
+        ":heartbeat\n\n{}{}event:chat\ndata:{{broken\n\n",
+        chat_frame("1-1", "a"),
+        chat_frame("1-2", "b")
+    );
+    bot.on_stream_bytes(stream, frames.as_bytes(), T0 + 1_000)
+        .unwrap();
+    drain(&mut bot, T0 + 1_000);
+    let call = bot.send_chat("hi").unwrap();
+    let (id, _) = only_send(&drain(&mut bot, T0 + 1_000));
+    bot.on_response(id, 204, NO_HEADERS, b"", T0 + 1_000)
+        .unwrap();
+    assert!(drain(&mut bot, T0 + 1_000).contains(&Action::Done {
+        call,
+        result: CallResult::ChatSent
+    }));
+    let status = bot.status(T0 + 1_000);
+    assert_eq!(status.connection, Connection::Connected { since_ms: T0 });
+    let c = &status.counters;
+    assert_eq!(
+        (
+            c.chat,
+            c.decode_errors,
+            c.heartbeats,
+            c.last_heartbeat_ms,
+            c.connects,
+            c.chats_sent
+        ),
+        (2, 1, 1, Some(T0 + 1_000), 1, 1)
+    );
+    assert!(status.cannot.is_empty(), "{:?}", status.cannot);
+    assert_eq!(status.notes.len(), 1, "presence needs manager level");
+    // A drop, then not on air.
+    bot.on_stream_closed(stream, T0 + 2_000).unwrap();
+    assert!(matches!(
+        bot.status(T0 + 2_000).connection,
+        Connection::BackingOff { .. }
+    ));
+    assert_eq!(bot.status(T0 + 2_000).counters.drops, 1);
+    let json = bot.status(T0 + 2_000).to_json();
+    assert!(
+        json.contains(r#""state":"backingOff""#) && json.contains(r#""drops":1"#),
+        "{json}"
+    );
+
+    let (bot, _) = authorized("events.chat", true);
+    let status = bot.status(T0);
+    assert!(status.cannot.iter().any(|l| l.contains("chat.send")));
+    assert!(status.notes.is_empty());
 }
