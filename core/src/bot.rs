@@ -444,6 +444,8 @@ pub struct Bot {
     chat_calls: Vec<CallId>,
     /// The open connection's end frame was seen (its close is not a drop).
     end_seen: bool,
+    /// The token generation the stream connection was opened with.
+    stream_generation: u64,
 }
 
 impl Bot {
@@ -483,6 +485,7 @@ impl Bot {
             counters: Counters::default(),
             chat_calls: Vec::new(),
             end_seen: false,
+            stream_generation: 0,
         }
     }
 
@@ -930,6 +933,7 @@ impl Bot {
                         Ok(request) => {
                             let id = self.request_id();
                             self.conn = Some(Conn::Opening(id));
+                            self.stream_generation = self.generation();
                             return Some(Action::OpenStream { id, request });
                         }
                         Err(_) => {
@@ -950,6 +954,15 @@ impl Bot {
                     }
                 }
                 Step::RefreshToken => {
+                    // The stream's token expired. When the bot has refreshed
+                    // since that connection opened, the new pair is the
+                    // refresh: reconnect with it (one refresh per expiry).
+                    if self.generation() > self.stream_generation
+                        && self.tokens.access_token(now_ms).is_some()
+                    {
+                        let _ = self.stream.on_token_refreshed(now_ms);
+                        continue;
+                    }
                     self.stream_wants_refresh = true;
                     return None;
                 }
@@ -1394,6 +1407,7 @@ impl Bot {
                 }
             }
             Advice::RetryAfter => {
+                self.notice(endpoint, &problem);
                 let until_ms = self.quota.next_call_at_endpoint(endpoint, now_ms);
                 self.out.push_back(done(
                     call.id,

@@ -220,7 +220,9 @@ fn a_full_session_with_canned_responses() {
         (Some("rt2"), 2)
     );
 
-    // TOKEN_EXPIRED end → refresh (with the rotated token) → reconnect.
+    // TOKEN_EXPIRED end: the bot refreshed since this connection opened, so
+    // the new pair is the refresh: reconnect with it at once (one refresh
+    // per expiry).
     now += 5 * MIN;
     bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
         .unwrap();
@@ -232,6 +234,17 @@ fn a_full_session_with_canned_responses() {
     assert!(
         matches!(events_of(&actions)[..], [Event::End(ref e)] if e.reason == EndReason::TokenExpired)
     );
+    assert!(sends(&actions).is_empty(), "no second refresh: {actions:?}");
+    let (stream, request) = stream_open(&actions).expect("reconnects at once");
+    assert_eq!(request.header("authorization"), Some("Bearer at2"));
+    bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
+
+    // TOKEN_EXPIRED on a connection opened with the current pair: refresh,
+    // then reconnect with the new one.
+    now += 5 * MIN;
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
     let (id, request) = only_send(&actions);
     refreshes += 1;
     assert!(body_text(&request).contains("refresh_token=rt2"));
@@ -1391,17 +1404,15 @@ fn a_day_in_the_bots_life() {
         }
     }
 
-    // The old token expires under the open stream: TOKEN_EXPIRED.
+    // The old token expires under the open stream: TOKEN_EXPIRED; the pair
+    // refreshed at 50 minutes is the refresh, so reconnect with it at once.
     now = T0 + 61 * MIN;
     report(&mut log, now, "end TOKEN_EXPIRED");
     bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
         .unwrap();
     let actions = step(&mut bot, now, &mut log);
-    let (id, _) = only_send(&actions);
-    report(&mut log, now, "200 rotated pair");
-    bot.on_response(id, 200, NO_HEADERS, &pair("at3", "rt3", ALL_SCOPES), now)
-        .unwrap();
-    let (stream, _) = stream_open(&step(&mut bot, now, &mut log)).unwrap();
+    assert!(sends(&actions).is_empty());
+    let (stream, _) = stream_open(&actions).unwrap();
     bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
 
     // A silent network: the watchdog closes it; a drop backs off.
@@ -1524,4 +1535,26 @@ fn status_says_where_the_bot_stands_and_counts_what_it_saw() {
     let status = bot.status(T0);
     assert!(status.cannot.iter().any(|l| l.contains("chat.send")));
     assert!(status.notes.is_empty());
+}
+
+#[test]
+fn token_expired_after_a_refresh_reconnects_with_the_new_pair_without_a_second_refresh() {
+    let (mut bot, stream) = streaming();
+    // The scheduled refresh (50 minutes in) happens while the stream is open.
+    let now = T0 + 50 * MIN;
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+    let (id, request) = only_send(&drain(&mut bot, now));
+    assert!(request.url.ends_with("/v1/oauth/token"));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", ALL_SCOPES), now)
+        .unwrap();
+    drain(&mut bot, now);
+    // The old token expires under the open stream: reconnect with the new
+    // pair at once, no second refresh.
+    let now = T0 + 60 * MIN;
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(sends(&actions).is_empty(), "{actions:?}");
+    let (_, request) = stream_open(&actions).expect("reconnects at once");
+    assert_eq!(request.header("authorization"), Some("Bearer at2"));
 }
