@@ -235,6 +235,22 @@ pub struct AppCredentials {
     pub redirect_uri: String,
 }
 
+/// The virtual clock of a running emulator (see [`Running::clock`]).
+#[derive(Debug, Clone)]
+pub struct ClockHandle(Arc<Shared>);
+
+impl ClockHandle {
+    /// Emulator time now, epoch ms.
+    pub fn now_ms(&self) -> i64 {
+        self.0.clock.now_ms()
+    }
+
+    /// How many emulator milliseconds pass per real millisecond.
+    pub fn speed(&self) -> f64 {
+        self.0.clock.speed()
+    }
+}
+
 /// A running emulator.
 #[derive(Debug)]
 pub struct Running {
@@ -275,6 +291,12 @@ impl Running {
     /// Emulator time now, epoch ms.
     pub fn now_ms(&self) -> i64 {
         self.shared.clock.now_ms()
+    }
+
+    /// A handle on the virtual clock that outlives borrows of `self`, for a
+    /// bot driver that runs on emulator time (as `onair demo` does).
+    pub fn clock(&self) -> ClockHandle {
+        ClockHandle(Arc::clone(&self.shared))
     }
 
     /// Jumps emulator time forward; returns the new time.

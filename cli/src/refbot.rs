@@ -1,0 +1,229 @@
+//! The reference bot: what `onair demo` runs and `scripts/e2e rust` checks,
+//! on `onair-tokio` and the kit. It greets first joins once and welcomes
+//! rejoiners back once, answers `!hello` and `!top` (top donors, split into
+//! several messages when long), thanks donors with their running total,
+//! announces every 100 hearts, posts a reminder every 30 minutes while
+//! connected, and keeps a tally per broadcast (a new one after `LIVE_ENDED`).
+//! It reads `GET /v1/live` once per broadcast, for the summary's title: no
+//! polling.
+
+use onair::bot::{CallId, CallResult};
+use onair::event::{EndReason, Event};
+use onair::json::TallyJson;
+use onair::kit::audience::{Audience, Greeting};
+use onair::kit::commands::{Allowed, Commands};
+use onair::kit::milestones::{Milestone, Milestones};
+use onair::kit::text::split;
+use onair::tally::Tally;
+use onair::timers::Timer;
+use onair::Bot;
+
+/// The reminder's period: 30 minutes.
+pub const ANNOUNCE_EVERY_MS: u64 = 30 * 60 * 1000;
+
+/// One broadcast as the bot saw it.
+#[derive(Debug, Default)]
+pub struct Broadcast {
+    /// Its title, when `GET /v1/live` answered.
+    pub title: Option<String>,
+    /// Its `liveId`, when known.
+    pub live_id: Option<u64>,
+    /// Totals by person.
+    pub tally: Tally,
+}
+
+/// Something worth a line in the demo's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// The bot said this in chat.
+    Said(String),
+    /// A broadcast ended; its index (0-based).
+    BroadcastEnded(usize),
+}
+
+/// The reference bot's memory and decisions.
+#[derive(Debug)]
+pub struct RefBot {
+    commands: Commands,
+    audience: Audience,
+    milestones: Milestones,
+    broadcasts: Vec<Broadcast>,
+    /// `GET /v1/live` was asked for the current broadcast.
+    asked_broadcast: Option<CallId>,
+    /// The reminder timer is set.
+    announcing: bool,
+    /// Chat messages given to the bot (some may fail: quota, frozen chat).
+    pub chats_queued: u64,
+    /// Chat messages refused locally (queue full).
+    pub chats_refused: u64,
+}
+
+impl Default for RefBot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RefBot {
+    /// A bot with an empty memory.
+    pub fn new() -> Self {
+        RefBot {
+            commands: Commands::new()
+                .command("hello", Allowed::Anyone)
+                .command("top", Allowed::Anyone),
+            audience: Audience::new(),
+            milestones: Milestones::new().hearts_every(100),
+            broadcasts: vec![Broadcast::default()],
+            asked_broadcast: None,
+            announcing: false,
+            chats_queued: 0,
+            chats_refused: 0,
+        }
+    }
+
+    /// The broadcasts so far, the current one last.
+    pub fn broadcasts(&self) -> &[Broadcast] {
+        &self.broadcasts
+    }
+
+    /// `{"broadcasts":[totals…]}` in the ledger's shape (`scripts/e2e`).
+    pub fn tally_json(&self) -> String {
+        let list: Vec<serde_json::Value> = self
+            .broadcasts
+            .iter()
+            .map(|b| serde_json::to_value(TallyJson(&b.tally)).unwrap_or_default())
+            .collect();
+        serde_json::json!({ "broadcasts": list }).to_string()
+    }
+
+    fn current(&mut self) -> &mut Broadcast {
+        if self.broadcasts.is_empty() {
+            self.broadcasts.push(Broadcast::default());
+        }
+        let last = self.broadcasts.len() - 1;
+        &mut self.broadcasts[last]
+    }
+
+    fn say(&mut self, bot: &mut Bot, text: &str, notes: &mut Vec<Note>) {
+        for part in split(text) {
+            match bot.send_chat(&part) {
+                Ok(_) => {
+                    self.chats_queued += 1;
+                    notes.push(Note::Said(part));
+                }
+                Err(_) => self.chats_refused += 1,
+            }
+        }
+    }
+
+    /// One stream event: tally it, then answer what deserves an answer.
+    pub fn on_event(&mut self, bot: &mut Bot, event: &Event, now_ms: u64) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if let Event::End(end) = event {
+            if end.reason == EndReason::LiveEnded {
+                notes.push(Note::BroadcastEnded(self.broadcasts.len() - 1));
+                self.broadcasts.push(Broadcast::default());
+                self.audience.end_broadcast();
+                self.milestones.end_broadcast();
+                self.asked_broadcast = None;
+            }
+            return notes;
+        }
+        self.current().tally.record(event);
+        if self.asked_broadcast.is_none() {
+            // Once per broadcast, for the summary: not a poll.
+            self.asked_broadcast = bot.fetch_broadcast().ok();
+        }
+        if !self.announcing {
+            let first = now_ms.saturating_add(ANNOUNCE_EVERY_MS);
+            let timer = Timer::every(ANNOUNCE_EVERY_MS, first).while_connected();
+            self.announcing = bot.set_timer("announce", timer).is_ok();
+        }
+        match self.audience.on_event(event) {
+            Some(Greeting::First(p)) => {
+                let name = p.user.nickname.as_deref().unwrap_or("friend");
+                self.say(bot, &format!("Welcome, {name}! 🎧"), &mut notes);
+            }
+            Some(Greeting::WelcomeBack(p)) => {
+                let name = p.user.nickname.as_deref().unwrap_or("friend");
+                self.say(bot, &format!("Welcome back, {name}!"), &mut notes);
+            }
+            None => {}
+        }
+        match self.milestones.on_event(event) {
+            Some(Milestone::Hearts { reached, .. }) => {
+                self.say(bot, &format!("{reached} hearts tonight! 💜"), &mut notes);
+            }
+            Some(Milestone::Donated { .. }) | None => {}
+        }
+        match event {
+            Event::Donation(d) => {
+                let name = d.user.nickname.as_deref().unwrap_or("friend");
+                let total = self.milestones.donated_by(&d.user.id);
+                self.say(
+                    bot,
+                    &format!("Thank you, {name}! {total} in all tonight."),
+                    &mut notes,
+                );
+            }
+            Event::Chat(chat) => {
+                if let Some(Ok(run)) = self.commands.match_chat(chat, &self.audience) {
+                    let reply = match run.name.as_str() {
+                        "hello" => {
+                            let name = chat.user.nickname.as_deref().unwrap_or("friend");
+                            format!("Hello, {name}!")
+                        }
+                        _ => self.top_donors(),
+                    };
+                    self.say(bot, &reply, &mut notes);
+                }
+            }
+            _ => {}
+        }
+        notes
+    }
+
+    fn top_donors(&self) -> String {
+        let Some(current) = self.broadcasts.last() else {
+            return String::new();
+        };
+        let donors = current.tally.donors();
+        if donors.is_empty() {
+            return "No donations yet tonight.".to_owned();
+        }
+        let list: Vec<String> = donors
+            .iter()
+            .take(10)
+            .enumerate()
+            .map(|(i, (id, p))| {
+                let name = p.nickname.as_deref().unwrap_or(id);
+                format!("{}. {name} {}", i + 1, p.donated)
+            })
+            .collect();
+        format!("Top donors: {}", list.join(" · "))
+    }
+
+    /// A timer fired.
+    pub fn on_timer(&mut self, bot: &mut Bot, tag: &str) -> Vec<Note> {
+        let mut notes = Vec::new();
+        if tag == "announce" {
+            self.say(
+                bot,
+                "Say !hello to say hi, or !top for tonight's top donors.",
+                &mut notes,
+            );
+        }
+        notes
+    }
+
+    /// An app call's answer.
+    pub fn on_done(&mut self, call: CallId, result: &CallResult) {
+        if Some(call) == self.asked_broadcast {
+            if let CallResult::Broadcast(b) = result {
+                let current = self.current();
+                current.title = Some(b.title.clone());
+                current.live_id = Some(b.live_id);
+            }
+        }
+    }
+}
