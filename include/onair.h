@@ -215,6 +215,11 @@ enum onair_action_kind
    * An action newer than this header: read its JSON form.
    */
   ONAIR_ACTION_OTHER = 10,
+  /**
+   * App timer `tag` fired (`onair_bot_schedule`, `onair_bot_every`,
+   * `onair_bot_set_timer`).
+   */
+  ONAIR_ACTION_TIMER = 11,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -916,6 +921,10 @@ typedef struct onair_action {
    * Give it back to `onair_bot_new` after a restart.
    */
   struct onair_str tokens_json;
+  /**
+   * TIMER: the timer's tag.
+   */
+  struct onair_str tag;
 } onair_action;
 
 /**
@@ -1448,6 +1457,68 @@ onair_result onair_bot_tokens_json(struct onair_bot *bot, const char **out_ptr, 
  * App calls queued and not yet answered (in flight included); NULL → 0.
  */
 size_t onair_bot_pending_calls(const struct onair_bot *bot);
+
+/**
+ * The bot's state as JSON (the core's status snapshot: connection state,
+ * counters, scope and what it cannot do, token times, quota blocks),
+ * borrowed and NUL-terminated, valid until the next call on the bot.
+ * Holds no secret.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_bot_status_json(struct onair_bot *bot,
+                                   uint64_t now_ms,
+                                   const char **out_ptr,
+                                   size_t *out_len);
+
+/**
+ * Fires `ONAIR_ACTION_TIMER` with `tag` once at `at_ms` (replacing a
+ * timer with that tag). Its deadline is folded into `ONAIR_ACTION_WAIT`.
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
+ * ONAIR_INVALID_UTF8; an empty, too long or control-character tag →
+ * ONAIR_BAD_TAG; too many timers → ONAIR_TOO_MANY_TIMERS.
+ */
+onair_result onair_bot_schedule(struct onair_bot *bot,
+                                uint64_t at_ms,
+                                const char *tag,
+                                size_t tag_len);
+
+/**
+ * Fires `ONAIR_ACTION_TIMER` with `tag` every `period_ms`, first at
+ * `first_at_ms` (late ticks are not piled up).
+ *
+ * Errors: as `onair_bot_schedule`.
+ */
+onair_result onair_bot_every(struct onair_bot *bot,
+                             uint64_t period_ms,
+                             const char *tag,
+                             size_t tag_len,
+                             uint64_t first_at_ms);
+
+/**
+ * Sets timer `tag` in full: once at `at_ms` (`period_ms` 0) or every
+ * `period_ms` from `at_ms`; with `while_connected` it fires only while
+ * the event stream is open.
+ *
+ * Errors: as `onair_bot_schedule`.
+ */
+onair_result onair_bot_set_timer(struct onair_bot *bot,
+                                 const char *tag,
+                                 size_t tag_len,
+                                 uint64_t at_ms,
+                                 uint64_t period_ms,
+                                 bool while_connected);
+
+/**
+ * Cancels timer `tag`; `*out_found` (may be NULL) says whether it was set.
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
+ */
+onair_result onair_bot_cancel_timer(struct onair_bot *bot,
+                                    const char *tag,
+                                    size_t tag_len,
+                                    bool *out_found);
 
 /**
  * A new decoder whose frames may hold at most `max_frame_bytes` (0: the

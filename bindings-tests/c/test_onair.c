@@ -506,6 +506,24 @@ static void test_bot_loop(void) {
   onair_bot_config_free(cfg2);
   free(saved);
 
+  /* App timers in the same loop; the status snapshot. */
+  CHECK(onair_bot_schedule(bot, now + 10, S("greet-all")) == ONAIR_OK);
+  CHECK(onair_bot_every(bot, 60000, S("tick"), now + 60000) == ONAIR_OK);
+  CHECK(onair_bot_set_timer(bot, S("online"), now + 5, 0, true) == ONAIR_OK);
+  CHECK(onair_bot_schedule(bot, now, "", 0) == ONAIR_BAD_TAG);
+  CHECK(onair_bot_last_error(bot, &json, &json_len) == ONAIR_OK && json_len > 0);
+  CHECK(onair_bot_every(bot, 5, BAD_UTF8, 2, 0) == ONAIR_INVALID_UTF8);
+  CHECK(poll_until(bot, &now, ONAIR_ACTION_TIMER, &a) && eq(a.tag, "online"));
+  CHECK(poll_until(bot, &now, ONAIR_ACTION_TIMER, &a) && eq(a.tag, "greet-all"));
+  CHECK(onair_bot_action_json(bot, &json, &json_len) == ONAIR_OK);
+  CHECK(strcmp(json, "{\"type\":\"timer\",\"tag\":\"greet-all\"}") == 0);
+  bool found = false;
+  CHECK(onair_bot_cancel_timer(bot, S("tick"), &found) == ONAIR_OK && found);
+  CHECK(onair_bot_cancel_timer(bot, S("tick"), NULL) == ONAIR_OK);
+  CHECK(onair_bot_status_json(bot, now, &json, &json_len) == ONAIR_OK);
+  CHECK(json_len == strlen(json) && contains(json, json_len, "\"connection\"") && !contains(json, json_len, "AT-xyz"));
+  CHECK(onair_bot_status_json(bot, now, NULL, &json_len) == ONAIR_NULL_PARAMETER);
+
   /* Shutdown: the stream is closed, the bot stops for good. */
   CHECK(onair_bot_request_reconnect(bot, now) == ONAIR_OK);
   CHECK(onair_bot_shutdown(bot, false) == ONAIR_OK);

@@ -6,6 +6,7 @@ use std::ffi::c_char;
 use onair_core::bot::{CallFailure, CallResult, Notice};
 use onair_core::chat::ChatErrorKind;
 use onair_core::json::ActionJson;
+use onair_core::timers::{Timer, TimerError};
 use onair_core::{
     Action, BaseUrl, Bot, BotConfig, CallError, ClientCredentials, Misuse, RequestId, Tokens,
 };
@@ -158,6 +159,8 @@ pub struct onair_bot {
     tokens: Zeroizing<Vec<u8>>,
     /// The last error's detail, NUL-terminated.
     last_error: Vec<u8>,
+    /// The status JSON of `onair_bot_status_json`, NUL-terminated.
+    status: Vec<u8>,
 }
 
 /// The action last polled and the text its view points into.
@@ -206,6 +209,16 @@ impl onair_bot {
         self.fail(code, e)
     }
 
+    fn timer(&mut self, r: Result<(), TimerError>) -> Result<(), onair_result> {
+        r.map_err(|e| {
+            let code = match e {
+                TimerError::TooMany => ONAIR_TOO_MANY_TIMERS,
+                _ => ONAIR_BAD_TAG,
+            };
+            self.fail(code, e)
+        })
+    }
+
     fn report(&mut self, r: Result<(), Misuse>) -> Result<(), onair_result> {
         r.map_err(|e| self.misuse(e))
     }
@@ -243,6 +256,7 @@ pub unsafe extern "C" fn onair_bot_new(
             current: None,
             tokens: Zeroizing::new(Vec::new()),
             last_error: vec![0],
+            status: Vec::new(),
         }));
         Ok(())
     })
@@ -315,6 +329,9 @@ pub enum onair_action_kind {
     ONAIR_ACTION_STOPPED = 9,
     /// An action newer than this header: read its JSON form.
     ONAIR_ACTION_OTHER = 10,
+    /// App timer `tag` fired (`onair_bot_schedule`, `onair_bot_every`,
+    /// `onair_bot_set_timer`).
+    ONAIR_ACTION_TIMER = 11,
 }
 
 /// How an app call ended (`ONAIR_ACTION_DONE`).
@@ -457,6 +474,8 @@ pub struct onair_action {
     /// PERSIST_TOKENS: the token file to save (NUL-terminated; a secret).
     /// Give it back to `onair_bot_new` after a restart.
     pub tokens_json: onair_str,
+    /// TIMER: the timer's tag.
+    pub tag: onair_str,
 }
 
 impl onair_action {
@@ -476,6 +495,7 @@ impl onair_action {
         message: onair_str::NULL,
         resumes_with_new_consent: false,
         tokens_json: onair_str::NULL,
+        tag: onair_str::NULL,
     };
 }
 
@@ -655,6 +675,10 @@ impl Current {
                 v.kind = ONAIR_ACTION_PERSIST_TOKENS;
                 *self.tokens = nul_terminated(tokens.to_json().as_bytes());
                 v.tokens_json = str_of_nul(&self.tokens);
+            }
+            Action::Timer { tag } => {
+                v.kind = ONAIR_ACTION_TIMER;
+                v.tag = onair_str::of(tag.as_str());
             }
             Action::NeedsAuthorization => v.kind = ONAIR_ACTION_NEEDS_AUTHORIZATION,
             Action::Wait { until_ms } => {
@@ -1073,5 +1097,135 @@ pub unsafe extern "C" fn onair_bot_pending_calls(bot: *const onair_bot) -> usize
     // SAFETY: checked pointer from onair_bot_new.
     boundary_or(0, || {
         unsafe { arg(bot) }.map_or(0, |b| b.bot.pending_calls())
+    })
+}
+
+/// The bot's state as JSON (the core's status snapshot: connection state,
+/// counters, scope and what it cannot do, token times, quota blocks),
+/// borrowed and NUL-terminated, valid until the next call on the bot.
+/// Holds no secret.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_status_json(
+    bot: *mut onair_bot,
+    now_ms: u64,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let b = unsafe { arg_mut(bot) }?;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        b.status = nul_terminated(b.bot.status(now_ms).to_json());
+        *p = b.status.as_ptr().cast();
+        *l = b.status.len() - 1;
+        Ok(())
+    })
+}
+
+// ---- app timers ------------------------------------------------------------------
+
+fn tag_arg<'a>(tag: *const c_char, len: usize) -> Result<&'a str, onair_result> {
+    if tag.is_null() {
+        return Err(ONAIR_NULL_PARAMETER);
+    }
+    // SAFETY: (pointer, length) from the caller.
+    unsafe { str_in(tag, len) }
+}
+
+/// Fires `ONAIR_ACTION_TIMER` with `tag` once at `at_ms` (replacing a
+/// timer with that tag). Its deadline is folded into `ONAIR_ACTION_WAIT`.
+///
+/// Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
+/// ONAIR_INVALID_UTF8; an empty, too long or control-character tag →
+/// ONAIR_BAD_TAG; too many timers → ONAIR_TOO_MANY_TIMERS.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_schedule(
+    bot: *mut onair_bot,
+    at_ms: u64,
+    tag: *const c_char,
+    tag_len: usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let b = unsafe { arg_mut(bot) }?;
+        let tag = tag_arg(tag, tag_len)?;
+        let r = b.bot.schedule(at_ms, tag);
+        b.timer(r)
+    })
+}
+
+/// Fires `ONAIR_ACTION_TIMER` with `tag` every `period_ms`, first at
+/// `first_at_ms` (late ticks are not piled up).
+///
+/// Errors: as `onair_bot_schedule`.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_every(
+    bot: *mut onair_bot,
+    period_ms: u64,
+    tag: *const c_char,
+    tag_len: usize,
+    first_at_ms: u64,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let b = unsafe { arg_mut(bot) }?;
+        let tag = tag_arg(tag, tag_len)?;
+        let r = b.bot.every(period_ms, tag, first_at_ms);
+        b.timer(r)
+    })
+}
+
+/// Sets timer `tag` in full: once at `at_ms` (`period_ms` 0) or every
+/// `period_ms` from `at_ms`; with `while_connected` it fires only while
+/// the event stream is open.
+///
+/// Errors: as `onair_bot_schedule`.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_set_timer(
+    bot: *mut onair_bot,
+    tag: *const c_char,
+    tag_len: usize,
+    at_ms: u64,
+    period_ms: u64,
+    while_connected: bool,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let b = unsafe { arg_mut(bot) }?;
+        let tag = tag_arg(tag, tag_len)?;
+        let mut timer = if period_ms == 0 {
+            Timer::at(at_ms)
+        } else {
+            Timer::every(period_ms, at_ms)
+        };
+        if while_connected {
+            timer = timer.while_connected();
+        }
+        let r = b.bot.set_timer(tag, timer);
+        b.timer(r)
+    })
+}
+
+/// Cancels timer `tag`; `*out_found` (may be NULL) says whether it was set.
+///
+/// Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_cancel_timer(
+    bot: *mut onair_bot,
+    tag: *const c_char,
+    tag_len: usize,
+    out_found: *mut bool,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let b = unsafe { arg_mut(bot) }?;
+        let tag = tag_arg(tag, tag_len)?;
+        let found = b.bot.cancel_timer(tag);
+        if let Ok(slot) = out(out_found) {
+            *slot = found;
+        }
+        Ok(())
     })
 }

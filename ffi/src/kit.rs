@@ -7,8 +7,8 @@ use onair_core::kit::audience::{Audience, Greeting};
 use onair_core::kit::commands::{Allowed, Commands, Denied, Invocation, Role};
 use onair_core::kit::milestones::{Milestone, Milestones};
 use onair_core::kit::text;
-use onair_core::kit::timers::{Tag, TimerError, Timers};
 use onair_core::tally::Tally;
+use onair_core::timers::{Tag, TimerError, Timers};
 use onair_core::Event;
 
 use crate::onair_result::{self, *};
