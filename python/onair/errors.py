@@ -85,12 +85,16 @@ class StaleEventError(MisuseError):
     def __init__(self) -> None:
         Exception.__init__(
             self,
-            "the event is no longer current: pass it to the kit in the loop body that "
-            "received it (stale_event; call the kit before polling again)",
+            "the event carries no current view of the core's event: give it to the kit in "
+            "the loop body that received it, from a Bot or a Decoder(kit_views=True) "
+            "(stale_event)",
         )
         self.code = 21
         self.kind = "stale_event"
-        self.advice = "call the kit before the next call on the decoder or bot"
+        self.advice = (
+            "call the kit before the next call on the decoder or bot; "
+            "decode with Decoder(kit_views=True) to feed the kit"
+        )
         self.detail = ""
 
 
