@@ -1192,8 +1192,8 @@ void onair_string_free(char *s);
 
 /**
  * A configuration with the spec's defaults for the service at `base_url`
- * (absolute http(s), e.g. "https://api.example" or
- * "http://127.0.0.1:8080") and the app's client id and secret. Free with
+ * (absolute http(s), e.g. `https://api.example` or
+ * `http://127.0.0.1:8080`) and the app's client id and secret. Free with
  * `onair_bot_config_free`.
  *
  * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →

@@ -6,8 +6,8 @@
 //! `include/onair.h` is generated from this crate by cbindgen (a unit test
 //! renders it and fails when the committed file differs).
 //!
-//! Every `extern "C"` function runs its body inside [`boundary`] (or
-//! [`boundary_or`]): a panic becomes `ONAIR_PANIC` (or the documented
+//! Every `extern "C"` function runs its body inside `boundary` (or
+//! `boundary_or`): a panic becomes `ONAIR_PANIC` (or the documented
 //! fallback value), never an unwind into C. A unit test reads the sources
 //! and checks that every exported function starts that way, and another
 //! injects a panic into each of them.
