@@ -354,7 +354,7 @@ async fn generate(
             let mut batch = 0;
             while n < count
                 && start + (n as i64) * interval <= now
-                && batch < 2000
+                && batch < 200
                 && !w.streams_backed_up(d)
             {
                 let (leave, kind, data) =
