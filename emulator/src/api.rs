@@ -62,7 +62,8 @@ pub fn parse_form(body: &[u8]) -> Form {
         .collect()
 }
 
-fn percent_decode(s: &str) -> String {
+/// Decodes `%XX` escapes and `+` (form encoding); bad escapes stay as they are.
+pub fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

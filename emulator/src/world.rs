@@ -615,8 +615,12 @@ impl World {
                 d.name
             ));
         };
-        let (dj_id, dj_nick, unknown_fields) =
-            (d.user_id.clone(), d.nickname.clone(), d.wire.unknown_fields);
+        let (dj_id, dj_nick, unknown_fields, fraction_digits) = (
+            d.user_id.clone(),
+            d.nickname.clone(),
+            d.wire.unknown_fields,
+            d.wire.fraction_digits,
+        );
         // The presence default `fanRank` needs the person first.
         let obj = data.as_object().cloned().unwrap_or_default();
         let mut probe = self.rng.clone();
@@ -625,6 +629,7 @@ impl World {
             dj_id: &dj_id,
             dj_nickname: &dj_nick,
             fan_rank: None,
+            fraction_digits,
         };
         let (uid, _) = events::resolve_user(kind, &obj, &defaults, &mut probe)?;
         if kind == Kind::Chat && live.chat_banned.contains(&uid) {
@@ -769,12 +774,17 @@ impl World {
         let fan_rank = fan_rank(live, &bot_id);
         let data = serde_json::json!({"user": {"id": bot_id, "nickname": nickname}, "isManager": manager, "favoriteTemperature": null});
         let d = &self.djs[dj];
-        let (dj_id, dj_nick) = (d.user_id.clone(), d.nickname.clone());
+        let (dj_id, dj_nick, fraction_digits) = (
+            d.user_id.clone(),
+            d.nickname.clone(),
+            d.wire.fraction_digits,
+        );
         let defaults = Defaults {
             now_ms: now,
             dj_id: &dj_id,
             dj_nickname: &dj_nick,
             fan_rank,
+            fraction_digits,
         };
         if let Ok((json, info)) =
             events::build(Kind::Presence, &data, &defaults, &mut self.rng, false)
