@@ -74,6 +74,17 @@ pub const BUILTIN: [(&str, &str); 3] = [
 impl Scenario {
     /// Parses scenario JSON.
     ///
+    /// ```
+    /// use onair_emulator::Scenario;
+    /// let s = Scenario::from_json(r#"{"name":"mini","steps":[
+    ///     {"do":"liveStart","title":"t"},
+    ///     {"do":"waitForStream"},
+    ///     {"afterMs":500,"do":"emit","event":"chat","data":{"message":"hi"}},
+    ///     {"afterMs":1000,"do":"liveEnd"}]}"#).unwrap();
+    /// assert_eq!(s.steps.len(), 4);
+    /// assert!(Scenario::from_json(r#"{"steps":[{"afterMs":1}]}"#).is_err());
+    /// ```
+    ///
     /// # Errors
     /// A message when the text is not a scenario or a step has no `"do"`.
     pub fn from_json(text: &str) -> Result<Scenario, String> {
