@@ -91,6 +91,8 @@ pub struct EventInfo {
     pub paid: bool,
     /// `donation.amount`.
     pub donated: u64,
+    /// The frame id as numbers (set when the event is given its id).
+    pub seq: (i64, u64),
 }
 
 /// Context for defaults.
@@ -291,6 +293,7 @@ pub fn build(
         hearts: 0,
         paid: false,
         donated: 0,
+        seq: (0, 0),
     };
     let mut known: Vec<&str> = vec!["user"];
     let mut o = Obj::new().raw("user", &user);

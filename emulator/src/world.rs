@@ -586,7 +586,9 @@ impl World {
             .map_or(0, |l| l.streams.iter().filter(|s| s.is_open()).count())
     }
 
-    fn next_frame_id(&mut self, dj: usize, now: i64) -> String {
+    /// The next frame id of `dj`: `<epochMillis>-<offset>` (spec 4.6), and
+    /// the same as numbers (the ledger's key for counting an event once).
+    fn next_frame_id(&mut self, dj: usize, now: i64) -> (String, (i64, u64)) {
         let d = &mut self.djs[dj];
         if now > d.last_id_ms {
             d.last_id_ms = now;
@@ -594,7 +596,10 @@ impl World {
         } else {
             d.id_offset += 1;
         }
-        format!("{}-{}", d.last_id_ms, d.id_offset)
+        (
+            format!("{}-{}", d.last_id_ms, d.id_offset),
+            (d.last_id_ms, d.id_offset),
+        )
     }
 
     /// Emits one event to `dj`'s broadcast (spec 2.6, 4.6 rules 1, 5, 6);
@@ -641,8 +646,9 @@ impl World {
             fan_rank,
             ..defaults
         };
-        let (json, info) = events::build(kind, data, &defaults, &mut self.rng, unknown_fields)?;
-        let id = self.next_frame_id(dj, now);
+        let (json, mut info) = events::build(kind, data, &defaults, &mut self.rng, unknown_fields)?;
+        let (id, seq) = self.next_frame_id(dj, now);
+        info.seq = seq;
         let delivered = self.deliver(dj, kind, &id, json, info);
         Ok((Some(id), delivered))
     }
@@ -786,10 +792,11 @@ impl World {
             fan_rank,
             fraction_digits,
         };
-        if let Ok((json, info)) =
+        if let Ok((json, mut info)) =
             events::build(Kind::Presence, &data, &defaults, &mut self.rng, false)
         {
-            let id = self.next_frame_id(dj, now);
+            let (id, seq) = self.next_frame_id(dj, now);
+            info.seq = seq;
             self.deliver(dj, Kind::Presence, &id, json, info);
         }
     }
