@@ -277,6 +277,23 @@ impl Running {
         self.shared.clock.now_ms()
     }
 
+    /// The virtual clock itself, to share with a bot driver so that the bot
+    /// and the emulator agree on time (speed and jumps included).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let emu = onair_emulator::Emulator::builder().speed(0.0).start().await?;
+    /// let clock = emu.clock();
+    /// emu.advance_ms(1_000);
+    /// assert_eq!(clock.now_ms(), emu.now_ms());
+    /// emu.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn clock(&self) -> Arc<Clock> {
+        Arc::clone(&self.shared.clock)
+    }
+
     /// Jumps emulator time forward; returns the new time.
     pub fn advance_ms(&self, ms: i64) -> i64 {
         let now = self.shared.clock.advance(ms);
