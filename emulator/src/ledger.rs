@@ -227,6 +227,14 @@ impl BotLedger {
         }
     }
 
+    /// Connections not closed yet.
+    pub fn open_connections(&self) -> Vec<usize> {
+        let inner = self.lock();
+        (0..inner.connections.len())
+            .filter(|i| inner.connections[*i].closed_at_ms.is_none())
+            .collect()
+    }
+
     /// Closes connection `conn` (idempotent).
     pub fn close(&self, conn: usize, now_ms: i64) {
         let mut inner = self.lock();

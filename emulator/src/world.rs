@@ -578,6 +578,22 @@ impl World {
             .is_some_and(|l| l.streams.iter().any(|s| s.is_open() && s.queued() > half))
     }
 
+    /// Whether the ledger is final for now: every connection is either closed
+    /// or still open with nothing queued (no frame waits to be written).
+    pub fn settled(&self) -> bool {
+        self.ledger.iter().all(|(_, _, bots)| {
+            bots.iter().all(|bot| {
+                bot.open_connections().into_iter().all(|conn| {
+                    self.djs.iter().filter_map(|d| d.live.as_ref()).any(|live| {
+                        live.streams
+                            .iter()
+                            .any(|s| s.feeds(bot, conn) && s.is_open() && s.queued() == 0)
+                    })
+                })
+            })
+        })
+    }
+
     /// Open streams of `dj`.
     pub fn open_streams(&self, dj: usize) -> usize {
         self.djs[dj]
