@@ -224,7 +224,7 @@ async fn faulty_scenario_tally_equals_ledger() {
     let p = env.ctl_get("/scenario").await;
     assert_eq!(
         (p["position"].as_u64(), p["total"].as_u64()),
-        (Some(37), Some(37))
+        (Some(38), Some(38))
     );
 }
 
