@@ -232,7 +232,7 @@ fn live(w: &mut World, auth: Auth, now: i64) -> Reply {
     let Some(live) = d.live.as_ref() else {
         return error("/v1/live", &ApiError::not_on_air(), now);
     };
-    let (count, total) = World::counts(live);
+    let (count, total) = live.counts();
     let strings = |v: &[String]| {
         array(
             v.iter()

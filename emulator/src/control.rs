@@ -160,7 +160,7 @@ pub fn state_json(w: &World, dj: usize) -> Value {
         "botBlocked": d.bot_blocked,
         "botKicked": d.bot_kicked,
         "openStreams": w.open_streams(dj),
-        "listenerCount": live.map(|l| World::counts(l).0),
+        "listenerCount": live.map(|l| l.counts().0),
     })
 }
 

@@ -32,7 +32,8 @@
 //!
 //! Leaves: [`clock`], [`rng`], [`scope`], [`wire`]. Protocol: [`events`]
 //! (payloads and defaults), [`stream`] (fan-out and the stream writer),
-//! [`ledger`], [`quota`]. State: [`world`] (room, broadcasts, streams),
+//! [`ledger`], [`quota`]. State: [`room`] (a broadcast on air and who is in
+//! it), [`world`] (apps, tokens, DJs, fan-out, streams),
 //! [`oauth`]. Front: [`api`] (bot endpoints), [`control`], [`http`] (server),
 //! [`scenario`].
 
@@ -48,6 +49,7 @@ pub mod oauth;
 pub mod quota;
 pub mod reply;
 pub mod rng;
+pub mod room;
 pub mod scenario;
 pub mod scope;
 pub mod shared;
