@@ -38,6 +38,7 @@
 //! [`scenario`].
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod api;
 pub mod clock;
