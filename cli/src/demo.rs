@@ -22,7 +22,10 @@ use std::time::Duration;
 use onair::json::TallyJson;
 use onair::stop::Stop;
 use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
-use onair_emulator::{ClockHandle, Emulator, Scenario};
+use std::sync::Arc;
+
+use onair_emulator::clock::Clock as VirtualClock;
+use onair_emulator::{Emulator, Scenario};
 use onair_tokio::{BotEvent, Clock, Driver};
 
 use crate::refbot::{Note, RefBot};
@@ -114,7 +117,7 @@ pub fn run(args: &[String]) -> Result<std::process::ExitCode, UsageError> {
 }
 
 /// The emulator's virtual clock for the driver.
-struct EmulatorClock(ClockHandle);
+struct EmulatorClock(Arc<VirtualClock>);
 
 impl Clock for EmulatorClock {
     fn now_ms(&self) -> u64 {
