@@ -23,7 +23,9 @@ enum Report {
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 fn env(name: &str) -> String {
@@ -40,10 +42,18 @@ fn agent(body_timeout: Option<Duration>) -> ureq::Agent {
 }
 
 /// Sends one request on its own thread; the report comes back on `tx`.
-fn send(agent: &ureq::Agent, id: RequestId, request: HttpRequest, stream: bool, tx: &Sender<Report>) {
+fn send(
+    agent: &ureq::Agent,
+    id: RequestId,
+    request: HttpRequest,
+    stream: bool,
+    tx: &Sender<Report>,
+) {
     let (agent, tx) = (agent.clone(), tx.clone());
     std::thread::spawn(move || {
-        let Ok(request) = request.into_http() else { return tx.send(Report::Failed(id)) };
+        let Ok(request) = request.into_http() else {
+            return tx.send(Report::Failed(id));
+        };
         let response = match agent.run(request) {
             Ok(response) => response,
             Err(_) => return tx.send(Report::Failed(id)),
@@ -70,13 +80,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let base = BaseUrl::new(&env("ONAIR_BASE_URL"))?;
     let creds = ClientCredentials::new(&env("ONAIR_CLIENT_ID"), env("ONAIR_CLIENT_SECRET"))?;
     let seed = std::collections::hash_map::RandomState::new(); // real randomness: no lockstep backoff
-    let mut bot = Bot::new(BotConfig::new(base, creds), None, std::hash::BuildHasher::hash_one(&seed, 0));
+    let mut bot = Bot::new(
+        BotConfig::new(base, creds),
+        None,
+        std::hash::BuildHasher::hash_one(&seed, 0),
+    );
     let (calls, streams) = (agent(Some(Duration::from_secs(30))), agent(None));
     let (tx, rx) = channel();
     let (mut events, mut ended) = (0u64, false);
     loop {
         match bot.poll(now_ms()) {
-            Action::NeedsAuthorization => bot.authorize(&env("ONAIR_CODE"), &env("ONAIR_REDIRECT_URI")),
+            Action::NeedsAuthorization => {
+                bot.authorize(&env("ONAIR_CODE"), &env("ONAIR_REDIRECT_URI"))
+            }
             Action::Send { id, request, .. } => send(&calls, id, request, false, &tx),
             Action::OpenStream { id, request } => send(&streams, id, request, true, &tx),
             // Its thread ends at the next read; late reports are harmless.
@@ -108,16 +124,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 };
                 let now = now_ms();
                 match report {
-                    Report::Response(id, status, headers, body) => bot.on_response(id, status, &headers, &body, now)?,
+                    Report::Response(id, status, headers, body) => {
+                        bot.on_response(id, status, &headers, &body, now)?
+                    }
                     Report::Failed(id) => bot.on_transport_error(id, now)?,
-                    Report::Open(id, status, headers) => bot.on_stream_open(id, status, &headers, now)?,
+                    Report::Open(id, status, headers) => {
+                        bot.on_stream_open(id, status, &headers, now)?
+                    }
                     Report::Bytes(id, chunk) => bot.on_stream_bytes(id, &chunk, now)?,
                     Report::Closed(id) => bot.on_stream_closed(id, now)?,
                 }
             }
             Action::Stopped(why) => {
                 println!("stopped: {why} after {events} events");
-                return if ended { Ok(()) } else { Err(why.to_string().into()) };
+                return if ended {
+                    Ok(())
+                } else {
+                    Err(why.to_string().into())
+                };
             }
             _ => {} // Done, Timer: this bot asks for neither
         }
