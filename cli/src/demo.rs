@@ -399,6 +399,7 @@ fn empty(totals: &serde_json::Value) -> bool {
 
 /// Whether the bot's tally equals the ledger's totals for this bot,
 /// broadcast by broadcast (empty ones left out on both sides).
+#[cfg(test)]
 pub(crate) fn tally_equals_ledger(
     refbot: &RefBot,
     ledger: &serde_json::Value,

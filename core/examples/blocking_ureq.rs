@@ -51,28 +51,30 @@ fn send(
 ) {
     let (agent, tx) = (agent.clone(), tx.clone());
     std::thread::spawn(move || {
+        let report = |r: Report| tx.send(r).is_ok(); // false: the loop went away
         let Ok(request) = request.into_http() else {
-            return tx.send(Report::Failed(id));
+            return report(Report::Failed(id));
         };
-        let response = match agent.run(request) {
-            Ok(response) => response,
-            Err(_) => return tx.send(Report::Failed(id)),
+        let Ok(response) = agent.run(request) else {
+            return report(Report::Failed(id));
         };
         let (status, headers) = (response.status().as_u16(), response.headers().clone());
         let mut body = response.into_body();
         if !stream {
             return match body.read_to_vec() {
-                Ok(bytes) => tx.send(Report::Response(id, status, headers, bytes)),
-                Err(_) => tx.send(Report::Failed(id)),
+                Ok(bytes) => report(Report::Response(id, status, headers, bytes)),
+                Err(_) => report(Report::Failed(id)),
             };
         }
-        tx.send(Report::Open(id, status, headers))?;
-        let mut reader = body.into_reader();
-        let mut chunk = vec![0u8; 16 * 1024];
-        while let Ok(n @ 1..) = reader.read(&mut chunk) {
-            tx.send(Report::Bytes(id, chunk[..n].to_vec()))?; // the loop went away: stop
+        let mut open = report(Report::Open(id, status, headers));
+        let (mut reader, mut chunk) = (body.into_reader(), vec![0u8; 16 * 1024]);
+        while open {
+            match reader.read(&mut chunk) {
+                Ok(n @ 1..) => open = report(Report::Bytes(id, chunk[..n].to_vec())),
+                _ => return report(Report::Closed(id)),
+            }
         }
-        tx.send(Report::Closed(id))
+        false
     });
 }
 
