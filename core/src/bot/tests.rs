@@ -1644,12 +1644,12 @@ proptest! {
                 let text = body_text(request);
                 prop_assert!(text.encode_utf16().count() <= 200 + 14);
                 match answers.next().unwrap_or(0) {
-                    0 | 1 | 2 => bot.on_response(id, 204, NO_HEADERS, b"", now).unwrap(),
+                    0..=2 => bot.on_response(id, 204, NO_HEADERS, b"", now).unwrap(),
                     3 => bot.on_response(id, 429, NO_HEADERS, &problem_body(429, "OAPI_MNGR_0302"), now).unwrap(),
                     4 => bot.on_response(id, 403, NO_HEADERS, &problem_body(403, "OAPI_MNGR_0208"), now).unwrap(),
                     5 => bot.on_response(id, 502, NO_HEADERS, &problem_body(502, "OAPI_MNGR_2303"), now).unwrap(),
                     6 => bot.on_transport_error(id, now).unwrap(),
-                    _ => bot.on_response(id, 429, &[("Retry-After", "3600")], b"", now).unwrap(),
+                    _ => bot.on_response(id, 429, [("Retry-After", "3600")], b"", now).unwrap(),
                 }
             }
             if done.len() == calls.len() {
