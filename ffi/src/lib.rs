@@ -23,6 +23,7 @@ mod bot;
 mod decoder;
 mod kit;
 mod problem;
+mod sse;
 mod view;
 
 #[cfg(test)]
@@ -32,6 +33,7 @@ pub use bot::*;
 pub use decoder::*;
 pub use kit::*;
 pub use problem::*;
+pub use sse::*;
 pub use view::*;
 
 /// The ABI version of this header and library. It changes only when the C
