@@ -607,6 +607,45 @@ typedef uint32_t onair_milestone_kind;
 #endif // __cplusplus
 
 /**
+ * What an `onair_sse_item` holds.
+ */
+enum onair_sse_item_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * No item: everything fed so far has been taken.
+   */
+  ONAIR_SSE_NONE = 0,
+  /**
+   * A dispatched frame: `event`, `data`, `id`, `last_event_id`.
+   */
+  ONAIR_SSE_EVENT = 1,
+  /**
+   * A comment: `text` (the text after `:`, verbatim).
+   */
+  ONAIR_SSE_COMMENT = 2,
+  /**
+   * A `retry` field: `retry_ms`.
+   */
+  ONAIR_SSE_RETRY = 3,
+  /**
+   * A frame not delivered: `error_code` (`frame_too_large`,
+   * `incomplete_frame`), `event` and `id` when read, `text` (a prefix of
+   * the raw frame).
+   */
+  ONAIR_SSE_ERROR = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum onair_sse_item_kind onair_sse_item_kind;
+#else
+typedef uint32_t onair_sse_item_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Greet-once memory of one broadcast's audience (`onair_audience_new`).
  */
 typedef struct onair_audience onair_audience;
@@ -646,6 +685,13 @@ typedef struct onair_decoder onair_decoder;
  * (`onair_milestones_new`).
  */
 typedef struct onair_milestones onair_milestones;
+
+/**
+ * A generic SSE parser (`onair_sse_parser_new`): frames with their event
+ * name, data, id and last event id, no event decoding. Most bots want
+ * `onair_decoder` instead.
+ */
+typedef struct onair_sse_parser onair_sse_parser;
 
 /**
  * A list of strings the caller owns (`onair_text_split`); free with
@@ -1163,6 +1209,45 @@ typedef struct onair_quota {
   uint64_t retry_after_ms;
 } onair_quota;
 
+/**
+ * One parsed SSE item as borrowed fields, valid until the next call on
+ * the parser.
+ */
+typedef struct onair_sse_item {
+  /**
+   * What it is.
+   */
+  onair_sse_item_kind kind;
+  /**
+   * EVENT: the `event` field (`message` when none); ERROR: when read.
+   */
+  struct onair_str event;
+  /**
+   * EVENT: the data lines joined with LF.
+   */
+  struct onair_str data;
+  /**
+   * EVENT / ERROR: the frame's own `id`, or NULL.
+   */
+  struct onair_str id;
+  /**
+   * EVENT: the stream's last event id after this frame.
+   */
+  struct onair_str last_event_id;
+  /**
+   * COMMENT: its text; ERROR: the raw prefix.
+   */
+  struct onair_str text;
+  /**
+   * RETRY: milliseconds.
+   */
+  uint64_t retry_ms;
+  /**
+   * ERROR: the error's code.
+   */
+  struct onair_str error_code;
+} onair_sse_item;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1192,8 +1277,8 @@ void onair_string_free(char *s);
 
 /**
  * A configuration with the spec's defaults for the service at `base_url`
- * (absolute http(s), e.g. "https://api.example" or
- * "http://127.0.0.1:8080") and the app's client id and secret. Free with
+ * (absolute http(s), e.g. `https://api.example` or
+ * `http://127.0.0.1:8080`) and the app's client id and secret. Free with
  * `onair_bot_config_free`.
  *
  * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
@@ -2075,6 +2160,71 @@ void onair_backoff_reset(struct onair_backoff *backoff);
  * Attempts counted since the last reset; NULL → 0.
  */
 uint32_t onair_backoff_attempt(const struct onair_backoff *backoff);
+
+/**
+ * A new SSE parser whose frames may hold at most `max_frame_bytes` (0: the
+ * default, 1 MiB; under 64 counts as 64). Free with `onair_sse_parser_free`.
+ *
+ * Errors: NULL `out_parser` → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_sse_parser_new(size_t max_frame_bytes, struct onair_sse_parser **out_parser);
+
+/**
+ * Frees a parser. NULL is fine.
+ */
+void onair_sse_parser_free(struct onair_sse_parser *parser);
+
+/**
+ * Feeds a chunk of the stream, split anywhere (any bytes, not kept); the
+ * items it completes are queued for `onair_sse_parser_next`.
+ *
+ * Errors: NULL `parser`, or NULL `bytes` with `len` > 0 → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_sse_parser_feed(struct onair_sse_parser *parser,
+                                   const uint8_t *bytes,
+                                   size_t len);
+
+/**
+ * Ends the stream (an `incomplete_frame` error when a frame was cut off);
+ * the parser is then ready for a new connection.
+ *
+ * Errors: NULL `parser` → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_sse_parser_finish(struct onair_sse_parser *parser);
+
+/**
+ * Takes the next item into `*out_item` (borrowed until the next call on
+ * the parser); `kind` is `ONAIR_SSE_NONE` when none is left.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
+ */
+onair_result onair_sse_parser_next(struct onair_sse_parser *parser,
+                                   struct onair_sse_item *out_item);
+
+/**
+ * The JSON line of the item last taken (the line `onair decode --raw`
+ * prints), borrowed and NUL-terminated until the next call on the parser.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER; no current item →
+ * ONAIR_NO_CURRENT.
+ */
+onair_result onair_sse_parser_item_json(struct onair_sse_parser *parser,
+                                        const char **out_ptr,
+                                        size_t *out_len);
+
+/**
+ * The stream's last event id (what a reconnect sends as `Last-Event-ID`),
+ * borrowed until the next call on the parser; empty before any id.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_sse_parser_last_event_id(struct onair_sse_parser *parser,
+                                            struct onair_str *out_id);
+
+/**
+ * Items parsed and not yet taken; NULL → 0.
+ */
+size_t onair_sse_parser_pending(const struct onair_sse_parser *parser);
 
 /**
  * Renders the canonical JSON of an event (the `data` object of an

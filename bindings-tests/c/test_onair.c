@@ -61,6 +61,7 @@ static void test_conventions(void) {
   onair_milestones_free(NULL);
   onair_timers_free(NULL);
   onair_tally_free(NULL);
+  onair_sse_parser_free(NULL);
   CHECK(onair_decoder_pending(NULL) == 0);
   CHECK(onair_bot_pending_calls(NULL) == 0);
 }
@@ -173,6 +174,35 @@ static void test_decoder(void) {
   CHECK(eq(item.error_code, "frame_too_large"));
   CHECK(onair_decoder_next(d, &item) == ONAIR_OK && item.kind == ONAIR_ITEM_HEARTBEAT);
   onair_decoder_free(d);
+}
+
+static void test_sse_parser(void) {
+  onair_sse_parser *p = NULL;
+  onair_sse_item it;
+  const char *json;
+  size_t len;
+  onair_str last;
+  static const char RAW[] =
+      "\xEF\xBB\xBFid: 7\r\nevent: poll\r\ndata: a\r\ndata: b\r\n\r\n"
+      ":hi\n\nretry: 250\n\ndata: plain\n\n";
+  CHECK(onair_sse_parser_new(0, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_sse_parser_new(0, &p) == ONAIR_OK);
+  CHECK(onair_sse_parser_item_json(p, &json, &len) == ONAIR_NO_CURRENT);
+  CHECK(onair_sse_parser_feed(p, (const uint8_t *)RAW, 20) == ONAIR_OK);
+  CHECK(onair_sse_parser_feed(p, (const uint8_t *)RAW + 20, sizeof(RAW) - 21) == ONAIR_OK);
+  CHECK(onair_sse_parser_pending(p) == 4);
+  CHECK(onair_sse_parser_next(p, &it) == ONAIR_OK && it.kind == ONAIR_SSE_EVENT);
+  CHECK(eq(it.event, "poll") && eq(it.data, "a\nb") && eq(it.id, "7") && eq(it.last_event_id, "7"));
+  CHECK(onair_sse_parser_item_json(p, &json, &len) == ONAIR_OK && contains(json, len, "\"lastEventId\":\"7\""));
+  CHECK(onair_sse_parser_next(p, &it) == ONAIR_OK && it.kind == ONAIR_SSE_COMMENT && eq(it.text, "hi"));
+  CHECK(onair_sse_parser_next(p, &it) == ONAIR_OK && it.kind == ONAIR_SSE_RETRY && it.retry_ms == 250);
+  CHECK(onair_sse_parser_next(p, &it) == ONAIR_OK && eq(it.event, "message") && it.id.ptr == NULL);
+  CHECK(onair_sse_parser_last_event_id(p, &last) == ONAIR_OK && eq(last, "7"));
+  CHECK(onair_sse_parser_next(p, &it) == ONAIR_OK && it.kind == ONAIR_SSE_NONE);
+  CHECK(onair_sse_parser_feed(p, (const uint8_t *)"data: cut", 9) == ONAIR_OK && onair_sse_parser_finish(p) == ONAIR_OK);
+  CHECK(onair_sse_parser_next(p, &it) == ONAIR_OK && it.kind == ONAIR_SSE_ERROR && eq(it.error_code, "incomplete_frame"));
+  CHECK(onair_sse_parser_feed(NULL, NULL, 0) == ONAIR_NULL_PARAMETER);
+  onair_sse_parser_free(p);
 }
 
 /* ---- classify, quota, retry-after, backoff ---------------------------------- */
@@ -606,6 +636,7 @@ static void test_kit(void) {
 int main(void) {
   test_conventions();
   test_decoder();
+  test_sse_parser();
   test_decisions();
   test_bot_errors();
   test_bot_loop();

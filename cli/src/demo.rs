@@ -22,7 +22,10 @@ use std::time::Duration;
 use onair::json::TallyJson;
 use onair::stop::Stop;
 use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
-use onair_emulator::{ClockHandle, Emulator, Scenario};
+use std::sync::Arc;
+
+use onair_emulator::clock::Clock as VirtualClock;
+use onair_emulator::{Emulator, Scenario};
 use onair_tokio::{BotEvent, Clock, Driver};
 
 use crate::refbot::{Note, RefBot};
@@ -114,7 +117,7 @@ pub fn run(args: &[String]) -> Result<std::process::ExitCode, UsageError> {
 }
 
 /// The emulator's virtual clock for the driver.
-struct EmulatorClock(ClockHandle);
+pub(crate) struct EmulatorClock(pub(crate) Arc<VirtualClock>);
 
 impl Clock for EmulatorClock {
     fn now_ms(&self) -> u64 {
@@ -288,7 +291,7 @@ async fn demo(speed: f64) -> std::process::ExitCode {
         emu.base_url(),
         app.client_id
     );
-    let code = match consent(&emu.control_url()).await {
+    let code = match consent_code(&emu.control_url()).await {
         Ok(code) => code,
         Err(e) => {
             eprintln!("onair demo: no consent code: {e}");
@@ -373,7 +376,7 @@ async fn demo(speed: f64) -> std::process::ExitCode {
 }
 
 /// A consent code from the emulator's control API.
-async fn consent(control_url: &str) -> Result<String, String> {
+pub(crate) async fn consent_code(control_url: &str) -> Result<String, String> {
     let response = reqwest::Client::new()
         .post(format!("{control_url}/consent"))
         .header("content-type", "application/json")
@@ -394,9 +397,25 @@ fn empty(totals: &serde_json::Value) -> bool {
         && totals["donated"] == 0
 }
 
-/// Prints a table per broadcast; `true` when the bot's tally equals the
-/// ledger's totals for this bot, broadcast by broadcast.
-fn summary(refbot: &RefBot, ledger: &serde_json::Value, client_id: &str) -> bool {
+/// Whether the bot's tally equals the ledger's totals for this bot,
+/// broadcast by broadcast (empty ones left out on both sides).
+#[cfg(test)]
+pub(crate) fn tally_equals_ledger(
+    refbot: &RefBot,
+    ledger: &serde_json::Value,
+    client_id: &str,
+) -> bool {
+    let (truth, mine) = sides(refbot, ledger, client_id);
+    truth.len() == mine.len() && truth.iter().zip(&mine).all(|(t, (_, m))| *t == m)
+}
+
+type Mine<'a> = Vec<(&'a crate::refbot::Broadcast, serde_json::Value)>;
+
+fn sides<'a>(
+    refbot: &'a RefBot,
+    ledger: &'a serde_json::Value,
+    client_id: &str,
+) -> (Vec<&'a serde_json::Value>, Mine<'a>) {
     let truth: Vec<&serde_json::Value> = ledger["broadcasts"]
         .as_array()
         .into_iter()
@@ -417,6 +436,13 @@ fn summary(refbot: &RefBot, ledger: &serde_json::Value, client_id: &str) -> bool
         })
         .filter(|(_, t)| !empty(t))
         .collect();
+    (truth, mine)
+}
+
+/// Prints a table per broadcast; `true` when the bot's tally equals the
+/// ledger's totals for this bot, broadcast by broadcast.
+fn summary(refbot: &RefBot, ledger: &serde_json::Value, client_id: &str) -> bool {
+    let (truth, mine) = sides(refbot, ledger, client_id);
     let mut ok = truth.len() == mine.len();
     println!();
     for (i, (broadcast, totals)) in mine.iter().enumerate() {

@@ -35,7 +35,8 @@ pub struct Broadcast {
 /// Something worth a line in the demo's output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    /// The bot said this in chat.
+    /// The bot decided to say this in chat (queued, or refused when the
+    /// queue was full: see [`RefBot::chats_refused`]).
     Said(String),
     /// A broadcast ended; its index (0-based).
     BroadcastEnded(usize),
@@ -106,13 +107,13 @@ impl RefBot {
 
     fn say(&mut self, bot: &mut Bot, text: &str, notes: &mut Vec<Note>) {
         for part in split(text) {
+            // The queue may be full in a busy broadcast (the chat limit paces
+            // it); such a message is counted as refused, never lost silently.
             match bot.send_chat(&part) {
-                Ok(_) => {
-                    self.chats_queued += 1;
-                    notes.push(Note::Said(part));
-                }
+                Ok(_) => self.chats_queued += 1,
                 Err(_) => self.chats_refused += 1,
             }
+            notes.push(Note::Said(part));
         }
     }
 
@@ -225,5 +226,107 @@ impl RefBot {
                 current.live_id = Some(b.live_id);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The reference bot through the emulator's `busy` and `faulty`
+    //! scenarios: what it says (a digest, snapshotted) and its tally against
+    //! the ledger. The text depends only on the events, which the emulator
+    //! delivers in a seeded order, so the snapshot is stable.
+
+    use std::time::Duration;
+
+    use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    use onair_emulator::{Emulator, Scenario};
+    use onair_tokio::{BotEvent, Driver};
+
+    use crate::demo::EmulatorClock;
+
+    use super::{Note, RefBot};
+
+    /// Runs the bot through `scenario`; returns what it said (timer
+    /// reminders left out: they depend on time) and whether its tally
+    /// equals the ledger.
+    async fn said_through(scenario: &str, speed: f64) -> (Vec<String>, bool) {
+        let emu = Emulator::builder()
+            .speed(speed)
+            .scenario(Scenario::builtin(scenario).unwrap())
+            .start()
+            .await
+            .unwrap();
+        let app = emu.app();
+        let code = crate::demo::consent_code(&emu.control_url()).await.unwrap();
+        let config = BotConfig::new(
+            BaseUrl::new(&emu.base_url()).unwrap(),
+            ClientCredentials::new(&app.client_id, app.client_secret.clone()).unwrap(),
+        );
+        let mut driver =
+            Driver::new(Bot::new(config, None, 5)).with_clock(EmulatorClock(emu.clock()));
+        let mut refbot = RefBot::new();
+        let mut said = Vec::new();
+        let mut code = Some(code);
+        let run = async {
+            while let Some(event) = driver.next().await {
+                let now = driver.now_ms();
+                match event {
+                    BotEvent::NeedsAuthorization => {
+                        let code = code.take().unwrap();
+                        driver.bot_mut().authorize(&code, &app.redirect_uri);
+                    }
+                    BotEvent::Event { event, .. } => {
+                        for note in refbot.on_event(driver.bot_mut(), &event, now) {
+                            if let Note::Said(text) = note {
+                                said.push(text);
+                            }
+                        }
+                    }
+                    BotEvent::Done { call, result } => refbot.on_done(call, &result),
+                    BotEvent::Stopped(stop) => panic!("stopped: {stop}"),
+                    _ => {}
+                }
+            }
+        };
+        tokio::select! {
+            () = run => panic!("the driver ended"),
+            () = async {
+                emu.wait_scenario().await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            } => {}
+        }
+        let ledger = serde_json::to_value(emu.ledger()).unwrap();
+        let equal = crate::demo::tally_equals_ledger(&refbot, &ledger, &app.client_id);
+        emu.shutdown().await;
+        (said, equal)
+    }
+
+    fn digest(said: &[String]) -> serde_json::Value {
+        let count = |prefix: &str| said.iter().filter(|s| s.starts_with(prefix)).count();
+        serde_json::json!({
+            "messages": said.len(),
+            "welcome": count("Welcome, "),
+            "welcomeBack": count("Welcome back, "),
+            "hello": count("Hello, "),
+            "thanks": count("Thank you, "),
+            "hearts": said.iter().filter(|s| s.contains(" hearts tonight")).count(),
+            "longest_utf16": said.iter().map(|s| s.encode_utf16().count()).max(),
+            "first": said.iter().take(25).collect::<Vec<_>>(),
+        })
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn what_the_reference_bot_says_through_the_busy_night() {
+        let (said, equal) = said_through("busy", 50.0).await;
+        assert!(equal, "tally = ledger");
+        assert!(said.iter().all(|s| onair::chat::validate_chat(s).is_ok()));
+        insta::assert_json_snapshot!(digest(&said));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn what_the_reference_bot_says_through_the_faulty_night() {
+        let (said, equal) = said_through("faulty", 20.0).await;
+        assert!(equal, "tally = ledger");
+        insta::assert_json_snapshot!(digest(&said));
     }
 }

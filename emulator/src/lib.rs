@@ -32,11 +32,13 @@
 //!
 //! Leaves: [`clock`], [`rng`], [`scope`], [`wire`]. Protocol: [`events`]
 //! (payloads and defaults), [`stream`] (fan-out and the stream writer),
-//! [`ledger`], [`quota`]. State: [`world`] (room, broadcasts, streams),
+//! [`ledger`], [`quota`]. State: [`room`] (a broadcast on air and who is in
+//! it), [`world`] (apps, tokens, DJs, fan-out, streams),
 //! [`oauth`]. Front: [`api`] (bot endpoints), [`control`], [`http`] (server),
 //! [`scenario`].
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod api;
 pub mod clock;
@@ -48,6 +50,7 @@ pub mod oauth;
 pub mod quota;
 pub mod reply;
 pub mod rng;
+pub mod room;
 pub mod scenario;
 pub mod scope;
 pub mod shared;
@@ -235,22 +238,6 @@ pub struct AppCredentials {
     pub redirect_uri: String,
 }
 
-/// The virtual clock of a running emulator (see [`Running::clock`]).
-#[derive(Debug, Clone)]
-pub struct ClockHandle(Arc<Shared>);
-
-impl ClockHandle {
-    /// Emulator time now, epoch ms.
-    pub fn now_ms(&self) -> i64 {
-        self.0.clock.now_ms()
-    }
-
-    /// How many emulator milliseconds pass per real millisecond.
-    pub fn speed(&self) -> f64 {
-        self.0.clock.speed()
-    }
-}
-
 /// A running emulator.
 #[derive(Debug)]
 pub struct Running {
@@ -293,10 +280,21 @@ impl Running {
         self.shared.clock.now_ms()
     }
 
-    /// A handle on the virtual clock that outlives borrows of `self`, for a
-    /// bot driver that runs on emulator time (as `onair demo` does).
-    pub fn clock(&self) -> ClockHandle {
-        ClockHandle(Arc::clone(&self.shared))
+    /// The virtual clock itself, to share with a bot driver so that the bot
+    /// and the emulator agree on time (speed and jumps included).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let emu = onair_emulator::Emulator::builder().speed(0.0).start().await?;
+    /// let clock = emu.clock();
+    /// emu.advance_ms(1_000);
+    /// assert_eq!(clock.now_ms(), emu.now_ms());
+    /// emu.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn clock(&self) -> Arc<Clock> {
+        Arc::clone(&self.shared.clock)
     }
 
     /// Jumps emulator time forward; returns the new time.

@@ -24,8 +24,8 @@ use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out, str_in};
 pub struct onair_bot_config(BotConfig);
 
 /// A configuration with the spec's defaults for the service at `base_url`
-/// (absolute http(s), e.g. "https://api.example" or
-/// "http://127.0.0.1:8080") and the app's client id and secret. Free with
+/// (absolute http(s), e.g. `https://api.example` or
+/// `http://127.0.0.1:8080`) and the app's client id and secret. Free with
 /// `onair_bot_config_free`.
 ///
 /// Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
@@ -499,9 +499,12 @@ impl onair_action {
     };
 }
 
-fn nul_terminated(text: impl Into<Vec<u8>>) -> Vec<u8> {
-    let mut v: Vec<u8> = text.into();
-    v.retain(|&b| b != 0);
+/// A NUL-terminated copy, allocated once at its final size (so text that
+/// may be secret is never left behind in a grown-out buffer).
+fn nul_terminated(text: impl AsRef<[u8]>) -> Vec<u8> {
+    let bytes = text.as_ref();
+    let mut v = Vec::with_capacity(bytes.len() + 1);
+    v.extend(bytes.iter().copied().filter(|&b| b != 0));
     v.push(0);
     v
 }
@@ -774,7 +777,7 @@ pub unsafe extern "C" fn onair_bot_action_json(
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         let c = b.current.as_mut().ok_or(ONAIR_NO_CURRENT)?;
         if c.json.is_empty() {
-            *c.json = nul_terminated(ActionJson(&c.action).to_line());
+            *c.json = nul_terminated(Zeroizing::new(ActionJson(&c.action).to_line()).as_bytes());
         }
         *p = c.json.as_ptr().cast();
         *l = c.json.len() - 1;

@@ -6,8 +6,8 @@
 //! `include/onair.h` is generated from this crate by cbindgen (a unit test
 //! renders it and fails when the committed file differs).
 //!
-//! Every `extern "C"` function runs its body inside [`boundary`] (or
-//! [`boundary_or`]): a panic becomes `ONAIR_PANIC` (or the documented
+//! Every `extern "C"` function runs its body inside `boundary` (or
+//! `boundary_or`): a panic becomes `ONAIR_PANIC` (or the documented
 //! fallback value), never an unwind into C. A unit test reads the sources
 //! and checks that every exported function starts that way, and another
 //! injects a panic into each of them.
@@ -23,6 +23,7 @@ mod bot;
 mod decoder;
 mod kit;
 mod problem;
+mod sse;
 mod view;
 
 #[cfg(test)]
@@ -32,6 +33,7 @@ pub use bot::*;
 pub use decoder::*;
 pub use kit::*;
 pub use problem::*;
+pub use sse::*;
 pub use view::*;
 
 /// The ABI version of this header and library. It changes only when the C
