@@ -391,7 +391,42 @@ async fn a_request_that_never_answers_fails_by_the_bots_deadline() {
         elapsed >= Duration::from_millis(290) && elapsed < Duration::from_secs(3),
         "failed by the 300 ms deadline, not before and not much later: {elapsed:?}"
     );
-    drop(driver);
+    // The request the bot gave up on is not waited for on the way out.
+    let started = Instant::now();
+    shutdown(driver, false).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_does_not_wait_for_a_call_that_never_answers() {
+    let base = black_hole().await;
+    let app = AppCredentials {
+        client_id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301".into(),
+        client_secret: "secret".into(),
+        redirect_uri: "http://127.0.0.1/callback".into(),
+    };
+    let mut config = config(&base, &app);
+    config.events = false;
+    let now = onair_tokio::SystemClock.now_ms();
+    let mut driver = Driver::new(Bot::new(config, Some(saved_tokens(now)), 5));
+    driver
+        .bot_mut()
+        .send_chat("anyone there?")
+        .expect("send_chat");
+    // The chat goes out and hangs (its deadline is 30 s away).
+    let nothing = tokio::time::timeout(Duration::from_millis(200), driver.next()).await;
+    assert!(nothing.is_err(), "nothing to hand out: {nothing:?}");
+    let started = Instant::now();
+    shutdown(driver, false).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 fn temp_dir(name: &str) -> PathBuf {
