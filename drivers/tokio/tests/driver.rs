@@ -429,6 +429,64 @@ async fn shutdown_does_not_wait_for_a_call_that_never_answers() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_open_that_never_answers_is_given_up_and_its_connection_closed() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::AsyncReadExt;
+
+    // Accepts, reads, never answers; counts the connections still open.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (accepted, open) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (a, o) = (Arc::clone(&accepted), Arc::clone(&open));
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            a.fetch_add(1, Ordering::SeqCst);
+            o.fetch_add(1, Ordering::SeqCst);
+            let o = Arc::clone(&o);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 1024];
+                while matches!(socket.read(&mut buf).await, Ok(n) if n > 0) {}
+                o.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    let app = AppCredentials {
+        client_id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301".into(),
+        client_secret: "secret".into(),
+        redirect_uri: "http://127.0.0.1/callback".into(),
+    };
+    let mut config = config(&base, &app);
+    config.stream.connect_timeout_ms = 150;
+    let now = onair_tokio::SystemClock.now_ms();
+    let mut driver = Driver::new(Bot::new(config, Some(saved_tokens(now)), 9));
+    let mut notices = Vec::new();
+    let second_attempt = async {
+        while accepted.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::pin!(second_attempt);
+    let deadline = tokio::time::sleep(Duration::from_secs(5));
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            () = &mut second_attempt => break,
+            ev = driver.next() => notices.push(ev.expect("the driver ended")),
+            () = &mut deadline => panic!("no second connect attempt within 5 s: {notices:?}"),
+        }
+    }
+    // The first attempt was given up: its connection is closed, not held.
+    let until = Instant::now() + Duration::from_secs(2);
+    while open.load(Ordering::SeqCst) > 1 && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(open.load(Ordering::SeqCst) <= 1, "attempts left open");
+    shutdown(driver, false).await;
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("onair-tokio-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
