@@ -46,7 +46,8 @@ options (each may come from the environment instead; a flag wins):
   --tokens FILE         ONAIR_TOKENS         the token file (default onair-tokens.json;
                                              written atomically, mode 0600)
   --redirect-uri URI    ONAIR_REDIRECT_URI   for exchange
-  (show needs only the token file)
+  (show needs only the token file; prefer ONAIR_CLIENT_SECRET to the flag:
+  other users of the machine can read a process's arguments)
 
 exit codes:
   0  done

@@ -320,6 +320,18 @@ async fn settings_from_the_environment_and_flags_win() {
     assert_eq!(run.code, 2, "{}", run.all());
     assert!(run.stderr.contains("--code"), "{}", run.stderr);
 
+    // A new consent exchanged over a saved pair replaces it and continues
+    // its generation (a reader of the file can tell it is newer).
+    let code = consent(&emu).await;
+    let run = onair(&["exchange", "--code", &code], &env).await;
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert!(run.stdout.contains("saved generation 3"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("replacing generation 2"),
+        "{}",
+        run.stdout
+    );
+
     let run = onair(&["revoke"], &env).await;
     assert_eq!(run.code, 0, "{}", run.all());
     assert!(!file.exists());
@@ -383,5 +395,44 @@ async fn usage_help_and_unreadable_files() {
     let run = onair(&["show", "--tokens", newer.to_str().expect("utf-8")], &[]).await;
     assert_eq!(run.code, 3, "{}", run.all());
     assert!(run.stderr.contains("version 9"), "{}", run.stderr);
+
+    // A refresh token past its lifetime: refused before anything is sent
+    // (the base URL goes nowhere), the file left as it was.
+    let expired = dir.join("expired.json");
+    let json = br#"{"format":"onair.tokens","version":1,"generation":4,
+        "access_token":"A","access_expires_at_ms":5000,"issued_at_ms":1000,
+        "refresh_token":"R","refresh_expires_at_ms":90000,"scope":"chat.send"}"#;
+    std::fs::write(&expired, json).expect("write");
+    let expired_s = expired.to_str().expect("utf-8");
+    let run = onair(&["show", "--tokens", expired_s], &[]).await;
+    assert_eq!(run.code, 0, "{}", run.all());
+    assert!(
+        run.stdout.contains("1970-01-01T00:00:05Z"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("ago) — expired"), "{}", run.stdout);
+    let run = onair(
+        &[
+            "refresh",
+            "--tokens",
+            expired_s,
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--client-id",
+            "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+            "--client-secret",
+            "s",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(run.code, 1, "{}", run.all());
+    assert!(
+        run.stderr.contains("refresh token expired"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&expired).expect("kept"), json);
     let _ = std::fs::remove_dir_all(dir);
 }
