@@ -201,8 +201,9 @@ async fn drive(
             }
             () = tokio::time::sleep_until(deadline) => panic!(
                 "not done within {limit:?} (script done: {script_done}); ends {:?}, stops {:?}, \
-                 generations {:?}, {} events, notices {:?}",
-                seen.ends, seen.stops, seen.generations, seen.events.len(), seen.notices
+                 generations {:?}, {} events, {} notices, the last: {:?}",
+                seen.ends, seen.stops, seen.generations, seen.events.len(), seen.notices.len(),
+                seen.notices.last()
             ),
         }
     }
@@ -310,6 +311,42 @@ async fn a_silent_stream_is_closed_by_the_watchdog_and_reopened() {
         started.elapsed()
     );
     assert!(seen.ends.is_empty());
+    shutdown(driver, false).await;
+    emu.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_keep_a_quiet_stream_open_on_a_fast_virtual_clock() {
+    // ×50: a 5 s heartbeat every 100 ms, the default 45 s watchdog is
+    // 900 ms (room for a loaded machine). Two real seconds are 100 s of a
+    // quiet broadcast, over two watchdog periods: the stream stays up (the
+    // driver sleeps on the virtual clock, not too long, not too short).
+    let (emu, ctl) = started(Emulator::builder().speed(50.0).heartbeat_ms(5_000)).await;
+    let app = emu.app();
+    ctl.post("/live/start", json!({})).await;
+    let code = ctl.consent().await;
+    let mut driver = Driver::new(Bot::new(config(&emu.base_url(), &app), None, 13))
+        .with_clock(EmulatorClock(emu.clock()));
+    let mut seen = Seen::default();
+    let script = async {
+        ctl.wait_connections(1).await;
+        let virtual_start = emu.now_ms();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(emu.now_ms() - virtual_start >= 95_000, "the clock runs ×50");
+        ctl.emit("chat", json!({ "message": "quiet night" })).await;
+    };
+    drive(
+        &mut driver,
+        &mut seen,
+        Some((code, app.redirect_uri.clone())),
+        script,
+        Duration::from_secs(10),
+        |s| s.events.len() == 1,
+    )
+    .await;
+    let connections = ctl.connections().await;
+    assert_eq!(connections.len(), 1, "never reconnected: {connections:?}");
+    assert_eq!(seen.generations, [1]);
     shutdown(driver, false).await;
     emu.shutdown().await;
 }
@@ -574,7 +611,13 @@ async fn reconnect_token_expired_and_live_ended_keep_the_tally_equal_to_the_ledg
     let app = emu.app();
     ctl.post("/live/start", json!({ "title": "first" })).await;
     let code = ctl.consent().await;
-    let bot = Bot::new(config(&emu.base_url(), &app), None, 23);
+    let mut config = config(&emu.base_url(), &app);
+    // The hour's jump of the shared clock below would otherwise also fire
+    // the bot's 45 s watchdog, which may then close the stream before its
+    // TOKEN_EXPIRED frame is read (right, for a real clock jump; a race
+    // here). Heartbeats keep flowing, so a longer watchdog changes nothing else.
+    config.stream.watchdog_ms = 3 * 3_600_000;
+    let bot = Bot::new(config, None, 23);
     let mut driver = Driver::new(bot).with_clock(EmulatorClock(emu.clock()));
     let mut seen = Seen::default();
     let three = || async {
