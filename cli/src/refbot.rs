@@ -258,10 +258,14 @@ mod tests {
             .unwrap();
         let app = emu.app();
         let code = crate::demo::consent_code(&emu.control_url()).await.unwrap();
-        let config = BotConfig::new(
+        let mut config = BotConfig::new(
             BaseUrl::new(&emu.base_url()).unwrap(),
             ClientCredentials::new(&app.client_id, app.client_secret.clone()).unwrap(),
         );
+        // On a ×20–50 clock the 45 s watchdog is a second of real time: a
+        // starved test machine could trip it and miss events. The text
+        // depends on seeing every event, so the test gives it ten minutes.
+        config.stream.watchdog_ms = 600_000;
         let mut driver =
             Driver::new(Bot::new(config, None, 5)).with_clock(EmulatorClock(emu.clock()));
         let mut refbot = RefBot::new();
