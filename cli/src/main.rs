@@ -4,13 +4,17 @@
 //!   stream on stdin, one JSON object per item on stdout (NDJSON).
 //! - `onair explain`: one HTTP response as JSON on stdin, its classification
 //!   (kind, advice, retry timing) as one JSON object on stdout.
+//! - `onair demo`: the reference bot through a busy, faulty broadcast on the
+//!   emulator in-process, checked against its ledger; or against a deployment.
 //! - `onair serve [--port N] [--speed X] [--scenario FILE|NAME] [--json]`:
 //!   the service emulator on 127.0.0.1 (see `onair-emulator`).
 
 use std::process::ExitCode;
 
 mod decode;
+mod demo;
 mod explain;
+mod refbot;
 mod serve;
 
 const USAGE: &str = "usage: onair <command> [options]
@@ -21,6 +25,12 @@ commands:
   explain
       read {endpoint, status, headers, body, nowMs} as JSON on stdin;
       print the problem kind and advice as one JSON object
+  demo [--speed X]
+      the reference bot through a busy, faulty night on the emulator in-process;
+      a summary per broadcast checked against the emulator's ledger (exit 1 if not equal)
+  demo --base-url URL --client-id ID --client-secret S --code C --redirect-uri URI [--tally-out FILE]
+      the same bot against a deployment (or `onair serve`) until Ctrl-C / SIGTERM;
+      the values may come from ONAIR_BASE_URL, ONAIR_CLIENT_ID, … (then pass --remote)
   serve [--port N] [--speed X] [--scenario FILE|quiet|busy|faulty] [--heartbeat-ms N] [--json]
       run the service emulator on 127.0.0.1 (port 0: ephemeral); --json prints
       {baseUrl, controlUrl, clientId, clientSecret, redirectUri} as the first line";
@@ -34,6 +44,10 @@ fn main() -> ExitCode {
         "decode" => decode::run(rest),
         "explain" => explain::run(rest),
         "serve" => serve::run(rest),
+        "demo" => match demo::run(rest) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

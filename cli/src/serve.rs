@@ -131,27 +131,28 @@ async fn serve(o: Options) -> Result<(), UsageError> {
         );
         let _ = out.flush();
     }
-    let mut log = emu.subscribe_log();
     let stop = stop_signal();
     tokio::pin!(stop);
-    loop {
-        tokio::select! {
-            () = &mut stop => break,
-            line = log.recv() => match line {
-                Ok(line) if !o.json => {
-                    let t = onair_emulator::clock::iso(emu.now_ms());
-                    let _ = writeln!(out, "{} {line}", &t[11..23]);
-                }
-                Ok(_) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) if !o.json => {
-                    let _ = writeln!(out, "… {n} lines skipped");
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-            },
+    if o.json {
+        // Nothing more on stdout: a harness that stops reading cannot block us.
+        stop.await;
+    } else {
+        let mut log = emu.subscribe_log();
+        loop {
+            tokio::select! {
+                () = &mut stop => break,
+                line = log.recv() => match line {
+                    Ok(line) => {
+                        let t = onair_emulator::clock::iso(emu.now_ms());
+                        let _ = writeln!(out, "{} {line}", t.get(11..23).unwrap_or(&t));
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        let _ = writeln!(out, "… {n} lines skipped");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                },
+            }
         }
-    }
-    if !o.json {
         let _ = writeln!(out, "stopping");
     }
     emu.shutdown().await;

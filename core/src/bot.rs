@@ -91,7 +91,7 @@ use crate::api::{self, ListenerPager, PagerProgress, TokenClient};
 use crate::backoff::Backoff;
 use crate::chat::ChatError;
 use crate::endpoint::Endpoint;
-use crate::event::{DecodeError, Event, Item};
+use crate::event::{DecodeError, EndReason, Event, Item};
 use crate::http::{BaseUrl, Header, HttpRequest};
 use crate::misuse::{Misuse, RequestId};
 use crate::model::{Broadcast, FanRanking, Listener};
@@ -105,6 +105,11 @@ use crate::secret::{ClientCredentials, Secret};
 use crate::stop::Stop;
 use crate::stream::{ConnectLoop, Phase, Step, StreamConfig, StreamNotice};
 use crate::time::FrameId;
+use crate::timers::{Tag, Timer, TimerError, Timers};
+
+mod status;
+
+pub use status::{Connection, Counters, QuotaBlock, Status};
 
 /// The longest error body of a failed stream open that is kept to classify
 /// it (the service's are ~200 bytes).
@@ -216,6 +221,11 @@ pub enum Action {
     /// A new token pair is in force: save it (e.g. `tokens.to_json()`);
     /// without it a restart needs new DJ consent.
     PersistTokens(Tokens),
+    /// An app timer is due ([`Bot::schedule`], [`Bot::every`]).
+    Timer {
+        /// The timer's tag.
+        tag: Tag,
+    },
     /// The bot has no tokens yet: send the DJ through consent and give the
     /// code to [`Bot::authorize`]. Polling keeps returning this until then;
     /// app calls made meanwhile wait and complete afterwards.
@@ -428,6 +438,14 @@ pub struct Bot {
     /// A stop was lifted by a new consent code: reconnect once the new pair
     /// is in.
     restart_stream: bool,
+    timers: Timers,
+    counters: Counters,
+    /// Chat calls not yet answered, to count their fate.
+    chat_calls: Vec<CallId>,
+    /// The open connection's end frame was seen (its close is not a drop).
+    end_seen: bool,
+    /// The token generation the stream connection was opened with.
+    stream_generation: u64,
 }
 
 impl Bot {
@@ -463,6 +481,11 @@ impl Bot {
             stopped: None,
             revoke_pending: false,
             restart_stream: false,
+            timers: Timers::new(),
+            counters: Counters::default(),
+            chat_calls: Vec::new(),
+            end_seen: false,
+            stream_generation: 0,
         }
     }
 
@@ -491,7 +514,9 @@ impl Bot {
     /// refuse. Messages go out in the order queued.
     pub fn send_chat(&mut self, message: &str) -> Result<CallId, CallError> {
         crate::chat::validate_chat(message)?;
-        self.queue(Op::Chat(message.to_owned()))
+        let call = self.queue(Op::Chat(message.to_owned()))?;
+        self.chat_calls.push(call);
+        Ok(call)
     }
 
     /// Queues `GET /v1/live`.
@@ -513,6 +538,30 @@ impl Bot {
     /// bot a manager, presence events start on the next connection.
     pub fn request_reconnect(&mut self, now_ms: u64) {
         self.stream.request_reconnect(now_ms);
+    }
+
+    /// Fires [`Action::Timer`] with `tag` once at `at_ms` (unix ms). The
+    /// deadline is folded into [`Action::Wait`]: no timer of your own is
+    /// needed. Setting a tag again replaces its timer.
+    pub fn schedule(&mut self, at_ms: u64, tag: &str) -> Result<(), TimerError> {
+        self.timers.schedule(at_ms, tag)
+    }
+
+    /// Fires [`Action::Timer`] with `tag` every `period_ms`, first at
+    /// `first_at_ms` (see [`Timers::every`] for the catch-up rule).
+    pub fn every(&mut self, period_ms: u64, tag: &str, first_at_ms: u64) -> Result<(), TimerError> {
+        self.timers.every(period_ms, tag, first_at_ms)
+    }
+
+    /// Sets a timer built with [`Timer`], e.g. one that fires only while the
+    /// stream is connected (`Timer::every(…).while_connected()`).
+    pub fn set_timer(&mut self, tag: &str, timer: Timer) -> Result<(), TimerError> {
+        self.timers.set(tag, timer)
+    }
+
+    /// Cancels the timer `tag`; `false` when there was none.
+    pub fn cancel_timer(&mut self, tag: &str) -> bool {
+        self.timers.cancel(tag)
     }
 
     /// Stops the bot: queued calls are cancelled, the stream is closed, and
@@ -594,6 +643,100 @@ impl Bot {
 
     /// The next thing to do at `now_ms`. See the [module docs](self).
     pub fn poll(&mut self, now_ms: u64) -> Action {
+        let action = self.next_action(now_ms);
+        match &action {
+            Action::Done { call, result } => {
+                if let Some(i) = self.chat_calls.iter().position(|c| c == call) {
+                    self.chat_calls.swap_remove(i);
+                    match result {
+                        CallResult::ChatSent => self.counters.chats_sent += 1,
+                        _ => self.counters.chats_failed += 1,
+                    }
+                }
+            }
+            Action::PersistTokens(_) => self.counters.token_pairs += 1,
+            _ => {}
+        }
+        action
+    }
+
+    /// A snapshot for dashboards and logs (see [`Status`]).
+    ///
+    /// ```
+    /// use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    /// use onair::bot::Connection;
+    ///
+    /// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
+    /// let status = bot.status(0);
+    /// assert_eq!(status.connection, Connection::NeedsAuthorization);
+    /// assert!(status.to_json().starts_with(r#"{"connection":{"state":"needsAuthorization"}"#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn status(&self, now_ms: u64) -> Status {
+        let connection = if let Some(stop) = &self.stopped {
+            Connection::Stopped {
+                code: stop.code().to_owned(),
+                message: stop.to_string(),
+            }
+        } else if self.tokens.problem() == Some(&AuthProblem::NotAuthorized) {
+            Connection::NeedsAuthorization
+        } else if !self.events {
+            Connection::Off
+        } else {
+            match self.stream.phase() {
+                Phase::Open => Connection::Connected {
+                    since_ms: self.stream.open_since_ms().unwrap_or(now_ms),
+                },
+                Phase::Connecting => Connection::Connecting { since_ms: None },
+                Phase::Refreshing => Connection::Refreshing,
+                Phase::Stopped => Connection::Stopped {
+                    code: self.stream.stop().map_or("stopped", Stop::code).to_owned(),
+                    message: self.stream.stop().map(Stop::to_string).unwrap_or_default(),
+                },
+                _ => {
+                    let at = self.stream.next_connect_at_ms().unwrap_or(now_ms);
+                    if self.stream.waiting_for_broadcast() {
+                        Connection::WaitingForBroadcast {
+                            next_attempt_ms: at,
+                        }
+                    } else if self.tokens.access_token(now_ms).is_none() {
+                        Connection::Refreshing
+                    } else {
+                        Connection::BackingOff { until_ms: at }
+                    }
+                }
+            }
+        };
+        let scope = self
+            .tokens
+            .tokens()
+            .map(|t| t.scope().clone())
+            .unwrap_or_default();
+        let (cannot, notes) = status::limits(&scope);
+        Status {
+            connection,
+            counters: self.counters.clone(),
+            scope: scope.iter().map(|p| p.as_str().to_owned()).collect(),
+            cannot,
+            notes,
+            pending_calls: self.pending_calls(),
+            token_generation: self.tokens.tokens().map(Tokens::generation),
+            access_expires_at_ms: self.tokens.tokens().map(Tokens::access_expires_at_ms),
+            refresh_at_ms: self.tokens.refresh_at_ms(),
+            quota_blocks: self
+                .quota
+                .blocks(now_ms)
+                .into_iter()
+                .map(|b| QuotaBlock {
+                    scope: b.scope.map(|p| p.as_str().to_owned()),
+                    until_ms: b.until_ms,
+                })
+                .collect(),
+        }
+    }
+
+    fn next_action(&mut self, now_ms: u64) -> Action {
         if let Some(action) = self.out.pop_front() {
             return action;
         }
@@ -622,6 +765,9 @@ impl Bot {
         }
         if let Some(action) = self.poll_calls(now_ms).or_else(|| self.decided()) {
             return action;
+        }
+        if let Some(tag) = self.timers.pop_due(now_ms, self.connected()) {
+            return Action::Timer { tag };
         }
         if self.needs_authorization() {
             return Action::NeedsAuthorization;
@@ -670,7 +816,13 @@ impl Bot {
             }
         }
         add(self.call_deadline(now_ms));
+        add(self.timers.next_deadline(self.connected()));
         earliest
+    }
+
+    /// Whether the event stream is open.
+    fn connected(&self) -> bool {
+        matches!(self.conn, Some(Conn::Open(_)))
     }
 
     /// Requests whose deadline passed without a report: failed by the bot.
@@ -781,6 +933,7 @@ impl Bot {
                         Ok(request) => {
                             let id = self.request_id();
                             self.conn = Some(Conn::Opening(id));
+                            self.stream_generation = self.generation();
                             return Some(Action::OpenStream { id, request });
                         }
                         Err(_) => {
@@ -793,10 +946,23 @@ impl Bot {
                 }
                 Step::Close => {
                     if let Some(conn) = self.conn.take() {
+                        if matches!(conn, Conn::Open(_)) && !self.end_seen {
+                            // The watchdog found it silent.
+                            self.counters.drops += 1;
+                        }
                         return Some(Action::CloseStream { id: conn.id() });
                     }
                 }
                 Step::RefreshToken => {
+                    // The stream's token expired. When the bot has refreshed
+                    // since that connection opened, the new pair is the
+                    // refresh: reconnect with it (one refresh per expiry).
+                    if self.generation() > self.stream_generation
+                        && self.tokens.access_token(now_ms).is_some()
+                    {
+                        let _ = self.stream.on_token_refreshed(now_ms);
+                        continue;
+                    }
                     self.stream_wants_refresh = true;
                     return None;
                 }
@@ -1015,6 +1181,8 @@ impl Bot {
                 .on_response(status, headers, b"", now_ms)
                 .map_err(|_| Misuse::NotAStream(id))?;
             self.conn = Some(Conn::Open(id));
+            self.end_seen = false;
+            self.counters.connects += 1;
         } else {
             self.conn = Some(Conn::Failed {
                 id,
@@ -1063,15 +1231,41 @@ impl Bot {
             }
             _ => return self.late_stream_report(id),
         }
+        let counters = &mut self.counters;
         for item in self.stream.on_bytes(chunk, now_ms) {
             match item {
-                Item::Event { id, event } => self.out.push_back(Action::Event { id, event }),
+                Item::Event { id, event } => {
+                    match &event {
+                        Event::Chat(_) => counters.chat += 1,
+                        Event::Presence(_) => counters.presence += 1,
+                        Event::Like(_) => counters.like += 1,
+                        Event::Donation(_) => counters.donation += 1,
+                        Event::End(end) => {
+                            self.end_seen = true;
+                            match end.reason {
+                                EndReason::LiveEnded => counters.ends_live_ended += 1,
+                                EndReason::TokenExpired => counters.ends_token_expired += 1,
+                                EndReason::Reconnect => counters.ends_reconnect += 1,
+                                EndReason::Other(_) => counters.drops += 1,
+                            }
+                        }
+                    }
+                    self.out.push_back(Action::Event { id, event });
+                }
                 Item::Unknown { event, data, .. } => {
+                    counters.unknown_events += 1;
                     self.out
                         .push_back(Action::Notice(Notice::UnknownEvent { event, data }));
                 }
-                Item::Error(e) => self.out.push_back(Action::Notice(Notice::FrameSkipped(e))),
-                Item::Heartbeat | Item::Comment(_) | Item::Retry(_) => {}
+                Item::Error(e) => {
+                    counters.decode_errors += 1;
+                    self.out.push_back(Action::Notice(Notice::FrameSkipped(e)));
+                }
+                Item::Heartbeat => {
+                    counters.heartbeats += 1;
+                    counters.last_heartbeat_ms = Some(now_ms);
+                }
+                Item::Comment(_) | Item::Retry(_) => {}
             }
         }
         Ok(())
@@ -1098,7 +1292,12 @@ impl Bot {
             Conn::Opening(_) => {
                 let _ = self.stream.on_connect_failed(now_ms);
             }
-            Conn::Open(_) => self.stream.on_closed(now_ms),
+            Conn::Open(_) => {
+                if !self.end_seen {
+                    self.counters.drops += 1;
+                }
+                self.stream.on_closed(now_ms);
+            }
         }
         Ok(())
     }
@@ -1208,6 +1407,7 @@ impl Bot {
                 }
             }
             Advice::RetryAfter => {
+                self.notice(endpoint, &problem);
                 let until_ms = self.quota.next_call_at_endpoint(endpoint, now_ms);
                 self.out.push_back(done(
                     call.id,

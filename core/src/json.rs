@@ -20,7 +20,7 @@
 //! The bot's actions ([`crate::bot::Action`], via [`ActionJson`]) have one
 //! JSON form too, for bindings that hand actions to another language as
 //! JSON: an object with a `type` (`send`, `openStream`, `closeStream`,
-//! `event`, `notice`, `done`, `persistTokens`, `needsAuthorization`,
+//! `event`, `notice`, `done`, `persistTokens`, `timer`, `needsAuthorization`,
 //! `wait`, `stopped`) and camelCase fields; an `event` action is the typed
 //! item line above with `"type":"event"`. A `send` carries the request whole
 //! (its `Authorization` header and form body included: it must be sent), so
@@ -345,6 +345,10 @@ impl Serialize for ActionJson<'_> {
                 map.serialize_entry("type", "persistTokens")?;
                 map.serialize_entry("generation", &tokens.generation())?;
                 map.serialize_entry("tokens", tokens.to_json().as_str())?;
+            }
+            Action::Timer { tag } => {
+                map.serialize_entry("type", "timer")?;
+                map.serialize_entry("tag", tag.as_str())?;
             }
             Action::NeedsAuthorization => map.serialize_entry("type", "needsAuthorization")?,
             Action::Wait { until_ms } => {

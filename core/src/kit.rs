@@ -101,6 +101,8 @@ pub mod commands;
 pub mod milestones;
 mod stored;
 pub mod text;
-pub mod timers;
+/// App timers live below the bot, which hosts them ([`crate::bot::Bot::schedule`]);
+/// they are part of the kit all the same.
+pub use crate::timers;
 
 pub use stored::StateError;

@@ -11,7 +11,7 @@
 //! |---|---|
 //! | leaves: values, no rule of the service | [`secret`] (redacted, zeroized secrets and client credentials), [`http`] (the request to send, the base URL, response headers in, percent-encoding), [`endpoint`] (the one table of endpoints: method, path, permission), [`scope`] (permissions), [`time`] (timestamps, frame ids), [`backoff`] (1 s doubling to 30 s, full jitter, seeded), [`misuse`] (local errors, request ids) |
 //! | protocol: the wire forms | [`sse`] (incremental framing), [`event`] (typed stream events), [`model`] (REST resources), [`chat`] (the message rules), [`ratelimit`] (quota headers, `Retry-After`) |
-//! | decisions | [`api`] (request builders, response decoders, the listener pager), [`problem`] (a response classified into a problem and advice), [`oauth`] (the token machine, its stored form, the one-refresh rule), [`quota`] (when the next call may go), [`stop`] (the one stop type a person acts on), [`stream`] (the event stream's connect-loop), [`tally`] (per-broadcast totals by person) |
+//! | decisions | [`api`] (request builders, response decoders, the listener pager), [`problem`] (a response classified into a problem and advice), [`oauth`] (the token machine, its stored form, the one-refresh rule), [`quota`] (when the next call may go), [`stop`] (the one stop type a person acts on), [`stream`] (the event stream's connect-loop), [`tally`] (per-broadcast totals by person), [`timers`] (app timers the bot hosts) |
 //! | machine | [`bot`] (the one machine a driver polls), [`json`] (the JSON wire form of items and actions, shared by `onair decode` and the bindings) |
 //! | kit: what every bot author writes by hand | [`kit`] (chat split and truncate, commands, greet-once audience memory, milestones, app timers) |
 //!
@@ -59,6 +59,7 @@ pub mod quota;
 pub mod stop;
 pub mod stream;
 pub mod tally;
+pub mod timers;
 // The machine a driver polls, and its JSON wire form.
 pub mod bot;
 pub mod json;

@@ -192,6 +192,8 @@ pub struct ConnectLoop {
     quick_reconnects: u32,
     unauthorized: RefreshOnce,
     last_problem: Option<Problem>,
+    /// The last attempt found the DJ not on air (404, or `LIVE_ENDED`).
+    not_on_air: bool,
 }
 
 impl ConnectLoop {
@@ -210,6 +212,7 @@ impl ConnectLoop {
             quick_reconnects: 0,
             unauthorized: RefreshOnce::default(),
             last_problem: None,
+            not_on_air: false,
         }
     }
 
@@ -299,6 +302,12 @@ impl ConnectLoop {
         }
     }
 
+    /// Whether the loop waits because the DJ is not on air (a 404, or the
+    /// broadcast ended), not because of a fault.
+    pub fn waiting_for_broadcast(&self) -> bool {
+        self.not_on_air && matches!(self.state, State::ConnectAt(_) | State::Connecting { .. })
+    }
+
     /// Why the loop stopped, once it has.
     pub fn stop(&self) -> Option<&Stop> {
         self.stop.as_ref()
@@ -339,6 +348,7 @@ impl ConnectLoop {
         if !matches!(self.state, State::Connecting { .. }) {
             return Err(Misuse::NotConnecting);
         }
+        self.not_on_air = problem.advice == Advice::WaitNotOnAir;
         if problem.is_ok() {
             self.unauthorized.on_success();
             self.state = State::Open {
@@ -545,6 +555,7 @@ impl ConnectLoop {
             self.quick_reconnects = 0;
             self.storm.reset();
         }
+        self.not_on_air = *reason == EndReason::LiveEnded;
         self.state = match reason {
             EndReason::LiveEnded => State::ConnectAt(now_ms.saturating_add(self.not_on_air_ms())),
             EndReason::TokenExpired => State::RefreshAt(now_ms),

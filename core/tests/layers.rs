@@ -20,7 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "decisions",
         &[
-            "api", "problem", "oauth", "quota", "stop", "stream", "tally",
+            "api", "problem", "oauth", "quota", "stop", "stream", "tally", "timers",
         ],
     ),
     ("machine", &["bot", "json"]),

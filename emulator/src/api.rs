@@ -62,7 +62,8 @@ pub fn parse_form(body: &[u8]) -> Form {
         .collect()
 }
 
-fn percent_decode(s: &str) -> String {
+/// Decodes `%XX` escapes and `+` (form encoding); bad escapes stay as they are.
+pub fn percent_decode(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -231,7 +232,7 @@ fn live(w: &mut World, auth: Auth, now: i64) -> Reply {
     let Some(live) = d.live.as_ref() else {
         return error("/v1/live", &ApiError::not_on_air(), now);
     };
-    let (count, total) = World::counts(live);
+    let (count, total) = live.counts();
     let strings = |v: &[String]| {
         array(
             v.iter()

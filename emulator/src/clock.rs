@@ -113,6 +113,26 @@ pub fn iso(ms: i64) -> String {
     )
 }
 
+/// ISO-8601 UTC with `digits` fractional-second digits (0 = none, at most 9;
+/// digits past milliseconds are zeros). Spec 2: parsers must not assume a
+/// fixed number, so the wire variation `fractionDigits` uses this.
+pub fn iso_digits(ms: i64, digits: u8) -> String {
+    let full = iso(ms);
+    let (head, frac) = full.split_at(19); // "YYYY-MM-DDTHH:MM:SS" | ".mmmZ"
+    let millis = frac.trim_start_matches('.').trim_end_matches('Z');
+    match digits.min(9) {
+        0 => format!("{head}Z"),
+        n => {
+            let mut f = millis.to_owned();
+            while f.len() < usize::from(n) {
+                f.push('0');
+            }
+            f.truncate(usize::from(n));
+            format!("{head}.{f}Z")
+        }
+    }
+}
+
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
 /// (H. Hinnant's algorithm).
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
@@ -138,5 +158,11 @@ mod tests {
         assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00.000Z");
         assert_eq!(next_midnight_ms(DAY_MS - 1), DAY_MS);
         assert_eq!(next_midnight_ms(DAY_MS), 2 * DAY_MS);
+        assert_eq!(iso_digits(1_700_000_000_123, 0), "2023-11-14T22:13:20Z");
+        assert_eq!(iso_digits(1_700_000_000_123, 1), "2023-11-14T22:13:20.1Z");
+        assert_eq!(
+            iso_digits(1_700_000_000_123, 6),
+            "2023-11-14T22:13:20.123000Z"
+        );
     }
 }

@@ -111,6 +111,7 @@ struct WireReq {
     comments: Option<bool>,
     unknown_fields: Option<bool>,
     unknown_events: Option<bool>,
+    fraction_digits: Option<u8>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -159,7 +160,7 @@ pub fn state_json(w: &World, dj: usize) -> Value {
         "botBlocked": d.bot_blocked,
         "botKicked": d.bot_kicked,
         "openStreams": w.open_streams(dj),
-        "listenerCount": live.map(|l| World::counts(l).0),
+        "listenerCount": live.map(|l| l.counts().0),
     })
 }
 
@@ -176,6 +177,7 @@ fn wire_json(wire: &WireConfig) -> Value {
         "comments": wire.comments,
         "unknownFields": wire.unknown_fields,
         "unknownEvents": wire.unknown_events,
+        "fractionDigits": wire.fraction_digits.unwrap_or(3),
     })
 }
 
@@ -513,6 +515,9 @@ fn run(
             }
             if let Some(v) = p.unknown_events {
                 wire.unknown_events = v;
+            }
+            if let Some(v) = p.fraction_digits {
+                wire.fraction_digits = Some(v.min(9));
             }
             Ok(ok(wire_json(&w.djs[dj].wire)))
         }

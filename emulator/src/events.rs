@@ -8,7 +8,7 @@
 //! use onair_emulator::rng::Rng;
 //! let data = serde_json::json!({"user": {"id": "u1", "nickname": null}, "type": "PAID", "amount": 10, "combo": 3});
 //! let mut rng = Rng::new(1);
-//! let d = Defaults { now_ms: 0, dj_id: "dj", dj_nickname: "DJ", fan_rank: None };
+//! let d = Defaults { now_ms: 0, dj_id: "dj", dj_nickname: "DJ", fan_rank: None, fraction_digits: None };
 //! let (json, info) = build(Kind::Like, &data, &d, &mut rng, false).unwrap();
 //! assert_eq!(info.hearts, 30);
 //! assert!(json.contains(r#""totalAmount":30"#));
@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::clock::iso;
+use crate::clock::{iso, iso_digits};
 use crate::rng::Rng;
 use crate::scope::Perm;
 use crate::wire::{push_json_str, Obj};
@@ -91,6 +91,8 @@ pub struct EventInfo {
     pub paid: bool,
     /// `donation.amount`.
     pub donated: u64,
+    /// The frame id as numbers (set when the event is given its id).
+    pub seq: (i64, u64),
 }
 
 /// Context for defaults.
@@ -104,6 +106,8 @@ pub struct Defaults<'a> {
     pub dj_nickname: &'a str,
     /// The person's rank in this broadcast's donation ranking (presence default).
     pub fan_rank: Option<i64>,
+    /// Fractional-second digits of default timestamps (`None`: milliseconds).
+    pub fraction_digits: Option<u8>,
 }
 
 /// Nicknames in many scripts, for default users.
@@ -273,7 +277,9 @@ pub fn build(
         None => user.push_str("null"),
     }
     user.push('}');
-    let now = iso(d.now_ms);
+    let now = d
+        .fraction_digits
+        .map_or_else(|| iso(d.now_ms), |n| iso_digits(d.now_ms, n));
     let time = |key: &str| -> Result<String, String> {
         Ok(opt_string(data, key)?
             .flatten()
@@ -287,6 +293,7 @@ pub fn build(
         hearts: 0,
         paid: false,
         donated: 0,
+        seq: (0, 0),
     };
     let mut known: Vec<&str> = vec!["user"];
     let mut o = Obj::new().raw("user", &user);

@@ -172,6 +172,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
         }
     };
     if !control {
+        let query = query.map(|q| redact_query(&q));
         let mut w = shared.world();
         w.log(format!("{method} {path} → {}", reply.status));
         w.record_request(RequestRecord {
@@ -183,6 +184,33 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
         });
     }
     to_response(reply)
+}
+
+/// Query parameters that could carry a secret keep their name only.
+///
+/// ```
+/// use onair_emulator::http::redact_query;
+/// assert_eq!(redact_query("cursor=abc&access_token=xyz"), "cursor=abc&access_token=[redacted]");
+/// ```
+pub fn redact_query(query: &str) -> String {
+    const SECRET: [&str; 6] = [
+        "access_token",
+        "refresh_token",
+        "token",
+        "code",
+        "client_secret",
+        "password",
+    ];
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if SECRET.contains(&k.to_ascii_lowercase().as_str()) => {
+                format!("{k}=[redacted]")
+            }
+            _ => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 fn to_response(reply: Reply) -> Response<EmuBody> {

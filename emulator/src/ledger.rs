@@ -9,9 +9,10 @@
 //! Rules (spec 6): hearts by `totalAmount` (free included; `paidHearts` the
 //! `PAID` part); a donation's `amount` summed as is; attendance = distinct ids
 //! that joined; a rejoin counts again in `joins` only; the DJ (a chat with
-//! `isDj` true, or the DJ's own id) kept out of everything.
+//! `isDj` true, or the DJ's own id) kept out of everything; an event that
+//! reached the bot on two connections open at once counts once (by frame id).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
@@ -130,6 +131,9 @@ struct BotInner {
     people: BTreeMap<String, PersonTotals>,
     joined: BTreeSet<String>,
     dj_ids: BTreeSet<String>,
+    /// Frame ids already in the totals: two connections open at once count
+    /// an event once (the totals are over the union of what was delivered).
+    seen: HashSet<(i64, u64)>,
 }
 
 impl BotLedger {
@@ -182,7 +186,7 @@ impl BotLedger {
             }
         }
         let Some(info) = info else { return };
-        if matches!(info.kind, Kind::End | Kind::Unknown) {
+        if matches!(info.kind, Kind::End | Kind::Unknown) || !inner.seen.insert(info.seq) {
             return;
         }
         if info.is_dj || info.user_id == self.dj_id {
@@ -221,6 +225,14 @@ impl BotLedger {
             }
             Kind::End | Kind::Unknown => {}
         }
+    }
+
+    /// Connections not closed yet.
+    pub fn open_connections(&self) -> Vec<usize> {
+        let inner = self.lock();
+        (0..inner.connections.len())
+            .filter(|i| inner.connections[*i].closed_at_ms.is_none())
+            .collect()
     }
 
     /// Closes connection `conn` (idempotent).

@@ -32,11 +32,13 @@
 //!
 //! Leaves: [`clock`], [`rng`], [`scope`], [`wire`]. Protocol: [`events`]
 //! (payloads and defaults), [`stream`] (fan-out and the stream writer),
-//! [`ledger`], [`quota`]. State: [`world`] (room, broadcasts, streams),
+//! [`ledger`], [`quota`]. State: [`room`] (a broadcast on air and who is in
+//! it), [`world`] (apps, tokens, DJs, fan-out, streams),
 //! [`oauth`]. Front: [`api`] (bot endpoints), [`control`], [`http`] (server),
 //! [`scenario`].
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod api;
 pub mod clock;
@@ -48,6 +50,7 @@ pub mod oauth;
 pub mod quota;
 pub mod reply;
 pub mod rng;
+pub mod room;
 pub mod scenario;
 pub mod scope;
 pub mod shared;
@@ -275,6 +278,23 @@ impl Running {
     /// Emulator time now, epoch ms.
     pub fn now_ms(&self) -> i64 {
         self.shared.clock.now_ms()
+    }
+
+    /// The virtual clock itself, to share with a bot driver so that the bot
+    /// and the emulator agree on time (speed and jumps included).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let emu = onair_emulator::Emulator::builder().speed(0.0).start().await?;
+    /// let clock = emu.clock();
+    /// emu.advance_ms(1_000);
+    /// assert_eq!(clock.now_ms(), emu.now_ms());
+    /// emu.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn clock(&self) -> Arc<Clock> {
+        Arc::clone(&self.shared.clock)
     }
 
     /// Jumps emulator time forward; returns the new time.

@@ -48,7 +48,11 @@ fn client(w: &World, authorization: Option<&str>, form: &Form) -> Result<usize, 
             let Some((id, secret)) = text.split_once(':') else {
                 return Err(bad("malformed Basic credentials"));
             };
-            (id.to_owned(), secret.to_owned())
+            // RFC 6749 2.3.1: both parts are form-urlencoded before encoding.
+            (
+                crate::api::percent_decode(id),
+                crate::api::percent_decode(secret),
+            )
         }
         None => match (field(form, "client_id"), field(form, "client_secret")) {
             (Some(id), Some(secret)) => (id.to_owned(), secret.to_owned()),

@@ -37,7 +37,10 @@
 //!   chatting; one event every `intervalMs`. When a reader falls behind
 //!   (half its queue in use) the generator waits for it instead of cutting it.
 //!
-//! A scenario is done when `GET /_emulator/scenario` shows `"done":true`.
+//! A scenario is done when `GET /_emulator/scenario` shows `"done":true`:
+//! its last step ran and every frame it queued has been handed to its
+//! connection (at most 5 s of waiting for a reader that does not read), so
+//! the ledger is final.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -73,6 +76,17 @@ pub const BUILTIN: [(&str, &str); 3] = [
 
 impl Scenario {
     /// Parses scenario JSON.
+    ///
+    /// ```
+    /// use onair_emulator::Scenario;
+    /// let s = Scenario::from_json(r#"{"name":"mini","steps":[
+    ///     {"do":"liveStart","title":"t"},
+    ///     {"do":"waitForStream"},
+    ///     {"afterMs":500,"do":"emit","event":"chat","data":{"message":"hi"}},
+    ///     {"afterMs":1000,"do":"liveEnd"}]}"#).unwrap();
+    /// assert_eq!(s.steps.len(), 4);
+    /// assert!(Scenario::from_json(r#"{"steps":[{"afterMs":1}]}"#).is_err());
+    /// ```
     ///
     /// # Errors
     /// A message when the text is not a scenario or a step has no `"do"`.
@@ -209,7 +223,19 @@ pub async fn run(shared: Arc<Shared>, scenario: Scenario) {
             shared.world().log(format!("scenario: {e}"));
         }
     }
-    shared.progress.send_modify(|p| p.done = true);
+    // Done means the ledger is final: wait (briefly) until every frame the
+    // scenario queued has been handed to its connection.
+    shared
+        .progress
+        .send_modify(|p| p.waiting = Some("streams to drain".to_owned()));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !shared.world().settled() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    shared.progress.send_modify(|p| {
+        p.done = true;
+        p.waiting = None;
+    });
     shared
         .world()
         .log(format!("scenario {} done", scenario.name));
@@ -354,7 +380,7 @@ async fn generate(
             let mut batch = 0;
             while n < count
                 && start + (n as i64) * interval <= now
-                && batch < 2000
+                && batch < 200
                 && !w.streams_backed_up(d)
             {
                 let (leave, kind, data) =

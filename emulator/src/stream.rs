@@ -56,6 +56,8 @@ pub struct StreamHandle {
     tx: mpsc::Sender<Arc<Frame>>,
     cut: Arc<AtomicBool>,
     kill: Option<Arc<Notify>>,
+    ledger: Arc<BotLedger>,
+    conn: usize,
 }
 
 /// What happened to a frame offered to a stream.
@@ -90,6 +92,11 @@ impl StreamHandle {
     /// Frames queued and not yet taken by the writer.
     pub fn queued(&self) -> usize {
         self.tx.max_capacity() - self.tx.capacity()
+    }
+
+    /// Whether this handle feeds connection `conn` of `ledger`.
+    pub fn feeds(&self, ledger: &Arc<BotLedger>, conn: usize) -> bool {
+        Arc::ptr_eq(&self.ledger, ledger) && self.conn == conn
     }
 
     /// Whether the reader side still exists.
@@ -130,6 +137,8 @@ pub fn open(
         tx,
         cut: Arc::clone(&cut),
         kill,
+        ledger: Arc::clone(&ledger),
+        conn,
     };
     let body = StreamBody {
         rx,

@@ -232,6 +232,8 @@ pub struct WireConfig {
     pub unknown_fields: bool,
     /// An event name a future server might add, before each event.
     pub unknown_events: bool,
+    /// Fractional-second digits of default timestamps (0–9; `None`: 3).
+    pub fraction_digits: Option<u8>,
 }
 
 impl WireConfig {

@@ -4,7 +4,7 @@
 //! joining the room, fanning an event out (permission filter, manager level,
 //! no echo), ending or dropping streams, heartbeats and token expiry.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -16,6 +16,7 @@ use crate::events::{self, Defaults, EventInfo, Kind};
 use crate::ledger::{BotLedger, Ledger};
 use crate::quota::Quotas;
 use crate::rng::Rng;
+pub use crate::room::{ListenerRow, Live, Member};
 use crate::scope::Scope;
 use crate::stream::{self, Frame, Offer, StreamBody, StreamHandle};
 use crate::wire::{event_frame, Obj, WireConfig};
@@ -121,44 +122,6 @@ pub struct Refresh {
     pub expires_at: i64,
     /// When revoked (rotation, revoke, theft, disconnect).
     pub revoked_at: Option<i64>,
-}
-
-/// A person in the room.
-#[derive(Debug, Clone)]
-pub struct Member {
-    seq: u64,
-    /// Nickname (`None` when unknown).
-    pub nickname: Option<String>,
-}
-
-/// One broadcast on air.
-#[derive(Debug)]
-pub struct Live {
-    /// `liveId`.
-    pub live_id: u64,
-    /// Title.
-    pub title: String,
-    /// Pinned greeting.
-    pub welcome_message: String,
-    /// Categories.
-    pub categories: Vec<String>,
-    /// Hashtags.
-    pub tags: Vec<String>,
-    /// Start (emulator ms).
-    pub started_at: i64,
-    /// Scheduled end.
-    pub close_air_at: i64,
-    members: HashMap<String, Member>,
-    order: BTreeMap<u64, String>,
-    next_seq: u64,
-    ever: HashSet<String>,
-    donated: HashMap<String, (u64, u64)>,
-    /// Listeners banned from chat in this broadcast (their chat is never created).
-    pub chat_banned: HashSet<String>,
-    /// Open streams.
-    pub streams: Vec<StreamHandle>,
-    ledger: usize,
-    chat_times: VecDeque<i64>,
 }
 
 /// A DJ and their broadcast state.
@@ -272,9 +235,6 @@ impl ApiError {
         )
     }
 }
-
-/// One listener: (join sequence, id, nickname).
-pub type ListenerRow = (u64, String, String);
 
 const MAX_REQUESTS: usize = 20_000;
 
@@ -476,24 +436,7 @@ impl World {
         d.chat_frozen = false;
         d.bot_kicked = false;
         d.bot_chat_banned = false;
-        d.live = Some(Live {
-            live_id,
-            title: title.unwrap_or_else(|| "Late night lo-fi 🎧".to_owned()),
-            welcome_message: String::new(),
-            categories: vec!["music".to_owned()],
-            tags: vec!["lofi".to_owned(), "onair".to_owned()],
-            started_at: now,
-            close_air_at: now + 2 * 3_600_000,
-            members: HashMap::new(),
-            order: BTreeMap::new(),
-            next_seq: 1,
-            ever: HashSet::new(),
-            donated: HashMap::new(),
-            chat_banned: HashSet::new(),
-            streams: Vec::new(),
-            ledger: self.ledger.len() - 1,
-            chat_times: VecDeque::new(),
-        });
+        d.live = Some(Live::new(live_id, title, now, self.ledger.len() - 1));
         let name = d.name.clone();
         self.log(format!("live start: dj {name} liveId {live_id}"));
         live_id
@@ -578,6 +521,22 @@ impl World {
             .is_some_and(|l| l.streams.iter().any(|s| s.is_open() && s.queued() > half))
     }
 
+    /// Whether the ledger is final for now: every connection is either closed
+    /// or still open with nothing queued (no frame waits to be written).
+    pub fn settled(&self) -> bool {
+        self.ledger.iter().all(|(_, _, bots)| {
+            bots.iter().all(|bot| {
+                bot.open_connections().into_iter().all(|conn| {
+                    self.djs.iter().filter_map(|d| d.live.as_ref()).any(|live| {
+                        live.streams
+                            .iter()
+                            .any(|s| s.feeds(bot, conn) && s.is_open() && s.queued() == 0)
+                    })
+                })
+            })
+        })
+    }
+
     /// Open streams of `dj`.
     pub fn open_streams(&self, dj: usize) -> usize {
         self.djs[dj]
@@ -586,7 +545,9 @@ impl World {
             .map_or(0, |l| l.streams.iter().filter(|s| s.is_open()).count())
     }
 
-    fn next_frame_id(&mut self, dj: usize, now: i64) -> String {
+    /// The next frame id of `dj`: `<epochMillis>-<offset>` (spec 4.6), and
+    /// the same as numbers (the ledger's key for counting an event once).
+    fn next_frame_id(&mut self, dj: usize, now: i64) -> (String, (i64, u64)) {
         let d = &mut self.djs[dj];
         if now > d.last_id_ms {
             d.last_id_ms = now;
@@ -594,7 +555,10 @@ impl World {
         } else {
             d.id_offset += 1;
         }
-        format!("{}-{}", d.last_id_ms, d.id_offset)
+        (
+            format!("{}-{}", d.last_id_ms, d.id_offset),
+            (d.last_id_ms, d.id_offset),
+        )
     }
 
     /// Emits one event to `dj`'s broadcast (spec 2.6, 4.6 rules 1, 5, 6);
@@ -615,8 +579,12 @@ impl World {
                 d.name
             ));
         };
-        let (dj_id, dj_nick, unknown_fields) =
-            (d.user_id.clone(), d.nickname.clone(), d.wire.unknown_fields);
+        let (dj_id, dj_nick, unknown_fields, fraction_digits) = (
+            d.user_id.clone(),
+            d.nickname.clone(),
+            d.wire.unknown_fields,
+            d.wire.fraction_digits,
+        );
         // The presence default `fanRank` needs the person first.
         let obj = data.as_object().cloned().unwrap_or_default();
         let mut probe = self.rng.clone();
@@ -625,19 +593,21 @@ impl World {
             dj_id: &dj_id,
             dj_nickname: &dj_nick,
             fan_rank: None,
+            fraction_digits,
         };
         let (uid, _) = events::resolve_user(kind, &obj, &defaults, &mut probe)?;
         if kind == Kind::Chat && live.chat_banned.contains(&uid) {
             // Spec 4.6 rule 6: chat from a chat-banned listener is never created.
             return Ok((None, 0));
         }
-        let fan_rank = fan_rank(live, &uid);
+        let fan_rank = live.fan_rank(&uid);
         let defaults = Defaults {
             fan_rank,
             ..defaults
         };
-        let (json, info) = events::build(kind, data, &defaults, &mut self.rng, unknown_fields)?;
-        let id = self.next_frame_id(dj, now);
+        let (json, mut info) = events::build(kind, data, &defaults, &mut self.rng, unknown_fields)?;
+        let (id, seq) = self.next_frame_id(dj, now);
+        info.seq = seq;
         let delivered = self.deliver(dj, kind, &id, json, info);
         Ok((Some(id), delivered))
     }
@@ -652,24 +622,12 @@ impl World {
         };
         match kind {
             Kind::Presence => live.enter(&info.user_id, info.nickname.clone()),
-            _ => {
-                if !live.members.contains_key(&info.user_id) && info.user_id != d.user_id {
-                    live.enter(&info.user_id, info.nickname.clone());
-                }
-                if let Some(m) = live.members.get_mut(&info.user_id) {
-                    if info.nickname.is_some() {
-                        m.nickname.clone_from(&info.nickname);
-                    }
-                }
-            }
+            // Anyone else who acts is in the room (entered silently); the DJ is not a listener.
+            _ if info.user_id != d.user_id => live.enter(&info.user_id, info.nickname.clone()),
+            _ => {}
         }
         if kind == Kind::Donation {
-            let next = live.donated.len() as u64;
-            let e = live
-                .donated
-                .entry(info.user_id.clone())
-                .or_insert((0, next));
-            e.0 = e.0.saturating_add(info.donated);
+            live.add_donation(&info.user_id, info.donated);
         }
         let unknown = wire.unknown_events.then(|| {
             let data = Obj::new()
@@ -763,23 +721,29 @@ impl World {
         let Some(live) = self.djs[dj].live.as_ref() else {
             return;
         };
-        if live.members.contains_key(&bot_id) {
+        if live.is_present(&bot_id) {
             return;
         }
-        let fan_rank = fan_rank(live, &bot_id);
+        let fan_rank = live.fan_rank(&bot_id);
         let data = serde_json::json!({"user": {"id": bot_id, "nickname": nickname}, "isManager": manager, "favoriteTemperature": null});
         let d = &self.djs[dj];
-        let (dj_id, dj_nick) = (d.user_id.clone(), d.nickname.clone());
+        let (dj_id, dj_nick, fraction_digits) = (
+            d.user_id.clone(),
+            d.nickname.clone(),
+            d.wire.fraction_digits,
+        );
         let defaults = Defaults {
             now_ms: now,
             dj_id: &dj_id,
             dj_nickname: &dj_nick,
             fan_rank,
+            fraction_digits,
         };
-        if let Ok((json, info)) =
+        if let Ok((json, mut info)) =
             events::build(Kind::Presence, &data, &defaults, &mut self.rng, false)
         {
-            let id = self.next_frame_id(dj, now);
+            let (id, seq) = self.next_frame_id(dj, now);
+            info.seq = seq;
             self.deliver(dj, Kind::Presence, &id, json, info);
         }
     }
@@ -807,18 +771,11 @@ impl World {
 
     /// Takes one slot of the broadcast-wide chat limit; false when full.
     pub fn chat_slot(&mut self, dj: usize, now: i64) -> bool {
-        let limit = self.quotas.config.chat_per_second as usize;
-        let Some(live) = self.djs[dj].live.as_mut() else {
-            return false;
-        };
-        while live.chat_times.front().is_some_and(|t| now - *t >= 1000) {
-            live.chat_times.pop_front();
-        }
-        if live.chat_times.len() >= limit {
-            return false;
-        }
-        live.chat_times.push_back(now);
-        true
+        let limit = usize::try_from(self.quotas.config.chat_per_second).unwrap_or(usize::MAX);
+        self.djs[dj]
+            .live
+            .as_mut()
+            .is_some_and(|live| live.chat_slot(now, limit))
     }
 
     /// Opens a stream for `integration` (spec 3.3, 4.6): the bot joins the
@@ -958,68 +915,27 @@ impl World {
         }
     }
 
-    /// The room's members in join order, after `after_seq`: (seq, id, nickname).
+    /// The room of `dj` in join order after `after_seq` (see [`Live::listeners`]).
     pub fn listeners(
         &self,
         dj: usize,
         after_seq: u64,
         limit: usize,
     ) -> Option<(Vec<ListenerRow>, bool)> {
-        let live = self.djs[dj].live.as_ref()?;
-        let mut out = Vec::new();
-        let mut more = false;
-        for (seq, id) in live.order.range(after_seq + 1..) {
-            if out.len() == limit {
-                more = true;
-                break;
-            }
-            let nick = live
-                .members
-                .get(id)
-                .and_then(|m| m.nickname.clone())
-                .unwrap_or_else(|| events::default_nickname(id).to_owned());
-            out.push((*seq, id.clone(), nick));
-        }
-        Some((out, more))
+        Some(self.djs[dj].live.as_ref()?.listeners(after_seq, limit))
     }
 
-    /// Top 30 donors present: (id, nickname, donated).
+    /// The top 30 donors present in `dj`'s room (see [`Live::fans`]).
     pub fn fans(&self, dj: usize) -> Option<Vec<(String, String, u64)>> {
-        let live = self.djs[dj].live.as_ref()?;
-        let mut donors: Vec<(&String, &(u64, u64))> = live
-            .donated
-            .iter()
-            .filter(|(id, (n, _))| *n > 0 && live.members.contains_key(*id))
-            .collect();
-        donors.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.1 .1.cmp(&b.1 .1)));
-        Some(
-            donors
-                .into_iter()
-                .take(30)
-                .map(|(id, (n, _))| {
-                    let nick = live
-                        .members
-                        .get(id)
-                        .and_then(|m| m.nickname.clone())
-                        .unwrap_or_else(|| events::default_nickname(id).to_owned());
-                    (id.clone(), nick, *n)
-                })
-                .collect(),
-        )
+        Some(self.djs[dj].live.as_ref()?.fans())
     }
 
-    /// A listener leaves the room (no event: presence only carries JOIN).
+    /// A listener leaves `dj`'s room (no event: presence only carries JOIN).
     pub fn leave(&mut self, dj: usize, user_id: &str) -> bool {
-        let Some(live) = self.djs[dj].live.as_mut() else {
-            return false;
-        };
-        match live.members.remove(user_id) {
-            Some(m) => {
-                live.order.remove(&m.seq);
-                true
-            }
-            None => false,
-        }
+        self.djs[dj]
+            .live
+            .as_mut()
+            .is_some_and(|live| live.leave(user_id))
     }
 
     /// Kicks the bots of `dj`: out of the room, their streams cut.
@@ -1037,36 +953,6 @@ impl World {
         let name = self.djs[dj].name.clone();
         self.log(format!("[{name}] bots kicked ({n} stream(s) cut)"));
     }
-
-    /// Listener count and total listener count.
-    pub fn counts(live: &Live) -> (usize, usize) {
-        (live.members.len(), live.ever.len())
-    }
-}
-
-impl Live {
-    fn enter(&mut self, id: &str, nickname: Option<String>) {
-        if let Some(m) = self.members.get_mut(id) {
-            if nickname.is_some() {
-                m.nickname = nickname;
-            }
-            return;
-        }
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.members.insert(id.to_owned(), Member { seq, nickname });
-        self.order.insert(seq, id.to_owned());
-        self.ever.insert(id.to_owned());
-    }
-}
-
-fn fan_rank(live: &Live, id: &str) -> Option<i64> {
-    let mine = live.donated.get(id)?.0;
-    if mine == 0 {
-        return None;
-    }
-    let above = live.donated.values().filter(|(n, _)| *n > mine).count();
-    Some(above as i64 + 1)
 }
 
 fn summarize(kind: Kind, info: &EventInfo) -> String {

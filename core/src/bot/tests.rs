@@ -9,6 +9,7 @@ use crate::problem::ProblemKind;
 use crate::scope::Permission;
 use crate::secret::ClientCredentials;
 use crate::stream::ConnectLoop;
+use crate::timers::Tag;
 use proptest::prelude::*;
 
 const T0: u64 = 1_732_250_000_000;
@@ -219,7 +220,9 @@ fn a_full_session_with_canned_responses() {
         (Some("rt2"), 2)
     );
 
-    // TOKEN_EXPIRED end → refresh (with the rotated token) → reconnect.
+    // TOKEN_EXPIRED end: the bot refreshed since this connection opened, so
+    // the new pair is the refresh: reconnect with it at once (one refresh
+    // per expiry).
     now += 5 * MIN;
     bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
         .unwrap();
@@ -231,6 +234,17 @@ fn a_full_session_with_canned_responses() {
     assert!(
         matches!(events_of(&actions)[..], [Event::End(ref e)] if e.reason == EndReason::TokenExpired)
     );
+    assert!(sends(&actions).is_empty(), "no second refresh: {actions:?}");
+    let (stream, request) = stream_open(&actions).expect("reconnects at once");
+    assert_eq!(request.header("authorization"), Some("Bearer at2"));
+    bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
+
+    // TOKEN_EXPIRED on a connection opened with the current pair: refresh,
+    // then reconnect with the new one.
+    now += 5 * MIN;
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
     let (id, request) = only_send(&actions);
     refreshes += 1;
     assert!(body_text(&request).contains("refresh_token=rt2"));
@@ -1283,6 +1297,7 @@ fn transcript_line(now: u64, action: &Action) -> String {
         Action::Notice(notice) => format!("notice {notice:?}"),
         Action::Done { call, result } => format!("{call} done: {result:?}"),
         Action::PersistTokens(tokens) => format!("persist {tokens}"),
+        Action::Timer { tag } => format!("timer {tag}"),
         Action::NeedsAuthorization => "needs authorization".to_owned(),
         Action::Wait { until_ms } => match until_ms {
             Some(at) => format!("wait until t+{}ms", at - T0),
@@ -1389,17 +1404,15 @@ fn a_day_in_the_bots_life() {
         }
     }
 
-    // The old token expires under the open stream: TOKEN_EXPIRED.
+    // The old token expires under the open stream: TOKEN_EXPIRED; the pair
+    // refreshed at 50 minutes is the refresh, so reconnect with it at once.
     now = T0 + 61 * MIN;
     report(&mut log, now, "end TOKEN_EXPIRED");
     bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
         .unwrap();
     let actions = step(&mut bot, now, &mut log);
-    let (id, _) = only_send(&actions);
-    report(&mut log, now, "200 rotated pair");
-    bot.on_response(id, 200, NO_HEADERS, &pair("at3", "rt3", ALL_SCOPES), now)
-        .unwrap();
-    let (stream, _) = stream_open(&step(&mut bot, now, &mut log)).unwrap();
+    assert!(sends(&actions).is_empty());
+    let (stream, _) = stream_open(&actions).unwrap();
     bot.on_stream_open(stream, 200, NO_HEADERS, now).unwrap();
 
     // A silent network: the watchdog closes it; a drop backs off.
@@ -1421,4 +1434,127 @@ fn a_day_in_the_bots_life() {
     let text = log.join("\n");
     assert!(!text.contains("at1") && !text.contains("rt2") && !text.contains("consent-code"));
     insta::assert_snapshot!(text);
+}
+
+// ---- app timers and the status snapshot (issue 13) ---------------------------------
+
+#[test]
+fn timers_fire_in_the_same_loop_and_fold_into_wait() {
+    let (mut bot, _) = authorized("chat.send", false);
+    bot.schedule(T0 + 5_000, "once").unwrap();
+    bot.every(60_000, "announce", T0 + 10_000).unwrap();
+    assert_eq!(wait_until(&drain(&mut bot, T0)), Some(T0 + 5_000));
+    let actions = drain(&mut bot, T0 + 5_000);
+    assert_eq!(
+        actions[0],
+        Action::Timer {
+            tag: Tag::new("once").unwrap()
+        }
+    );
+    assert_eq!(wait_until(&actions), Some(T0 + 10_000));
+    // Polled late: each repeating timer fires once, no burst.
+    let actions = drain(&mut bot, T0 + 200_000);
+    let fired: Vec<_> = actions
+        .iter()
+        .filter(|a| matches!(a, Action::Timer { .. }))
+        .collect();
+    assert_eq!(fired.len(), 1, "{actions:?}");
+    assert!(bot.cancel_timer("announce"));
+    assert!(!bot.cancel_timer("announce"));
+    assert!(bot.schedule(T0, "").is_err(), "tags are checked");
+}
+
+#[test]
+fn a_while_connected_timer_waits_for_the_stream() {
+    let (mut bot, stream) = streaming();
+    bot.set_timer("ad", Timer::every(30_000, T0 + 1_000).while_connected())
+        .unwrap();
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", T0 + 1_000)
+        .unwrap();
+    assert!(drain(&mut bot, T0 + 1_000)
+        .iter()
+        .any(|a| matches!(a, Action::Timer { tag } if tag == "ad")));
+    // The stream drops: the timer does not fire while disconnected.
+    bot.on_stream_closed(stream, T0 + 2_000).unwrap();
+    let actions = drain(&mut bot, T0 + 31_000);
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Timer { .. })),
+        "{actions:?}"
+    );
+}
+
+#[test]
+fn status_says_where_the_bot_stands_and_counts_what_it_saw() {
+    let (mut bot, stream) = streaming();
+    let frames = format!(
+        ":heartbeat\n\n{}{}event:chat\ndata:{{broken\n\n",
+        chat_frame("1-1", "a"),
+        chat_frame("1-2", "b")
+    );
+    bot.on_stream_bytes(stream, frames.as_bytes(), T0 + 1_000)
+        .unwrap();
+    drain(&mut bot, T0 + 1_000);
+    let call = bot.send_chat("hi").unwrap();
+    let (id, _) = only_send(&drain(&mut bot, T0 + 1_000));
+    bot.on_response(id, 204, NO_HEADERS, b"", T0 + 1_000)
+        .unwrap();
+    assert!(drain(&mut bot, T0 + 1_000).contains(&Action::Done {
+        call,
+        result: CallResult::ChatSent
+    }));
+    let status = bot.status(T0 + 1_000);
+    assert_eq!(status.connection, Connection::Connected { since_ms: T0 });
+    let c = &status.counters;
+    assert_eq!(
+        (
+            c.chat,
+            c.decode_errors,
+            c.heartbeats,
+            c.last_heartbeat_ms,
+            c.connects,
+            c.chats_sent
+        ),
+        (2, 1, 1, Some(T0 + 1_000), 1, 1)
+    );
+    assert!(status.cannot.is_empty(), "{:?}", status.cannot);
+    assert_eq!(status.notes.len(), 1, "presence needs manager level");
+    // A drop, then not on air.
+    bot.on_stream_closed(stream, T0 + 2_000).unwrap();
+    assert!(matches!(
+        bot.status(T0 + 2_000).connection,
+        Connection::BackingOff { .. }
+    ));
+    assert_eq!(bot.status(T0 + 2_000).counters.drops, 1);
+    let json = bot.status(T0 + 2_000).to_json();
+    assert!(
+        json.contains(r#""state":"backingOff""#) && json.contains(r#""drops":1"#),
+        "{json}"
+    );
+
+    let (bot, _) = authorized("events.chat", true);
+    let status = bot.status(T0);
+    assert!(status.cannot.iter().any(|l| l.contains("chat.send")));
+    assert!(status.notes.is_empty());
+}
+
+#[test]
+fn token_expired_after_a_refresh_reconnects_with_the_new_pair_without_a_second_refresh() {
+    let (mut bot, stream) = streaming();
+    // The scheduled refresh (50 minutes in) happens while the stream is open.
+    let now = T0 + 50 * MIN;
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+    let (id, request) = only_send(&drain(&mut bot, now));
+    assert!(request.url.ends_with("/v1/oauth/token"));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", ALL_SCOPES), now)
+        .unwrap();
+    drain(&mut bot, now);
+    // The old token expires under the open stream: reconnect with the new
+    // pair at once, no second refresh.
+    let now = T0 + 60 * MIN;
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(sends(&actions).is_empty(), "{actions:?}");
+    let (_, request) = stream_open(&actions).expect("reconnects at once");
+    assert_eq!(request.header("authorization"), Some("Bearer at2"));
 }

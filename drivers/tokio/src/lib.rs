@@ -83,6 +83,11 @@ pub enum BotEvent {
     },
     /// Worth a log line; nothing to do.
     Notice(Notice),
+    /// An app timer is due (`bot_mut().schedule(…)`, `every(…)`).
+    Timer {
+        /// The timer's tag.
+        tag: onair::timers::Tag,
+    },
     /// A new token pair is in force; it was saved to the store already.
     TokensRenewed(Tokens),
     /// The store refused the new pair: fix it, or a restart needs consent.
@@ -235,6 +240,7 @@ impl Driver {
                 Action::Event { id, event } => return Some(BotEvent::Event { id, event }),
                 Action::Done { call, result } => return Some(BotEvent::Done { call, result }),
                 Action::Notice(notice) => return Some(BotEvent::Notice(notice)),
+                Action::Timer { tag } => return Some(BotEvent::Timer { tag }),
                 Action::PersistTokens(tokens) => {
                     if let Some(store) = &self.store {
                         if let Err(e) = store.save(&tokens) {

@@ -163,3 +163,103 @@ async fn a_reader_that_never_reads_is_cut_and_others_go_on() {
     assert_eq!(conns[1]["events"]["chat"], 400);
     drop(stalled);
 }
+
+#[tokio::test]
+async fn random_requests_always_get_an_answer() {
+    use onair_emulator::rng::Rng;
+    let env = Env::start().await;
+    env.live_start().await;
+    let (access, refresh) = env.tokens(ALL).await;
+    let mut rng = Rng::new(2026);
+    let paths = [
+        "/v1/oauth/token",
+        "/v1/oauth/revoke",
+        "/v1/live",
+        "/v1/live/listeners",
+        "/v1/live/fans",
+        "/v1/live/chat",
+        "/v1/live/listeners?cursor=%ZZ",
+        "/v1/live/listeners?cursor=",
+        "/v1/nope",
+        "/",
+        "/_emulator",
+        "/_emulator/emit",
+        "/_emulator/state",
+        "/_emulator/quota",
+        "/_emulator/wire",
+        "/_emulator/fail",
+        "/_emulator/consent",
+        "/_emulator/consent/narrow",
+        "/_emulator/streams/end",
+        "/_emulator/clock/advance",
+        "/_emulator/ban",
+        "/_emulator/leave",
+        "/_emulator/live/start",
+        "/_emulator/apps",
+    ];
+    let bodies = [
+        "",
+        "{",
+        "null",
+        "[]",
+        "{\"message\":null}",
+        "{\"message\":\"hi\"}",
+        "{\"event\":\"chat\",\"data\":[]}",
+        "{\"event\":\"like\",\"data\":{\"user\":{\"id\":\"\"}}}",
+        "{\"event\":\"donation\",\"data\":{\"amount\":-1}}",
+        "{\"event\":\"presence\",\"data\":{\"fanRank\":\"x\"}}",
+        "{\"ms\":-5}",
+        "{\"status\":99999}",
+        "{\"perSecond\":{\"replenishRate\":0,\"burstCapacity\":0}}",
+        "{\"chunkBytes\":1}",
+        "{\"reason\":\"LIVE_ENDED\"}",
+        "grant_type=refresh_token&refresh_token=",
+        "grant_type=authorization_code&code=%",
+        "token=%%%",
+        "\u{0}\u{1}\u{2}",
+        "{\"scope\":\"\u{1F600}\"}",
+    ];
+    let cts = [
+        "application/json",
+        "application/x-www-form-urlencoded",
+        "text/plain",
+        "",
+        "application/json; charset=utf-8",
+    ];
+    let auths = [
+        format!("Bearer {access}"),
+        "Bearer".to_owned(),
+        "Basic !!!".to_owned(),
+        env.basic(),
+        String::new(),
+        format!("Bearer {refresh}"),
+    ];
+    for _ in 0..400 {
+        let method = ["GET", "POST", "PUT", "DELETE", "PATCH"][rng.below(5) as usize];
+        let path = paths[rng.below(paths.len() as u64) as usize];
+        let body = bodies[rng.below(bodies.len() as u64) as usize];
+        let ct = cts[rng.below(cts.len() as u64) as usize];
+        let auth = &auths[rng.below(auths.len() as u64) as usize];
+        let mut req = env
+            .http
+            .request(
+                reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+                format!("{}{path}", env.base),
+            )
+            .body(body.to_owned());
+        if !ct.is_empty() {
+            req = req.header("content-type", ct);
+        }
+        if !auth.is_empty() {
+            req = req.header("authorization", auth.as_str());
+        }
+        let r = req
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {path} {body:?}: {e}"));
+        assert!(r.status().as_u16() >= 200, "{method} {path}");
+        let _ = r.bytes().await.unwrap();
+    }
+    env.ctl("/wire", json!({"chunkBytes": 0})).await;
+    still_serving(&env).await;
+}

@@ -173,3 +173,25 @@ async fn chat_from_a_chat_banned_listener_is_never_created() {
     let b = env.bot_ledger().await;
     assert!(b["totals"]["people"].get("troll").is_none());
 }
+
+#[tokio::test]
+async fn an_event_on_two_open_connections_of_one_bot_counts_once() {
+    let env = Env::start().await;
+    let mut s1 = connected(&env, ALL).await;
+    let (access, _) = env.tokens(ALL).await;
+    let mut s2 = env.stream(&access).await;
+    assert_eq!(
+        env.emit(
+            "like",
+            json!({"user": {"id": "u1", "nickname": "a"}, "amount": 7})
+        )
+        .await["delivered"],
+        2
+    );
+    s1.event().await;
+    s2.event().await;
+    let b = env.bot_ledger().await;
+    assert_eq!(b["connections"][0]["events"]["like"], 1);
+    assert_eq!(b["connections"][1]["events"]["like"], 1);
+    assert_eq!(b["totals"]["hearts"], 7, "the union of what was delivered");
+}

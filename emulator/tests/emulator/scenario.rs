@@ -224,6 +224,68 @@ async fn faulty_scenario_tally_equals_ledger() {
     let p = env.ctl_get("/scenario").await;
     assert_eq!(
         (p["position"].as_u64(), p["total"].as_u64()),
-        (Some(37), Some(37))
+        (Some(38), Some(38))
     );
+}
+
+#[tokio::test]
+async fn every_scenario_action_runs_without_error() {
+    let text = r#"{"name":"all","steps":[
+        {"do":"liveStart","title":"t"},
+        {"do":"state","botManager":true},
+        {"do":"wire","comments":true},
+        {"do":"quota","chatPerSecond":3},
+        {"do":"fail","path":"/v1/live","status":500,"times":1},
+        {"do":"waitForStream","timeoutMs":5000},
+        {"do":"emit","event":"presence","data":{"user":{"id":"a","nickname":"A"}}},
+        {"do":"ban","userId":"a"},
+        {"do":"emit","event":"chat","data":{"user":{"id":"a","nickname":"A"}}},
+        {"do":"leave","userId":"a"},
+        {"do":"waitForRequest","path":"/v1/live/chat","count":1,"timeoutMs":5000},
+        {"do":"generate","seed":1,"count":50,"intervalMs":1,"people":5},
+        {"afterMs":1000,"do":"advance","ms":1000},
+        {"do":"streamsEnd","reason":"RECONNECT"},
+        {"do":"streamsDrop"},
+        {"do":"narrow","scope":"events.chat chat.send"},
+        {"do":"disconnect"},
+        {"do":"liveEnd"}
+    ]}"#;
+    let scenario = Scenario::from_json(text).unwrap();
+    let emu = Emulator::builder()
+        .speed(100.0)
+        .scenario(scenario)
+        .start()
+        .await
+        .unwrap();
+    let app = emu.app();
+    let env = Env {
+        base: emu.base_url(),
+        http: reqwest::Client::new(),
+        client_id: app.client_id,
+        secret: app.client_secret,
+        redirect: app.redirect_uri,
+        emu,
+    };
+    let (access, _) = env.tokens(ALL).await;
+    let _stream = env.stream(&access).await;
+    // Chat once the runner waits for it.
+    for _ in 0..500 {
+        let p = env.ctl_get("/scenario").await;
+        if p["waiting"]
+            .as_str()
+            .is_some_and(|w| w.contains("/v1/live/chat"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(env.chat(&access, "hello").await.status().as_u16(), 204);
+    tokio::time::timeout(Duration::from_secs(10), env.emu.wait_scenario())
+        .await
+        .unwrap();
+    let p = env.ctl_get("/scenario").await;
+    assert_eq!(p["done"], true);
+    assert!(p["error"].is_null(), "{p}");
+    assert_eq!(p["position"], 18);
+    assert_eq!(env.emu.scenario_progress(), (18, 18, true));
 }

@@ -278,7 +278,7 @@ async fn every_wire_variation_decodes_with_the_core() {
     env.live_start().await;
     env.ctl(
         "/wire",
-        json!({"lineEnding": "CR", "chunkBytes": 3, "bom": true, "spaceAfterColon": true, "comments": true, "unknownFields": true, "unknownEvents": true}),
+        json!({"lineEnding": "CR", "chunkBytes": 3, "bom": true, "spaceAfterColon": true, "comments": true, "unknownFields": true, "unknownEvents": true, "fractionDigits": 0}),
     )
     .await;
     let (access, _) = env.tokens(ALL).await;
@@ -298,6 +298,14 @@ async fn every_wire_variation_decodes_with_the_core() {
         "written a few bytes per write ({chunks} chunks)"
     );
     assert!(raw.starts_with("\u{feff}".as_bytes()));
+    let text = String::from_utf8_lossy(&raw);
+    let sent = text.split("\"sentTime\":\"").nth(1).unwrap();
+    assert_eq!(
+        sent.find('"'),
+        Some(20),
+        "no fractional digits: {}",
+        &sent[..21]
+    );
     let mut d = Decoder::new();
     let mut input = &raw[..];
     let mut names = Vec::new();

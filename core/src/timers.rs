@@ -24,7 +24,7 @@
 //!   silent drop.
 //!
 //! ```
-//! use onair::kit::timers::{Timer, Timers};
+//! use onair::timers::{Timer, Timers};
 //!
 //! const MINUTE: u64 = 60_000;
 //! let mut timers = Timers::new();
@@ -54,7 +54,7 @@ pub const MAX_TAG_LEN: usize = 64;
 /// Why a timer was not set. A local error: the caller's misuse.
 ///
 /// ```
-/// use onair::kit::timers::{TimerError, Timers};
+/// use onair::timers::{TimerError, Timers};
 ///
 /// assert_eq!(Timers::new().schedule(0, ""), Err(TimerError::BadTag("empty")));
 /// ```
@@ -78,7 +78,7 @@ pub enum TimerError {
 /// plain string and reads well in logs.
 ///
 /// ```
-/// use onair::kit::timers::Tag;
+/// use onair::timers::Tag;
 ///
 /// let tag = Tag::new("announce").unwrap();
 /// assert_eq!(tag, "announce");
@@ -92,7 +92,7 @@ impl Tag {
     /// Checks and wraps a tag.
     ///
     /// ```
-    /// assert!(onair::kit::timers::Tag::new("x".repeat(65)).is_err());
+    /// assert!(onair::timers::Tag::new("x".repeat(65)).is_err());
     /// ```
     pub fn new(tag: impl AsRef<str>) -> Result<Tag, TimerError> {
         let tag = tag.as_ref();
@@ -111,7 +111,7 @@ impl Tag {
     /// The tag's text.
     ///
     /// ```
-    /// assert_eq!(onair::kit::timers::Tag::new("t").unwrap().as_str(), "t");
+    /// assert_eq!(onair::timers::Tag::new("t").unwrap().as_str(), "t");
     /// ```
     pub fn as_str(&self) -> &str {
         &self.0
@@ -139,7 +139,7 @@ impl PartialEq<&str> for Tag {
 /// When a timer fires: once or repeatedly, always or only while connected.
 ///
 /// ```
-/// use onair::kit::timers::Timer;
+/// use onair::timers::Timer;
 ///
 /// let once = Timer::at(1_000);
 /// let repeat = Timer::every(60_000, 0).while_connected();
@@ -157,7 +157,7 @@ impl Timer {
     /// [`Timers::pop_due`] after it.
     ///
     /// ```
-    /// let timer = onair::kit::timers::Timer::at(5);
+    /// let timer = onair::timers::Timer::at(5);
     /// # let _ = timer;
     /// ```
     pub fn at(at_ms: u64) -> Timer {
@@ -172,7 +172,7 @@ impl Timer {
     /// (a period of 0 is refused by [`Timers::set`]).
     ///
     /// ```
-    /// let timer = onair::kit::timers::Timer::every(1_000, 0);
+    /// let timer = onair::timers::Timer::every(1_000, 0);
     /// # let _ = timer;
     /// ```
     pub fn every(period_ms: u64, first_at_ms: u64) -> Timer {
@@ -187,7 +187,7 @@ impl Timer {
     /// it waits for the connection, then fires once.
     ///
     /// ```
-    /// use onair::kit::timers::{Timer, Timers};
+    /// use onair::timers::{Timer, Timers};
     ///
     /// let mut timers = Timers::new();
     /// timers.set("hi", Timer::at(0).while_connected()).unwrap();
@@ -217,7 +217,7 @@ impl Entry {
 /// The set of timers a bot's loop hosts. See the [module](self) for the rules.
 ///
 /// ```
-/// use onair::kit::timers::Timers;
+/// use onair::timers::Timers;
 ///
 /// let mut timers = Timers::new();
 /// timers.schedule(100, "once").unwrap();
@@ -234,7 +234,7 @@ impl Timers {
     /// No timers.
     ///
     /// ```
-    /// assert_eq!(onair::kit::timers::Timers::new().next_deadline(true), None);
+    /// assert_eq!(onair::timers::Timers::new().next_deadline(true), None);
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -243,7 +243,7 @@ impl Timers {
     /// Sets timer `tag`, replacing any timer of that tag.
     ///
     /// ```
-    /// use onair::kit::timers::{Timer, TimerError, Timers};
+    /// use onair::timers::{Timer, TimerError, Timers};
     ///
     /// let mut timers = Timers::new();
     /// timers.set("a", Timer::at(50)).unwrap();
@@ -276,7 +276,7 @@ impl Timers {
     /// Fires once at `at_ms`: `set(tag, Timer::at(at_ms))`.
     ///
     /// ```
-    /// let mut timers = onair::kit::timers::Timers::new();
+    /// let mut timers = onair::timers::Timers::new();
     /// timers.schedule(1_000, "remind").unwrap();
     /// assert_eq!(timers.pop_due(999, true), None);
     /// assert_eq!(timers.pop_due(1_000, true).unwrap(), "remind");
@@ -289,7 +289,7 @@ impl Timers {
     /// `set(tag, Timer::every(period_ms, first_at_ms))`.
     ///
     /// ```
-    /// let mut timers = onair::kit::timers::Timers::new();
+    /// let mut timers = onair::timers::Timers::new();
     /// timers.every(1_000, "tick", 500).unwrap();
     /// assert_eq!(timers.pop_due(500, true).unwrap(), "tick");
     /// assert_eq!(timers.next_deadline(true), Some(1_500));
@@ -301,7 +301,7 @@ impl Timers {
     /// Removes timer `tag`; `false` when there was none.
     ///
     /// ```
-    /// assert!(!onair::kit::timers::Timers::new().cancel("none"));
+    /// assert!(!onair::timers::Timers::new().cancel("none"));
     /// ```
     pub fn cancel(&mut self, tag: &str) -> bool {
         let before = self.entries.len();
@@ -312,7 +312,7 @@ impl Timers {
     /// When timer `tag` is next due, if it is set.
     ///
     /// ```
-    /// let mut timers = onair::kit::timers::Timers::new();
+    /// let mut timers = onair::timers::Timers::new();
     /// timers.schedule(7, "t").unwrap();
     /// assert_eq!(timers.deadline("t"), Some(7));
     /// ```
@@ -329,7 +329,7 @@ impl Timers {
     /// [`pop_due`](Timers::pop_due) has something now.
     ///
     /// ```
-    /// use onair::kit::timers::{Timer, Timers};
+    /// use onair::timers::{Timer, Timers};
     ///
     /// let mut timers = Timers::new();
     /// timers.set("chat", Timer::at(10).while_connected()).unwrap();
@@ -350,7 +350,7 @@ impl Timers {
     /// [module](self) for the catch-up rule). Call it until `None`.
     ///
     /// ```
-    /// let mut timers = onair::kit::timers::Timers::new();
+    /// let mut timers = onair::timers::Timers::new();
     /// timers.schedule(20, "b").unwrap();
     /// timers.schedule(10, "a").unwrap();
     /// assert_eq!(timers.pop_due(30, true).unwrap(), "a");
@@ -388,7 +388,7 @@ impl Timers {
     /// How many timers are set.
     ///
     /// ```
-    /// assert_eq!(onair::kit::timers::Timers::new().len(), 0);
+    /// assert_eq!(onair::timers::Timers::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -397,7 +397,7 @@ impl Timers {
     /// Whether no timer is set.
     ///
     /// ```
-    /// assert!(onair::kit::timers::Timers::new().is_empty());
+    /// assert!(onair::timers::Timers::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -406,7 +406,7 @@ impl Timers {
     /// The tags set, in no particular order.
     ///
     /// ```
-    /// let mut timers = onair::kit::timers::Timers::new();
+    /// let mut timers = onair::timers::Timers::new();
     /// timers.schedule(1, "x").unwrap();
     /// assert_eq!(timers.tags().collect::<Vec<_>>(), ["x"]);
     /// ```

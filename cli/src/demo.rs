@@ -1,0 +1,544 @@
+//! `onair demo`: the reference bot through a busy and faulty broadcast.
+//!
+//! Without options it starts the emulator in-process on an ephemeral
+//! 127.0.0.1 port, runs the reference bot ([`crate::refbot`]) on
+//! `onair-tokio` on the emulator's virtual clock at high speed through the
+//! `demo` scenario (consent, chat with `!hello` and `!top`, joins, hearts,
+//! donations, a drop, `RECONNECT`, a per-second 429, a daily 429 on
+//! `chat.send`, 502s, a frozen chat, `TOKEN_EXPIRED` after an hour's jump,
+//! a kick, `LIVE_ENDED` and a second broadcast), shows progress, then prints
+//! a summary per broadcast from the bot's tally and checks it against the
+//! emulator's ledger: exit 1 when they differ.
+//!
+//! With `--base-url URL --client-id ID --client-secret S --code C
+//! --redirect-uri URI` (or the `ONAIR_*` variables of the same names) it runs
+//! the same bot against that deployment until Ctrl-C or SIGTERM; with
+//! `--tally-out FILE` it writes its tally there on the way out
+//! (`scripts/e2e rust`).
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use onair::json::TallyJson;
+use onair::stop::Stop;
+use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+use std::sync::Arc;
+
+use onair_emulator::clock::Clock as VirtualClock;
+use onair_emulator::{Emulator, Scenario};
+use onair_tokio::{BotEvent, Clock, Driver};
+
+use crate::refbot::{Note, RefBot};
+use crate::UsageError;
+
+/// The demo's timeline: the faulty scenario with people asking the bot.
+const DEMO_SCENARIO: &str = include_str!("demo.json");
+
+/// Emulator time runs this many times faster than real time.
+const DEMO_SPEED: f64 = 20.0;
+
+struct Remote {
+    base_url: String,
+    client_id: String,
+    client_secret: String,
+    code: String,
+    redirect_uri: String,
+    tally_out: Option<String>,
+}
+
+fn parse(args: &[String]) -> Result<(Option<Remote>, f64), UsageError> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let mut base_url = env("ONAIR_BASE_URL");
+    let mut client_id = env("ONAIR_CLIENT_ID");
+    let mut client_secret = env("ONAIR_CLIENT_SECRET");
+    let mut code = env("ONAIR_CODE");
+    let mut redirect_uri = env("ONAIR_REDIRECT_URI");
+    let mut tally_out = env("ONAIR_TALLY_OUT");
+    let mut speed = DEMO_SPEED;
+    let mut remote = false;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| UsageError(format!("{name} needs a value")))
+        };
+        match arg.as_str() {
+            "--base-url" => base_url = Some(value("--base-url")?),
+            "--client-id" => client_id = Some(value("--client-id")?),
+            "--client-secret" => client_secret = Some(value("--client-secret")?),
+            "--code" => code = Some(value("--code")?),
+            "--redirect-uri" => redirect_uri = Some(value("--redirect-uri")?),
+            "--tally-out" => tally_out = Some(value("--tally-out")?),
+            "--remote" => remote = true,
+            "--speed" => {
+                let v = value("--speed")?;
+                speed = match v.parse::<f64>() {
+                    Ok(x) if x.is_finite() && x > 0.0 => x,
+                    _ => return Err(UsageError(format!("--speed takes a number > 0, not {v:?}"))),
+                };
+            }
+            other => return Err(UsageError(format!("demo: unknown option {other:?}"))),
+        }
+    }
+    if !remote && base_url.is_none() {
+        return Ok((None, speed));
+    }
+    let need = |v: Option<String>, name: &str| {
+        v.ok_or_else(|| UsageError(format!("demo against a deployment needs {name}")))
+    };
+    Ok((
+        Some(Remote {
+            base_url: need(base_url, "--base-url")?,
+            client_id: need(client_id, "--client-id")?,
+            client_secret: need(client_secret, "--client-secret")?,
+            code: need(code, "--code")?,
+            redirect_uri: need(redirect_uri, "--redirect-uri")?,
+            tally_out,
+        }),
+        speed,
+    ))
+}
+
+/// Runs the command; exit 1 when the tally disagrees with the ledger.
+pub fn run(args: &[String]) -> Result<std::process::ExitCode, UsageError> {
+    let (remote, speed) = parse(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError(format!("demo: no runtime: {e}")))?;
+    Ok(runtime.block_on(async move {
+        match remote {
+            Some(remote) => against(remote).await,
+            None => demo(speed).await,
+        }
+    }))
+}
+
+/// The emulator's virtual clock for the driver.
+struct EmulatorClock(Arc<VirtualClock>);
+
+impl Clock for EmulatorClock {
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.0.now_ms()).unwrap_or(0)
+    }
+
+    fn real_delay(&self, at_ms: u64) -> Duration {
+        let left = at_ms.saturating_sub(self.now_ms()) as f64;
+        Duration::from_secs_f64((left / self.0.speed().max(1e-3) / 1000.0).min(60.0))
+    }
+}
+
+fn config(base_url: &str, client_id: &str, secret: &str) -> Result<BotConfig, String> {
+    let base = BaseUrl::new(base_url).map_err(|e| e.to_string())?;
+    let creds = ClientCredentials::new(client_id, secret).map_err(|e| e.to_string())?;
+    Ok(BotConfig::new(base, creds))
+}
+
+/// What the run loop reports as it goes.
+struct Screen {
+    live: bool,
+    said_shown: usize,
+    unknown_shown: std::collections::BTreeSet<String>,
+}
+
+impl Screen {
+    fn line(&self, text: &str) {
+        if self.live {
+            eprint!("\r\x1b[2K");
+        }
+        println!("{text}");
+    }
+
+    fn status(&self, text: &str) {
+        if self.live {
+            eprint!("\r\x1b[2K{text}");
+            let _ = std::io::stderr().flush();
+        }
+    }
+}
+
+/// One event from the driver, handled and shown. `false` once stopped.
+fn handle(
+    driver: &mut Driver,
+    refbot: &mut RefBot,
+    screen: &mut Screen,
+    code: &mut Option<(String, String)>,
+    event: BotEvent,
+) -> bool {
+    let now = driver.now_ms();
+    match event {
+        BotEvent::Event { event, .. } => {
+            let name = event.name();
+            if let onair::Event::End(end) = &event {
+                let what = match end.reason.as_str() {
+                    "LIVE_ENDED" => "the broadcast ended: wait, then connect for the next one",
+                    "TOKEN_EXPIRED" => "the token expired under the stream: refresh, reconnect",
+                    "RECONNECT" => "the server closed this connection: reconnect at once",
+                    _ => "an end reason this version does not know: back off",
+                };
+                screen.line(&format!("  ■ end {}: {what}", end.reason));
+            }
+            let notes = refbot.on_event(driver.bot_mut(), &event, now);
+            for note in notes {
+                match note {
+                    Note::Said(text)
+                        if text.starts_with("Hello")
+                            || text.starts_with("Top donors")
+                            || (screen.said_shown < 8
+                                && (!text.starts_with("Welcome") || screen.said_shown < 3)) =>
+                    {
+                        screen.said_shown += 1;
+                        screen.line(&format!("  → {text}"));
+                    }
+                    Note::Said(_) => {}
+                    Note::BroadcastEnded(i) => {
+                        screen.line(&format!("  ■ broadcast {} over", i + 1));
+                    }
+                }
+            }
+            let _ = name;
+        }
+        BotEvent::Done { call, result } => refbot.on_done(call, &result),
+        BotEvent::Notice(notice) => {
+            use onair::bot::Notice;
+            match notice {
+                Notice::Problem { endpoint, problem } => {
+                    screen.line(&format!("  ! {endpoint}: {problem}"));
+                }
+                Notice::RequestTimedOut { endpoint, .. } => {
+                    screen.line(&format!(
+                        "  ! {endpoint}: no answer in time, failed by the bot"
+                    ));
+                }
+                Notice::ReconnectStormBraked { .. } => {
+                    screen.line("  ! RECONNECT storm: the next connect waits");
+                }
+                Notice::FrameSkipped(e) => screen.line(&format!("  ! frame skipped: {e}")),
+                Notice::UnknownEvent { event, .. }
+                    if screen.unknown_shown.insert(event.clone()) =>
+                {
+                    screen.line(&format!(
+                        "  · unknown event {event:?}: kept raw, skipped (said once)"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        BotEvent::TokensRenewed(tokens) => {
+            let what = if tokens.generation() == 1 {
+                "authorized"
+            } else {
+                "token refreshed"
+            };
+            screen.line(&format!(
+                "  ✓ {what} (generation {}, scope {})",
+                tokens.generation(),
+                tokens.scope()
+            ));
+        }
+        BotEvent::StoreFailed(e) => screen.line(&format!("  ! token store: {e}")),
+        BotEvent::NeedsAuthorization => match code.take() {
+            Some((code, redirect_uri)) => driver.bot_mut().authorize(&code, &redirect_uri),
+            None => {
+                screen.line("  ! the bot needs a new consent code; stopping");
+                return false;
+            }
+        },
+        BotEvent::Stopped(stop) => {
+            screen.line(&format!("  ■ stopped: {stop}"));
+            return matches!(stop, Stop::Reauthorize(_)) && code.is_some();
+        }
+        BotEvent::Timer { tag } => {
+            for note in refbot.on_timer(driver.bot_mut(), tag.as_str()) {
+                if let Note::Said(text) = note {
+                    screen.line(&format!("  → {text}"));
+                }
+            }
+        }
+        _ => {}
+    }
+    true
+}
+
+async fn demo(speed: f64) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let started = std::time::Instant::now();
+    let scenario = match Scenario::from_json(DEMO_SCENARIO) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("onair demo: bad built-in scenario: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let emu = match Emulator::builder()
+        .speed(speed)
+        .scenario(scenario)
+        .start()
+        .await
+    {
+        Ok(emu) => emu,
+        Err(e) => {
+            eprintln!("onair demo: the emulator did not start: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let app = emu.app();
+    println!("onair demo — the reference bot through a busy, faulty night");
+    println!(
+        "  emulator on {} (virtual clock ×{speed}); client id {}",
+        emu.base_url(),
+        app.client_id
+    );
+    let code = match consent_code(&emu.control_url()).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("onair demo: no consent code: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let config = match config(&emu.base_url(), &app.client_id, &app.client_secret) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("onair demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let bot = Bot::new(config, None, 0x0dd_ba11);
+    let mut driver = Driver::new(bot).with_clock(EmulatorClock(emu.clock()));
+    let mut refbot = RefBot::new();
+    let mut screen = Screen {
+        live: std::io::stderr().is_terminal(),
+        said_shown: 0,
+        unknown_shown: std::collections::BTreeSet::new(),
+    };
+    let mut code = Some((code, app.redirect_uri.clone()));
+    let mut ticker = tokio::time::interval(Duration::from_millis(150));
+    let mut settle: Option<tokio::time::Instant> = None;
+    let mut drops_shown = 0;
+    loop {
+        tokio::select! {
+            event = driver.next() => {
+                let Some(event) = event else { break };
+                if !handle(&mut driver, &mut refbot, &mut screen, &mut code, event) {
+                    break;
+                }
+            }
+            _ = ticker.tick() => {
+                let (position, total, done) = emu.scenario_progress();
+                let status = driver.bot().status(driver.now_ms());
+                let c = &status.counters;
+                if c.drops > drops_shown {
+                    drops_shown = c.drops;
+                    screen.line("  ⚡ the stream dropped without an end frame: back off (1 s doubling to 30 s, jittered), reconnect");
+                }
+                let filled = (position * 24).checked_div(total).unwrap_or(0).min(24);
+                screen.status(&format!(
+                    "[{}{}] {position}/{total} steps  events {}  chats {}  reconnects {}",
+                    "#".repeat(filled),
+                    ".".repeat(24 - filled),
+                    c.chat + c.presence + c.like + c.donation,
+                    c.chats_sent,
+                    c.connects.saturating_sub(1),
+                ));
+                if done && settle.is_none() {
+                    settle = Some(tokio::time::Instant::now() + Duration::from_millis(400));
+                }
+                if settle.is_some_and(|at| tokio::time::Instant::now() >= at) {
+                    break;
+                }
+            }
+        }
+    }
+    screen.status("");
+    let counters = driver.bot().status(driver.now_ms()).counters;
+    let _ = driver.shutdown(false).await;
+    let ledger = serde_json::to_value(emu.ledger()).unwrap_or_default();
+    emu.shutdown().await;
+    let ok = summary(&refbot, &ledger, &app.client_id);
+    println!(
+        "  {} events, {} heartbeats, {} connections, {} chats sent, {} given up (frozen chat, daily quota, chat limit); {:.1} s",
+        counters.chat + counters.presence + counters.like + counters.donation,
+        counters.heartbeats,
+        counters.connects,
+        counters.chats_sent,
+        counters.chats_failed,
+        started.elapsed().as_secs_f64()
+    );
+    if ok {
+        println!("tally = ledger: every broadcast, every person");
+        ExitCode::SUCCESS
+    } else {
+        println!("TALLY DIFFERS FROM THE LEDGER");
+        ExitCode::FAILURE
+    }
+}
+
+/// A consent code from the emulator's control API.
+pub(crate) async fn consent_code(control_url: &str) -> Result<String, String> {
+    let response = reqwest::Client::new()
+        .post(format!("{control_url}/consent"))
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let body: serde_json::Value = response.json().await.map_err(|e| e.to_string())?;
+    body["code"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("no code in {body}"))
+}
+
+fn empty(totals: &serde_json::Value) -> bool {
+    totals["people"].as_object().is_none_or(|p| p.is_empty())
+        && totals["hearts"] == 0
+        && totals["donated"] == 0
+}
+
+/// Whether the bot's tally equals the ledger's totals for this bot,
+/// broadcast by broadcast (empty ones left out on both sides).
+#[cfg(test)]
+pub(crate) fn tally_equals_ledger(
+    refbot: &RefBot,
+    ledger: &serde_json::Value,
+    client_id: &str,
+) -> bool {
+    let (truth, mine) = sides(refbot, ledger, client_id);
+    truth.len() == mine.len() && truth.iter().zip(&mine).all(|(t, (_, m))| *t == m)
+}
+
+type Mine<'a> = Vec<(&'a crate::refbot::Broadcast, serde_json::Value)>;
+
+fn sides<'a>(
+    refbot: &'a RefBot,
+    ledger: &'a serde_json::Value,
+    client_id: &str,
+) -> (Vec<&'a serde_json::Value>, Mine<'a>) {
+    let truth: Vec<&serde_json::Value> = ledger["broadcasts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|b| b["bots"].as_array().into_iter().flatten())
+        .filter(|bot| bot["clientId"] == client_id)
+        .map(|bot| &bot["totals"])
+        .filter(|t| !empty(t))
+        .collect();
+    let mine: Vec<(&crate::refbot::Broadcast, serde_json::Value)> = refbot
+        .broadcasts()
+        .iter()
+        .map(|b| {
+            (
+                b,
+                serde_json::to_value(TallyJson(&b.tally)).unwrap_or_default(),
+            )
+        })
+        .filter(|(_, t)| !empty(t))
+        .collect();
+    (truth, mine)
+}
+
+/// Prints a table per broadcast; `true` when the bot's tally equals the
+/// ledger's totals for this bot, broadcast by broadcast.
+fn summary(refbot: &RefBot, ledger: &serde_json::Value, client_id: &str) -> bool {
+    let (truth, mine) = sides(refbot, ledger, client_id);
+    let mut ok = truth.len() == mine.len();
+    println!();
+    for (i, (broadcast, totals)) in mine.iter().enumerate() {
+        let equal = truth.get(i).is_some_and(|t| *t == totals);
+        ok &= equal;
+        let title = broadcast.title.as_deref().unwrap_or("(title not read)");
+        println!(
+            "  broadcast {} — {title}: {} hearts, {} donated, {} attended{}",
+            i + 1,
+            broadcast.tally.total_hearts(),
+            broadcast.tally.total_donated(),
+            broadcast.tally.attendance(),
+            if equal {
+                "  ✓ ledger"
+            } else {
+                "  ✗ ledger differs"
+            }
+        );
+        println!(
+            "    {:<4} {:<22} {:>9} {:>9}",
+            "rank", "top donor", "donated", "hearts"
+        );
+        for (rank, (id, person)) in broadcast.tally.donors().iter().take(5).enumerate() {
+            let name = person.nickname.as_deref().unwrap_or(id);
+            let name: String = name.chars().take(20).collect();
+            println!(
+                "    {:<4} {:<22} {:>9} {:>9}",
+                rank + 1,
+                name,
+                person.donated,
+                person.hearts
+            );
+        }
+    }
+    if truth.len() != mine.len() {
+        println!(
+            "  the bot saw {} broadcast(s) with events, the ledger {}",
+            mine.len(),
+            truth.len()
+        );
+    }
+    ok
+}
+
+/// The same bot against a deployment (or `onair serve`): until Ctrl-C or
+/// SIGTERM, then the tally to `--tally-out`.
+async fn against(remote: Remote) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let config = match config(&remote.base_url, &remote.client_id, &remote.client_secret) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("onair demo: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let seed = std::collections::hash_map::RandomState::new();
+    let seed = std::hash::BuildHasher::hash_one(&seed, std::process::id());
+    let mut driver = Driver::new(Bot::new(config, None, seed));
+    let mut refbot = RefBot::new();
+    let mut screen = Screen {
+        live: false,
+        said_shown: 0,
+        unknown_shown: std::collections::BTreeSet::new(),
+    };
+    let mut code = Some((remote.code.clone(), remote.redirect_uri.clone()));
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("onair demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut failed = false;
+    loop {
+        tokio::select! {
+            event = driver.next() => {
+                let Some(event) = event else { failed = true; break };
+                if !handle(&mut driver, &mut refbot, &mut screen, &mut code, event) {
+                    failed = true;
+                    break;
+                }
+            }
+            _ = term.recv() => break,
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    let _ = driver.shutdown(false).await;
+    if let Some(path) = &remote.tally_out {
+        if let Err(e) = std::fs::write(path, refbot.tally_json()) {
+            eprintln!("onair demo: cannot write {path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,167 @@
+//! [`Status`]: a snapshot of the bot for dashboards and logs, serializable
+//! to JSON (camelCase), from [`Bot::status`](super::Bot::status).
+
+use serde::Serialize;
+
+use crate::scope::{Permission, Scope};
+
+/// Where the event stream stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Connection {
+    /// No tokens yet: the DJ must consent.
+    NeedsAuthorization,
+    /// The stream is switched off in the config (a chat-only bot).
+    Off,
+    /// Not on air (404, or the broadcast ended): the next attempt is at
+    /// `next_attempt_ms`.
+    #[serde(rename_all = "camelCase")]
+    WaitingForBroadcast {
+        /// When the next connect goes (unix ms).
+        next_attempt_ms: u64,
+    },
+    /// A connect is under way.
+    #[serde(rename_all = "camelCase")]
+    Connecting {
+        /// Since when (unix ms), when known.
+        since_ms: Option<u64>,
+    },
+    /// The stream is open.
+    #[serde(rename_all = "camelCase")]
+    Connected {
+        /// Since when (unix ms).
+        since_ms: u64,
+    },
+    /// Backing off after a drop or a server error, until `until_ms`.
+    #[serde(rename_all = "camelCase")]
+    BackingOff {
+        /// When the next connect goes (unix ms).
+        until_ms: u64,
+    },
+    /// Waiting for a token refresh before connecting again.
+    Refreshing,
+    /// Stopped; a person must act.
+    Stopped {
+        /// The stop's code (`reauthorize`, `reconsent`, …).
+        code: String,
+        /// What to tell that person.
+        message: String,
+    },
+}
+
+/// What the bot has seen and done since it was created.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counters {
+    /// `chat` events.
+    pub chat: u64,
+    /// `presence` events.
+    pub presence: u64,
+    /// `like` events.
+    pub like: u64,
+    /// `donation` events.
+    pub donation: u64,
+    /// Events with a name this version does not know.
+    pub unknown_events: u64,
+    /// Frames that could not be decoded (skipped).
+    pub decode_errors: u64,
+    /// `:heartbeat` comments.
+    pub heartbeats: u64,
+    /// When the last heartbeat came (unix ms).
+    pub last_heartbeat_ms: Option<u64>,
+    /// Stream connections opened (2xx).
+    pub connects: u64,
+    /// End frames `LIVE_ENDED`.
+    pub ends_live_ended: u64,
+    /// End frames `TOKEN_EXPIRED`.
+    pub ends_token_expired: u64,
+    /// End frames `RECONNECT`.
+    pub ends_reconnect: u64,
+    /// Connections that ended without an end frame (dropped, or closed by
+    /// the watchdog).
+    pub drops: u64,
+    /// Chat messages the service took.
+    pub chats_sent: u64,
+    /// Chat messages given up on (each reported with its reason).
+    pub chats_failed: u64,
+    /// New token pairs (the exchange and every refresh).
+    pub token_pairs: u64,
+}
+
+/// A daily-quota block in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaBlock {
+    /// The blocked permission; `None`: the whole app.
+    pub scope: Option<String>,
+    /// Until when (unix ms).
+    pub until_ms: u64,
+}
+
+/// A snapshot of the bot. See [`Bot::status`](super::Bot::status).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Status {
+    /// The event stream's state.
+    pub connection: Connection,
+    /// Counters since the bot was created.
+    pub counters: Counters,
+    /// The permissions the DJ granted (as of the last token pair).
+    pub scope: Vec<String>,
+    /// What the bot cannot do with that scope, one line each.
+    pub cannot: Vec<String>,
+    /// What the bot cannot know from the service, one line each.
+    pub notes: Vec<String>,
+    /// App calls queued or in flight.
+    pub pending_calls: usize,
+    /// The token pair's generation, when there is one.
+    pub token_generation: Option<u64>,
+    /// When the access token expires (unix ms).
+    pub access_expires_at_ms: Option<u64>,
+    /// When the next refresh is due (unix ms).
+    pub refresh_at_ms: Option<u64>,
+    /// Daily-quota blocks in force.
+    pub quota_blocks: Vec<QuotaBlock>,
+}
+
+impl Status {
+    /// The status as one line of JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// What a scope cannot do, one line per missing capability, and what no
+/// scope tells (presence needs manager level, which the bot cannot see).
+pub(super) fn limits(scope: &Scope) -> (Vec<String>, Vec<String>) {
+    let mut cannot = Vec::new();
+    let needs = [
+        (Permission::LiveRead, "read the broadcast (fetch_broadcast)"),
+        (Permission::ListenersRead, "list listeners (list_listeners)"),
+        (Permission::FansRead, "read the fan ranking (fetch_fans)"),
+        (Permission::ChatSend, "send chat (send_chat)"),
+        (Permission::EventsChat, "receive chat events"),
+        (Permission::EventsPresence, "receive presence (join) events"),
+        (Permission::EventsLike, "receive like (heart) events"),
+        (Permission::EventsDonation, "receive donation events"),
+    ];
+    for (permission, what) in needs {
+        if !scope.contains(&permission) {
+            cannot.push(format!("{what}: needs {permission}"));
+        }
+    }
+    if !scope.has_any_event_permission() {
+        cannot.push("open the event stream: needs one of the events.* permissions".to_owned());
+    }
+    let mut notes = Vec::new();
+    if scope.contains(&Permission::EventsPresence) {
+        notes.push(
+            "presence events also need the bot to be a manager when it connects; \
+             the service does not tell, so none arriving may mean it is not one"
+                .to_owned(),
+        );
+    }
+    (cannot, notes)
+}
