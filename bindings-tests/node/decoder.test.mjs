@@ -168,3 +168,43 @@ test('Symbol.dispose frees the decoder', () => {
   assert.equal(typeof d[Symbol.dispose], 'function');
   d[Symbol.dispose]();
 });
+
+// The fast path (items built from the core's number tape) against the
+// core's JSON serializer, the oracle: equal on every fixture, at every cut,
+// and on random chunkings of a mixed stream.
+test('the item tape equals the JSON wire form', () => {
+  for (const bytes of [service, broken]) {
+    for (let cut = 0; cut <= bytes.length; cut += 3) {
+      const fast = new Decoder();
+      const slow = new Decoder();
+      for (const part of [bytes.subarray(0, cut), bytes.subarray(cut)]) {
+        assert.equal(JSON.stringify(fast.push(part)), JSON.stringify(slow._pushJson(part)));
+      }
+    }
+  }
+  let seed = 42;
+  const random = (/** @type {number} */ n) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const text = new TextEncoder().encode(
+    `${service}${broken}event:presence\ndata:{"user":{"id":"u","nickname":"é🎵"},"type":"LEAVE","fanRank":3,"isManager":true,"favoriteTemperature":-0.5,"time":"t"}\n\n` +
+      'event:like\nid:1-1\ndata:{"user":{"id":"u"},"type":"GIFT","totalAmount":9007199254740993,"amount":1,"extraAmount":0,"time":"t"}\n\nretry:99\n\n: c\n\n',
+  );
+  for (let round = 0; round < 50; round++) {
+    const maxFrameBytes = 200 + random(400);
+    const fast = new Decoder({ maxFrameBytes });
+    const slow = new Decoder({ maxFrameBytes });
+    let at = 0;
+    const fastItems = [];
+    const slowItems = [];
+    while (at < text.length) {
+      const end = Math.min(text.length, at + 1 + random(300));
+      fastItems.push(...fast.push(text.subarray(at, end)));
+      slowItems.push(...slow._pushJson(text.subarray(at, end)));
+      at = end;
+    }
+    // Same keys in the same order, same values.
+    assert.equal(JSON.stringify(fastItems), JSON.stringify(slowItems));
+  }
+});

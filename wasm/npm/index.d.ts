@@ -119,6 +119,8 @@ export class Decoder {
   push(chunk: Uint8Array | string): OnairItem[];
   /** Ends the stream: `[]`, or one `incomplete_frame` error when a frame was pending. */
   finish(): OnairItem[];
+  /** @internal The same items through the core's JSON serializer (the tests' oracle). */
+  _pushJson(chunk: Uint8Array | string): OnairItem[];
   /** Frees the WebAssembly memory now (otherwise when garbage-collected). */
   free(): void;
   [Symbol.dispose](): void;

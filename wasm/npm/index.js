@@ -136,6 +136,111 @@ function addDispose(Class) {
 
 // ---- decoder -----------------------------------------------------------------
 
+/**
+ * Builds the items of one `push` from the core's tape (see wasm/src/tape.rs):
+ * the same objects `JSON.parse` makes of the `onair decode` lines, built
+ * directly (the JSON path, `_pushJson`, is the tests' oracle).
+ */
+function buildItems(n, t) {
+  const out = [];
+  let i = 0;
+  const str = () => {
+    const a = n[i];
+    const b = n[i + 1];
+    i += 2;
+    return t.slice(a, b);
+  };
+  const optStr = () => (n[i + 1] === -1 ? ((i += 2), null) : str());
+  const optNum = () => {
+    const v = n[i] === 1 ? n[i + 1] : null;
+    i += 2;
+    return v;
+  };
+  const user = () => ({ id: str(), nickname: optStr() });
+  while (i < n.length) {
+    switch (n[i++]) {
+      case 0: {
+        const id = optStr();
+        out.push({
+          type: 'event',
+          event: 'chat',
+          id,
+          data: { user: user(), isDj: n[i++] === 1, message: str(), sentTime: str() },
+        });
+        break;
+      }
+      case 1: {
+        const id = optStr();
+        out.push({
+          type: 'event',
+          event: 'presence',
+          id,
+          data: {
+            user: user(),
+            type: str(),
+            fanRank: optNum(),
+            isManager: n[i++] === 1,
+            favoriteTemperature: optNum(),
+            time: str(),
+          },
+        });
+        break;
+      }
+      case 2: {
+        const id = optStr();
+        out.push({
+          type: 'event',
+          event: 'like',
+          id,
+          data: {
+            user: user(),
+            type: str(),
+            totalAmount: n[i++],
+            amount: n[i++],
+            extraAmount: n[i++],
+            combo: optNum(),
+            time: str(),
+          },
+        });
+        break;
+      }
+      case 3: {
+        const id = optStr();
+        out.push({
+          type: 'event',
+          event: 'donation',
+          id,
+          data: { user: user(), amount: n[i++], message: optStr(), time: str() },
+        });
+        break;
+      }
+      case 4: {
+        const id = optStr();
+        out.push({ type: 'event', event: 'end', id, data: { reason: str() } });
+        break;
+      }
+      case 5:
+        out.push({ type: 'unknown', event: str(), id: optStr(), data: str() });
+        break;
+      case 6:
+        out.push({ type: 'heartbeat' });
+        break;
+      case 7:
+        out.push({ type: 'comment', text: str() });
+        break;
+      case 8:
+        out.push({ type: 'retry', ms: n[i++] });
+        break;
+      case 9:
+        out.push({ type: 'error', error: str(), event: optStr(), id: optStr(), raw: str(), message: str() });
+        break;
+      default:
+        throw new Error('onair: corrupt item tape');
+    }
+  }
+  return out;
+}
+
 /** SSE framing plus typed decoding: bytes in, items out. */
 class Decoder {
   #inner;
@@ -143,8 +248,14 @@ class Decoder {
     this.#inner = new wasm.Decoder(options.maxFrameBytes);
   }
   push(chunk) {
-    const json = typeof chunk === 'string' ? this.#inner.pushText(chunk) : this.#inner.push(bytes(chunk));
-    return json.length === 2 ? [] : JSON.parse(json);
+    const inner = this.#inner;
+    const nums = typeof chunk === 'string' ? inner.pushText(chunk) : inner.push(bytes(chunk));
+    if (nums.length === 0) return [];
+    return buildItems(nums, inner.text());
+  }
+  /** The same items through the core's JSON serializer (the oracle of the tests). */
+  _pushJson(chunk) {
+    return JSON.parse(this.#inner.pushJson(typeof chunk === 'string' ? encoder.encode(chunk) : bytes(chunk)));
   }
   finish() {
     return JSON.parse(this.#inner.finish());

@@ -33,6 +33,8 @@ use serde::ser::SerializeMap;
 use serde::Serializer;
 use wasm_bindgen::prelude::*;
 
+mod tape;
+
 // ---- errors -------------------------------------------------------------------
 
 /// An error for the JS layer: `{"name","kind","message"}` as a string.
@@ -84,6 +86,7 @@ fn event_from(name: &str, data: &str) -> Option<Event> {
 pub struct Decoder {
     inner: onair::Decoder,
     out: Vec<u8>,
+    tape: tape::Tape,
 }
 
 #[wasm_bindgen]
@@ -98,11 +101,30 @@ impl Decoder {
         Decoder {
             inner: onair::Decoder::with_parser(parser),
             out: Vec::with_capacity(4096),
+            tape: tape::Tape::default(),
         }
     }
 
-    /// Decodes a chunk of bytes; the items as a JSON array.
-    pub fn push(&mut self, chunk: &[u8]) -> String {
+    /// Decodes a chunk of bytes onto the tape (the fast path): returns its
+    /// numbers; its text follows from [`Decoder::text`].
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<f64> {
+        self.tape.clear();
+        let mut rest = chunk;
+        while let Some(item) = self.inner.next_item(&mut rest) {
+            self.tape.item(&item);
+        }
+        std::mem::take(&mut self.tape.nums)
+    }
+
+    /// The text of the last [`Decoder::push`] (its strings, concatenated).
+    pub fn text(&mut self) -> String {
+        std::mem::take(&mut self.tape.text)
+    }
+
+    /// Decodes a chunk of bytes; the items as a JSON array (the reference
+    /// the tape is tested against).
+    #[wasm_bindgen(js_name = pushJson)]
+    pub fn push_json(&mut self, chunk: &[u8]) -> String {
         self.out.clear();
         self.out.push(b'[');
         let mut rest = chunk;
@@ -112,9 +134,9 @@ impl Decoder {
         self.close()
     }
 
-    /// Decodes a chunk of text; the items as a JSON array.
+    /// Decodes a chunk of text onto the tape.
     #[wasm_bindgen(js_name = pushText)]
-    pub fn push_text(&mut self, chunk: &str) -> String {
+    pub fn push_text(&mut self, chunk: &str) -> Vec<f64> {
         self.push(chunk.as_bytes())
     }
 
