@@ -304,7 +304,8 @@ impl DecodeErrorKind {
 }
 
 /// A frame that did not decode, with enough of it to log. The stream goes on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {message}", kind.code())]
 pub struct DecodeError {
     /// What went wrong.
     pub kind: DecodeErrorKind,
@@ -317,14 +318,6 @@ pub struct DecodeError {
     /// A human-readable description, for logs.
     pub message: String,
 }
-
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.kind.code(), self.message)
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 /// One thing the event stream said, decoded.
 #[derive(Debug, Clone, PartialEq)]

@@ -320,9 +320,11 @@ impl fmt::Display for Tokens {
 }
 
 /// Why stored tokens could not be loaded. Never quotes the input.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoadError {
     /// Not JSON of the expected shape (position only).
+    #[error("stored tokens are not valid (error at line {line} column {column})")]
     Json {
         /// 1-based line of the error.
         line: usize,
@@ -330,10 +332,13 @@ pub enum LoadError {
         column: usize,
     },
     /// `format` is not [`STORED_FORMAT`].
+    #[error("stored tokens: format is not {STORED_FORMAT:?}")]
     UnknownFormat,
     /// A version this build does not read (written by a newer onair?).
+    #[error("stored tokens: version {0} is not supported (this build reads {STORED_VERSION})")]
     UnsupportedVersion(u64),
     /// A field is inconsistent.
+    #[error("stored tokens: {0}")]
     Invalid(&'static str),
 }
 
@@ -345,25 +350,6 @@ impl LoadError {
         }
     }
 }
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadError::Json { line, column } => write!(
-                f,
-                "stored tokens are not valid (error at line {line} column {column})"
-            ),
-            LoadError::UnknownFormat => write!(f, "stored tokens: format is not {STORED_FORMAT:?}"),
-            LoadError::UnsupportedVersion(v) => write!(
-                f,
-                "stored tokens: version {v} is not supported (this build reads {STORED_VERSION})"
-            ),
-            LoadError::Invalid(why) => write!(f, "stored tokens: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 // ---------------------------------------------------------------------------
 // Refresh policy

@@ -1558,3 +1558,105 @@ fn token_expired_after_a_refresh_reconnects_with_the_new_pair_without_a_second_r
     let (_, request) = stream_open(&actions).expect("reconnects at once");
     assert_eq!(request.header("authorization"), Some("Bearer at2"));
 }
+
+// ---- the chat queue (issue 13) -----------------------------------------------------
+
+#[test]
+fn a_burst_of_twenty_replies_ends_with_each_accounted_for_in_order() {
+    let (mut bot, _) = authorized("chat.send", false);
+    let calls: Vec<CallId> = (0..20)
+        .map(|i| bot.send_chat(&format!("reply {i}")).unwrap())
+        .collect();
+    let mut now = T0;
+    let mut sent_order = Vec::new();
+    let mut done = std::collections::BTreeMap::new();
+    for round in 0..400 {
+        let actions = drain(&mut bot, now);
+        for action in &actions {
+            if let Action::Done { call, result } = action {
+                assert!(
+                    done.insert(*call, result.clone()).is_none(),
+                    "reported twice"
+                );
+            }
+        }
+        for (id, request) in sends(&actions) {
+            sent_order.push(body_text(request));
+            // Every third try meets the broadcast-wide limit, every seventh a
+            // frozen chat: retried a bounded number of times.
+            let (status, body) = match round % 7 {
+                0 => (403, problem_body(403, "OAPI_MNGR_0208")),
+                _ if round % 3 == 0 => (429, problem_body(429, "OAPI_MNGR_0302")),
+                _ => (204, Vec::new()),
+            };
+            bot.on_response(id, status, NO_HEADERS, &body, now).unwrap();
+        }
+        if done.len() == calls.len() {
+            break;
+        }
+        now = wait_until(&actions).unwrap_or(now + 1_000);
+    }
+    assert_eq!(done.len(), 20, "every message's fate is reported");
+    let sent = done
+        .values()
+        .filter(|r| **r == CallResult::ChatSent)
+        .count();
+    assert!(sent >= 15, "most go through: {sent}");
+    // In order: a message is only sent once every earlier one is settled.
+    let first_tries: Vec<&String> = sent_order.iter().fold(Vec::new(), |mut seen, m| {
+        if !seen.contains(&m) {
+            seen.push(m);
+        }
+        seen
+    });
+    let expected: Vec<String> = (0..20)
+        .map(|i| format!("{{\"message\":\"reply {i}\"}}"))
+        .collect();
+    assert_eq!(first_tries, expected.iter().collect::<Vec<_>>());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever the service answers, every queued chat gets exactly one
+    /// `Done`, and no chat goes out over 200 UTF-16 units.
+    #[test]
+    fn the_chat_queue_never_loses_a_message_without_reporting_it(
+        answers in proptest::collection::vec(0u8..8, 1..200),
+        messages in 1usize..30,
+    ) {
+        let (mut bot, _) = authorized("chat.send", false);
+        let mut calls = Vec::new();
+        for i in 0..messages {
+            calls.push(bot.send_chat(&format!("m{i} {}", "é".repeat(i * 7))).unwrap());
+        }
+        let mut now = T0;
+        let mut done = std::collections::BTreeSet::new();
+        let mut answers = answers.into_iter().cycle();
+        for _ in 0..2_000 {
+            let actions = drain(&mut bot, now);
+            for action in &actions {
+                if let Action::Done { call, .. } = action {
+                    prop_assert!(done.insert(*call), "a second report for {call}");
+                }
+            }
+            for (id, request) in sends(&actions) {
+                let text = body_text(request);
+                prop_assert!(text.encode_utf16().count() <= 200 + 14);
+                match answers.next().unwrap_or(0) {
+                    0..=2 => bot.on_response(id, 204, NO_HEADERS, b"", now).unwrap(),
+                    3 => bot.on_response(id, 429, NO_HEADERS, &problem_body(429, "OAPI_MNGR_0302"), now).unwrap(),
+                    4 => bot.on_response(id, 403, NO_HEADERS, &problem_body(403, "OAPI_MNGR_0208"), now).unwrap(),
+                    5 => bot.on_response(id, 502, NO_HEADERS, &problem_body(502, "OAPI_MNGR_2303"), now).unwrap(),
+                    6 => bot.on_transport_error(id, now).unwrap(),
+                    _ => bot.on_response(id, 429, [("Retry-After", "3600")], b"", now).unwrap(),
+                }
+            }
+            if done.len() == calls.len() {
+                break;
+            }
+            now = wait_until(&actions).unwrap_or(now + 1_000);
+        }
+        prop_assert_eq!(done.len(), calls.len());
+    }
+}
