@@ -3,7 +3,7 @@
 // saved tokens.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Bot, MisuseError, CallError, ConfigError, TokensError, fetchArgs } from 'onair';
+import { Bot, MisuseError, CallError, ConfigError, TokensError, TimerError, fetchArgs } from 'onair';
 
 const BASE = 'http://127.0.0.1:9';
 const CLIENT_ID = '3f2504e0-4f89-11d3-9a0c-0305e82c3301';
@@ -252,4 +252,21 @@ test('a stream-only bot never asks for GET /v1/live', () => {
     }
   }
   assert.ok(!endpoints.includes('live'), endpoints.join(','));
+});
+
+test('app timers come as timer actions, folded into wait', () => {
+  const { bot } = connected();
+  bot.schedule(5_000, 'once');
+  bot.every(2_000, 'tick', 3_000);
+  const early = drain(bot, 100);
+  assert.ok(early.wait && early.wait.untilMs !== null && early.wait.untilMs <= 3_000);
+  const at3 = drain(bot, 3_000).actions;
+  assert.deepEqual(at3, [{ type: 'timer', tag: 'tick' }]);
+  const at5 = drain(bot, 5_000).actions.filter((a) => a.type === 'timer');
+  assert.deepEqual(at5.map((a) => a.type === 'timer' && a.tag).sort(), ['once', 'tick']);
+  assert.equal(bot.cancelTimer('tick'), true);
+  assert.equal(bot.cancelTimer('tick'), false);
+  assert.deepEqual(drain(bot, 9_000).actions.filter((a) => a.type === 'timer'), []);
+  assert.throws(() => bot.every(0, 'z', 1), (e) => e instanceof TimerError && e.kind === 'zero_period');
+  assert.throws(() => bot.schedule(1, ''), (e) => e instanceof TimerError && e.kind === 'bad_tag');
 });

@@ -227,6 +227,8 @@ for (;;) {
       console.error(`stopped (${action.stop.code}): ${action.stop.message}`);
       process.exit(1);
       break;
+    case 'timer':
+      break;
     case 'wait':
       await sleep(action.untilMs);
       break;

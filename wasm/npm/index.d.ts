@@ -310,6 +310,11 @@ export interface PersistTokensAction {
   generation: number;
   tokens: string;
 }
+/** An app timer set with `schedule` or `every` is due. */
+export interface TimerAction {
+  type: 'timer';
+  tag: string;
+}
 /** Get a consent code from the DJ and give it to `bot.authorize`. */
 export interface NeedsAuthorizationAction {
   type: 'needsAuthorization';
@@ -334,6 +339,7 @@ export type Action =
   | NoticeAction
   | DoneAction
   | PersistTokensAction
+  | TimerAction
   | NeedsAuthorizationAction
   | WaitAction
   | StoppedAction;
@@ -381,6 +387,12 @@ export class Bot {
   fetchFans(): number;
   /** Reconnects the stream at once (e.g. after being made a manager). */
   requestReconnect(nowMs?: number): void;
+  /** A `timer` action with `tag` once at `atMs` (folded into `wait`). Setting a tag again replaces it. Throws `TimerError`. */
+  schedule(atMs: number, tag: string): void;
+  /** A `timer` action with `tag` every `periodMs`, first at `firstAtMs` (default: one period from now). Throws `TimerError`. */
+  every(periodMs: number, tag: string, firstAtMs?: number): void;
+  /** Cancels the timer `tag`; false when there was none. */
+  cancelTimer(tag: string): boolean;
   /** Stops: cancels calls, closes the stream; with `revoke` the tokens are revoked. */
   shutdown(options?: { revoke?: boolean }): void;
   /** Why the bot stopped, or null. */
@@ -521,3 +533,6 @@ export class TokensError extends OnairError {
   readonly kind: 'json' | 'unknown_format' | 'unsupported_version' | 'invalid';
 }
 export class StateError extends OnairError {}
+export class TimerError extends OnairError {
+  readonly kind: 'too_many' | 'bad_tag' | 'zero_period' | 'timer';
+}

@@ -48,6 +48,13 @@ class TokensError extends OnairError {
     this.name = 'TokensError';
   }
 }
+/** A timer that cannot be set (too many, a bad tag, a zero period). */
+class TimerError extends OnairError {
+  constructor(kind, message) {
+    super(kind, message);
+    this.name = 'TimerError';
+  }
+}
 /** Stored kit state (audience, milestones) that could not be loaded. */
 class StateError extends OnairError {
   constructor(kind, message) {
@@ -56,7 +63,7 @@ class StateError extends OnairError {
   }
 }
 
-const errorClasses = { OnairError, MisuseError, CallError, ConfigError, TokensError, StateError };
+const errorClasses = { OnairError, MisuseError, CallError, ConfigError, TokensError, StateError, TimerError };
 
 /** The core throws `{"name","kind","message"}` as a string; make it an Error. */
 function toError(e) {
@@ -338,6 +345,15 @@ class Bot {
   requestReconnect(nowMs) {
     this.#inner.requestReconnect(now(nowMs));
   }
+  schedule(atMs, tag) {
+    guard(() => this.#inner.schedule(atMs, tag));
+  }
+  every(periodMs, tag, firstAtMs) {
+    guard(() => this.#inner.every(periodMs, tag, firstAtMs === undefined ? Date.now() + periodMs : firstAtMs));
+  }
+  cancelTimer(tag) {
+    return this.#inner.cancelTimer(tag);
+  }
   shutdown(options = {}) {
     this.#inner.shutdown(Boolean(options.revoke));
   }
@@ -508,3 +524,4 @@ exports.CallError = CallError;
 exports.ConfigError = ConfigError;
 exports.TokensError = TokensError;
 exports.StateError = StateError;
+exports.TimerError = TimerError;

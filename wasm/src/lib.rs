@@ -338,6 +338,24 @@ impl Bot {
         self.inner.request_reconnect(ms(now_ms));
     }
 
+    /// Fires a `timer` action with `tag` once at `at_ms`.
+    pub fn schedule(&mut self, at_ms: f64, tag: &str) -> Result<(), JsValue> {
+        self.inner.schedule(ms(at_ms), tag).map_err(timer_error)
+    }
+
+    /// Fires a `timer` action with `tag` every `period_ms`, first at `first_at_ms`.
+    pub fn every(&mut self, period_ms: f64, tag: &str, first_at_ms: f64) -> Result<(), JsValue> {
+        self.inner
+            .every(ms(period_ms), tag, ms(first_at_ms))
+            .map_err(timer_error)
+    }
+
+    /// Cancels the timer `tag`; `false` when there was none.
+    #[wasm_bindgen(js_name = cancelTimer)]
+    pub fn cancel_timer(&mut self, tag: &str) -> bool {
+        self.inner.cancel_timer(tag)
+    }
+
     /// Stops the bot (with `revoke`, the tokens are revoked).
     pub fn shutdown(&mut self, revoke: bool) {
         self.inner.shutdown(revoke);
@@ -367,6 +385,17 @@ impl Bot {
     }
 }
 
+fn timer_error(e: onair::timers::TimerError) -> JsValue {
+    use onair::timers::TimerError;
+    let kind = match e {
+        TimerError::TooMany => "too_many",
+        TimerError::BadTag(_) => "bad_tag",
+        TimerError::ZeroPeriod => "zero_period",
+        _ => "timer",
+    };
+    error("TimerError", kind, &e.to_string())
+}
+
 fn load_error(e: &onair::oauth::LoadError) -> &'static str {
     use onair::oauth::LoadError;
     match e {
@@ -374,6 +403,7 @@ fn load_error(e: &onair::oauth::LoadError) -> &'static str {
         LoadError::UnknownFormat => "unknown_format",
         LoadError::UnsupportedVersion(_) => "unsupported_version",
         LoadError::Invalid(_) => "invalid",
+        _ => "invalid",
     }
 }
 
