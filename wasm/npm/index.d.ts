@@ -411,6 +411,53 @@ export function fetchArgs(
   init?: RequestInit,
 ): [string, RequestInit & { method: string; headers: [string, string][] }];
 
+// ---- request builders, response decoders, backoff ---------------------------
+
+/** The app's token client: where and who. */
+export interface TokenClientOptions {
+  baseUrl: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** Request builders (the core's; no rule is re-written here). Throw `RequestError`, `ConfigError`. */
+export const requests: {
+  live(baseUrl: string, accessToken: string): OnairRequest;
+  /** One page; `cursor` is the previous page's `nextCursor` (never empty). */
+  listeners(baseUrl: string, accessToken: string, cursor?: string | null): OnairRequest;
+  fans(baseUrl: string, accessToken: string): OnairRequest;
+  events(baseUrl: string, accessToken: string): OnairRequest;
+  /** Validates the message first (`chat_empty`, `chat_too_long`). */
+  chat(baseUrl: string, accessToken: string, message: string): OnairRequest;
+  issueToken(client: TokenClientOptions, code: string, redirectUri: string): OnairRequest;
+  refreshToken(client: TokenClientOptions, refreshToken: string): OnairRequest;
+  revokeToken(client: TokenClientOptions, token: string): OnairRequest;
+};
+
+export interface ListenersPage {
+  listeners: Listener[];
+  /** The next page's cursor; null on the last page. */
+  nextCursor: string | null;
+}
+/** Decodes a 2xx body of `GET /v1/live`. Throws `ResponseError`. */
+export function decodeBroadcast(body: BodyLike): Broadcast;
+/** Decodes one 2xx page of `GET /v1/live/listeners`. Throws `ResponseError`. */
+export function decodeListeners(body: BodyLike): ListenersPage;
+/** Decodes a 2xx body of `GET /v1/live/fans`. Throws `ResponseError`. */
+export function decodeFans(body: BodyLike): FanRanking;
+
+/** Jittered exponential backoff (full jitter), seeded: the same seed gives the same delays. */
+export class Backoff {
+  constructor(options?: { seed?: number; baseMs?: number; capMs?: number });
+  nextDelayMs(): number;
+  /** The largest delay of attempt `attempt` (0-based). */
+  ceilingMs(attempt: number): number;
+  readonly attempt: number;
+  reset(): void;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
 // ---- tally and kit ----------------------------------------------------------
 
 export interface PersonTotals {
@@ -533,6 +580,10 @@ export class TokensError extends OnairError {
   readonly kind: 'json' | 'unknown_format' | 'unsupported_version' | 'invalid';
 }
 export class StateError extends OnairError {}
+export class RequestError extends OnairError {}
+export class ResponseError extends OnairError {
+  readonly kind: 'invalid_json' | 'invalid_body' | 'unsupported_token_type';
+}
 export class TimerError extends OnairError {
   readonly kind: 'too_many' | 'bad_tag' | 'zero_period' | 'timer';
 }

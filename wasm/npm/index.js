@@ -55,6 +55,20 @@ class TimerError extends OnairError {
     this.name = 'TimerError';
   }
 }
+/** A request that cannot be built (an empty token, a bad chat message, an empty cursor). */
+class RequestError extends OnairError {
+  constructor(kind, message) {
+    super(kind, message);
+    this.name = 'RequestError';
+  }
+}
+/** A 2xx body that did not decode. */
+class ResponseError extends OnairError {
+  constructor(kind, message) {
+    super(kind, message);
+    this.name = 'ResponseError';
+  }
+}
 /** Stored kit state (audience, milestones) that could not be loaded. */
 class StateError extends OnairError {
   constructor(kind, message) {
@@ -63,7 +77,7 @@ class StateError extends OnairError {
   }
 }
 
-const errorClasses = { OnairError, MisuseError, CallError, ConfigError, TokensError, StateError, TimerError };
+const errorClasses = { OnairError, MisuseError, CallError, ConfigError, TokensError, StateError, TimerError, RequestError, ResponseError };
 
 /** The core throws `{"name","kind","message"}` as a string; make it an Error. */
 function toError(e) {
@@ -380,6 +394,65 @@ function fetchArgs(request, init = {}) {
   return [request.url, out];
 }
 
+// ---- request builders, response decoders, backoff ---------------------------
+
+const parseGuarded = (f) => JSON.parse(guard(f));
+
+/** Request builders: each returns a request ready for `fetchArgs`. */
+const requests = Object.freeze({
+  live: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('live', baseUrl, accessToken)),
+  listeners: (baseUrl, accessToken, cursor) =>
+    parseGuarded(() => wasm.buildRequest('listeners', baseUrl, accessToken, cursor ?? undefined)),
+  fans: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('fans', baseUrl, accessToken)),
+  events: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('events', baseUrl, accessToken)),
+  chat: (baseUrl, accessToken, message) =>
+    parseGuarded(() => wasm.buildRequest('chat', baseUrl, accessToken, message)),
+  issueToken: (client, code, redirectUri) =>
+    parseGuarded(() =>
+      wasm.buildTokenRequest('issue', client.baseUrl, client.clientId, client.clientSecret, code, redirectUri),
+    ),
+  refreshToken: (client, refreshToken) =>
+    parseGuarded(() =>
+      wasm.buildTokenRequest('refresh', client.baseUrl, client.clientId, client.clientSecret, refreshToken),
+    ),
+  revokeToken: (client, token) =>
+    parseGuarded(() => wasm.buildTokenRequest('revoke', client.baseUrl, client.clientId, client.clientSecret, token)),
+});
+
+function decodeBroadcast(body) {
+  return parseGuarded(() => wasm.decodeBody('live', bytes(body)));
+}
+function decodeListeners(body) {
+  return parseGuarded(() => wasm.decodeBody('listeners', bytes(body)));
+}
+function decodeFans(body) {
+  return parseGuarded(() => wasm.decodeBody('fans', bytes(body)));
+}
+
+/** Jittered exponential backoff, seeded (1 s doubling to 30 s by default). */
+class Backoff {
+  #inner;
+  constructor(options = {}) {
+    this.#inner = new wasm.Backoff(options.seed ?? randomSeed(), options.baseMs, options.capMs);
+  }
+  nextDelayMs() {
+    return this.#inner.nextDelayMs();
+  }
+  ceilingMs(attempt) {
+    return this.#inner.ceilingMs(attempt);
+  }
+  get attempt() {
+    return this.#inner.attempt;
+  }
+  reset() {
+    this.#inner.reset();
+  }
+  free() {
+    this.#inner.free();
+  }
+}
+addDispose(Backoff);
+
 // ---- tally and kit -----------------------------------------------------------
 
 class Tally {
@@ -525,3 +598,10 @@ exports.ConfigError = ConfigError;
 exports.TokensError = TokensError;
 exports.StateError = StateError;
 exports.TimerError = TimerError;
+exports.RequestError = RequestError;
+exports.ResponseError = ResponseError;
+exports.requests = requests;
+exports.decodeBroadcast = decodeBroadcast;
+exports.decodeListeners = decodeListeners;
+exports.decodeFans = decodeFans;
+exports.Backoff = Backoff;

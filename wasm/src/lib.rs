@@ -745,3 +745,150 @@ fn allowed(allowed: Allowed) -> &'static str {
         Allowed::Dj => "dj",
     }
 }
+
+// ---- request builders, response decoders, backoff ------------------------------
+
+fn base_url(url: &str) -> Result<BaseUrl, JsValue> {
+    BaseUrl::new(url).map_err(|e| error("ConfigError", "invalid_base_url", &e.to_string()))
+}
+
+fn request_json(
+    result: Result<onair::HttpRequest, onair::api::RequestError>,
+) -> Result<String, JsValue> {
+    match result {
+        Ok(request) => serde_json::to_string(&onair::json::RequestJson(&request))
+            .map_err(|e| error("OnairError", "json", &e.to_string())),
+        Err(e) => Err(error("RequestError", e.code(), &e.to_string())),
+    }
+}
+
+/// Builds the request of a bearer endpoint (`live`, `listeners`, `fans`,
+/// `events`, `chat`) as a request JSON; `arg` is the listeners cursor or the
+/// chat message.
+#[wasm_bindgen(js_name = buildRequest)]
+pub fn build_request(
+    endpoint: &str,
+    base: &str,
+    access_token: &str,
+    arg: Option<String>,
+) -> Result<String, JsValue> {
+    let base = base_url(base)?;
+    let token = onair::Secret::new(access_token);
+    let result = match endpoint {
+        "live" => onair::api::live(&base, &token),
+        "listeners" => onair::api::listeners(&base, &token, arg.as_deref()),
+        "fans" => onair::api::fans(&base, &token),
+        "events" => onair::api::events(&base, &token),
+        "chat" => onair::api::chat(&base, &token, arg.as_deref().unwrap_or_default()),
+        other => {
+            return Err(error(
+                "OnairError",
+                "unknown_endpoint",
+                &format!("no bearer request for endpoint {other:?}"),
+            ))
+        }
+    };
+    request_json(result)
+}
+
+/// Builds a token-endpoint request: `issue` (arg: code, arg2: redirect URI),
+/// `refresh` (arg: refresh token) or `revoke` (arg: token).
+#[wasm_bindgen(js_name = buildTokenRequest)]
+pub fn build_token_request(
+    kind: &str,
+    base: &str,
+    client_id: &str,
+    client_secret: &str,
+    arg: &str,
+    arg2: Option<String>,
+) -> Result<String, JsValue> {
+    let credentials = ClientCredentials::new(client_id, client_secret)
+        .map_err(|e| error("ConfigError", "invalid_credentials", &e.to_string()))?;
+    let client = onair::api::TokenClient::new(base_url(base)?, credentials);
+    let result = match kind {
+        "issue" => client.issue(arg, arg2.as_deref().unwrap_or_default()),
+        "refresh" => client.refresh(&onair::Secret::new(arg)),
+        "revoke" => client.revoke(&onair::Secret::new(arg), None),
+        other => {
+            return Err(error(
+                "OnairError",
+                "unknown_request",
+                &format!("no token request {other:?}"),
+            ))
+        }
+    };
+    request_json(result)
+}
+
+/// Decodes a 2xx body of `live`, `listeners` (one page) or `fans` as JSON.
+#[wasm_bindgen(js_name = decodeBody)]
+pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
+    fn out<T: serde::Serialize>(
+        r: Result<T, onair::api::ResponseError>,
+    ) -> Result<String, JsValue> {
+        match r {
+            Ok(v) => {
+                serde_json::to_string(&v).map_err(|e| error("OnairError", "json", &e.to_string()))
+            }
+            Err(e) => Err(error("ResponseError", e.kind.code(), &e.to_string())),
+        }
+    }
+    match endpoint {
+        "live" => out(onair::api::decode_broadcast(body)),
+        "listeners" => out(onair::api::decode_listeners(body)),
+        "fans" => out(onair::api::decode_fans(body)),
+        other => Err(error(
+            "OnairError",
+            "unknown_endpoint",
+            &format!("no body decoder for endpoint {other:?}"),
+        )),
+    }
+}
+
+/// Jittered exponential backoff (1 s doubling to 30 s, full jitter), seeded.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Backoff {
+    inner: onair::backoff::Backoff,
+}
+
+#[wasm_bindgen]
+impl Backoff {
+    /// A backoff with the spec's limits, or `base_ms`/`cap_ms` when given.
+    #[wasm_bindgen(constructor)]
+    pub fn new(seed: f64, base_ms: Option<f64>, cap_ms: Option<f64>) -> Backoff {
+        let seed = ms(seed.abs().floor());
+        let inner = match (base_ms, cap_ms) {
+            (None, None) => onair::backoff::Backoff::new(seed),
+            (b, c) => onair::backoff::Backoff::with_limits(
+                b.map_or(onair::backoff::Backoff::BASE_MS, ms),
+                c.map_or(onair::backoff::Backoff::CAP_MS, ms),
+                seed,
+            ),
+        };
+        Backoff { inner }
+    }
+
+    /// The next delay in milliseconds.
+    #[wasm_bindgen(js_name = nextDelayMs)]
+    pub fn next_delay_ms(&mut self) -> f64 {
+        self.inner.next_delay_ms() as f64
+    }
+
+    /// The largest delay of attempt `attempt` (0-based).
+    #[wasm_bindgen(js_name = ceilingMs)]
+    pub fn ceiling_ms(&self, attempt: u32) -> f64 {
+        self.inner.ceiling_ms(attempt) as f64
+    }
+
+    /// Attempts made since the last reset.
+    #[wasm_bindgen(getter)]
+    pub fn attempt(&self) -> u32 {
+        self.inner.attempt()
+    }
+
+    /// Back to the first delay (after a success).
+    pub fn reset(&mut self) {
+        self.inner.reset();
+    }
+}
