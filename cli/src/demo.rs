@@ -117,7 +117,7 @@ pub fn run(args: &[String]) -> Result<std::process::ExitCode, UsageError> {
 }
 
 /// The emulator's virtual clock for the driver.
-struct EmulatorClock(Arc<VirtualClock>);
+pub(crate) struct EmulatorClock(pub(crate) Arc<VirtualClock>);
 
 impl Clock for EmulatorClock {
     fn now_ms(&self) -> u64 {

@@ -8,9 +8,12 @@
 //!   emulator in-process, checked against its ledger; or against a deployment.
 //! - `onair serve [--port N] [--speed X] [--scenario FILE|NAME] [--json]`:
 //!   the service emulator on 127.0.0.1 (see `onair-emulator`).
+//! - `onair auth exchange | refresh | revoke | show`: the token chores of
+//!   one's own bot (the core's token machine, a 0600 token file).
 
 use std::process::ExitCode;
 
+mod auth;
 mod decode;
 mod demo;
 mod explain;
@@ -33,7 +36,14 @@ commands:
       the values may come from ONAIR_BASE_URL, ONAIR_CLIENT_ID, … (then pass --remote)
   serve [--port N] [--speed X] [--scenario FILE|quiet|busy|faulty] [--heartbeat-ms N] [--json]
       run the service emulator on 127.0.0.1 (port 0: ephemeral); --json prints
-      {baseUrl, controlUrl, clientId, clientSecret, redirectUri} as the first line";
+      {baseUrl, controlUrl, clientId, clientSecret, redirectUri} as the first line
+  auth exchange --code C --redirect-uri URI | refresh | revoke | show [--json]
+      the token chores of your own bot: exchange a consent code and save the pair,
+      refresh it, revoke it (and delete the file), show scope and expiry (never a secret);
+      --base-url, --client-id, --client-secret, --tokens FILE (default onair-tokens.json)
+      or ONAIR_BASE_URL, ONAIR_CLIENT_ID, ONAIR_CLIENT_SECRET, ONAIR_TOKENS;
+      exit 0 ok, 1 the service refused (kind and advice printed), 2 usage error,
+      3 no saved tokens / unreadable file, 4 network failure (`onair auth --help`)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -44,6 +54,7 @@ fn main() -> ExitCode {
         "decode" => decode::run(rest),
         "explain" => explain::run(rest),
         "serve" => serve::run(rest),
+        "auth" => return auth::run(rest),
         "demo" => match demo::run(rest) {
             Ok(code) => return code,
             Err(e) => Err(e),

@@ -236,27 +236,15 @@ mod tests {
     //! the ledger. The text depends only on the events, which the emulator
     //! delivers in a seeded order, so the snapshot is stable.
 
-    use std::sync::Arc;
     use std::time::Duration;
 
     use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
-    use onair_emulator::clock::Clock as VirtualClock;
     use onair_emulator::{Emulator, Scenario};
-    use onair_tokio::{BotEvent, Clock, Driver};
+    use onair_tokio::{BotEvent, Driver};
+
+    use crate::demo::EmulatorClock;
 
     use super::{Note, RefBot};
-
-    struct Virtual(Arc<VirtualClock>);
-
-    impl Clock for Virtual {
-        fn now_ms(&self) -> u64 {
-            u64::try_from(self.0.now_ms()).unwrap_or(0)
-        }
-        fn real_delay(&self, at_ms: u64) -> Duration {
-            let left = at_ms.saturating_sub(self.now_ms()) as f64;
-            Duration::from_secs_f64((left / self.0.speed() / 1000.0).min(5.0))
-        }
-    }
 
     /// Runs the bot through `scenario`; returns what it said (timer
     /// reminders left out: they depend on time) and whether its tally
@@ -270,11 +258,16 @@ mod tests {
             .unwrap();
         let app = emu.app();
         let code = crate::demo::consent_code(&emu.control_url()).await.unwrap();
-        let config = BotConfig::new(
+        let mut config = BotConfig::new(
             BaseUrl::new(&emu.base_url()).unwrap(),
             ClientCredentials::new(&app.client_id, app.client_secret.clone()).unwrap(),
         );
-        let mut driver = Driver::new(Bot::new(config, None, 5)).with_clock(Virtual(emu.clock()));
+        // On a ×20–50 clock the 45 s watchdog is a second of real time: a
+        // starved test machine could trip it and miss events. The text
+        // depends on seeing every event, so the test gives it ten minutes.
+        config.stream.watchdog_ms = 600_000;
+        let mut driver =
+            Driver::new(Bot::new(config, None, 5)).with_clock(EmulatorClock(emu.clock()));
         let mut refbot = RefBot::new();
         let mut said = Vec::new();
         let mut code = Some(code);

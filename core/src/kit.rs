@@ -101,6 +101,14 @@ pub mod commands;
 pub mod milestones;
 mod stored;
 pub mod text;
+/// The kit's one rule for a `liveId` (spec 2.2: the key of "once per
+/// broadcast" rules): another id than the known one is a new broadcast; the
+/// same id is a reconnect; a first id is adopted (what was seen before it was
+/// seen in this broadcast).
+fn is_new_broadcast(known: Option<u64>, live_id: u64) -> bool {
+    known.is_some_and(|known| known != live_id)
+}
+
 /// App timers live below the bot, which hosts them ([`crate::bot::Bot::schedule`]);
 /// they are part of the kit all the same.
 pub use crate::timers;

@@ -277,18 +277,12 @@ impl Audience {
     /// assert_eq!(audience.live_id(), Some(2));
     /// ```
     pub fn start_broadcast(&mut self, live_id: u64) -> bool {
-        match self.live_id {
-            Some(known) if known == live_id => false,
-            None => {
-                self.live_id = Some(live_id);
-                false
-            }
-            Some(_) => {
-                self.clear();
-                self.live_id = Some(live_id);
-                true
-            }
+        let new = super::is_new_broadcast(self.live_id, live_id);
+        if new {
+            self.clear();
         }
+        self.live_id = Some(live_id);
+        new
     }
 
     /// Forgets the broadcast: called on `end` with `LIVE_ENDED` by

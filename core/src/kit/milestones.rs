@@ -259,18 +259,12 @@ impl Milestones {
     /// ```
     pub fn start_broadcast(&mut self, live_id: u64) -> bool {
         self.tally.start_broadcast(live_id);
-        match self.live_id {
-            Some(known) if known == live_id => false,
-            None => {
-                self.live_id = Some(live_id);
-                false
-            }
-            Some(_) => {
-                self.clear();
-                self.live_id = Some(live_id);
-                true
-            }
+        let new = super::is_new_broadcast(self.live_id, live_id);
+        if new {
+            self.clear();
         }
+        self.live_id = Some(live_id);
+        new
     }
 
     /// Forgets the broadcast (an `end` with `LIVE_ENDED` does this). The DJ's

@@ -45,6 +45,7 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use onair::bot::Notice;
+use onair::endpoint::Endpoint;
 use onair::event::Event;
 use onair::time::FrameId;
 use onair::{Action, Bot, BotConfig, CallId, CallResult, HttpRequest, RequestId, Stop, Tokens};
@@ -126,6 +127,13 @@ enum Report {
     },
 }
 
+/// A request or stream in flight.
+#[derive(Debug)]
+struct Task {
+    abort: AbortHandle,
+    endpoint: Endpoint,
+}
+
 /// A [`Bot`] driven over tokio and reqwest. See the [crate docs](crate).
 pub struct Driver {
     bot: Bot,
@@ -134,7 +142,7 @@ pub struct Driver {
     store: Option<Box<dyn TokenStore>>,
     tx: mpsc::Sender<Report>,
     rx: mpsc::Receiver<Report>,
-    tasks: HashMap<RequestId, AbortHandle>,
+    tasks: HashMap<RequestId, Task>,
     /// `NeedsAuthorization` or a resumable stop was handed out; do not hand
     /// it out again until the bot moves on.
     said: bool,
@@ -232,14 +240,17 @@ impl Driver {
             match action {
                 Action::Send { id, request, .. } => self.spawn_send(id, request, now),
                 Action::OpenStream { id, request } => self.spawn_stream(id, request, now),
-                Action::CloseStream { id } => {
-                    if let Some(task) = self.tasks.remove(&id) {
-                        task.abort();
-                    }
-                }
+                Action::CloseStream { id } => self.abort(id),
                 Action::Event { id, event } => return Some(BotEvent::Event { id, event }),
                 Action::Done { call, result } => return Some(BotEvent::Done { call, result }),
-                Action::Notice(notice) => return Some(BotEvent::Notice(notice)),
+                Action::Notice(notice) => {
+                    if let Notice::RequestTimedOut { id, .. } = &notice {
+                        // The bot gave up on it: stop waiting for a server
+                        // that may never answer.
+                        self.abort(*id);
+                    }
+                    return Some(BotEvent::Notice(notice));
+                }
                 Action::Timer { tag } => return Some(BotEvent::Timer { tag }),
                 Action::PersistTokens(tokens) => {
                     if let Some(store) = &self.store {
@@ -275,7 +286,8 @@ impl Driver {
 
     /// Stops the bot: the stream is closed, queued calls cancelled, and with
     /// `revoke` the tokens are revoked (the request is sent and awaited) and
-    /// the store cleared. Waits at most the bot's request timeout.
+    /// the store cleared. Waits only for a token request or the revocation
+    /// in flight (at most 30 s); other requests in flight are dropped.
     pub async fn shutdown(mut self, revoke: bool) -> Result<(), StoreError> {
         self.bot.shutdown(revoke);
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -291,14 +303,23 @@ impl Driver {
                             store.save(&tokens)?;
                         }
                     }
-                    Action::CloseStream { id } => {
-                        if let Some(task) = self.tasks.remove(&id) {
-                            task.abort();
-                        }
-                    }
+                    Action::CloseStream { id } => self.abort(id),
+                    Action::Notice(Notice::RequestTimedOut { id, .. }) => self.abort(id),
                     Action::Stopped(_) => break,
                     _ => {}
                 }
+            }
+            // Only a token request (a pair to save) or the revocation is
+            // worth waiting for; the stopped bot wants no other answer, and
+            // a server that never answers must not hold the shutdown.
+            let others: Vec<RequestId> = self
+                .tasks
+                .iter()
+                .filter(|(_, task)| !task.endpoint.is_token())
+                .map(|(id, _)| *id)
+                .collect();
+            for id in others {
+                self.abort(id);
             }
             if self.tasks.is_empty() {
                 break;
@@ -375,9 +396,15 @@ impl Driver {
         };
     }
 
+    fn abort(&mut self, id: RequestId) {
+        if let Some(task) = self.tasks.remove(&id) {
+            task.abort.abort();
+        }
+    }
+
     fn abort_all(&mut self) {
         for (_, task) in self.tasks.drain() {
-            task.abort();
+            task.abort.abort();
         }
     }
 
@@ -388,6 +415,7 @@ impl Driver {
 
     fn spawn_send(&mut self, id: RequestId, request: HttpRequest, now: u64) {
         let tx = self.tx.clone();
+        let endpoint = request.endpoint;
         let Some(request) = self.build(request) else {
             let _ = self.bot.on_transport_error(id, now);
             return;
@@ -412,11 +440,18 @@ impl Driver {
             };
             let _ = tx.send(report).await;
         });
-        self.tasks.insert(id, task.abort_handle());
+        self.tasks.insert(
+            id,
+            Task {
+                abort: task.abort_handle(),
+                endpoint,
+            },
+        );
     }
 
     fn spawn_stream(&mut self, id: RequestId, request: HttpRequest, now: u64) {
         let tx = self.tx.clone();
+        let endpoint = request.endpoint;
         let Some(request) = self.build(request) else {
             let _ = self.bot.on_transport_error(id, now);
             return;
@@ -446,7 +481,13 @@ impl Driver {
             }
             let _ = tx.send(Report::StreamClosed { id }).await;
         });
-        self.tasks.insert(id, task.abort_handle());
+        self.tasks.insert(
+            id,
+            Task {
+                abort: task.abort_handle(),
+                endpoint,
+            },
+        );
     }
 }
 

@@ -1,0 +1,256 @@
+//! The SSE framer and event decoder: bytes in, typed items out.
+
+use std::collections::VecDeque;
+use std::ffi::c_char;
+
+use onair_core::event::{Decoder, Item};
+use onair_core::json::ItemJson;
+use onair_core::sse::Parser;
+
+use crate::onair_result::{self, *};
+use crate::view::{onair_event, onair_str};
+use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out};
+
+/// An SSE framer plus event decoder (`onair_decoder_new`). One thread at a
+/// time.
+#[derive(Debug)]
+pub struct onair_decoder {
+    decoder: Decoder,
+    queue: VecDeque<Item>,
+    current: Option<Item>,
+    /// The current item's JSON line, NUL-terminated.
+    json: Vec<u8>,
+}
+
+/// What an `onair_item` holds.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum onair_item_kind {
+    /// No item: everything fed so far has been taken.
+    ONAIR_ITEM_NONE = 0,
+    /// A typed event: see `event`.
+    ONAIR_ITEM_EVENT = 1,
+    /// A frame whose event name this version does not know: `name`, `id`, `text` (its data).
+    ONAIR_ITEM_UNKNOWN = 2,
+    /// The service's `:heartbeat` comment.
+    ONAIR_ITEM_HEARTBEAT = 3,
+    /// Any other comment: `text`.
+    ONAIR_ITEM_COMMENT = 4,
+    /// A `retry:` field: `retry_ms`.
+    ONAIR_ITEM_RETRY = 5,
+    /// A frame that did not decode: `error_code` (`invalid_json`,
+    /// `invalid_event`, `frame_too_large`, `incomplete_frame`),
+    /// `error_message`, `name` and `id` when known, `text` (the raw data).
+    /// The stream goes on.
+    ONAIR_ITEM_ERROR = 6,
+}
+
+/// One decoded stream item as borrowed fields; fields the kind does not
+/// use are zero / NULL. Valid until the next call on the decoder.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct onair_item {
+    /// What it is.
+    pub kind: onair_item_kind,
+    /// `ONAIR_ITEM_EVENT`: the event (its `id` is the frame id).
+    pub event: onair_event,
+    /// UNKNOWN / ERROR: the frame's event name, or NULL.
+    pub name: onair_str,
+    /// UNKNOWN / ERROR: the frame's id, or NULL.
+    pub id: onair_str,
+    /// COMMENT: its text; UNKNOWN: the data; ERROR: the raw data.
+    pub text: onair_str,
+    /// RETRY: milliseconds.
+    pub retry_ms: u64,
+    /// ERROR: the error's code.
+    pub error_code: onair_str,
+    /// ERROR: a description for logs.
+    pub error_message: onair_str,
+}
+
+impl onair_item {
+    const NONE: onair_item = onair_item {
+        kind: onair_item_kind::ONAIR_ITEM_NONE,
+        event: onair_event::NONE,
+        name: onair_str::NULL,
+        id: onair_str::NULL,
+        text: onair_str::NULL,
+        retry_ms: 0,
+        error_code: onair_str::NULL,
+        error_message: onair_str::NULL,
+    };
+
+    fn view(item: &Item) -> onair_item {
+        use onair_item_kind::*;
+        let mut v = Self::NONE;
+        match item {
+            Item::Event { id, event } => {
+                v.kind = ONAIR_ITEM_EVENT;
+                v.event = onair_event::view(id.as_ref(), event);
+                v.id = v.event.id;
+            }
+            Item::Unknown { event, id, data } => {
+                v.kind = ONAIR_ITEM_UNKNOWN;
+                v.name = onair_str::of(event);
+                v.id = onair_str::opt(id.as_ref().map(|i| i.as_str()));
+                v.text = onair_str::of(data);
+            }
+            Item::Heartbeat => v.kind = ONAIR_ITEM_HEARTBEAT,
+            Item::Comment(text) => {
+                v.kind = ONAIR_ITEM_COMMENT;
+                v.text = onair_str::of(text);
+            }
+            Item::Retry(ms) => {
+                v.kind = ONAIR_ITEM_RETRY;
+                v.retry_ms = *ms;
+            }
+            Item::Error(e) => {
+                v.kind = ONAIR_ITEM_ERROR;
+                v.name = onair_str::opt(e.event.as_deref());
+                v.id = onair_str::opt(e.id.as_ref().map(|i| i.as_str()));
+                v.text = onair_str::of(&e.raw);
+                v.error_code = onair_str::of(e.kind.code());
+                v.error_message = onair_str::of(&e.message);
+            }
+        }
+        v
+    }
+}
+
+/// A new decoder whose frames may hold at most `max_frame_bytes` (0: the
+/// core's default, 1 MiB; values under 64 count as 64). A larger frame is
+/// skipped as an `frame_too_large` error item; memory stays bounded.
+/// Free it with `onair_decoder_free`.
+///
+/// Errors: NULL `out` → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_new(
+    max_frame_bytes: usize,
+    out_decoder: *mut *mut onair_decoder,
+) -> onair_result {
+    boundary(|| {
+        let slot = out(out_decoder)?;
+        let parser = if max_frame_bytes == 0 {
+            Parser::new()
+        } else {
+            Parser::with_max_frame_bytes(max_frame_bytes)
+        };
+        *slot = Box::into_raw(Box::new(onair_decoder {
+            decoder: Decoder::with_parser(parser),
+            queue: VecDeque::new(),
+            current: None,
+            json: Vec::new(),
+        }));
+        Ok(())
+    })
+}
+
+/// Frees a decoder. NULL is fine.
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_free(decoder: *mut onair_decoder) {
+    boundary_or((), || {
+        if !decoder.is_null() {
+            // SAFETY: a pointer from onair_decoder_new, freed once.
+            drop(unsafe { Box::from_raw(decoder) });
+        }
+    })
+}
+
+/// Feeds a chunk of the stream's body, split anywhere (no NUL needed; any
+/// bytes). The items it completes are queued for `onair_decoder_next`.
+/// The chunk is not kept.
+///
+/// Errors: NULL `decoder`, or NULL `bytes` with `len` > 0 → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_feed(
+    decoder: *mut onair_decoder,
+    bytes: *const u8,
+    len: usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        // SAFETY: the caller promises `len` bytes.
+        let mut input = unsafe { bytes_in(bytes, len) }?;
+        while let Some(item) = d.decoder.next_item(&mut input) {
+            d.queue.push_back(item);
+        }
+        Ok(())
+    })
+}
+
+/// Ends the stream: queues an `incomplete_frame` error item when a frame
+/// was cut off. Feeding again afterwards starts a new stream.
+///
+/// Errors: NULL `decoder` → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_finish(decoder: *mut onair_decoder) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        if let Some(item) = d.decoder.finish() {
+            d.queue.push_back(item);
+        }
+        Ok(())
+    })
+}
+
+/// Takes the next decoded item into `*out_item` (borrowed fields, valid
+/// until the next call on this decoder). When everything fed has been
+/// taken, `out_item->kind` is `ONAIR_ITEM_NONE`.
+///
+/// Errors: NULL `decoder` or `out_item` → ONAIR_NULL_PARAMETER (nothing taken).
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_next(
+    decoder: *mut onair_decoder,
+    out_item: *mut onair_item,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        let slot = out(out_item)?;
+        d.json.clear();
+        d.current = d.queue.pop_front();
+        *slot = d
+            .current
+            .as_ref()
+            .map_or(onair_item::NONE, onair_item::view);
+        Ok(())
+    })
+}
+
+/// The canonical JSON line of the item last taken by `onair_decoder_next`
+/// (the line `onair decode` prints, without the newline), borrowed and
+/// NUL-terminated, valid until the next call on this decoder.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER; no current item →
+/// ONAIR_NO_CURRENT.
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_item_json(
+    decoder: *mut onair_decoder,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        let item = d.current.as_ref().ok_or(ONAIR_NO_CURRENT)?;
+        if d.json.is_empty() {
+            d.json = ItemJson(item).to_line().into_bytes();
+            d.json.push(0);
+        }
+        *p = d.json.as_ptr().cast();
+        *l = d.json.len() - 1;
+        Ok(())
+    })
+}
+
+/// Items decoded and not yet taken.
+///
+/// Errors: NULL `decoder` → 0.
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_pending(decoder: *const onair_decoder) -> usize {
+    // SAFETY: checked pointer from onair_decoder_new.
+    boundary_or(0, || unsafe { arg(decoder) }.map_or(0, |d| d.queue.len()))
+}

@@ -1,0 +1,272 @@
+//! # libonair — the C API of the onair core
+//!
+//! A thin layer: every rule of the service lives in the core crate
+//! (`onair`, imported here as `onair_core`); this crate only moves values
+//! across the C boundary. The conventions are in `ffi/README.md`; the header
+//! `include/onair.h` is generated from this crate by cbindgen (a unit test
+//! renders it and fails when the committed file differs).
+//!
+//! Every `extern "C"` function runs its body inside `boundary` (or
+//! `boundary_or`): a panic becomes `ONAIR_PANIC` (or the documented
+//! fallback value), never an unwind into C. A unit test reads the sources
+//! and checks that every exported function starts that way, and another
+//! injects a panic into each of them.
+#![allow(non_camel_case_types)]
+// Every exported function checks its pointers before it dereferences them;
+// the safety contract of each is its C documentation.
+#![allow(clippy::missing_safety_doc)]
+
+use std::ffi::c_char;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+mod bot;
+mod decoder;
+mod kit;
+mod problem;
+mod sse;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use bot::*;
+pub use decoder::*;
+pub use kit::*;
+pub use problem::*;
+pub use sse::*;
+pub use view::*;
+
+/// The ABI version of this header and library. It changes only when the C
+/// ABI breaks (a function's signature or a struct's layout changes, or a
+/// function is removed); adding functions or result codes keeps it.
+/// Compare it with `onair_abi_version()` at start-up.
+pub const ONAIR_ABI_VERSION: u32 = 1;
+/// The library's major version (Cargo.toml).
+pub const ONAIR_VERSION_MAJOR: u32 = 0;
+/// The library's minor version (Cargo.toml).
+pub const ONAIR_VERSION_MINOR: u32 = 1;
+/// The library's patch version (Cargo.toml).
+pub const ONAIR_VERSION_PATCH: u32 = 0;
+
+/// What a fallible call returns. Codes are never reused: a code that
+/// goes away leaves a hole. `onair_result_message()` gives a static text.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum onair_result {
+    /// Success; the out-parameters were written.
+    ONAIR_OK = 0,
+    /// A required pointer was NULL (or a (pointer, length) pair was
+    /// (NULL, n) with n > 0).
+    ONAIR_NULL_PARAMETER = 1,
+    /// A string argument was not valid UTF-8.
+    ONAIR_INVALID_UTF8 = 2,
+    /// The library panicked inside this call (a bug in libonair). The
+    /// handle involved may be in any state: only free it.
+    ONAIR_PANIC = 3,
+    /// The base URL is not an absolute http(s) URL without query or fragment.
+    ONAIR_INVALID_BASE_URL = 4,
+    /// The client id is not a UUID, or the secret is empty.
+    ONAIR_INVALID_CREDENTIALS = 5,
+    /// The saved token file did not load (not JSON, another format or version).
+    ONAIR_INVALID_TOKENS = 6,
+    /// A report named a request id the bot never issued.
+    ONAIR_UNKNOWN_REQUEST = 7,
+    /// A stream report for a plain request, or a plain report for a stream
+    /// in a state that does not take it.
+    ONAIR_NOT_A_STREAM = 8,
+    /// Stream bytes reported before `onair_bot_on_stream_open`.
+    ONAIR_STREAM_NOT_STARTED = 9,
+    /// Another misuse of the bot's contract (see the handle's last error).
+    ONAIR_MISUSE = 10,
+    /// The chat message is empty or only white space (nothing was queued).
+    ONAIR_CHAT_EMPTY = 11,
+    /// The chat message is over 200 UTF-16 units (nothing was queued).
+    ONAIR_CHAT_TOO_LONG = 12,
+    /// The bot's call queue is full (nothing was queued).
+    ONAIR_QUEUE_FULL = 13,
+    /// The bot has stopped for good (nothing was queued).
+    ONAIR_STOPPED = 14,
+    /// The bot holds no tokens yet.
+    ONAIR_NO_TOKENS = 15,
+    /// The endpoint name is not one of the core's (`token`, `chat`, …).
+    ONAIR_UNKNOWN_ENDPOINT = 16,
+    /// An argument is out of its documented range (an enum value, a step of 0).
+    ONAIR_INVALID_ARGUMENT = 17,
+    /// A timer tag is empty, too long, or holds a control character.
+    ONAIR_BAD_TAG = 18,
+    /// Too many timers are set; cancel one first.
+    ONAIR_TOO_MANY_TIMERS = 19,
+    /// Stored kit state (audience, milestones) did not load.
+    ONAIR_INVALID_STATE = 20,
+    /// The `onair_event` passed holds no event (its `opaque` is NULL).
+    ONAIR_NO_EVENT = 21,
+    /// An index past the end of a list.
+    ONAIR_OUT_OF_RANGE = 22,
+    /// There is no current item or action to render (nothing polled yet).
+    ONAIR_NO_CURRENT = 23,
+}
+
+use onair_result::*;
+
+/// The static, NUL-terminated text of a result code (any value: an unknown
+/// code gives "unknown result code"). Never NULL; never free it.
+#[no_mangle]
+pub extern "C" fn onair_result_message(code: u32) -> *const c_char {
+    boundary_or(c"panic".as_ptr(), || result_text(code).as_ptr())
+}
+
+fn result_text(code: u32) -> &'static std::ffi::CStr {
+    match code {
+        0 => c"success",
+        1 => c"a required pointer argument was NULL",
+        2 => c"a string argument was not valid UTF-8",
+        3 => c"libonair panicked (a bug); free the handle",
+        4 => c"the base URL is not an absolute http(s) URL",
+        5 => c"the client credentials are unusable",
+        6 => c"the saved tokens did not load",
+        7 => c"a report named a request id that was never issued",
+        8 => c"that request is not the stream connection in this state",
+        9 => c"stream bytes were reported before the stream opened",
+        10 => c"misuse of the bot's contract",
+        11 => c"the chat message is empty",
+        12 => c"the chat message is over 200 UTF-16 units",
+        13 => c"the call queue is full",
+        14 => c"the bot has stopped",
+        15 => c"the bot holds no tokens",
+        16 => c"unknown endpoint name",
+        17 => c"an argument is out of range",
+        18 => c"the timer tag is unusable",
+        19 => c"too many timers are set",
+        20 => c"the stored state did not load",
+        21 => c"the onair_event holds no event",
+        22 => c"index out of range",
+        23 => c"nothing current to render",
+        _ => c"unknown result code",
+    }
+}
+
+/// The ABI version the library was built with (`ONAIR_ABI_VERSION` of its
+/// header). A program built against another header must not use it.
+#[no_mangle]
+pub extern "C" fn onair_abi_version() -> u32 {
+    boundary_or(0, || ONAIR_ABI_VERSION)
+}
+
+/// The library's version, e.g. "0.1.0": static, NUL-terminated; never free it.
+#[no_mangle]
+pub extern "C" fn onair_version() -> *const c_char {
+    boundary_or(c"".as_ptr(), || {
+        concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+    })
+}
+
+/// Frees a string the library gave the caller to own (`char **out`
+/// parameters, documented as "free with onair_string_free"). NULL is fine.
+#[no_mangle]
+pub unsafe extern "C" fn onair_string_free(s: *mut c_char) {
+    boundary_or((), || {
+        if !s.is_null() {
+            // SAFETY: the caller passes a pointer this library returned from
+            // CString::into_raw, once.
+            drop(unsafe { std::ffi::CString::from_raw(s) });
+        }
+    })
+}
+
+// ---- the panic boundary ------------------------------------------------------
+
+#[cfg(test)]
+thread_local! {
+    /// Tests set this to make the next boundary panic inside its closure.
+    pub(crate) static INJECT_PANIC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[inline]
+fn injected() {
+    #[cfg(test)]
+    if INJECT_PANIC.with(|p| p.replace(false)) {
+        panic!("injected panic");
+    }
+}
+
+/// Runs a fallible body: `Ok` → `ONAIR_OK`, `Err(code)` → `code`, a panic
+/// → `ONAIR_PANIC`.
+pub(crate) fn boundary(f: impl FnOnce() -> Result<(), onair_result>) -> onair_result {
+    match catch_unwind(AssertUnwindSafe(|| {
+        injected();
+        f()
+    })) {
+        Ok(Ok(())) => ONAIR_OK,
+        Ok(Err(code)) => code,
+        Err(_) => ONAIR_PANIC,
+    }
+}
+
+/// Runs an infallible body; a panic gives `fallback`.
+pub(crate) fn boundary_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(|| {
+        injected();
+        f()
+    }))
+    .unwrap_or(fallback)
+}
+
+// ---- arguments -----------------------------------------------------------------
+
+/// A shared reference from a handle pointer, or `ONAIR_NULL_PARAMETER`.
+pub(crate) unsafe fn arg<'a, T>(p: *const T) -> Result<&'a T, onair_result> {
+    // SAFETY: the caller passes NULL or a pointer from this library.
+    unsafe { p.as_ref() }.ok_or(ONAIR_NULL_PARAMETER)
+}
+
+/// An exclusive reference from a handle pointer, or `ONAIR_NULL_PARAMETER`.
+pub(crate) unsafe fn arg_mut<'a, T>(p: *mut T) -> Result<&'a mut T, onair_result> {
+    // SAFETY: as `arg`; C must not use a handle from two threads at once.
+    unsafe { p.as_mut() }.ok_or(ONAIR_NULL_PARAMETER)
+}
+
+/// An out-parameter, checked before any work is done.
+pub(crate) fn out<'a, T>(p: *mut T) -> Result<&'a mut T, onair_result> {
+    // SAFETY: the caller passes NULL or a writable pointer to a T.
+    unsafe { p.as_mut() }.ok_or(ONAIR_NULL_PARAMETER)
+}
+
+/// Bytes from (pointer, length): (NULL, 0) is empty; (NULL, n > 0) is
+/// `ONAIR_NULL_PARAMETER`.
+pub(crate) unsafe fn bytes_in<'a>(p: *const u8, len: usize) -> Result<&'a [u8], onair_result> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(ONAIR_NULL_PARAMETER);
+    }
+    // SAFETY: the caller promises `len` readable bytes at `p`.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
+
+/// UTF-8 text from (pointer, length); no trailing NUL needed.
+pub(crate) unsafe fn str_in<'a>(p: *const c_char, len: usize) -> Result<&'a str, onair_result> {
+    // SAFETY: forwarded from the caller.
+    let bytes = unsafe { bytes_in(p.cast(), len) }?;
+    std::str::from_utf8(bytes).map_err(|_| ONAIR_INVALID_UTF8)
+}
+
+/// A string the caller will own: written to `out`, freed with
+/// `onair_string_free`. `len` (optional) gets its length without the NUL.
+pub(crate) fn string_out(
+    text: impl Into<Vec<u8>>,
+    out_ptr: &mut *mut c_char,
+    out_len: Option<&mut usize>,
+) {
+    let mut bytes: Vec<u8> = text.into();
+    // Text from the core holds no NUL; if one slipped in, cut there.
+    if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+        bytes.truncate(nul);
+    }
+    let len = bytes.len();
+    let owned = std::ffi::CString::new(bytes).unwrap_or_default();
+    *out_ptr = owned.into_raw();
+    if let Some(l) = out_len {
+        *l = len;
+    }
+}

@@ -1,0 +1,319 @@
+//! Stateless decisions: response classification, quota headers,
+//! Retry-After; and the jittered backoff.
+
+use std::ffi::c_char;
+
+use onair_core::backoff::Backoff;
+use onair_core::endpoint::Endpoint;
+use onair_core::problem::{classify, Problem};
+use onair_core::ratelimit::{QuotaHeaders, RetryAfter};
+
+use crate::onair_result::{self, *};
+use crate::view::{headers_in, onair_header, onair_str};
+use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out, str_in, string_out};
+
+/// A classified response (`onair_classify`). `kind` and `advice` point to
+/// static text (never freed, valid for the life of the program): `kind` is
+/// one of the core's problem kinds (`ok`, `unauthorized`, `not_on_air`,
+/// `chat_rate_limited`, `quota_daily`, …), `advice` one of its advices
+/// (`none`, `refresh_token`, `retry_after`, `reauthorize`, …); the codes
+/// are those of `onair explain`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct onair_problem {
+    /// What happened.
+    pub kind: onair_str,
+    /// What to do about it.
+    pub advice: onair_str,
+    /// The HTTP status.
+    pub status: u16,
+    /// Whether `retry_after_ms` is known.
+    pub has_retry_after_ms: bool,
+    /// The Retry-After delay (an HTTP-date is turned into a delay from `now_ms`).
+    pub retry_after_ms: u64,
+    /// A 401 within a minute of a revocation.
+    pub recently_revoked: bool,
+    /// The response was a 2xx.
+    pub is_ok: bool,
+}
+
+unsafe fn classified(
+    endpoint: *const c_char,
+    endpoint_len: usize,
+    status: u16,
+    headers: *const onair_header,
+    headers_len: usize,
+    body: *const u8,
+    body_len: usize,
+) -> Result<Problem, onair_result> {
+    // SAFETY: forwarded (pointer, length) pairs from the caller.
+    let name = unsafe { str_in(endpoint, endpoint_len) }?;
+    let endpoint = Endpoint::from_name(name).ok_or(ONAIR_UNKNOWN_ENDPOINT)?;
+    // SAFETY: as above.
+    let headers = unsafe { headers_in(headers, headers_len) }?;
+    // SAFETY: as above.
+    let body = unsafe { bytes_in(body, body_len) }?;
+    Ok(classify(endpoint, status, &headers, body))
+}
+
+/// Classifies one response of `endpoint` (its short name: `token`,
+/// `revoke`, `live`, `listeners`, `fans`, `chat`, `events`) from its
+/// status, headers and body (any bytes; (NULL, 0) for none). `now_ms`
+/// (unix ms) turns an HTTP-date Retry-After into a delay.
+///
+/// Errors: NULL `endpoint` or `out_problem`, or a NULL array with a
+/// non-zero length → ONAIR_NULL_PARAMETER; endpoint not UTF-8 →
+/// ONAIR_INVALID_UTF8; unknown endpoint → ONAIR_UNKNOWN_ENDPOINT.
+#[no_mangle]
+pub unsafe extern "C" fn onair_classify(
+    endpoint: *const c_char,
+    endpoint_len: usize,
+    status: u16,
+    headers: *const onair_header,
+    headers_len: usize,
+    body: *const u8,
+    body_len: usize,
+    now_ms: u64,
+    out_problem: *mut onair_problem,
+) -> onair_result {
+    boundary(|| {
+        let slot = out(out_problem)?;
+        // SAFETY: forwarded from the caller.
+        let problem = unsafe {
+            classified(
+                endpoint,
+                endpoint_len,
+                status,
+                headers,
+                headers_len,
+                body,
+                body_len,
+            )
+        }?;
+        let explained = problem.explain(Some(now_ms));
+        *slot = onair_problem {
+            kind: onair_str::of(problem.kind.as_str()),
+            advice: onair_str::of(problem.advice.as_str()),
+            status,
+            has_retry_after_ms: explained.retry_after_ms.is_some(),
+            retry_after_ms: explained.retry_after_ms.unwrap_or(0),
+            recently_revoked: problem.recently_revoked,
+            is_ok: problem.is_ok(),
+        };
+        Ok(())
+    })
+}
+
+/// Like `onair_classify`, but writes the JSON object `onair explain`
+/// prints (`kind`, `advice`, `status`, `detailCode`, `oauthError`,
+/// `retryAfterMs`, `quotaScope`, `recentlyRevoked`) to a string the caller
+/// owns (free with `onair_string_free`); `out_len` may be NULL.
+///
+/// Errors: as `onair_classify`.
+#[no_mangle]
+pub unsafe extern "C" fn onair_classify_json(
+    endpoint: *const c_char,
+    endpoint_len: usize,
+    status: u16,
+    headers: *const onair_header,
+    headers_len: usize,
+    body: *const u8,
+    body_len: usize,
+    now_ms: u64,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        let slot = out(out_json)?;
+        // SAFETY: forwarded from the caller.
+        let problem = unsafe {
+            classified(
+                endpoint,
+                endpoint_len,
+                status,
+                headers,
+                headers_len,
+                body,
+                body_len,
+            )
+        }?;
+        let json = serde_json::to_string(&problem.explain(Some(now_ms)))
+            .map_err(|_| ONAIR_INVALID_ARGUMENT)?;
+        string_out(json, slot, out(out_len).ok());
+        Ok(())
+    })
+}
+
+/// The quota headers of a response (`onair_quota_parse`); each value has
+/// a presence flag (absent or unreadable: false). The daily scope is in
+/// `onair_classify_json`'s `quotaScope`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct onair_quota {
+    /// `x-ratelimit-remaining` is present.
+    pub has_remaining: bool,
+    /// Per-second tokens left.
+    pub remaining: u64,
+    /// `x-ratelimit-replenish-rate` is present.
+    pub has_replenish_rate: bool,
+    /// Tokens refilled per second.
+    pub replenish_rate: u64,
+    /// `x-ratelimit-burst-capacity` is present.
+    pub has_burst_capacity: bool,
+    /// The burst ceiling.
+    pub burst_capacity: u64,
+    /// `x-ratelimit-daily-limit` is present.
+    pub has_daily_limit: bool,
+    /// Daily call limit.
+    pub daily_limit: u64,
+    /// `x-ratelimit-daily-remaining` is present.
+    pub has_daily_remaining: bool,
+    /// Calls left today.
+    pub daily_remaining: u64,
+    /// `x-ratelimit-daily-reset` is present.
+    pub has_daily_reset_s: bool,
+    /// Next reset, epoch seconds.
+    pub daily_reset_s: u64,
+    /// A `Retry-After` header was present (even if unreadable).
+    pub retry_after_present: bool,
+    /// `retry_after_ms` is known.
+    pub has_retry_after_ms: bool,
+    /// The Retry-After delay from `now_ms`.
+    pub retry_after_ms: u64,
+}
+
+/// Reads the quota headers (`x-ratelimit-*`, `Retry-After`; names any
+/// case, the first of a repeated name wins) into `*out_quota`.
+///
+/// Errors: NULL `out_quota`, or NULL `headers` with a non-zero length →
+/// ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_quota_parse(
+    headers: *const onair_header,
+    headers_len: usize,
+    now_ms: u64,
+    out_quota: *mut onair_quota,
+) -> onair_result {
+    boundary(|| {
+        let slot = out(out_quota)?;
+        // SAFETY: forwarded from the caller.
+        let headers = unsafe { headers_in(headers, headers_len) }?;
+        let q = QuotaHeaders::parse(&headers);
+        let retry = q.retry_after.map(|r| r.delay_ms(now_ms));
+        *slot = onair_quota {
+            has_remaining: q.remaining.is_some(),
+            remaining: q.remaining.unwrap_or(0),
+            has_replenish_rate: q.replenish_rate.is_some(),
+            replenish_rate: q.replenish_rate.unwrap_or(0),
+            has_burst_capacity: q.burst_capacity.is_some(),
+            burst_capacity: q.burst_capacity.unwrap_or(0),
+            has_daily_limit: q.daily_limit.is_some(),
+            daily_limit: q.daily_limit.unwrap_or(0),
+            has_daily_remaining: q.daily_remaining.is_some(),
+            daily_remaining: q.daily_remaining.unwrap_or(0),
+            has_daily_reset_s: q.daily_reset_s.is_some(),
+            daily_reset_s: q.daily_reset_s.unwrap_or(0),
+            retry_after_present: q.retry_after_present,
+            has_retry_after_ms: retry.is_some(),
+            retry_after_ms: retry.unwrap_or(0),
+        };
+        Ok(())
+    })
+}
+
+/// A `Retry-After` value (delay seconds or HTTP-date; any bytes, no NUL
+/// needed) as a delay in ms from `now_ms` (capped at one day).
+///
+/// Errors: NULL `out_ms` → ONAIR_NULL_PARAMETER; unreadable value →
+/// ONAIR_INVALID_ARGUMENT (nothing written).
+#[no_mangle]
+pub unsafe extern "C" fn onair_retry_after_ms(
+    value: *const u8,
+    len: usize,
+    now_ms: u64,
+    out_ms: *mut u64,
+) -> onair_result {
+    boundary(|| {
+        let slot = out(out_ms)?;
+        // SAFETY: forwarded from the caller.
+        let value = unsafe { bytes_in(value, len) }?;
+        let parsed = RetryAfter::parse(value).ok_or(ONAIR_INVALID_ARGUMENT)?;
+        *slot = parsed.delay_ms(now_ms);
+        Ok(())
+    })
+}
+
+/// Jittered exponential backoff (the core's: 1 s doubling to 30 s, full
+/// jitter, seeded). One thread at a time.
+#[derive(Debug)]
+pub struct onair_backoff(Backoff);
+
+/// A backoff with the spec's limits (`base_ms` = `cap_ms` = 0), or custom
+/// ones; `seed` fixes the jitter. Free with `onair_backoff_free`.
+///
+/// Errors: NULL `out_backoff` → ONAIR_NULL_PARAMETER; only one of
+/// `base_ms`, `cap_ms` zero → ONAIR_INVALID_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn onair_backoff_new(
+    base_ms: u64,
+    cap_ms: u64,
+    seed: u64,
+    out_backoff: *mut *mut onair_backoff,
+) -> onair_result {
+    boundary(|| {
+        let slot = out(out_backoff)?;
+        let backoff = match (base_ms, cap_ms) {
+            (0, 0) => Backoff::new(seed),
+            (0, _) | (_, 0) => return Err(ONAIR_INVALID_ARGUMENT),
+            (b, c) => Backoff::with_limits(b, c, seed),
+        };
+        *slot = Box::into_raw(Box::new(onair_backoff(backoff)));
+        Ok(())
+    })
+}
+
+/// Frees a backoff. NULL is fine.
+#[no_mangle]
+pub unsafe extern "C" fn onair_backoff_free(backoff: *mut onair_backoff) {
+    boundary_or((), || {
+        if !backoff.is_null() {
+            // SAFETY: a pointer from onair_backoff_new, freed once.
+            drop(unsafe { Box::from_raw(backoff) });
+        }
+    })
+}
+
+/// The next delay in ms (and counts one more attempt).
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_backoff_next_delay_ms(
+    backoff: *mut onair_backoff,
+    out_ms: *mut u64,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_backoff_new.
+        let b = unsafe { arg_mut(backoff) }?;
+        let slot = out(out_ms)?;
+        *slot = b.0.next_delay_ms();
+        Ok(())
+    })
+}
+
+/// Starts over after a success. NULL is ignored.
+#[no_mangle]
+pub unsafe extern "C" fn onair_backoff_reset(backoff: *mut onair_backoff) {
+    boundary_or((), || {
+        // SAFETY: checked pointer from onair_backoff_new.
+        if let Ok(b) = unsafe { arg_mut(backoff) } {
+            b.0.reset();
+        }
+    })
+}
+
+/// Attempts counted since the last reset; NULL → 0.
+#[no_mangle]
+pub unsafe extern "C" fn onair_backoff_attempt(backoff: *const onair_backoff) -> u32 {
+    // SAFETY: checked pointer from onair_backoff_new.
+    boundary_or(0, || unsafe { arg(backoff) }.map_or(0, |b| b.0.attempt()))
+}

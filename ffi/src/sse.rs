@@ -1,0 +1,321 @@
+//! The generic SSE parser: frames as text, before any event decoding
+//! (`onair decode --raw`).
+
+use std::collections::VecDeque;
+use std::ffi::c_char;
+
+use onair_core::json::RawItemJson;
+use onair_core::sse::{Frame, FrameError, FrameErrorKind, Item, Parser};
+
+use crate::onair_result::{self, *};
+use crate::view::onair_str;
+use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out};
+
+/// An owned copy of one parsed item (the parser's items borrow from it and
+/// from the input chunk, which C does not keep).
+#[derive(Debug)]
+enum Owned {
+    Event {
+        event: String,
+        data: String,
+        id: Option<String>,
+        last_event_id: String,
+    },
+    Comment(String),
+    Retry(u64),
+    Error {
+        kind: FrameErrorKind,
+        event: Option<String>,
+        id: Option<String>,
+        raw: String,
+    },
+}
+
+impl Owned {
+    fn of(item: Item<'_>) -> Owned {
+        match item {
+            Item::Event(f) => Owned::Event {
+                event: f.event.to_owned(),
+                data: f.data.to_owned(),
+                id: f.id.map(str::to_owned),
+                last_event_id: f.last_event_id.to_owned(),
+            },
+            Item::Comment(text) => Owned::Comment(text.to_owned()),
+            Item::Retry(ms) => Owned::Retry(ms),
+            Item::Error(e) => Owned::Error {
+                kind: e.kind,
+                event: e.event.map(str::to_owned),
+                id: e.id.map(str::to_owned),
+                raw: e.raw.to_owned(),
+            },
+        }
+    }
+
+    fn item(&self) -> Item<'_> {
+        match self {
+            Owned::Event {
+                event,
+                data,
+                id,
+                last_event_id,
+            } => Item::Event(Frame {
+                event,
+                data,
+                id: id.as_deref(),
+                last_event_id,
+            }),
+            Owned::Comment(text) => Item::Comment(text),
+            Owned::Retry(ms) => Item::Retry(*ms),
+            Owned::Error {
+                kind,
+                event,
+                id,
+                raw,
+            } => Item::Error(FrameError {
+                kind: *kind,
+                event: event.as_deref(),
+                id: id.as_deref(),
+                raw,
+            }),
+        }
+    }
+}
+
+/// A generic SSE parser (`onair_sse_parser_new`): frames with their event
+/// name, data, id and last event id, no event decoding. Most bots want
+/// `onair_decoder` instead.
+#[derive(Debug)]
+pub struct onair_sse_parser {
+    parser: Parser,
+    queue: VecDeque<Owned>,
+    current: Option<Owned>,
+    /// The current item's JSON line, NUL-terminated.
+    json: Vec<u8>,
+    /// The text of `onair_sse_parser_last_event_id`.
+    last_event_id: String,
+}
+
+/// What an `onair_sse_item` holds.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum onair_sse_item_kind {
+    /// No item: everything fed so far has been taken.
+    ONAIR_SSE_NONE = 0,
+    /// A dispatched frame: `event`, `data`, `id`, `last_event_id`.
+    ONAIR_SSE_EVENT = 1,
+    /// A comment: `text` (the text after `:`, verbatim).
+    ONAIR_SSE_COMMENT = 2,
+    /// A `retry` field: `retry_ms`.
+    ONAIR_SSE_RETRY = 3,
+    /// A frame not delivered: `error_code` (`frame_too_large`,
+    /// `incomplete_frame`), `event` and `id` when read, `text` (a prefix of
+    /// the raw frame).
+    ONAIR_SSE_ERROR = 4,
+}
+
+/// One parsed SSE item as borrowed fields, valid until the next call on
+/// the parser.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct onair_sse_item {
+    /// What it is.
+    pub kind: onair_sse_item_kind,
+    /// EVENT: the `event` field (`message` when none); ERROR: when read.
+    pub event: onair_str,
+    /// EVENT: the data lines joined with LF.
+    pub data: onair_str,
+    /// EVENT / ERROR: the frame's own `id`, or NULL.
+    pub id: onair_str,
+    /// EVENT: the stream's last event id after this frame.
+    pub last_event_id: onair_str,
+    /// COMMENT: its text; ERROR: the raw prefix.
+    pub text: onair_str,
+    /// RETRY: milliseconds.
+    pub retry_ms: u64,
+    /// ERROR: the error's code.
+    pub error_code: onair_str,
+}
+
+/// A new SSE parser whose frames may hold at most `max_frame_bytes` (0: the
+/// default, 1 MiB; under 64 counts as 64). Free with `onair_sse_parser_free`.
+///
+/// Errors: NULL `out_parser` → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_sse_parser_new(
+    max_frame_bytes: usize,
+    out_parser: *mut *mut onair_sse_parser,
+) -> onair_result {
+    boundary(|| {
+        let slot = out(out_parser)?;
+        let parser = if max_frame_bytes == 0 {
+            Parser::new()
+        } else {
+            Parser::with_max_frame_bytes(max_frame_bytes)
+        };
+        *slot = Box::into_raw(Box::new(onair_sse_parser {
+            parser,
+            queue: VecDeque::new(),
+            current: None,
+            json: Vec::new(),
+            last_event_id: String::new(),
+        }));
+        Ok(())
+    })
+}
+
+/// Frees a parser. NULL is fine.
+#[no_mangle]
+pub unsafe extern "C" fn onair_sse_parser_free(parser: *mut onair_sse_parser) {
+    boundary_or((), || {
+        if !parser.is_null() {
+            // SAFETY: a pointer from onair_sse_parser_new, freed once.
+            drop(unsafe { Box::from_raw(parser) });
+        }
+    })
+}
+
+/// Feeds a chunk of the stream, split anywhere (any bytes, not kept); the
+/// items it completes are queued for `onair_sse_parser_next`.
+///
+/// Errors: NULL `parser`, or NULL `bytes` with `len` > 0 → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_sse_parser_feed(
+    parser: *mut onair_sse_parser,
+    bytes: *const u8,
+    len: usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_sse_parser_new.
+        let p = unsafe { arg_mut(parser) }?;
+        // SAFETY: the caller promises `len` bytes.
+        let mut input = unsafe { bytes_in(bytes, len) }?;
+        while let Some(item) = p.parser.next_item(&mut input) {
+            p.queue.push_back(Owned::of(item));
+        }
+        Ok(())
+    })
+}
+
+/// Ends the stream (an `incomplete_frame` error when a frame was cut off);
+/// the parser is then ready for a new connection.
+///
+/// Errors: NULL `parser` → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_sse_parser_finish(parser: *mut onair_sse_parser) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_sse_parser_new.
+        let p = unsafe { arg_mut(parser) }?;
+        if let Some(item) = p.parser.finish() {
+            let owned = Owned::of(item);
+            p.queue.push_back(owned);
+        }
+        Ok(())
+    })
+}
+
+/// Takes the next item into `*out_item` (borrowed until the next call on
+/// the parser); `kind` is `ONAIR_SSE_NONE` when none is left.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
+#[no_mangle]
+pub unsafe extern "C" fn onair_sse_parser_next(
+    parser: *mut onair_sse_parser,
+    out_item: *mut onair_sse_item,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_sse_parser_new.
+        let p = unsafe { arg_mut(parser) }?;
+        let slot = out(out_item)?;
+        p.json.clear();
+        p.current = p.queue.pop_front();
+        let mut v = onair_sse_item {
+            kind: onair_sse_item_kind::ONAIR_SSE_NONE,
+            event: onair_str::NULL,
+            data: onair_str::NULL,
+            id: onair_str::NULL,
+            last_event_id: onair_str::NULL,
+            text: onair_str::NULL,
+            retry_ms: 0,
+            error_code: onair_str::NULL,
+        };
+        match p.current.as_ref().map(Owned::item) {
+            None => {}
+            Some(Item::Event(f)) => {
+                v.kind = onair_sse_item_kind::ONAIR_SSE_EVENT;
+                v.event = onair_str::of(f.event);
+                v.data = onair_str::of(f.data);
+                v.id = onair_str::opt(f.id);
+                v.last_event_id = onair_str::of(f.last_event_id);
+            }
+            Some(Item::Comment(text)) => {
+                v.kind = onair_sse_item_kind::ONAIR_SSE_COMMENT;
+                v.text = onair_str::of(text);
+            }
+            Some(Item::Retry(ms)) => {
+                v.kind = onair_sse_item_kind::ONAIR_SSE_RETRY;
+                v.retry_ms = ms;
+            }
+            Some(Item::Error(e)) => {
+                v.kind = onair_sse_item_kind::ONAIR_SSE_ERROR;
+                v.event = onair_str::opt(e.event);
+                v.id = onair_str::opt(e.id);
+                v.text = onair_str::of(e.raw);
+                v.error_code = onair_str::of(e.kind.code());
+            }
+        }
+        *slot = v;
+        Ok(())
+    })
+}
+
+/// The JSON line of the item last taken (the line `onair decode --raw`
+/// prints), borrowed and NUL-terminated until the next call on the parser.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER; no current item →
+/// ONAIR_NO_CURRENT.
+#[no_mangle]
+pub unsafe extern "C" fn onair_sse_parser_item_json(
+    parser: *mut onair_sse_parser,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_sse_parser_new.
+        let p = unsafe { arg_mut(parser) }?;
+        let (o, l) = (out(out_ptr)?, out(out_len)?);
+        let current = p.current.as_ref().ok_or(ONAIR_NO_CURRENT)?;
+        if p.json.is_empty() {
+            p.json = RawItemJson(&current.item()).to_line().into_bytes();
+            p.json.push(0);
+        }
+        *o = p.json.as_ptr().cast();
+        *l = p.json.len() - 1;
+        Ok(())
+    })
+}
+
+/// The stream's last event id (what a reconnect sends as `Last-Event-ID`),
+/// borrowed until the next call on the parser; empty before any id.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_sse_parser_last_event_id(
+    parser: *mut onair_sse_parser,
+    out_id: *mut onair_str,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_sse_parser_new.
+        let p = unsafe { arg_mut(parser) }?;
+        let slot = out(out_id)?;
+        p.last_event_id = p.parser.last_event_id();
+        *slot = onair_str::of(&p.last_event_id);
+        Ok(())
+    })
+}
+
+/// Items parsed and not yet taken; NULL → 0.
+#[no_mangle]
+pub unsafe extern "C" fn onair_sse_parser_pending(parser: *const onair_sse_parser) -> usize {
+    // SAFETY: checked pointer from onair_sse_parser_new.
+    boundary_or(0, || unsafe { arg(parser) }.map_or(0, |p| p.queue.len()))
+}

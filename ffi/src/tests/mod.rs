@@ -1,0 +1,3 @@
+mod boundary;
+mod header;
+mod version;
