@@ -270,3 +270,23 @@ test('app timers come as timer actions, folded into wait', () => {
   assert.throws(() => bot.every(0, 'z', 1), (e) => e instanceof TimerError && e.kind === 'zero_period');
   assert.throws(() => bot.schedule(1, ''), (e) => e instanceof TimerError && e.kind === 'bad_tag');
 });
+
+test('status: the connection narrows by state, counters count', () => {
+  const fresh = new Bot({ baseUrl: BASE, clientId: CLIENT_ID, clientSecret: 's', seed: 1 });
+  assert.deepEqual(fresh.status(0).connection, { state: 'needsAuthorization' });
+  const { bot, streamId } = connected();
+  bot.onStreamOpen(streamId, 200, [], 20);
+  bot.onStreamBytes(streamId, ':heartbeat\n\nevent:like\ndata:{"user":{"id":"u"},"type":"FREE","totalAmount":1,"amount":1,"extraAmount":0,"combo":null,"time":"t"}\n\n', 21);
+  drain(bot, 21);
+  const status = bot.status(22);
+  assert.ok(status.connection.state === 'connected');
+  assert.equal(status.connection.sinceMs, 20);
+  assert.equal(status.counters.like, 1);
+  assert.equal(status.counters.heartbeats, 1);
+  assert.equal(status.tokenGeneration, 1);
+  assert.ok(status.scope.includes('chat.send'));
+  assert.ok(!JSON.stringify(status).includes('at-1'), 'no secret in the status');
+  bot.shutdown();
+  const stopped = bot.status(23).connection;
+  assert.ok(stopped.state === 'stopped' && stopped.code === 'shut_down');
+});

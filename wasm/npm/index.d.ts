@@ -344,6 +344,52 @@ export type Action =
   | WaitAction
   | StoppedAction;
 
+/** Where the stream stands: `switch (connection.state)` narrows. */
+export type Connection =
+  | { state: 'needsAuthorization' }
+  | { state: 'off' }
+  | { state: 'waitingForBroadcast'; nextAttemptMs: number }
+  | { state: 'connecting'; sinceMs: number | null }
+  | { state: 'connected'; sinceMs: number }
+  | { state: 'backingOff'; untilMs: number }
+  | { state: 'refreshing' }
+  | { state: 'stopped'; code: StopCode; message: string };
+
+export interface StatusCounters {
+  chat: number;
+  presence: number;
+  like: number;
+  donation: number;
+  unknownEvents: number;
+  decodeErrors: number;
+  heartbeats: number;
+  lastHeartbeatMs: number | null;
+  connects: number;
+  endsLiveEnded: number;
+  endsTokenExpired: number;
+  endsReconnect: number;
+  drops: number;
+  chatsSent: number;
+  chatsFailed: number;
+  tokenPairs: number;
+}
+
+/** A snapshot for dashboards and logs (`bot.status(now)`). Holds no secret. */
+export interface Status {
+  connection: Connection;
+  counters: StatusCounters;
+  /** The permissions granted. */
+  scope: string[];
+  /** What the bot cannot do with them, in words. */
+  cannot: string[];
+  notes: string[];
+  pendingCalls: number;
+  tokenGeneration: number | null;
+  accessExpiresAtMs: number | null;
+  refreshAtMs: number | null;
+  quotaBlocks: { scope: string | null; untilMs: number }[];
+}
+
 export interface BotOptions {
   /** The region's base address, e.g. `https://…`. */
   baseUrl: string;
@@ -399,6 +445,8 @@ export class Bot {
   readonly stop: Stop | null;
   /** App calls queued and not yet answered. */
   readonly pendingCalls: number;
+  /** A snapshot for dashboards and logs. */
+  status(nowMs?: number): Status;
   /** The current token pair in its stored form (a secret), or null. */
   tokens(): string | null;
   free(): void;

@@ -375,6 +375,9 @@ class Bot {
     const json = this.#inner.stopJson();
     return json === undefined ? null : JSON.parse(json);
   }
+  status(nowMs) {
+    return JSON.parse(this.#inner.statusJson(now(nowMs)));
+  }
   get pendingCalls() {
     return this.#inner.pendingCalls();
   }

@@ -369,6 +369,12 @@ impl Bot {
             .map(|s| serde_json::to_string(&StopJson(s)).unwrap_or_default())
     }
 
+    /// A snapshot for dashboards and logs, as JSON (the core's `Status`).
+    #[wasm_bindgen(js_name = statusJson)]
+    pub fn status_json(&self, now_ms: f64) -> String {
+        self.inner.status(ms(now_ms)).to_json()
+    }
+
     /// App calls queued and not yet answered.
     #[wasm_bindgen(js_name = pendingCalls)]
     pub fn pending_calls(&self) -> u32 {
