@@ -51,14 +51,18 @@ const log = (/** @type {string} */ line) => console.log(`[bot] ${line}`);
 /** @param {{ nickname: string | null }} user */
 const nameOf = (user) => user.nickname ?? 'friend';
 
-/** Queues a chat reply, split so every part fits. @param {string} text */
+/** Chat messages queued, and refused locally (the queue is full in a busy broadcast: the chat limit paces it). */
+const chats = { queued: 0, refused: 0 };
+
+/** Queues a chat reply, split so every part fits; a refusal is counted, never lost silently. @param {string} text */
 function say(text) {
   for (const part of splitChat(text)) {
     try {
       bot.sendChat(part);
+      chats.queued++;
     } catch (e) {
-      if (e instanceof CallError) log(`chat not sent (${e.kind}): ${e.message}`);
-      else throw e;
+      if (!(e instanceof CallError)) throw e;
+      if (chats.refused++ === 0 || e.kind !== 'queue_full') log(`chat not sent (${e.kind}): ${e.message}`);
     }
   }
 }
@@ -87,7 +91,8 @@ function onEvent(ev) {
       log(`stream end: ${ev.data.reason}`);
       if (ev.data.reason === 'LIVE_ENDED') {
         const t = tallies[tallies.length - 1].toJSON();
-        log(`summary: ${t.attendance} joined, ${t.hearts} hearts, ${t.donated} donated by ${Object.values(t.people).filter((p) => p.donations > 0).length} people`);
+        const donors = Object.values(t.people).filter((p) => p.donations > 0).length;
+        log(`summary: ${t.attendance} joined, ${t.hearts} hearts, ${t.donated} donated by ${donors} people; chat: ${chats.queued} queued, ${chats.refused} refused`);
         tallies.push(new Tally());
       }
       break;
@@ -201,11 +206,15 @@ for (;;) {
       onEvent(action);
       break;
     case 'notice':
-      log(`notice: ${JSON.stringify(action.notice)}`);
+      if (action.notice.kind !== 'unknownEvent') log(`notice: ${JSON.stringify(action.notice)}`);
       break;
-    case 'done':
-      if (action.result.kind === 'failed') log(`call ${action.call} failed: ${action.result.failure}`);
+    case 'done': {
+      const result = action.result;
+      if (result.kind !== 'failed' || result.failure === 'cancelled') break;
+      // e.g. chat after the broadcast ended: not_on_air.
+      log(`call ${action.call} failed: ${result.failure === 'problem' ? result.problem.kind : result.failure}`);
       break;
+    }
     case 'persistTokens':
       if (env.ONAIR_TOKENS_FILE) writeFileSync(env.ONAIR_TOKENS_FILE, action.tokens, { mode: 0o600 });
       break;
@@ -221,7 +230,7 @@ for (;;) {
     case 'stopped':
       finish();
       if (action.stop.code === 'shut_down') {
-        log('bye');
+        log(`bye (chat: ${chats.queued} queued, ${chats.refused} refused)`);
         process.exit(0);
       }
       console.error(`stopped (${action.stop.code}): ${action.stop.message}`);
