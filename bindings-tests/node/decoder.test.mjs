@@ -163,10 +163,12 @@ test('a UTF-8 character split across chunks survives', () => {
   assert.equal(items[0].data.user.nickname, '별');
 });
 
-test('Symbol.dispose frees the decoder', () => {
+test('Symbol.dispose frees the decoder; free is idempotent; use after free throws', () => {
   const d = new Decoder();
   assert.equal(typeof d[Symbol.dispose], 'function');
   d[Symbol.dispose]();
+  d.free();
+  assert.throws(() => d.push(':heartbeat\n\n'), TypeError);
 });
 
 // The fast path (items built from the core's number tape) against the

@@ -121,7 +121,7 @@ export class Decoder {
   finish(): OnairItem[];
   /** @internal The same items through the core's JSON serializer (the tests' oracle). */
   _pushJson(chunk: Uint8Array | string): OnairItem[];
-  /** Frees the WebAssembly memory now (otherwise when garbage-collected). */
+  /** Frees the WebAssembly memory now (otherwise when garbage-collected). Idempotent; any other use afterwards throws. */
   free(): void;
   [Symbol.dispose](): void;
 }

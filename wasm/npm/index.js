@@ -282,7 +282,10 @@ class Decoder {
     return JSON.parse(this.#inner.finish());
   }
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
   }
 }
 addDispose(Decoder);
@@ -385,7 +388,10 @@ class Bot {
     return this.#inner.tokensJson() ?? null;
   }
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
   }
 }
 addDispose(Bot);
@@ -451,7 +457,10 @@ class Backoff {
     this.#inner.reset();
   }
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
   }
 }
 addDispose(Backoff);
@@ -471,7 +480,10 @@ class Tally {
     return JSON.parse(this.#inner.toJson());
   }
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
   }
 }
 addDispose(Tally);
@@ -512,7 +524,10 @@ class Audience {
     return this.#inner;
   }
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
   }
 }
 addDispose(Audience);
@@ -543,7 +558,10 @@ class Milestones {
     return JSON.parse(this.#inner.toJson());
   }
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
   }
 }
 addDispose(Milestones);
@@ -567,7 +585,10 @@ class Commands {
     return json === undefined ? null : JSON.parse(json);
   }
   free() {
-    this.#inner.free();
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
   }
 }
 addDispose(Commands);
