@@ -1659,6 +1659,20 @@ onair_result onair_decoder_item_json(struct onair_decoder *decoder,
                                      size_t *out_len);
 
 /**
+ * Takes every item decoded and not yet taken, as their canonical JSON
+ * lines (the lines `onair decode` prints, each ending with `\n`), borrowed
+ * and NUL-terminated, valid until the next call on this decoder; length 0
+ * when nothing is pending. One call per chunk instead of one per item, for
+ * callers whose every call across the boundary costs more than decoding
+ * the item (Python's ctypes). Afterwards there is no current item.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
+ */
+onair_result onair_decoder_take_json(struct onair_decoder *decoder,
+                                     const char **out_ptr,
+                                     size_t *out_len);
+
+/**
  * Items decoded and not yet taken.
  *
  * Errors: NULL `decoder` → 0.

@@ -20,6 +20,8 @@ pub struct onair_decoder {
     current: Option<Item>,
     /// The current item's JSON line, NUL-terminated.
     json: Vec<u8>,
+    /// The lines of the items last taken by `onair_decoder_take_json`, NUL-terminated.
+    batch: Vec<u8>,
 }
 
 /// What an `onair_item` holds.
@@ -140,6 +142,7 @@ pub unsafe extern "C" fn onair_decoder_new(
             queue: VecDeque::new(),
             current: None,
             json: Vec::new(),
+            batch: Vec::new(),
         }));
         Ok(())
     })
@@ -242,6 +245,40 @@ pub unsafe extern "C" fn onair_decoder_item_json(
         }
         *p = d.json.as_ptr().cast();
         *l = d.json.len() - 1;
+        Ok(())
+    })
+}
+
+/// Takes every item decoded and not yet taken, as their canonical JSON
+/// lines (the lines `onair decode` prints, each ending with `\n`), borrowed
+/// and NUL-terminated, valid until the next call on this decoder; length 0
+/// when nothing is pending. One call per chunk instead of one per item, for
+/// callers whose every call across the boundary costs more than decoding
+/// the item (Python's ctypes). Afterwards there is no current item.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_take_json(
+    decoder: *mut onair_decoder,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        d.json.clear();
+        d.current = None;
+        d.batch.clear();
+        for item in d.queue.drain(..) {
+            // Writing to a Vec cannot fail; a line that did not render is skipped.
+            if serde_json::to_writer(&mut d.batch, &ItemJson(&item)).is_ok() {
+                d.batch.push(b'\n');
+            }
+        }
+        d.batch.push(0);
+        *p = d.batch.as_ptr().cast();
+        *l = d.batch.len() - 1;
         Ok(())
     })
 }

@@ -1,3 +1,4 @@
+mod batch;
 mod boundary;
 mod header;
 mod version;

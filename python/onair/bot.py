@@ -1,0 +1,587 @@
+"""The bot machine: poll typed actions, do what they say, report back.
+
+::
+
+    with onair.Bot(onair.Config(base_url, client_id, secret), seed=seed) as bot:
+        while True:
+            match bot.poll():
+                case onair.Send(rid, request):        ...  # send; bot.on_response(rid, ...)
+                case onair.OpenStream(rid, request):  ...  # stream; on_stream_open/bytes/closed
+                case onair.CloseStream(rid):          ...
+                case onair.EventAction(event):        ...  # your logic; bot.send_chat(...)
+                case onair.PersistTokens(tokens):     ...  # save (a secret)
+                case onair.NeedsAuthorization():      bot.authorize(code, redirect_uri)
+                case onair.Wait(until_ms):            ...  # sleep until then or until I/O
+                case onair.Stopped(code, message):    break
+
+After any report or command, poll until ``Wait``; only then sleep. Every rule
+(tokens, the 401 rule, quotas, reconnects, chat limits) is the core's.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import time
+from types import TracebackType
+from typing import Any, ClassVar, Union
+
+from . import _ffi
+from .decoder import event_from_view
+from .errors import InvalidConfig, error
+from .events import Event, _Value
+
+_lib = _ffi.lib
+_EVENT_OFFSET = _ffi.Action.event.offset
+_DONE = {1: "broadcast", 2: "listeners", 3: "fans", 4: "chat_sent", 5: "failed", 6: "other"}
+_FAILURE = {
+    0: None,
+    1: "problem",
+    2: "quota_blocked",
+    3: "invalid_body",
+    4: "pager",
+    5: "transport",
+    6: "cancelled",
+    7: "other",
+}
+_NOTICE = {
+    1: "frame_skipped",
+    2: "unknown_event",
+    3: "problem",
+    4: "request_timed_out",
+    5: "reconnect_storm_braked",
+    6: "other",
+}
+
+
+def now_ms() -> int:
+    """Wall-clock unix milliseconds (the core's time unit)."""
+    return time.time_ns() // 1_000_000
+
+
+def _b(text: str | bytes) -> bytes:
+    return text.encode("utf-8") if isinstance(text, str) else text
+
+
+def _text(s: _ffi.Str) -> str | None:
+    return ctypes.string_at(s.ptr, s.len).decode("utf-8") if s.ptr else None
+
+
+class Config:
+    """How a bot is set up: the service's base URL and the app's credentials.
+
+    The secret is kept only inside libonair; it never appears in ``repr``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        client_secret: str,
+        *,
+        events: bool = True,
+        request_timeout_ms: int | None = None,
+        max_attempts: int | None = None,
+        max_queued_calls: int | None = None,
+    ) -> None:
+        self.base_url = base_url
+        self.client_id = client_id
+        h = ctypes.c_void_p()
+        u, i, s = _b(base_url), _b(client_id), _b(client_secret)
+        code = _lib.onair_bot_config_new(u, len(u), i, len(i), s, len(s), ctypes.byref(h))
+        if code:
+            raise error(code)
+        self._h: int | None = h.value
+        try:
+            _check(_lib.onair_bot_config_set_events(self._h, events))
+            if request_timeout_ms is not None:
+                _check(_lib.onair_bot_config_set_request_timeout_ms(self._h, request_timeout_ms))
+            if max_attempts is not None:
+                _check(_lib.onair_bot_config_set_max_attempts(self._h, max_attempts))
+            if max_queued_calls is not None:
+                _check(_lib.onair_bot_config_set_max_queued_calls(self._h, max_queued_calls))
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        h, self._h = self._h, None
+        if h is not None:
+            _lib.onair_bot_config_free(h)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # pragma: no cover
+            pass
+
+    def __repr__(self) -> str:
+        return f"Config(base_url={self.base_url!r}, client_id={self.client_id!r}, client_secret=<redacted>)"
+
+
+def _check(code: int) -> None:
+    if code:
+        raise error(code)
+
+
+# ---- actions ---------------------------------------------------------------------
+
+
+class Request(_Value):
+    """An HTTP request to send as is. It may carry an Authorization header and a form
+    with secrets: ``repr`` hides header values and the body."""
+
+    __slots__ = ("endpoint", "method", "url", "headers", "body")
+    _fields = ("endpoint", "method", "url")
+    endpoint: str
+    method: str
+    url: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+    def __init__(self, endpoint: str, method: str, url: str, headers: list[tuple[str, str]], body: bytes) -> None:
+        self.endpoint, self.method, self.url, self.headers, self.body = endpoint, method, url, headers, body
+
+    def __repr__(self) -> str:
+        names = ", ".join(n for n, _ in self.headers)
+        return (
+            f"Request(endpoint={self.endpoint!r}, method={self.method!r}, url={self.url!r}, "
+            f"headers=[{names}: <redacted>], body=<{len(self.body)} bytes redacted>)"
+        )
+
+
+class Action(_Value):
+    """Something the bot asks the driver to do (``Bot.poll``)."""
+
+    __slots__ = ()
+
+
+class Send(Action):
+    """Send ``request``; report with ``Bot.on_response`` or ``Bot.on_transport_error``.
+    The bot keeps ``timeout_ms`` itself: give the client no shorter timeout."""
+
+    __slots__ = ("request_id", "request", "timeout_ms")
+    _fields = ("request_id", "request", "timeout_ms")
+    __match_args__ = ("request_id", "request")
+
+    def __init__(self, request_id: int, request: Request, timeout_ms: int) -> None:
+        self.request_id, self.request, self.timeout_ms = request_id, request, timeout_ms
+
+
+class OpenStream(Action):
+    """Open ``request`` as a stream (no whole-body timeout); report with
+    ``on_stream_open``, ``on_stream_bytes``, ``on_stream_closed``."""
+
+    __slots__ = ("request_id", "request")
+    _fields = ("request_id", "request")
+    __match_args__ = ("request_id", "request")
+
+    def __init__(self, request_id: int, request: Request) -> None:
+        self.request_id, self.request = request_id, request
+
+
+class CloseStream(Action):
+    """Close the stream ``request_id``."""
+
+    __slots__ = ("request_id",)
+    _fields = ("request_id",)
+    __match_args__ = ("request_id",)
+
+    def __init__(self, request_id: int) -> None:
+        self.request_id = request_id
+
+
+class EventAction(Action):
+    """A stream event; current until the next call on the bot (give it to the kit now)."""
+
+    __slots__ = ("event",)
+    _fields = ("event",)
+    __match_args__ = ("event",)
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+
+
+class Notice(Action):
+    """Worth a log line, needs no action. ``kind``: ``frame_skipped``, ``unknown_event``,
+    ``problem``, ``request_timed_out``, ``reconnect_storm_braked``."""
+
+    __slots__ = ("kind", "code", "message", "request_id", "until_ms")
+    _fields = ("kind", "code", "message", "request_id", "until_ms")
+    __match_args__ = ("kind", "message")
+
+    def __init__(
+        self, kind: str, code: str | None, message: str, request_id: int | None, until_ms: int | None
+    ) -> None:
+        self.kind, self.code, self.message = kind, code, message
+        self.request_id, self.until_ms = request_id, until_ms
+
+
+class Done(Action):
+    """The answer to app call ``call_id``. ``kind``: ``broadcast``, ``listeners``,
+    ``fans``, ``chat_sent``, ``failed``; ``result`` is the core's JSON result
+    (the data, or the failure with its problem's kind and advice)."""
+
+    __slots__ = ("call_id", "kind", "failure", "code", "message", "result")
+    _fields = ("call_id", "kind", "failure", "code", "message", "result")
+    __match_args__ = ("call_id", "kind")
+
+    def __init__(
+        self,
+        call_id: int,
+        kind: str,
+        failure: str | None,
+        code: str | None,
+        message: str | None,
+        result: Any,
+    ) -> None:
+        self.call_id, self.kind, self.failure = call_id, kind, failure
+        self.code, self.message, self.result = code, message, result
+
+    @property
+    def ok(self) -> bool:
+        return self.kind != "failed"
+
+
+class PersistTokens(Action):
+    """Save ``tokens_json`` (a secret; hidden from ``repr``); give it back to ``Bot``
+    after a restart."""
+
+    __slots__ = ("tokens_json",)
+    _fields = ("tokens_json",)
+    __match_args__ = ("tokens_json",)
+
+    def __init__(self, tokens_json: str) -> None:
+        self.tokens_json = tokens_json
+
+    def __repr__(self) -> str:
+        return "PersistTokens(tokens_json=<redacted>)"
+
+
+class NeedsAuthorization(Action):
+    """Get a consent code from the DJ and call ``Bot.authorize``."""
+
+    __slots__ = ()
+
+
+class Wait(Action):
+    """Sleep until ``until_ms`` (None: until I/O), then poll again."""
+
+    __slots__ = ("until_ms",)
+    _fields = ("until_ms",)
+    __match_args__ = ("until_ms",)
+
+    def __init__(self, until_ms: int | None) -> None:
+        self.until_ms = until_ms
+
+
+class Stopped(Action):
+    """The bot has stopped (sticky). ``code``: ``reauthorize``, ``reconsent``,
+    ``join_forbidden``, ``invalid_client``, ``fix_request``, ``unexpected``,
+    ``shut_down``; ``resumes_with_new_consent``: ``authorize`` resumes it."""
+
+    __slots__ = ("code", "message", "resumes_with_new_consent")
+    _fields = ("code", "message", "resumes_with_new_consent")
+    __match_args__ = ("code", "message")
+
+    def __init__(self, code: str, message: str, resumes_with_new_consent: bool) -> None:
+        self.code, self.message, self.resumes_with_new_consent = code, message, resumes_with_new_consent
+
+
+class Timer(Action):
+    """App timer ``tag`` fired."""
+
+    __slots__ = ("tag",)
+    _fields = ("tag",)
+    __match_args__ = ("tag",)
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+
+class OtherAction(Action):
+    """An action newer than this package: its core JSON form."""
+
+    __slots__ = ("json",)
+    _fields = ("json",)
+    __match_args__ = ("json",)
+
+    def __init__(self, json: Any) -> None:
+        self.json = json
+
+
+AnyAction = Union[
+    Send, OpenStream, CloseStream, EventAction, Notice, Done, PersistTokens,
+    NeedsAuthorization, Wait, Stopped, Timer, OtherAction,
+]
+
+_NEEDS_AUTH = NeedsAuthorization()
+
+Headers = Any  # a mapping or an iterable of (name, value) pairs, str or bytes
+
+
+class Bot:
+    """The bot machine over libonair (``onair_bot``). One thread at a time.
+
+    ``saved_tokens``: the token file a ``PersistTokens`` gave earlier, or None.
+    ``seed``: fixes every jitter (seed from real randomness in production).
+    ``now`` arguments are unix ms and default to the wall clock.
+    """
+
+    _ACTION_KINDS: ClassVar[dict[int, str]] = {}
+
+    def __init__(self, config: Config, saved_tokens: str | bytes | None = None, seed: int = 0) -> None:
+        self._gen = 0
+        if config._h is None:
+            raise ValueError("the config is closed")
+        h = ctypes.c_void_p()
+        tok = _b(saved_tokens) if saved_tokens is not None else None
+        code = _lib.onair_bot_new(config._h, tok, len(tok) if tok else 0, seed & (2**64 - 1), ctypes.byref(h))
+        if code:
+            raise InvalidConfig(code)
+        self._h: int | None = h.value
+        self._action = _ffi.Action()
+        self._action_ref = ctypes.byref(self._action)
+        self._event_addr = ctypes.addressof(self._action) + _EVENT_OFFSET
+
+    # -- plumbing
+    def _handle(self) -> int:
+        h = self._h
+        if h is None:
+            raise ValueError("the bot is closed")
+        self._gen += 1
+        return h
+
+    def _check(self, code: int) -> None:
+        if code:
+            raise error(code, self.last_error())
+
+    def last_error(self) -> str:
+        """The detail of the last error this bot returned (a line for logs)."""
+        if self._h is None:
+            return ""
+        p, n = ctypes.c_void_p(), ctypes.c_size_t()
+        if _lib.onair_bot_last_error(self._h, ctypes.byref(p), ctypes.byref(n)):
+            return ""
+        return _ffi.borrowed(p, n)
+
+    def _json(self) -> Any:
+        p, n = ctypes.c_void_p(), ctypes.c_size_t()
+        if _lib.onair_bot_action_json(self._h, ctypes.byref(p), ctypes.byref(n)):
+            return None
+        return json.loads(_ffi.borrowed(p, n))
+
+    # -- poll
+    def poll(self, now: int | None = None) -> AnyAction:
+        """The next thing to do. After any report or command, poll until ``Wait``."""
+        h = self._handle()
+        a = self._action
+        self._check(_lib.onair_bot_poll(h, now_ms() if now is None else now, self._action_ref))
+        k = a.kind
+        if k == 3:
+            return EventAction(event_from_view(a.event, self, self._event_addr))
+        if k == 8:
+            return Wait(a.until_ms if a.has_until_ms else None)
+        if k == 0 or k == 1:
+            r = a.request
+            req = Request(
+                _text(r.endpoint) or "",
+                _text(r.method) or "",
+                _text(r.url) or "",
+                [
+                    (
+                        ctypes.string_at(r.headers[i].name, r.headers[i].name_len).decode(),
+                        ctypes.string_at(r.headers[i].value, r.headers[i].value_len).decode(),
+                    )
+                    for i in range(r.headers_len)
+                ],
+                ctypes.string_at(r.body, r.body_len) if r.body else b"",
+            )
+            if k == 0:
+                return Send(a.request_id, req, a.timeout_ms)
+            return OpenStream(a.request_id, req)
+        if k == 2:
+            return CloseStream(a.request_id)
+        if k == 4:
+            return Notice(
+                _NOTICE.get(a.notice, "other"),
+                _text(a.code),
+                _text(a.message) or "",
+                a.request_id if a.notice == 4 else None,
+                a.until_ms if a.has_until_ms else None,
+            )
+        if k == 5:
+            j = self._json()
+            return Done(
+                a.call_id,
+                _DONE.get(a.done, "other"),
+                _FAILURE.get(a.failure, "other"),
+                _text(a.code),
+                _text(a.message),
+                j.get("result") if isinstance(j, dict) else None,
+            )
+        if k == 6:
+            return PersistTokens(_text(a.tokens_json) or "")
+        if k == 7:
+            return _NEEDS_AUTH
+        if k == 9:
+            return Stopped(_text(a.code) or "", _text(a.message) or "", a.resumes_with_new_consent)
+        if k == 11:
+            return Timer(_text(a.tag) or "")
+        return OtherAction(self._json())
+
+    def action_json(self) -> Any:
+        """The core's JSON form of the action last polled (a ``send`` holds secrets)."""
+        self._handle()
+        return self._json()
+
+    # -- reports
+    def on_response(
+        self, request_id: int, status: int, headers: Headers, body: bytes, now: int | None = None
+    ) -> None:
+        """The complete response to ``Send`` ``request_id``. Then poll."""
+        arr, n = _ffi.headers_array(headers)
+        self._check(
+            _lib.onair_bot_on_response(
+                self._handle(), request_id, status, arr, n, body, len(body), now_ms() if now is None else now
+            )
+        )
+
+    def on_transport_error(self, request_id: int, now: int | None = None) -> None:
+        """Request ``request_id`` got no response (connect error, reset, …)."""
+        self._check(
+            _lib.onair_bot_on_transport_error(self._handle(), request_id, now_ms() if now is None else now)
+        )
+
+    def on_stream_open(self, request_id: int, status: int, headers: Headers, now: int | None = None) -> None:
+        """The stream's status line and headers."""
+        arr, n = _ffi.headers_array(headers)
+        self._check(
+            _lib.onair_bot_on_stream_open(
+                self._handle(), request_id, status, arr, n, now_ms() if now is None else now
+            )
+        )
+
+    def on_stream_bytes(self, request_id: int, chunk: bytes, now: int | None = None) -> None:
+        """A chunk of the open stream's body, split anywhere. Then poll."""
+        self._check(
+            _lib.onair_bot_on_stream_bytes(
+                self._handle(), request_id, chunk, len(chunk), now_ms() if now is None else now
+            )
+        )
+
+    def on_stream_closed(self, request_id: int, now: int | None = None) -> None:
+        """The stream connection ended (end of body or a network error)."""
+        self._check(
+            _lib.onair_bot_on_stream_closed(self._handle(), request_id, now_ms() if now is None else now)
+        )
+
+    # -- commands
+    def authorize(self, code: str, redirect_uri: str) -> None:
+        """The DJ's consent code and the redirect URI it was issued for."""
+        c, u = _b(code), _b(redirect_uri)
+        self._check(_lib.onair_bot_authorize(self._handle(), c, len(c), u, len(u)))
+
+    def _call(self, fn: Any, *args: Any) -> int:
+        out = ctypes.c_uint64()
+        self._check(fn(self._handle(), *args, ctypes.byref(out)))
+        return int(out.value)
+
+    def send_chat(self, message: str) -> int:
+        """Queues a chat message (at most 200 UTF-16 units, not blank); returns the call id.
+
+        Raises ``ChatRejected``, ``QueueFull`` or ``BotStopped`` (nothing queued)."""
+        m = _b(message)
+        return self._call(_lib.onair_bot_send_chat, m, len(m))
+
+    def fetch_broadcast(self) -> int:
+        """Queues ``GET /v1/live`` (answer: ``Done`` kind ``broadcast``)."""
+        return self._call(_lib.onair_bot_fetch_broadcast)
+
+    def list_listeners(self) -> int:
+        """Queues the whole listener list (answer: ``Done`` kind ``listeners``)."""
+        return self._call(_lib.onair_bot_list_listeners)
+
+    def fetch_fans(self) -> int:
+        """Queues the fan ranking (answer: ``Done`` kind ``fans``)."""
+        return self._call(_lib.onair_bot_fetch_fans)
+
+    def request_reconnect(self, now: int | None = None) -> None:
+        """Reconnects the stream at once, without backoff."""
+        self._check(_lib.onair_bot_request_reconnect(self._handle(), now_ms() if now is None else now))
+
+    def shutdown(self, revoke: bool = False) -> None:
+        """Stops the bot; poll until ``Stopped("shut_down")``, doing what it says."""
+        self._check(_lib.onair_bot_shutdown(self._handle(), revoke))
+
+    def schedule(self, at_ms: int, tag: str) -> None:
+        """Fires ``Timer(tag)`` once at ``at_ms``."""
+        t = _b(tag)
+        self._check(_lib.onair_bot_schedule(self._handle(), at_ms, t, len(t)))
+
+    def every(self, period_ms: int, tag: str, first_at_ms: int) -> None:
+        """Fires ``Timer(tag)`` every ``period_ms`` from ``first_at_ms``."""
+        t = _b(tag)
+        self._check(_lib.onair_bot_every(self._handle(), period_ms, t, len(t), first_at_ms))
+
+    def set_timer(self, tag: str, at_ms: int, period_ms: int = 0, while_connected: bool = False) -> None:
+        """Sets timer ``tag`` in full (``period_ms`` 0: once)."""
+        t = _b(tag)
+        self._check(_lib.onair_bot_set_timer(self._handle(), t, len(t), at_ms, period_ms, while_connected))
+
+    def cancel_timer(self, tag: str) -> bool:
+        """Cancels timer ``tag``; whether it was set."""
+        t = _b(tag)
+        found = ctypes.c_bool()
+        self._check(_lib.onair_bot_cancel_timer(self._handle(), t, len(t), ctypes.byref(found)))
+        return bool(found.value)
+
+    # -- getters
+    def tokens_json(self) -> str | None:
+        """The token file of the pair in force (a secret), or None before authorization."""
+        p, n = ctypes.c_void_p(), ctypes.c_size_t()
+        if _lib.onair_bot_tokens_json(self._handle(), ctypes.byref(p), ctypes.byref(n)):
+            return None
+        return _ffi.borrowed(p, n)
+
+    def status(self, now: int | None = None) -> Any:
+        """The core's status snapshot (connection state, counters, scope…) as a dict; no secret."""
+        p, n = ctypes.c_void_p(), ctypes.c_size_t()
+        self._check(
+            _lib.onair_bot_status_json(self._handle(), now_ms() if now is None else now, ctypes.byref(p), ctypes.byref(n))
+        )
+        return json.loads(_ffi.borrowed(p, n))
+
+    @property
+    def pending_calls(self) -> int:
+        """App calls queued and not yet answered."""
+        return int(_lib.onair_bot_pending_calls(self._h)) if self._h else 0
+
+    # -- lifetime
+    def close(self) -> None:
+        """Frees the bot now (nothing is sent; idempotent)."""
+        h, self._h = self._h, None
+        self._gen += 1
+        if h is not None:
+            _lib.onair_bot_free(h)
+
+    @property
+    def closed(self) -> bool:
+        return self._h is None
+
+    def __enter__(self) -> Bot:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # pragma: no cover
+            pass
+
+    def __repr__(self) -> str:
+        return f"Bot(closed={self._h is None})"

@@ -1,0 +1,124 @@
+"""Exceptions: every libonair result code as a typed exception with a kind and advice.
+
+``OnairError.kind`` is the code's stable name (``"chat_too_long"``…),
+``.advice`` says what to do, ``.code`` is the C result number. No exception
+text ever holds a token: messages come from the library, which keeps secrets
+out of them.
+"""
+
+from __future__ import annotations
+
+from . import _ffi
+
+# code: (kind, advice). Names and advice for the caller's own mistakes; the
+# service's problems (kinds and advice from the core) come as `Problem` values.
+_CODES: dict[int, tuple[str, str]] = {
+    1: ("null_parameter", "pass every required argument"),
+    2: ("invalid_utf8", "pass valid UTF-8 text"),
+    3: ("panic", "a bug in libonair: only close the handle, and report it"),
+    4: ("invalid_base_url", "use an absolute http(s) URL without query or fragment"),
+    5: ("invalid_credentials", "use the app's client id (a UUID) and a non-empty secret"),
+    6: ("invalid_tokens", "the saved token file did not load: start without it and re-authorize"),
+    7: ("unknown_request", "report only request ids the bot gave you"),
+    8: ("not_a_stream", "use on_response for SEND and the stream calls for OPEN_STREAM"),
+    9: ("stream_not_started", "call on_stream_open before on_stream_bytes"),
+    10: ("misuse", "see the message; follow the bot's driver contract"),
+    11: ("chat_empty", "send some non-blank text"),
+    12: ("chat_too_long", "split the text first (onair.split_chat)"),
+    13: ("queue_full", "wait for Done actions before queueing more calls"),
+    14: ("stopped", "the bot has stopped: see its Stopped action"),
+    15: ("no_tokens", "authorize the bot first"),
+    16: ("unknown_endpoint", "use one of the core's endpoint names (token, chat, events, …)"),
+    17: ("invalid_argument", "pass a value in the documented range"),
+    18: ("bad_tag", "use a short tag without control characters"),
+    19: ("too_many_timers", "cancel a timer first"),
+    20: ("invalid_state", "the stored kit state did not load: start fresh"),
+    21: ("no_event", "pass an event from a decoder or a bot"),
+    22: ("out_of_range", "use an index below the length"),
+    23: ("no_current", "poll or take an item first"),
+}
+
+
+class OnairError(Exception):
+    """A libonair call failed. ``kind``: the code's name; ``advice``: what to do."""
+
+    code: int
+    kind: str
+    advice: str
+
+    def __init__(self, code: int, detail: str | None = None) -> None:
+        self.code = code
+        self.kind, self.advice = _CODES.get(code, ("unknown", "see the message"))
+        base = (_ffi.lib.onair_result_message(code) or b"").decode("utf-8", "replace")
+        self.detail = detail or ""
+        msg = f"{base}: {detail}" if detail and detail != base else base
+        super().__init__(f"{msg} ({self.kind}; {self.advice})")
+
+
+class MisuseError(OnairError):
+    """The caller broke the API's contract (a local error, never the server's)."""
+
+
+class ChatRejected(OnairError):
+    """The chat message was not queued (empty, or over 200 UTF-16 units)."""
+
+
+class QueueFull(OnairError):
+    """The bot's call queue is full; nothing was queued."""
+
+
+class BotStopped(OnairError):
+    """The bot has stopped for good; nothing was queued."""
+
+
+class InvalidConfig(OnairError):
+    """The base URL, credentials or saved token file were refused."""
+
+
+class StaleEventError(MisuseError):
+    """The event's borrowed view is gone (the handle it came from moved on).
+
+    Kit functions (tally, audience, commands, milestones) take an event while
+    it is current: in the loop body that received it.
+    """
+
+    def __init__(self) -> None:
+        Exception.__init__(
+            self,
+            "the event carries no current view of the core's event: give it to the kit in "
+            "the loop body that received it, from a Bot or a Decoder(kit_views=True) "
+            "(stale_event)",
+        )
+        self.code = 21
+        self.kind = "stale_event"
+        self.advice = (
+            "call the kit before the next call on the decoder or bot; "
+            "decode with Decoder(kit_views=True) to feed the kit"
+        )
+        self.detail = ""
+
+
+_CLASSES: dict[int, type[OnairError]] = {
+    4: InvalidConfig,
+    5: InvalidConfig,
+    6: InvalidConfig,
+    7: MisuseError,
+    8: MisuseError,
+    9: MisuseError,
+    10: MisuseError,
+    11: ChatRejected,
+    12: ChatRejected,
+    13: QueueFull,
+    14: BotStopped,
+    23: MisuseError,
+}
+
+
+def error(code: int, detail: str | None = None) -> OnairError:
+    """The exception for a result code."""
+    return _CLASSES.get(code, OnairError)(code, detail)
+
+
+def check(code: int) -> None:
+    if code:
+        raise error(code)
