@@ -102,6 +102,10 @@ async fn serve(o: Options) -> Result<(), UsageError> {
         .await
         .map_err(|e| UsageError(format!("cannot listen on 127.0.0.1:{}: {e}", o.port)))?;
     let app = emu.app();
+    // Listen for the stop signals before saying where we are: a harness that
+    // reads the line and signals at once must be heard, not kill us.
+    let stop = stop_signal();
+    tokio::pin!(stop);
     let mut out = std::io::stdout();
     if o.json {
         let line = json!({
@@ -131,8 +135,6 @@ async fn serve(o: Options) -> Result<(), UsageError> {
         );
         let _ = out.flush();
     }
-    let stop = stop_signal();
-    tokio::pin!(stop);
     if o.json {
         // Nothing more on stdout: a harness that stops reading cannot block us.
         stop.await;
@@ -159,17 +161,30 @@ async fn serve(o: Options) -> Result<(), UsageError> {
     Ok(())
 }
 
-async fn stop_signal() {
+/// Ctrl-C or SIGTERM. The handlers are installed when this is called, not
+/// when the future is first polled (an `async fn` would install them late).
+fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            match (term, int) {
+                (Some(mut term), Some(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                }
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
-            return;
         }
     }
-    let _ = tokio::signal::ctrl_c().await;
+    #[cfg(not(unix))]
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
