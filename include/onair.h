@@ -1332,6 +1332,32 @@ onair_result onair_bot_config_set_max_queued_calls(struct onair_bot_config *conf
                                                    size_t max_calls);
 
 /**
+ * The event stream's heartbeat watchdog: no bytes for this long means the
+ * connection is dead (default 45 000 ms, three missed heartbeats).
+ *
+ * Errors: NULL `config` → ONAIR_NULL_PARAMETER; 0 → ONAIR_INVALID_ARGUMENT.
+ */
+onair_result onair_bot_config_set_watchdog_ms(struct onair_bot_config *config,
+                                              uint64_t watchdog_ms);
+
+/**
+ * How long a stream open may wait for its response (default 30 000 ms).
+ *
+ * Errors: NULL `config` → ONAIR_NULL_PARAMETER; 0 → ONAIR_INVALID_ARGUMENT.
+ */
+onair_result onair_bot_config_set_connect_timeout_ms(struct onair_bot_config *config,
+                                                     uint64_t timeout_ms);
+
+/**
+ * Refresh the access token this long before it expires (default
+ * 600 000 ms; capped by the core at half the token's lifetime).
+ *
+ * Errors: NULL `config` → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_bot_config_set_refresh_margin_ms(struct onair_bot_config *config,
+                                                    uint64_t margin_ms);
+
+/**
  * A new bot. `saved_tokens` is the token file a `PERSIST_TOKENS` action
  * (or `onair_bot_tokens_json`) gave earlier, or NULL to start without
  * tokens (the first poll then asks for authorization). `seed` fixes every

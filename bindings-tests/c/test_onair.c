@@ -323,6 +323,12 @@ static void test_bot_errors(void) {
   CHECK(onair_bot_config_set_max_attempts(cfg, 0) == ONAIR_INVALID_ARGUMENT);
   CHECK(onair_bot_config_set_max_attempts(cfg, 2) == ONAIR_OK);
   CHECK(onair_bot_config_set_max_queued_calls(cfg, 1) == ONAIR_OK);
+  CHECK(onair_bot_config_set_watchdog_ms(cfg, 0) == ONAIR_INVALID_ARGUMENT);
+  CHECK(onair_bot_config_set_watchdog_ms(cfg, 60000) == ONAIR_OK);
+  CHECK(onair_bot_config_set_connect_timeout_ms(cfg, 0) == ONAIR_INVALID_ARGUMENT);
+  CHECK(onair_bot_config_set_connect_timeout_ms(cfg, 10000) == ONAIR_OK);
+  CHECK(onair_bot_config_set_refresh_margin_ms(cfg, 300000) == ONAIR_OK);
+  CHECK(onair_bot_config_set_refresh_margin_ms(NULL, 1) == ONAIR_NULL_PARAMETER);
   CHECK(onair_bot_config_set_events(NULL, true) == ONAIR_NULL_PARAMETER);
 
   onair_bot *bot = NULL;

@@ -147,6 +147,61 @@ pub unsafe extern "C" fn onair_bot_config_set_max_queued_calls(
     })
 }
 
+/// The event stream's heartbeat watchdog: no bytes for this long means the
+/// connection is dead (default 45 000 ms, three missed heartbeats).
+///
+/// Errors: NULL `config` → ONAIR_NULL_PARAMETER; 0 → ONAIR_INVALID_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_config_set_watchdog_ms(
+    config: *mut onair_bot_config,
+    watchdog_ms: u64,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_config_new.
+        let c = unsafe { arg_mut(config) }?;
+        if watchdog_ms == 0 {
+            return Err(ONAIR_INVALID_ARGUMENT);
+        }
+        c.0.stream.watchdog_ms = watchdog_ms;
+        Ok(())
+    })
+}
+
+/// How long a stream open may wait for its response (default 30 000 ms).
+///
+/// Errors: NULL `config` → ONAIR_NULL_PARAMETER; 0 → ONAIR_INVALID_ARGUMENT.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_config_set_connect_timeout_ms(
+    config: *mut onair_bot_config,
+    timeout_ms: u64,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_config_new.
+        let c = unsafe { arg_mut(config) }?;
+        if timeout_ms == 0 {
+            return Err(ONAIR_INVALID_ARGUMENT);
+        }
+        c.0.stream.connect_timeout_ms = timeout_ms;
+        Ok(())
+    })
+}
+
+/// Refresh the access token this long before it expires (default
+/// 600 000 ms; capped by the core at half the token's lifetime).
+///
+/// Errors: NULL `config` → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_config_set_refresh_margin_ms(
+    config: *mut onair_bot_config,
+    margin_ms: u64,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_config_new.
+        unsafe { arg_mut(config) }?.0.refresh.margin_ms = margin_ms;
+        Ok(())
+    })
+}
+
 // ---- the bot ---------------------------------------------------------------------
 
 /// The bot machine (`onair_bot_new`). One thread at a time; views it hands

@@ -203,6 +203,9 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_bot_config_set_request_timeout_ms": (R, [P, u64]),
     "onair_bot_config_set_max_attempts": (R, [P, c_uint32]),
     "onair_bot_config_set_max_queued_calls": (R, [P, sz]),
+    "onair_bot_config_set_watchdog_ms": (R, [P, u64]),
+    "onair_bot_config_set_connect_timeout_ms": (R, [P, u64]),
+    "onair_bot_config_set_refresh_margin_ms": (R, [P, u64]),
     # bot
     "onair_bot_new": (R, [P, cp, sz, u64, PP]),
     "onair_bot_free": (None, [P]),

@@ -83,6 +83,9 @@ class Config:
         request_timeout_ms: int | None = None,
         max_attempts: int | None = None,
         max_queued_calls: int | None = None,
+        watchdog_ms: int | None = None,
+        connect_timeout_ms: int | None = None,
+        refresh_margin_ms: int | None = None,
     ) -> None:
         self.base_url = base_url
         self.client_id = client_id
@@ -100,6 +103,12 @@ class Config:
                 _check(_lib.onair_bot_config_set_max_attempts(self._h, max_attempts))
             if max_queued_calls is not None:
                 _check(_lib.onair_bot_config_set_max_queued_calls(self._h, max_queued_calls))
+            if watchdog_ms is not None:
+                _check(_lib.onair_bot_config_set_watchdog_ms(self._h, watchdog_ms))
+            if connect_timeout_ms is not None:
+                _check(_lib.onair_bot_config_set_connect_timeout_ms(self._h, connect_timeout_ms))
+            if refresh_margin_ms is not None:
+                _check(_lib.onair_bot_config_set_refresh_margin_ms(self._h, refresh_margin_ms))
         except BaseException:
             self.close()
             raise
