@@ -629,7 +629,13 @@ pub fn chat_text(data: &[u8]) {
     match validate_chat(text) {
         Ok(()) => assert_eq!(parts, [text]),
         Err(e) if e.kind == ChatErrorKind::Empty => assert!(parts.is_empty()),
-        Err(_) => assert!(parts.len() >= 2),
+        // Too long, maybe only with its edge whitespace (dropped by split).
+        Err(_) => {
+            assert!(!parts.is_empty());
+            if validate_chat(text.trim()).is_err() {
+                assert!(parts.len() >= 2, "a text too long came back whole");
+            }
+        }
     }
 
     for ellipsis in ["…", "...", ""] {
