@@ -5,7 +5,8 @@
 
 The input formats are those of the bodies in core/src/fuzz.rs. Rerun after
 changing a format: `python3 fuzz/seeds.py` (it rewrites only its own `seed-*`
-files; inputs libFuzzer adds and regression inputs, `crash-*`, are kept).
+files; regression inputs, `crash-*`, and coverage-merged inputs grown by
+long runs, `min-*` (fuzz/corpus/bot/), are kept).
 """
 import json
 import os

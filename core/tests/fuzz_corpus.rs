@@ -83,5 +83,6 @@ fn every_body_holds_on_every_committed_input() {
         broken.is_empty(),
         "inputs that broke an invariant: {broken:#?}"
     );
+    eprintln!("replayed {replayed} committed inputs");
     assert!(replayed >= TARGETS.len());
 }
