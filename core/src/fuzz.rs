@@ -96,6 +96,16 @@ fn distinctive(secret: &str) -> bool {
     secret.chars().count() >= 4 && secret.chars().any(|c| "#@~^|`$".contains(c))
 }
 
+/// Whether `secret` occurs once in the raw body: a value that also sits in a
+/// field that is not secret (e.g. as an unknown scope) may show through it.
+fn only_once(body: &[u8], secret: &str) -> bool {
+    let needle = secret.as_bytes();
+    body.windows(needle.len().max(1))
+        .filter(|w| *w == needle)
+        .count()
+        == 1
+}
+
 /// The string values of `fields` in a JSON object body, when it is one.
 fn string_fields(body: &[u8], fields: &[&str]) -> Vec<String> {
     let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(body)
@@ -435,7 +445,7 @@ pub fn quota_headers(data: &[u8]) {
 pub fn token_response(data: &[u8]) {
     let secrets: Vec<String> = string_fields(data, &["access_token", "refresh_token"])
         .into_iter()
-        .filter(|s| distinctive(s))
+        .filter(|s| distinctive(s) && only_once(data, s))
         .collect();
     let token_type = string_fields(data, &["token_type"])
         .pop()
@@ -503,7 +513,7 @@ fn token_file_roundtrip(tokens: &Tokens, secrets: &[String]) {
 pub fn token_file(data: &[u8]) {
     let secrets: Vec<String> = string_fields(data, &["access_token", "refresh_token"])
         .into_iter()
-        .filter(|s| distinctive(s))
+        .filter(|s| distinctive(s) && only_once(data, s))
         .collect();
     match Tokens::from_json(data) {
         Ok(tokens) => token_file_roundtrip(&tokens, &secrets),
