@@ -65,6 +65,10 @@ pub mod bot;
 pub mod json;
 // The kit: what every bot author writes by hand, on top of the machine.
 pub mod kit;
+// Fuzz bodies (`fuzz/fuzz_targets/`, replayed by `tests/fuzz_corpus.rs`); not API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzz;
 
 // What a driver needs, at the root.
 pub use bot::{Action, Bot, BotConfig, CallError, CallFailure, CallId, CallResult, Notice};

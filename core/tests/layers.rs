@@ -24,7 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("machine", &["bot", "json"]),
-    ("kit", &["kit"]),
+    ("kit", &["kit", "fuzz"]),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -187,6 +187,19 @@ fn atoms(text: &str, piece_max: usize) -> Vec<Atom> {
         let mut piece_units = 0;
         for (offset, c) in cluster.char_indices() {
             let here = start + offset;
+            // A whitespace `char` in such a cluster (e.g. U+3000 carrying
+            // hundreds of combining marks) is its own atom, so a cut there
+            // drops it like any whitespace: no part starts with it.
+            if c.is_whitespace() {
+                if piece_units > 0 {
+                    out.push(piece(text, piece_start, here, piece_units));
+                }
+                let next = here + c.len_utf8();
+                out.push(piece(text, here, next, c.len_utf16()));
+                piece_start = next;
+                piece_units = 0;
+                continue;
+            }
             if piece_units > 0 && piece_units + c.len_utf16() > piece_max {
                 out.push(piece(text, piece_start, here, piece_units));
                 piece_start = here;
@@ -194,7 +207,9 @@ fn atoms(text: &str, piece_max: usize) -> Vec<Atom> {
             }
             piece_units += c.len_utf16();
         }
-        out.push(piece(text, piece_start, start + cluster.len(), piece_units));
+        if piece_units > 0 {
+            out.push(piece(text, piece_start, start + cluster.len(), piece_units));
+        }
     }
     out
 }
@@ -272,6 +287,21 @@ mod tests {
         assert_eq!(split("  hi  "), ["  hi  "]);
         let exactly = "a".repeat(CHAT_MAX_UTF16);
         assert_eq!(split(&exactly), std::slice::from_ref(&exactly));
+    }
+
+    /// Found by the `chat_text` fuzz target: an ideographic space carrying
+    /// 300 combining marks is one grapheme cluster over the limit; cut
+    /// between `char`s, its first part started with the space.
+    #[test]
+    fn whitespace_inside_an_over_long_cluster_is_dropped_at_a_cut() {
+        let text = format!("\u{3000}{}", "\u{301}".repeat(300));
+        let parts = split(&text);
+        assert_eq!(parts, ["\u{301}".repeat(200), "\u{301}".repeat(100)]);
+        let text = format!("a{}\u{3000}{}", "\u{301}".repeat(250), "\u{301}".repeat(10));
+        for part in split(&text) {
+            assert_eq!(part.trim(), part);
+            assert!(validate_chat(&part).is_ok());
+        }
     }
 
     #[test]

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpora, fuzz/corpus/<target>/, from the fixtures
+(fixtures/streams/), the emulator's scenarios and wire shapes
+(emulator/scenarios/*.json, emulator/README.md) and hand-made edge cases.
+
+The input formats are those of the bodies in core/src/fuzz.rs. Rerun after
+changing a format: `python3 fuzz/seeds.py` (it rewrites only its own `seed-*`
+files; regression inputs, `crash-*`, and coverage-merged inputs grown by
+long runs, `min-*` (fuzz/corpus/bot/), are kept).
+"""
+import json
+import os
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "fuzz", "corpus")
+
+
+def read(*path):
+    with open(os.path.join(ROOT, *path), "rb") as f:
+        return f.read()
+
+
+SERVICE = read("fixtures", "streams", "service.sse")
+BROKEN = read("fixtures", "streams", "broken.sse")
+SCENARIOS = {
+    name[:-5]: json.loads(read("emulator", "scenarios", name))
+    for name in sorted(os.listdir(os.path.join(ROOT, "emulator", "scenarios")))
+    if name.endswith(".json")
+}
+
+seeds = {}
+
+
+def seed(target, name, data):
+    if isinstance(data, str):
+        data = data.encode()
+    seeds.setdefault(target, {})["seed-" + name] = data
+
+
+# --- streams ---------------------------------------------------------------
+STREAM_EDGES = {
+    "crlf": b"id:1-0\r\nevent:chat\r\ndata:{}\r\n\r\n",
+    "lone-cr": b"event:end\rdata:{\"reason\":\"RECONNECT\"}\r\r",
+    "bom": b"\xef\xbb\xbf:heartbeat\n\nretry:1500\n\n",
+    "long-line": b"data:" + b"x" * 300 + b"\n\n" + b":heartbeat\n\n",
+    "no-final-blank": b"event:chat\ndata:{\"a\":1}",
+    "nul-id": b"id:a\x00b\ndata:x\n\nid\ndata:y\n\n",
+    "multi-data": b"data:a\ndata:b\ndata\n\n",
+    "space-after-colon": b"event: like\ndata: {\"x\":1}\n\n",
+    "bad-utf8": b"data:\xff\xfe\n\n:\xc3\n\n",
+    "unknown-event": b"event:gift\ndata:{}\n\nevent:\n\n",
+}
+for seed_byte in (0, 1, 7, 16, 200):
+    seed("sse_chunking", f"service-{seed_byte}", bytes([seed_byte]) + SERVICE)
+    seed("event_decode", f"service-{seed_byte}", bytes([seed_byte]) + SERVICE)
+for seed_byte in (3, 30):
+    seed("sse_chunking", f"broken-{seed_byte}", bytes([seed_byte]) + BROKEN)
+    seed("event_decode", f"broken-{seed_byte}", bytes([seed_byte]) + BROKEN)
+for name, data in STREAM_EDGES.items():
+    seed("sse_chunking", name, b"\x05" + data)
+    seed("event_decode", name, b"\x02" + data)
+
+# --- event JSON: the data lines of the fixtures, by event name -------------
+NAMES = ["chat", "presence", "like", "donation", "end", "message"]
+for i, stream in enumerate((SERVICE, BROKEN)):
+    event = "message"
+    n = 0
+    for line in stream.replace(b"\r\n", b"\n").split(b"\n"):
+        if line.startswith(b"event:"):
+            event = line[6:].strip().decode(errors="replace")
+        elif line.startswith(b"data:") and event in NAMES:
+            seed("fast_json", f"fixture{i}-{n}-{event}", bytes([NAMES.index(event)]) + line[5:].lstrip())
+            n += 1
+        elif line == b"":
+            event = "message"
+for name, pick, data in [
+    ("float-exp", 1, '{"user":{"id":"u"},"type":"JOIN","fanRank":null,"isManager":false,"favoriteTemperature":3.65e1,"time":"t"}'),
+    ("escapes", 0, '{"user":{"id":"u\\u00e9","nickname":"\\ud83d\\ude00"},"isDj":false,"message":"a\\"b\\\\","sentTime":"t"}'),
+    ("dup-key", 2, '{"user":{"id":"u"},"type":"FREE","type":"PAID","totalAmount":1,"amount":1,"extraAmount":0,"combo":null,"time":"t"}'),
+    ("big-int", 3, '{"user":{"id":"u"},"amount":18446744073709551616,"message":null,"time":"t"}'),
+]:
+    seed("fast_json", name, bytes([pick]) + data.encode())
+
+# --- classify: endpoint, status index, header block, body -------------------
+ENDPOINTS = ["token", "revoke", "live", "listeners", "fans", "events", "chat"]
+STATUSES = [200, 204, 400, 401, 403, 404, 405, 415, 429, 500, 502, 503, 504, 301, 418, 599]
+
+
+def problem(status, code, path="/v1/live"):
+    return json.dumps({"instance": path, "status": status, "title": "x", "detailCode": code,
+                       "message": "m", "userId": None, "extra": None, "timestamp": 1})
+
+
+def classify_seed(name, endpoint, status, headers, body):
+    data = bytes([ENDPOINTS.index(endpoint), STATUSES.index(status), 0])
+    data += "\n".join(f"{k}: {v}" for k, v in headers).encode() + b"\n\n" + body.encode()
+    seed("classify", name, data)
+
+
+classify_seed("bearer-401", "live", 401, [], "")
+classify_seed("revoked-401", "chat", 401, [], problem(401, "OAPI_MNGR_0203"))
+classify_seed("permission-403", "fans", 403, [], problem(403, None))
+classify_seed("not-on-air", "live", 404, [], problem(404, "OAPI_MNGR_0301"))
+classify_seed("chat-blocked", "chat", 403, [], problem(403, "OAPI_MNGR_0208"))
+classify_seed("chat-limit", "chat", 429, [], problem(429, "OAPI_MNGR_0302"))
+classify_seed("quota-second", "live", 429, [("x-ratelimit-remaining", "0"), ("x-ratelimit-replenish-rate", "10"), ("x-ratelimit-burst-capacity", "20")], "")
+classify_seed("quota-daily", "chat", 429, [("Retry-After", "3600"), ("x-ratelimit-daily-scope", "chat.send"), ("x-ratelimit-daily-limit", "10000"), ("x-ratelimit-daily-remaining", "0"), ("x-ratelimit-daily-reset", "1732320000")], "")
+classify_seed("server-502", "live", 502, [], problem(502, "OAPI_MNGR_2302"))
+classify_seed("chat-2303", "chat", 502, [], problem(502, "OAPI_MNGR_2303"))
+classify_seed("html-502", "chat", 502, [], "<html>Bad Gateway</html>")
+classify_seed("join-forbidden-sse", "events", 403, [], 'data:{"status":403,"detailCode":"OAPI_MNGR_0209","message":"blocked"}\n\n')
+classify_seed("sse-multiline", "events", 500, [], 'data:{"status":500,\ndata:"detailCode":"OAPI_MNGR_1002"}\n\n')
+classify_seed("invalid-grant", "token", 400, [], '{"error":"invalid_grant","error_description":"expired"}')
+classify_seed("invalid-client", "token", 401, [], '{"error":"invalid_client"}')
+classify_seed("token-401-empty", "token", 401, [], "")
+classify_seed("unsupported-grant", "token", 400, [], '{"error":"unsupported_grant_type"}')
+classify_seed("malformed", "chat", 400, [], problem(400, "OAPI_MNGR_0103"))
+classify_seed("chat-empty", "chat", 400, [], problem(400, "OAPI_MNGR_0108"))
+classify_seed("wrong-types", "live", 404, [], '{"detailCode":7,"message":["x"],"error":null}')
+classify_seed("bom", "live", 404, [], '\ufeff {"detailCode":"OAPI_MNGR_0301"}')
+classify_seed("ok", "listeners", 200, [("x-ratelimit-remaining", "5")], '{"listeners":[]}')
+for step in SCENARIOS.get("faulty", {}).get("steps", []):
+    if step.get("do") == "fail" and step.get("status") in STATUSES:
+        path = step["path"]
+        endpoint = {"/v1/live": "live", "/v1/live/events": "events", "/v1/live/chat": "chat",
+                    "/v1/live/listeners": "listeners", "/v1/live/fans": "fans"}.get(path, "live")
+        code = step.get("detailCode")
+        body = "" if step["status"] == 429 and not code else problem(step["status"], code, path)
+        if endpoint == "events":
+            body = "data:" + body + "\n\n"
+        classify_seed(f"faulty-{endpoint}-{step['status']}-{code}", endpoint, step["status"], [], body)
+
+# --- quota headers: now (2 bytes), header block -----------------------------
+for name, block in [
+    ("delay", "Retry-After: 30"),
+    ("date", "Retry-After: Sun, 06 Nov 1994 08:49:37 GMT"),
+    ("date-future", "Retry-After: Fri, 22 Nov 2024 05:33:20 GMT"),
+    ("huge", "Retry-After: 99999999999999999999999"),
+    ("rfc850", "Retry-After: Sunday, 06-Nov-94 08:49:37 GMT"),
+    ("asctime", "Retry-After: Sun Nov  6 08:49:37 1994"),
+    ("all", "x-ratelimit-remaining: 0\nx-ratelimit-replenish-rate: 10\nx-ratelimit-burst-capacity: 20\n"
+            "x-ratelimit-daily-limit: 10000\nx-ratelimit-daily-remaining: 3\nx-ratelimit-daily-reset: 1732320000\n"
+            "x-ratelimit-daily-scope: chat.send\nRetry-After: 60"),
+    ("dupes", "X-RateLimit-Remaining: 4\nx-ratelimit-remaining: 9\nretry-after: x\nRetry-After: 5"),
+    ("junk", "x-ratelimit-remaining: -1\nx-ratelimit-daily-scope: \nRetry-After: \t 12 \t"),
+    ("digits", "120"),
+]:
+    seed("quota_headers", name, b"\x01\x00" + block.encode())
+
+# --- token responses and the token file -------------------------------------
+SCOPES = "live.read listeners.read fans.read events.chat events.presence events.like events.donation chat.send"
+for name, body in [
+    ("full", {"access_token": "AT-x#1", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "RT-y#2", "scope": SCOPES}),
+    ("lower-bearer", {"access_token": "AT@abc", "token_type": "bearer", "refresh_token": "RT@def", "scope": "chat.send"}),
+    ("no-refresh", {"access_token": "A", "token_type": "Bearer", "expires_in": 0}),
+    ("mac", {"access_token": "AT~mac", "token_type": "mac"}),
+    ("empty-token", {"access_token": "", "token_type": "Bearer"}),
+    ("control", {"access_token": "AT\u0007bell", "token_type": "Bearer", "refresh_token": "RT|\n"}),
+    ("wrong-type", {"access_token": 5, "token_type": "Bearer"}),
+    ("huge-expiry", {"access_token": "A", "token_type": "Bearer", "expires_in": 18446744073709551615, "scope": "unknown.scope live.read"}),
+]:
+    seed("token_response", name, json.dumps(body, ensure_ascii=False))
+seed("token_response", "truncated", '{"access_token":"AT#secret","token_type":"Bear')
+for name, body in [
+    ("full", {"format": "onair.tokens", "version": 1, "generation": 4, "access_token": "A#1", "access_expires_at_ms": 5000,
+              "issued_at_ms": 1000, "refresh_token": "R#2", "refresh_expires_at_ms": 90000, "scope": SCOPES}),
+    ("no-refresh", {"format": "onair.tokens", "version": 1, "generation": 0, "access_token": "A", "access_expires_at_ms": 0, "issued_at_ms": 0}),
+    ("refresh-no-expiry", {"format": "onair.tokens", "version": 1, "generation": 1, "access_token": "A@x", "access_expires_at_ms": 1, "issued_at_ms": 0, "refresh_token": "R@y"}),
+    ("version-2", {"format": "onair.tokens", "version": 2}),
+    ("other-format", {"format": "onair.audience", "version": 1}),
+    ("control", {"format": "onair.tokens", "version": 1, "generation": 1, "access_token": "A~\u0000", "access_expires_at_ms": 1, "issued_at_ms": 0}),
+    ("unknown-fields", {"format": "onair.tokens", "version": 1, "generation": 1, "access_token": "A", "access_expires_at_ms": 1, "issued_at_ms": 0, "x": [1, 2], "scope": "a b a"}),
+]:
+    seed("token_file", name, json.dumps(body, ensure_ascii=False))
+seed("token_file", "truncated", '{"format":"onair.tokens","version":1,"access_token":"A#sec')
+
+# --- REST bodies --------------------------------------------------------------
+BROADCAST = {"liveId": 1000001, "title": "Friday night request show 🎶", "startedAt": "2024-11-22T04:33:20Z",
+             "closeAirTime": "2024-11-22T06:33:20Z", "listenerCount": 12, "totalListenerCount": 40,
+             "welcomeMessage": "hi", "isChatFrozen": False, "categories": [], "tags": ["requests", "party"]}
+seed("rest_bodies", "broadcast", b"\x00" + json.dumps(BROADCAST, ensure_ascii=False).encode())
+seed("rest_bodies", "broadcast-nulls", b"\x00" + json.dumps(dict(BROADCAST, title=None, welcomeMessage=None, extra=1)).encode())
+seed("rest_bodies", "listeners", b"\x01" + b'{"listeners":[{"id":"a","nickname":"A"},{"id":"b","nickname":null}],"nextCursor":"c2"}')
+seed("rest_bodies", "listeners-empty-cursor", b"\x01" + b'{"listeners":[],"nextCursor":""}')
+seed("rest_bodies", "fans", b"\x02" + b'{"totalCount":2,"fans":[{"id":"a","nickname":"A","rank":1,"coinCount":500},{"id":"b","nickname":"B","rank":2,"coinCount":null}]}')
+seed("rest_bodies", "pager", b"\x07" + b'{"listeners":[{"id":"a","nickname":"A"}],"nextCursor":"n1"}\n{"listeners":[{"id":"a","nickname":"A"},{"id":"b","nickname":null}],"nextCursor":"n2"}\n{"listeners":[],"nextCursor":null}')
+seed("rest_bodies", "pager-loop", b"\x03" + b'{"listeners":[],"nextCursor":"same"}\n{"listeners":[],"nextCursor":"same"}')
+seed("rest_bodies", "pager-bad", b"\x0b" + b'{"listeners":[{"id":"a"}],"nextCursor":"n"}\n<html>')
+
+# --- chat text: limit byte, text ---------------------------------------------
+texts = {
+    "short": "hello",
+    "words": "word " * 50,
+    "emoji": "😀" * 101,
+    "flags": "Top donors tonight:\n" + "Mina 🇰🇷 500, " * 20,
+    "zwj": "👩‍👩‍👧‍👦 " * 30,
+    "combining": "e" + "\u0301" * 300,
+    "whitespace": " \n\u3000\t",
+    "lines": "line one\nline two\r\n" * 12,
+    "cjk": "하늘이 좋아요 " * 30,
+    "nbsp": "\u00a0".join(["x" * 190] * 3),
+}
+for name, text in texts.items():
+    for limit in (200, 13):
+        seed("chat_text", f"{name}-{limit}", bytes([limit]) + text.encode())
+for step in SCENARIOS.get("quiet", {}).get("steps", []):
+    msg = (step.get("data") or {}).get("message")
+    if isinstance(msg, str) and msg:
+        seed("chat_text", f"quiet-{len(seeds.get('chat_text', {}))}", b"\xc8" + msg.encode())
+
+
+# --- commands: who, prefix, name, message ---------------------------------------
+def command_seed(name, who, prefix, cmd, message):
+    p, c = prefix.encode(), cmd.encode()
+    seed("commands", name, bytes([who, len(p)]) + p + bytes([len(c)]) + c + message.encode())
+
+
+command_seed("hello", 2, "", "", "!hello")
+command_seed("reset-manager", 1, "", "", "!RESET now")
+command_seed("stop-dj", 0, "", "", "  !stop")
+command_seed("stop-denied", 2, "", "", "!stop")
+command_seed("own", 3, "", "", "!hello")
+command_seed("quotes", 2, "?", "add", '?add "Mina Kim" 500 “smart quotes” ＂x＂')
+command_seed("odd-quote", 1, "!", "say", "!say it's 5\" tall")
+command_seed("sigma", 2, "", "ΣΟΦΟΣ", "!σοφος x")
+command_seed("long-s", 2, "", "ſtart", "!START")
+command_seed("empty-name", 2, "", "", "! hello")
+command_seed("json-chat", 2, "", "", '{"cmd":"!hello","n":1}')
+
+# --- kit state: audience (even) and milestones (odd) --------------------------
+seed("kit_state", "audience", b"\x00" + json.dumps({"format": "onair.audience", "version": 1, "live_id": 9, "dj_id": "dj",
+     "people": [{"user": {"id": "u1", "nickname": "Mina"}, "joins": 1, "is_manager": True},
+                {"user": {"id": "u2", "nickname": None}, "joins": 3, "is_manager": False},
+                {"user": {"id": "u1", "nickname": "dup"}, "joins": 2, "is_manager": False}]}).encode())
+seed("kit_state", "audience-empty", b"\x00" + b'{"format":"onair.audience","version":1,"live_id":null,"dj_id":null,"people":[]}')
+seed("kit_state", "audience-dj", b"\x00" + b'{"format":"onair.audience","version":1,"dj_id":"u1","people":[{"user":{"id":"u1","nickname":"DJ"},"joins":1,"is_manager":false}]}')
+seed("kit_state", "milestones", b"\x01" + json.dumps({"format": "onair.milestones", "version": 1, "live_id": 9, "dj_id": "dj",
+     "hearts": 250, "hearts_announced": 200, "total_donated": 1500,
+     "donors": [{"user": {"id": "u1", "nickname": "Mina"}, "donated": 1000, "donations": 2, "announced": 1000},
+                {"user": {"id": "dj", "nickname": "DJ"}, "donated": 500, "donations": 1}]}).encode())
+seed("kit_state", "milestones-min", b"\x01" + b'{"format":"onair.milestones","version":1}')
+seed("kit_state", "wrong-version", b"\x01" + b'{"format":"onair.milestones","version":9}')
+
+# --- the Bot: start byte, then operations (see fuzz::bot) ----------------------
+# ops: 0 time(n, scale) 1 respond(pick, status, headers, kind) 2 transport(pick)
+#      3 open(b, headers) 4 bytes(kind) 5 close 6 chat(kind, …) 7 fetch(k)
+#      8 reconnect 9 authorize 10 timer(tag, u16, mode) 11 shutdown(b) 12 status
+S = {s: i for i, s in enumerate(STATUSES)}
+bot_seeds = {
+    # A first authorization: consent code, token 200, stream open, chat frames, chat sent.
+    "authorize-stream-chat": [0x00, 9, 1, 0, S[200], 0, 1, 3, 0, 4, 4, 1, 4, 0, 6, 0, 1, 0, S[204], 0, 0, 0, 5, 1],
+    # Saved tokens; RECONNECT, TOKEN_EXPIRED, LIVE_ENDED, time passing.
+    "saved-end-reasons": [0x01, 3, 0, 4, 4, 2, 0, 3, 1, 3, 0, 4, 4, 3, 1, 0, S[200], 0, 1, 0, 200, 2, 4, 4, 4, 0, 10, 1, 3, 0, 0],
+    # Expired saved tokens: a refresh at once; 401s everywhere.
+    "expired-401s": [0x02, 1, 0, S[401], 0, 2, 7, 0, 1, 0, S[401], 0, 9, 1, 0, S[200], 0, 1, 0, 100, 3],
+    # Chat-only bot: limits and retries.
+    "chat-only-limits": [0x81, 6, 3, 60, 6, 1, 150, 6, 5, 5, 104, 105, 108, 108, 111, 1, 0, S[429], 0, 4, 1, 0, S[403], 0, 3, 0, 5, 1, 1, 0, S[204], 0, 0],
+    # Fetches, quotas, paging.
+    "fetch-quota-paging": [0x01, 7, 0, 7, 1, 7, 2, 1, 0, S[429], 2, 0, 0, 30, 1, 1, 0, S[200], 0, 5, 1, 0, S[200], 0, 6, 1, 0, S[200], 0, 7, 1, 0, S[503], 1, 10],
+    # Timers, shutdown with revoke.
+    "timers-shutdown": [0x01, 10, 0, 0x10, 0x27, 1, 10, 1, 0, 0, 0, 0, 50, 1, 10, 2, 0, 0, 2, 11, 0, 1, 0, S[200], 0, 0],
+    # Raw stream bytes and raw bodies.
+    "raw-bytes": [0x01, 3, 0, 0, 4, 200, 12] + list(b"data:{}\n\nid:9") + [1, 0, S[200], 0, 200, 5] + list(b"{\"a\":") + [5, 0, 60, 2, 8],
+    # Stream open failures: 403 join forbidden, 404 not on air.
+    "stream-failures": [0x01, 3, 255, S[403], 0, 5, 0, 10, 1, 3, 255, S[404], 0, 0, 5, 1, 8, 3, 255, S[502], 0],
+}
+for name, ops in bot_seeds.items():
+    seed("bot", name, bytes(b & 0xFF for b in ops))
+
+
+def main():
+    total = 0
+    for target, files in sorted(seeds.items()):
+        folder = os.path.join(CORPUS, target)
+        os.makedirs(folder, exist_ok=True)
+        for old in os.listdir(folder):
+            if old.startswith("seed-"):
+                os.remove(os.path.join(folder, old))
+        for name, data in files.items():
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+            with open(os.path.join(folder, safe), "wb") as f:
+                f.write(data)
+            total += len(data)
+        print(f"{target}: {len(files)} seeds")
+    print(f"{total} bytes in all", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
