@@ -12,7 +12,7 @@ use crate::oauth::{self, Auth, Form};
 use crate::quota::Refusal;
 use crate::reply::Reply;
 use crate::scope::Perm;
-use crate::wire::{array, Obj};
+use crate::wire::{array, percent_decode, Obj};
 use crate::world::{ApiError, World};
 
 /// What the HTTP layer extracted from one request.
@@ -60,33 +60,6 @@ pub fn parse_form(body: &[u8]) -> Form {
             (percent_decode(k), percent_decode(v))
         })
         .collect()
-}
-
-/// Decodes `%XX` escapes and `+` (form encoding); bad escapes stay as they are.
-pub fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Answers one request to a non-control path.

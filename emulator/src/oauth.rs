@@ -50,8 +50,8 @@ fn client(w: &World, authorization: Option<&str>, form: &Form) -> Result<usize, 
             };
             // RFC 6749 2.3.1: both parts are form-urlencoded before encoding.
             (
-                crate::api::percent_decode(id),
-                crate::api::percent_decode(secret),
+                crate::wire::percent_decode(id),
+                crate::wire::percent_decode(secret),
             )
         }
         None => match (field(form, "client_id"), field(form, "client_secret")) {
