@@ -596,7 +596,7 @@ addDispose(Commands);
 function splitChat(text) {
   return wasm.splitChat(text);
 }
-function truncateChat(text, limit = 200, ellipsis = '…') {
+function truncateChat(text, limit, ellipsis = '…') {
   return wasm.truncateChat(text, limit, ellipsis);
 }
 function splitArgs(text) {

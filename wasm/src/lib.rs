@@ -488,8 +488,10 @@ pub fn split_chat(text: &str) -> Vec<String> {
 
 /// Truncates text to `limit` UTF-16 units at a grapheme boundary.
 #[wasm_bindgen(js_name = truncateChat)]
-pub fn truncate_chat(text: &str, limit: u32, ellipsis: &str) -> String {
-    onair::kit::text::truncate(text, limit as usize, ellipsis)
+pub fn truncate_chat(text: &str, limit: Option<u32>, ellipsis: &str) -> String {
+    // Without a limit, the service's own: the core's CHAT_MAX_UTF16.
+    let limit = limit.map_or(onair::chat::CHAT_MAX_UTF16, |l| l as usize);
+    onair::kit::text::truncate(text, limit, ellipsis)
 }
 
 /// Splits command arguments (quotes group words).
