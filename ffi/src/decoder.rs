@@ -5,6 +5,7 @@ use std::ffi::c_char;
 
 use onair_core::event::{Decoder, Item};
 use onair_core::json::ItemJson;
+use onair_core::packed;
 use onair_core::sse::Parser;
 
 use crate::onair_result::{self, *};
@@ -20,7 +21,8 @@ pub struct onair_decoder {
     current: Option<Item>,
     /// The current item's JSON line, NUL-terminated.
     json: Vec<u8>,
-    /// The lines of the items last taken by `onair_decoder_take_json`, NUL-terminated.
+    /// The batch last taken by `onair_decoder_take_json` or
+    /// `onair_decoder_take_packed`, NUL-terminated.
     batch: Vec<u8>,
 }
 
@@ -276,6 +278,54 @@ pub unsafe extern "C" fn onair_decoder_take_json(
                 d.batch.push(b'\n');
             }
         }
+        d.batch.push(0);
+        *p = d.batch.as_ptr().cast();
+        *l = d.batch.len() - 1;
+        Ok(())
+    })
+}
+
+/// Takes every item decoded and not yet taken as one packed batch (the
+/// core's `onair::packed` form), borrowed and NUL-terminated, valid until
+/// the next call on this decoder; length 0 when nothing is pending.
+/// Afterwards there is no current item.
+///
+/// The batch is UTF-8: the records separated by U+001E
+/// (`ONAIR_PACKED_RECORD_SEPARATOR`), then one more U+001E and one ASCII tag
+/// per record. A record's fields are separated by U+001F
+/// (`ONAIR_PACKED_FIELD_SEPARATOR`); a field that is exactly U+001D
+/// (`ONAIR_PACKED_NULL`) is null. Tags and fields, in order:
+///
+/// - `c` chat: id?, user id, nickname?, is_dj (`1`/`0`), message, sent_time
+/// - `p` presence: id?, user id, nickname?, type, fan_rank?, is_manager, favorite_temperature?, time
+/// - `l` like: id?, user id, nickname?, type, total_amount, amount, extra_amount, combo?, time
+/// - `d` donation: id?, user id, nickname?, amount, message?, time
+/// - `e` end: id?, reason, is LIVE_ENDED (`1`/`0`)
+/// - `h` heartbeat (an empty record); `m` comment: text; `r` retry: ms
+/// - `u` unknown event: event, id?, data
+/// - `x` frame error: code, message, event?, id?, raw
+/// - `j` any item whose text holds U+001D, U+001E or U+001F: its canonical
+///   JSON line (as `onair_decoder_take_json` gives it), which holds none.
+///
+/// Integers are decimal; `favorite_temperature` a decimal without exponent.
+/// For callers that split text faster than they parse JSON (Python).
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_take_packed(
+    decoder: *mut onair_decoder,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        d.json.clear();
+        d.current = None;
+        d.batch.clear();
+        packed::write_batch(&d.queue, &mut d.batch);
+        d.queue.clear();
         d.batch.push(0);
         *p = d.batch.as_ptr().cast();
         *l = d.batch.len() - 1;

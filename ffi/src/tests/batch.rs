@@ -67,3 +67,45 @@ fn take_json_equals_the_item_lines() {
         onair_decoder_free(d);
     }
 }
+
+#[test]
+fn take_packed_gives_the_cores_packed_batch() {
+    let mut d = null_mut();
+    // SAFETY: pointers from this test; the batch is read before the next call.
+    unsafe {
+        assert_eq!(onair_decoder_new(0, &mut d), ONAIR_OK);
+        let (mut p, mut l) = (std::ptr::null(), 1);
+        assert_eq!(onair_decoder_take_packed(d, &mut p, &mut l), ONAIR_OK);
+        assert_eq!((l, *p), (0, 0));
+        assert_eq!(
+            onair_decoder_feed(d, STREAM.as_ptr(), STREAM.len()),
+            ONAIR_OK
+        );
+        assert_eq!(onair_decoder_pending(d), 4);
+        assert_eq!(onair_decoder_take_packed(d, &mut p, &mut l), ONAIR_OK);
+        let batch = std::slice::from_raw_parts(p.cast::<u8>(), l);
+        assert_eq!(*p.add(l), 0);
+        let text = std::str::from_utf8(batch).expect("utf-8");
+        let records: Vec<&str> = text.split('\u{1e}').collect();
+        assert_eq!(records.len(), 5);
+        assert_eq!(records[0], "");
+        assert_eq!(records[1], "1-0\u{1f}u\u{1f}\u{1d}\u{1f}0\u{1f}hi \"x\"\u{1f}t");
+        assert!(records[2].starts_with("invalid_json\u{1f}"), "{text:?}");
+        assert!(records[2].ends_with("\u{1f}chat\u{1f}\u{1d}\u{1f}{broken"), "{text:?}");
+        assert_eq!(records[3], "5");
+        assert_eq!(records[4], "hcxr");
+        assert_eq!(onair_decoder_pending(d), 0);
+        assert_eq!(onair_decoder_item_json(d, &mut p, &mut l), ONAIR_NO_CURRENT);
+        assert_eq!(onair_decoder_take_packed(d, &mut p, &mut l), ONAIR_OK);
+        assert_eq!(l, 0);
+        assert_eq!(
+            onair_decoder_take_packed(d, &mut p, null_mut()),
+            ONAIR_NULL_PARAMETER
+        );
+        assert_eq!(
+            onair_decoder_take_packed(null_mut(), &mut p, &mut l),
+            ONAIR_NULL_PARAMETER
+        );
+        onair_decoder_free(d);
+    }
+}
