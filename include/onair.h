@@ -41,6 +41,21 @@
 #define ONAIR_VERSION_PATCH 0
 
 /**
+ * `onair_decoder_take_packed`: separates records, and the tags after them (U+001E).
+ */
+#define ONAIR_PACKED_RECORD_SEPARATOR 30
+
+/**
+ * `onair_decoder_take_packed`: separates the fields of a record (U+001F).
+ */
+#define ONAIR_PACKED_FIELD_SEPARATOR 31
+
+/**
+ * `onair_decoder_take_packed`: a field that is exactly this byte is null (U+001D).
+ */
+#define ONAIR_PACKED_NULL 29
+
+/**
  * What a fallible call returns. Codes are never reused: a code that
  * goes away leaves a hole. `onair_result_message()` gives a static text.
  */

@@ -49,11 +49,17 @@ pub const ONAIR_VERSION_MINOR: u32 = 1;
 pub const ONAIR_VERSION_PATCH: u32 = 0;
 
 /// `onair_decoder_take_packed`: separates records, and the tags after them (U+001E).
-pub const ONAIR_PACKED_RECORD_SEPARATOR: u8 = onair_core::packed::RECORD_SEPARATOR;
+pub const ONAIR_PACKED_RECORD_SEPARATOR: u8 = 0x1E;
 /// `onair_decoder_take_packed`: separates the fields of a record (U+001F).
-pub const ONAIR_PACKED_FIELD_SEPARATOR: u8 = onair_core::packed::FIELD_SEPARATOR;
+pub const ONAIR_PACKED_FIELD_SEPARATOR: u8 = 0x1F;
 /// `onair_decoder_take_packed`: a field that is exactly this byte is null (U+001D).
-pub const ONAIR_PACKED_NULL: u8 = onair_core::packed::NULL;
+pub const ONAIR_PACKED_NULL: u8 = 0x1D;
+// cbindgen writes literals only; these are the core's.
+const _: () = assert!(
+    ONAIR_PACKED_RECORD_SEPARATOR == onair_core::packed::RECORD_SEPARATOR
+        && ONAIR_PACKED_FIELD_SEPARATOR == onair_core::packed::FIELD_SEPARATOR
+        && ONAIR_PACKED_NULL == onair_core::packed::NULL
+);
 
 /// What a fallible call returns. Codes are never reused: a code that
 /// goes away leaves a hole. `onair_result_message()` gives a static text.
