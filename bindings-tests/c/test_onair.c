@@ -176,6 +176,90 @@ static void test_decoder(void) {
   onair_decoder_free(d);
 }
 
+/* The i-th record of a packed batch (records separated by RS, the tags after the last). */
+static const char *record_at(const char *batch, size_t len, size_t i, size_t *rec_len) {
+  size_t start = 0;
+  for (size_t at = 0; at <= len; at++) {
+    if (at == len || batch[at] == ONAIR_PACKED_RECORD_SEPARATOR) {
+      if (i == 0) {
+        *rec_len = at - start;
+        return batch + start;
+      }
+      i--;
+      start = at + 1;
+    }
+  }
+  *rec_len = 0;
+  return NULL;
+}
+
+static bool record_is(const char *batch, size_t len, size_t i, const char *expected, size_t n) {
+  size_t rl = 0;
+  const char *r = record_at(batch, len, i, &rl);
+  return r != NULL && rl == n && memcmp(r, expected, n) == 0;
+}
+
+#define RECORD_IS(batch, len, i, lit) record_is((batch), (len), (i), (lit), sizeof(lit) - 1)
+
+/* onair_decoder_take_packed and onair_decoder_take_json: every pending item in one call. */
+static void test_decoder_batches(void) {
+  onair_decoder *d = NULL;
+  const char *b = NULL;
+  size_t n = 1;
+  CHECK(onair_decoder_new(0, &d) == ONAIR_OK);
+  CHECK(onair_decoder_take_packed(NULL, &b, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_take_packed(d, NULL, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_take_packed(d, &b, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK && n == 0 && b != NULL && b[0] == '\0');
+
+  CHECK(onair_decoder_feed(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1) == ONAIR_OK);
+  CHECK(onair_decoder_pending(d) == 10);
+  CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK && b[n] == '\0');
+  CHECK(onair_decoder_pending(d) == 0);
+  CHECK(RECORD_IS(b, n, 10, "hcpldmruxe"));
+  CHECK(RECORD_IS(b, n, 0, ""));
+  CHECK(RECORD_IS(b, n, 1, "1732250000000-0\x1fu-dj\x1f" "DJ Mina\x1f" "1\x1fWelcome!\x1f" "2024-11-22T04:33:20.123Z"));
+  CHECK(RECORD_IS(b, n, 2, "1732250001000-1\x1fu-1\x1f\x1d\x1fJOIN\x1f" "2\x1f" "1\x1f" "36.5\x1f" "2024-11-22T04:33:21Z"));
+  CHECK(RECORD_IS(b, n, 3, "1732250002000-2\x1fu-1\x1fn\x1fPAID\x1f" "60\x1f" "10\x1f" "5\x1f" "4\x1ft"));
+  CHECK(RECORD_IS(b, n, 4, "1732250003000-3\x1fu-2\x1fq\x1f" "500\x1f\x1d\x1ft"));
+  CHECK(RECORD_IS(b, n, 5, " just a comment"));
+  CHECK(RECORD_IS(b, n, 6, "3000"));
+  CHECK(RECORD_IS(b, n, 7, "poll\x1f\x1d\x1f{\"q\":1}"));
+  size_t rl = 0;
+  const char *r = record_at(b, n, 8, &rl);
+  CHECK(r != NULL && rl > 30 && memcmp(r, "invalid_json\x1f", 13) == 0);
+  CHECK(r != NULL && contains(r, rl, "\x1f" "chat\x1f\x1d\x1f{not json") && r[rl] == ONAIR_PACKED_RECORD_SEPARATOR);
+  CHECK(RECORD_IS(b, n, 9, "\x1d\x1fLIVE_ENDED\x1f" "1"));
+  CHECK(record_at(b, n, 11, &rl) == NULL);
+  /* Taking again: nothing pending; there is no current item. */
+  CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK && n == 0);
+  const char *json;
+  size_t json_len;
+  CHECK(onair_decoder_item_json(d, &json, &json_len) == ONAIR_NO_CURRENT);
+
+  /* A text holding a marker: that record comes as its JSON line (tag j), as take_json gives it. */
+  static const char MARKED[] =
+      "event:chat\ndata:{\"user\":{\"id\":\"u\",\"nickname\":null},\"isDj\":false,"
+      "\"message\":\"a\\u001fb\\u001ec\\u001d\",\"sentTime\":\"t\"}\n\n"
+      ":heartbeat\n\n";
+  CHECK(onair_decoder_feed(d, (const uint8_t *)MARKED, sizeof(MARKED) - 1) == ONAIR_OK);
+  CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK);
+  CHECK(RECORD_IS(b, n, 2, "jh") && RECORD_IS(b, n, 1, ""));
+  char line[512] = {0};
+  r = record_at(b, n, 0, &rl);
+  CHECK(r != NULL && rl < sizeof(line));
+  if (r != NULL && rl < sizeof(line)) memcpy(line, r, rl);
+  CHECK(contains(line, rl, "\"message\":\"a\\u001fb\\u001ec\\u001d\""));
+  CHECK(onair_decoder_feed(d, (const uint8_t *)MARKED, sizeof(MARKED) - 1) == ONAIR_OK);
+  CHECK(onair_decoder_take_json(NULL, &json, &json_len) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_take_json(d, &json, &json_len) == ONAIR_OK && json[json_len] == '\0');
+  CHECK(json_len == rl + 1 + strlen("{\"type\":\"heartbeat\"}\n"));
+  CHECK(memcmp(json, line, rl) == 0 && json[rl] == '\n');
+  CHECK(strcmp(json + rl + 1, "{\"type\":\"heartbeat\"}\n") == 0);
+  CHECK(onair_decoder_take_json(d, &json, &json_len) == ONAIR_OK && json_len == 0);
+  onair_decoder_free(d);
+}
+
 static void test_sse_parser(void) {
   onair_sse_parser *p = NULL;
   onair_sse_item it;
@@ -642,6 +726,7 @@ static void test_kit(void) {
 int main(void) {
   test_conventions();
   test_decoder();
+  test_decoder_batches();
   test_sse_parser();
   test_decisions();
   test_bot_errors();
