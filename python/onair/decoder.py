@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import json
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from typing import Any
 from types import TracebackType
 
@@ -18,6 +19,7 @@ from .events import (
     Event,
     FrameError,
     Heartbeat,
+    PACKED,
     Item,
     Like,
     OtherEvent,
@@ -32,6 +34,11 @@ _loads = json.loads
 _string_at = ctypes.string_at
 _EVENT_OFFSET = _ffi.Item.event.offset
 _HEARTBEAT = Heartbeat()
+_new = tuple.__new__
+_split = str.split
+_RS = "\x1e"
+_US = "\x1f"
+_CLASS_OF = {tag: cls for tag, (cls, _) in PACKED.items()}.__getitem__
 
 
 def _s(s: _ffi.Str) -> str | None:
@@ -136,6 +143,15 @@ def _item_from_line(o: dict[str, Any]) -> Item:
     raise ValueError(f"unknown item type {t!r}")  # pragma: no cover - a newer libonair
 
 
+def _with_json(tags: str, records: list[str]) -> Iterator[Item]:
+    """A batch with ``j`` records (an item whose text holds a packed marker, as its JSON line)."""
+    for tag, record in zip(tags, records):
+        if tag == "j":
+            yield _item_from_line(_loads(record))
+        else:
+            yield _new(_CLASS_OF(tag), record.split(_US))
+
+
 class Decoder:
     """SSE framing plus event decoding (the core's), fed chunks split anywhere.
 
@@ -151,21 +167,26 @@ class Decoder:
     becomes a ``FrameError("frame_too_large")`` and memory stays bounded.
     A decoder is for one thread at a time.
 
-    Two paths over libonair, the same items (a test checks it):
+    Three paths over libonair, the same items (tests check it):
 
     - default: every item a chunk completes comes over in one call
-      (``onair_decoder_take_json``, the core's canonical lines) and is read
-      with ``json.loads``: 2.8 µs per event against 4.3 µs for one ctypes
-      call per item and per field (BENCHMARKS.md). Its events are plain copies.
+      (``onair_decoder_take_packed``: the core's packed records, fields split
+      by control characters) and becomes objects with two ``str.split`` calls
+      and one ``tuple.__new__`` per item, all inside C (BENCHMARKS.md). Its
+      events are plain values; integer, flag and nullable attributes convert
+      when read.
     - ``kit_views=True``: one call per item into the tagged ``onair_item``
       struct; each event also keeps the core's event while it is current, so
       it can go to the kit (``Tally.record``, ``Audience.on_event``, …) in the
       loop body. (A ``Bot``'s events always can.)
+    - the canonical JSON lines (``onair_decoder_take_json`` + ``json.loads``),
+      kept as the tests' oracle for the packed path (``_form = "json"``).
     """
 
     def __init__(self, max_frame_bytes: int = 0, *, kit_views: bool = False) -> None:
         self._gen = 0
         self._views = kit_views
+        self._form = "packed"
         self._p = ctypes.c_void_p()
         self._n = ctypes.c_size_t()
         self._pn = (ctypes.byref(self._p), ctypes.byref(self._n))
@@ -212,9 +233,25 @@ class Decoder:
         return int(_lib.onair_decoder_pending(self._handle()))
 
     def _drain(self) -> Iterator[Item]:
-        if not self._views:
+        if self._views:
+            return self._drain_views()
+        if self._form == "json":
             return self._drain_json()
-        return self._drain_views()
+        return self._drain_packed()
+
+    def _drain_packed(self) -> Iterator[Item]:
+        h = self._handle()
+        self._gen += 1
+        check(_lib.onair_decoder_take_packed(h, *self._pn))
+        n = self._n.value
+        if n == 0:
+            return iter(())
+        records = _string_at(self._p.value or 0, n).decode().split(_RS)
+        tags = records.pop()
+        if "j" in tags:
+            return _with_json(tags, records)
+        # One C loop: each record's fields become the tuple of its tag's class.
+        return map(_new, map(_CLASS_OF, tags), map(_split, records, repeat(_US)))
 
     def _drain_json(self) -> Iterator[Item]:
         h = self._handle()

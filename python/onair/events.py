@@ -8,10 +8,21 @@ nullable wire fields are ``Optional``. Match them with ``match``::
         case Chat(user_id=uid, message=text): ...
         case Donation(amount=amount): ...
         case End(reason="LIVE_ENDED"): ...
+
+Items are immutable. Inside, each is a tuple of its packed record (libonair's
+``onair_decoder_take_packed``, the core's ``onair::packed`` form): decoding
+a chunk is two ``str.split`` calls and one ``tuple.__new__`` per item, all
+of it in C. The attributes read that tuple; those that are not plain text
+(integers, flags, floats, nullable fields) convert when read, each time. Do
+not rely on the tuple itself (its length, order or values): read attributes,
+or ``match`` on them.
 """
 
 from __future__ import annotations
 
+import importlib
+import operator
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol
 
 
@@ -38,10 +49,51 @@ class _Value:
         return hash((type(self).__name__, *(getattr(self, f) for f in self._fields)))
 
 
-class Item(_Value):
-    """Anything the decoder takes from a stream."""
+_NULL = "\x1d"  # a packed field that is exactly U+001D is null
+_new = tuple.__new__
+
+
+def _n(value: Any) -> Any:
+    """A constructor's value in packed form: None as the null marker."""
+    return _NULL if value is None else value
+
+
+def _flag(value: bool) -> str:
+    return "1" if value else "0"
+
+
+class Item(tuple):  # type: ignore[type-arg]
+    """Anything the decoder takes from a stream (immutable; equal by its public fields)."""
 
     __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+    _args: ClassVar[tuple[str, ...]] = ()
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return False
+        return all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, *(getattr(self, f) for f in self._fields)))
+
+    def __lt__(self, other: object) -> bool:
+        return NotImplemented
+
+    __le__ = __gt__ = __ge__ = __lt__
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle: the constructor's arguments
+        return tuple(getattr(self, a) for a in self._args or self._fields)
 
 
 class Event(Item):
@@ -49,16 +101,18 @@ class Event(Item):
 
     While it is current (in the loop body that received it), it can be given
     to the kit: ``Tally.record``, ``Audience.on_event``, ``Commands.match``,
-    ``Milestones.on_event``.
+    ``Milestones.on_event``. (Events of ``Decoder(kit_views=True)`` and of a
+    ``Bot`` carry that link; the default ``Decoder``'s do not.)
     """
 
-    __slots__ = ("id", "_src", "_gen", "_addr")
+    # No __slots__: the link to the core's event (_src, _gen, _addr) is set
+    # in the instance's __dict__ by the struct path only.
     NAME: ClassVar[str] = ""
     WIRE: ClassVar[dict[str, str]] = {}
     id: str | None
-    _src: _Source | None
-    _gen: int
-    _addr: int
+    _src: _Source | None = None
+    _gen: int = 0
+    _addr: int = 0
 
     @property
     def name(self) -> str:
@@ -93,7 +147,6 @@ _USER = {"user_id": "user.id", "nickname": "user.nickname"}
 class Chat(Event):
     """A chat message (``chat``)."""
 
-    __slots__ = ("user_id", "nickname", "is_dj", "message", "sent_time")
     NAME = "chat"
     WIRE = {**_USER, "is_dj": "isDj", "message": "message", "sent_time": "sentTime"}
     _fields = ("id", "user_id", "nickname", "is_dj", "message", "sent_time")
@@ -104,26 +157,21 @@ class Chat(Event):
     message: str
     sent_time: str
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         id: str | None,
         user_id: str,
         nickname: str | None,
         is_dj: bool,
         message: str,
         sent_time: str,
-    ) -> None:
-        self.id, self.user_id, self.nickname = id, user_id, nickname
-        self.is_dj, self.message, self.sent_time = is_dj, message, sent_time
-        self._src = None
-        self._gen = 0
-        self._addr = 0
+    ) -> Chat:
+        return _new(cls, (_n(id), user_id, _n(nickname), _flag(is_dj), message, sent_time))
 
 
 class Presence(Event):
     """A listener joined (``presence``); ``fan_rank`` and ``favorite_temperature`` are nullable."""
 
-    __slots__ = ("user_id", "nickname", "type", "fan_rank", "is_manager", "favorite_temperature", "time")
     NAME = "presence"
     WIRE = {
         **_USER,
@@ -143,8 +191,8 @@ class Presence(Event):
     favorite_temperature: float | None
     time: str
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         id: str | None,
         user_id: str,
         nickname: str | None,
@@ -153,19 +201,16 @@ class Presence(Event):
         is_manager: bool,
         favorite_temperature: float | None,
         time: str,
-    ) -> None:
-        self.id, self.user_id, self.nickname, self.type = id, user_id, nickname, type
-        self.fan_rank, self.is_manager = fan_rank, is_manager
-        self.favorite_temperature, self.time = favorite_temperature, time
-        self._src = None
-        self._gen = 0
-        self._addr = 0
+    ) -> Presence:
+        return _new(
+            cls,
+            (_n(id), user_id, _n(nickname), type, _n(fan_rank), _flag(is_manager), _n(favorite_temperature), time),
+        )
 
 
 class Like(Event):
     """Hearts (``like``): ``total_amount`` is what this event adds (tally this one)."""
 
-    __slots__ = ("user_id", "nickname", "type", "total_amount", "amount", "extra_amount", "combo", "time")
     NAME = "like"
     WIRE = {
         **_USER,
@@ -187,8 +232,8 @@ class Like(Event):
     combo: int | None
     time: str
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         id: str | None,
         user_id: str,
         nickname: str | None,
@@ -198,13 +243,10 @@ class Like(Event):
         extra_amount: int,
         combo: int | None,
         time: str,
-    ) -> None:
-        self.id, self.user_id, self.nickname, self.type = id, user_id, nickname, type
-        self.total_amount, self.amount, self.extra_amount = total_amount, amount, extra_amount
-        self.combo, self.time = combo, time
-        self._src = None
-        self._gen = 0
-        self._addr = 0
+    ) -> Like:
+        return _new(
+            cls, (_n(id), user_id, _n(nickname), type, total_amount, amount, extra_amount, _n(combo), time)
+        )
 
     @property
     def is_paid(self) -> bool:
@@ -215,7 +257,6 @@ class Like(Event):
 class Donation(Event):
     """A donation (``donation``); ``message`` is None when there is no note."""
 
-    __slots__ = ("user_id", "nickname", "amount", "message", "time")
     NAME = "donation"
     WIRE = {**_USER, "amount": "amount", "message": "message", "time": "time"}
     _fields = ("id", "user_id", "nickname", "amount", "message", "time")
@@ -226,55 +267,44 @@ class Donation(Event):
     message: str | None
     time: str
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         id: str | None,
         user_id: str,
         nickname: str | None,
         amount: int,
         message: str | None,
         time: str,
-    ) -> None:
-        self.id, self.user_id, self.nickname = id, user_id, nickname
-        self.amount, self.message, self.time = amount, message, time
-        self._src = None
-        self._gen = 0
-        self._addr = 0
+    ) -> Donation:
+        return _new(cls, (_n(id), user_id, _n(nickname), amount, _n(message), time))
 
 
 class End(Event):
     """The last frame of a stream (``end``): ``LIVE_ENDED``, ``TOKEN_EXPIRED``, ``RECONNECT``, …"""
 
-    __slots__ = ("reason", "is_live_ended")
     NAME = "end"
     WIRE = {"reason": "reason"}
     _fields = ("id", "reason")
+    _args = ("id", "reason", "is_live_ended")
     __match_args__ = ("reason",)
     reason: str
     is_live_ended: bool
 
-    def __init__(self, id: str | None, reason: str, is_live_ended: bool | None = None) -> None:
-        self.id, self.reason = id, reason
-        self.is_live_ended = reason == "LIVE_ENDED" if is_live_ended is None else is_live_ended
-        self._src = None
-        self._gen = 0
-        self._addr = 0
+    def __new__(cls, id: str | None, reason: str, is_live_ended: bool | None = None) -> End:
+        live_ended = reason == "LIVE_ENDED" if is_live_ended is None else is_live_ended
+        return _new(cls, (_n(id), reason, _flag(live_ended)))
 
 
 class OtherEvent(Event):
     """An event kind newer than this package; ``data`` is the core's canonical JSON object."""
 
-    __slots__ = ("event_name", "data")
     _fields = ("id", "event_name", "data")
     __match_args__ = ("event_name",)
     event_name: str
     data: Any
 
-    def __init__(self, id: str | None, event_name: str, data: Any) -> None:
-        self.id, self.event_name, self.data = id, event_name, data
-        self._src = None
-        self._gen = 0
-        self._addr = 0
+    def __new__(cls, id: str | None, event_name: str, data: Any) -> OtherEvent:
+        return _new(cls, (_n(id), event_name, data))
 
     @property
     def name(self) -> str:
@@ -286,38 +316,46 @@ class Heartbeat(Item):
 
     __slots__ = ()
 
+    def __new__(cls) -> Heartbeat:
+        return _new(cls, ("",))
+
 
 class Comment(Item):
     """Any other SSE comment."""
 
-    __slots__ = ("text",)
+    __slots__ = ()
     _fields = ("text",)
     __match_args__ = ("text",)
+    text: str
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __new__(cls, text: str) -> Comment:
+        return _new(cls, (text,))
 
 
 class Retry(Item):
     """A ``retry:`` field (milliseconds)."""
 
-    __slots__ = ("ms",)
+    __slots__ = ()
     _fields = ("ms",)
     __match_args__ = ("ms",)
+    ms: int
 
-    def __init__(self, ms: int) -> None:
-        self.ms = ms
+    def __new__(cls, ms: int) -> Retry:
+        return _new(cls, (ms,))
 
 
 class UnknownFrame(Item):
     """A frame whose event name this version does not know; ``data`` is its raw data."""
 
-    __slots__ = ("event_name", "id", "data")
+    __slots__ = ()
     _fields = ("event_name", "id", "data")
     __match_args__ = ("event_name", "data")
+    event_name: str | None
+    id: str | None
+    data: str | None
 
-    def __init__(self, event_name: str | None, id: str | None, data: str | None) -> None:
-        self.event_name, self.id, self.data = event_name, id, data
+    def __new__(cls, event_name: str | None, id: str | None, data: str | None) -> UnknownFrame:
+        return _new(cls, (event_name, _n(id), data))
 
 
 class FrameError(Item):
@@ -327,11 +365,103 @@ class FrameError(Item):
     ``incomplete_frame``; ``raw``: the frame's data.
     """
 
-    __slots__ = ("code", "message", "event_name", "id", "raw")
+    __slots__ = ()
     _fields = ("code", "message", "event_name", "id", "raw")
     __match_args__ = ("code",)
+    code: str
+    message: str
+    event_name: str | None
+    id: str | None
+    raw: str | None
 
-    def __init__(
-        self, code: str, message: str, event_name: str | None, id: str | None, raw: str | None
-    ) -> None:
-        self.code, self.message, self.event_name, self.id, self.raw = code, message, event_name, id, raw
+    def __new__(
+        cls, code: str, message: str, event_name: str | None, id: str | None, raw: str | None
+    ) -> FrameError:
+        return _new(cls, (code, message, _n(event_name), _n(id), raw))
+
+
+# ---- the packed records ------------------------------------------------------------
+#
+# PACKED is the one place this package writes the packed layout (field order and
+# form per tag); it mirrors the table of the core's `onair::packed` module docs, and
+# each class's constructor above stores its values in this order (tests check both).
+# Forms: s text, s? text or null, i integer, i? integer or null, b flag (1/0),
+# f? float or null. The `j` tag (an item as its JSON line) has no class: the
+# decoder reads it with json.loads.
+
+PACKED: dict[str, tuple[type[Item], str]] = {
+    "c": (Chat, "id:s? user_id:s nickname:s? is_dj:b message:s sent_time:s"),
+    "p": (Presence, "id:s? user_id:s nickname:s? type:s fan_rank:i? is_manager:b favorite_temperature:f? time:s"),
+    "l": (Like, "id:s? user_id:s nickname:s? type:s total_amount:i amount:i extra_amount:i combo:i? time:s"),
+    "d": (Donation, "id:s? user_id:s nickname:s? amount:i message:s? time:s"),
+    "e": (End, "id:s? reason:s is_live_ended:b"),
+    "h": (Heartbeat, ""),
+    "m": (Comment, "text:s"),
+    "r": (Retry, "ms:i"),
+    "u": (UnknownFrame, "event_name:s id:s? data:s"),
+    "x": (FrameError, "code:s message:s event_name:s? id:s? raw:s"),
+}
+# Not a packed record (the struct path's events of kinds newer than this package).
+_OTHER_LAYOUT = "id:s? event_name:s data:s"
+
+_tuplegetter: Callable[[int, str], Any] = getattr(
+    importlib.import_module("_collections"), "_tuplegetter", lambda i, doc: property(operator.itemgetter(i), doc=doc)
+)
+
+
+def _opt_text(i: int) -> Any:
+    def get(self: tuple[Any, ...]) -> Any:
+        v = self[i]
+        return None if v == _NULL else v
+
+    return property(get)
+
+
+def _int(i: int) -> Any:
+    return property(lambda self: int(self[i]))
+
+
+def _opt_int(i: int) -> Any:
+    def get(self: tuple[Any, ...]) -> Any:
+        v = self[i]
+        return None if v == _NULL else int(v)
+
+    return property(get)
+
+
+def _flag_at(i: int) -> Any:
+    return property(lambda self: self[i] == "1")
+
+
+def _opt_float(i: int) -> Any:
+    def get(self: tuple[Any, ...]) -> Any:
+        v = self[i]
+        return None if v == _NULL else float(v)
+
+    return property(get)
+
+
+_FORMS: dict[str, Callable[[int], Any]] = {
+    "s": lambda i: _tuplegetter(i, ""),
+    "s?": _opt_text,
+    "i": _int,
+    "i?": _opt_int,
+    "b": _flag_at,
+    "f?": _opt_float,
+}
+
+
+def _layout(spec: str) -> list[tuple[str, str]]:
+    return [(name, form) for name, form in (field.split(":") for field in spec.split())]
+
+
+def _install(cls: type[Item], spec: str) -> None:
+    """Reads each field of ``spec`` from its place in the record."""
+    for index, (name, form) in enumerate(_layout(spec)):
+        setattr(cls, name, _FORMS[form](index))
+
+
+for _cls, _spec in PACKED.values():
+    _install(_cls, _spec)
+_install(OtherEvent, _OTHER_LAYOUT)
+del _cls, _spec
