@@ -6,6 +6,10 @@
   event's data through ``json.loads``;
 - sseclient-py + json.loads: ``sseclient.SSEClient`` over an iterator of the chunks.
 
+Each contender reads the same fields of every event (``MODES``: none, a bot's, all);
+onair's items convert integer, flag and nullable attributes when read, the peers'
+``json.loads`` converts everything up front.
+
 The stream is a port of ``core/benches/common::service_stream`` (same RNG, same
 mix: 55 % chat, 25 % like, 10 % presence, 10 % donation, heartbeats every 15 s,
 Korean/emoji text, nulls where the spec allows, a final ``end``). Every
@@ -149,17 +153,101 @@ def chunked(data: bytes) -> list[bytes]:
     return [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
 
 
-# ---- contenders: each returns the number of events it produced ----------------------
+# ---- what each contender reads of every event ----------------------------------------
+#
+# onair's integer, flag and nullable attributes convert when read (its items are tuples
+# of packed text), while json.loads converts every value up front. So every contender
+# reads the same fields of every event, in three modes:
+#   count  no field (the item's type only), as the first version of this bench did;
+#   bot    what a bot reads: user id and nickname, chat message and is_dj, like
+#          total_amount, presence fan_rank, donation amount and message, end reason;
+#   all    every field of every event, the frame id included.
+# The read functions are looked up per event the same way for everyone (a dict by
+# class or by event name), and their values are compared across contenders first.
+
+Reads = dict[Any, Callable[..., Any]]
+
+ONAIR_READS: dict[str, Reads] = {
+    "bot": {
+        onair.Chat: lambda e: (e.user_id, e.nickname, e.is_dj, e.message),
+        onair.Like: lambda e: (e.user_id, e.nickname, e.total_amount),
+        onair.Presence: lambda e: (e.user_id, e.nickname, e.fan_rank),
+        onair.Donation: lambda e: (e.user_id, e.nickname, e.amount, e.message),
+        onair.End: lambda e: (e.reason,),
+    },
+    "all": {
+        onair.Chat: lambda e: (e.id, e.user_id, e.nickname, e.is_dj, e.message, e.sent_time),
+        onair.Like: lambda e: (e.id, e.user_id, e.nickname, e.type, e.total_amount, e.amount, e.extra_amount,
+                               e.combo, e.time),
+        onair.Presence: lambda e: (e.id, e.user_id, e.nickname, e.type, e.fan_rank, e.is_manager,
+                                   e.favorite_temperature, e.time),
+        onair.Donation: lambda e: (e.id, e.user_id, e.nickname, e.amount, e.message, e.time),
+        # (no id: httpx-sse gives the last event id, not the frame's own; one event in 8 999)
+        onair.End: lambda e: (e.reason,),
+    },
+}
+
+# (frame id, decoded data) → the same values, from json.loads' dicts.
+JSON_READS: dict[str, Reads] = {
+    "bot": {
+        "chat": lambda i, o: (o["user"]["id"], o["user"]["nickname"], o["isDj"], o["message"]),
+        "like": lambda i, o: (o["user"]["id"], o["user"]["nickname"], o["totalAmount"]),
+        "presence": lambda i, o: (o["user"]["id"], o["user"]["nickname"], o["fanRank"]),
+        "donation": lambda i, o: (o["user"]["id"], o["user"]["nickname"], o["amount"], o["message"]),
+        "end": lambda i, o: (o["reason"],),
+    },
+    "all": {
+        "chat": lambda i, o: (i, o["user"]["id"], o["user"]["nickname"], o["isDj"], o["message"], o["sentTime"]),
+        "like": lambda i, o: (i, o["user"]["id"], o["user"]["nickname"], o["type"], o["totalAmount"], o["amount"],
+                              o["extraAmount"], o["combo"], o["time"]),
+        "presence": lambda i, o: (i, o["user"]["id"], o["user"]["nickname"], o["type"], o["fanRank"],
+                                  o["isManager"], o["favoriteTemperature"], o["time"]),
+        "donation": lambda i, o: (i, o["user"]["id"], o["user"]["nickname"], o["amount"], o["message"], o["time"]),
+        "end": lambda i, o: (o["reason"],),
+    },
+}
+MODES = ("count", "bot", "all")
 
 
-def run_onair(chunks: list[bytes]) -> int:
+# ---- contenders: each returns the events it produced (and, with `seen`, what it read) --
+
+
+def _onair(dec: onair.Decoder, chunks: list[bytes], mode: str, seen: list[Any] | None) -> int:
     n = 0
-    with onair.Decoder() as dec:
+    with dec:
+        if mode == "count":
+            for chunk in chunks:
+                for item in dec.feed(chunk):
+                    if isinstance(item, onair.Event):
+                        n += 1
+            return n
+        reads = ONAIR_READS[mode]
         for chunk in chunks:
             for item in dec.feed(chunk):
-                if isinstance(item, onair.Event):
+                read = reads.get(type(item))
+                if read is not None:
+                    value = read(item)
                     n += 1
+                    if seen is not None:
+                        seen.append(value)
     return n
+
+
+def run_onair(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
+    """The default Decoder: packed batches, items as tuples of their packed records."""
+    return _onair(onair.Decoder(), chunks, mode, seen)
+
+
+def run_onair_json(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
+    """Reference row: the JSON batch path (take_json + one json.loads per chunk), the oracle."""
+    dec = onair.Decoder()
+    dec._form = "json"
+    return _onair(dec, chunks, mode, seen)
+
+
+def run_onair_views(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
+    """Reference row: the tagged-struct path (one ctypes call per item, fields read one by one)."""
+    return _onair(onair.Decoder(kit_views=True), chunks, mode, seen)
 
 
 try:
@@ -168,47 +256,48 @@ except ImportError:  # the benchmark's venv has httpx; the test venv may not
     _SyncByteStream = object  # type: ignore[assignment,misc]
 
 
-def run_onair_views(chunks: list[bytes]) -> int:
-    """Reference row: the tagged-struct path (one ctypes call per item, fields read one by one)."""
+def _peer(events: Iterator[Any], mode: str, seen: list[Any] | None) -> int:
+    """Each SSE event's data through json.loads, then the mode's reads."""
     n = 0
-    with onair.Decoder(kit_views=True) as dec:
-        for chunk in chunks:
-            for item in dec.feed(chunk):
-                if isinstance(item, onair.Event):
-                    n += 1
+    loads = json.loads
+    if mode == "count":
+        for sse in events:
+            if not sse.data:  # a comment's blank line: no event
+                continue
+            obj = loads(sse.data)
+            if obj is not None:
+                n += 1
+        return n
+    reads = JSON_READS[mode]
+    for sse in events:
+        if not sse.data:
+            continue
+        obj = loads(sse.data)
+        read = reads.get(sse.event)
+        if read is not None:
+            value = read(sse.id or None, obj)
+            n += 1
+            if seen is not None:
+                seen.append(value)
     return n
 
 
-def run_httpx_sse(chunks: list[bytes]) -> int:
+def run_httpx_sse(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
     import httpx
     from httpx_sse import EventSource
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=_Stream(chunks))
 
-    n = 0
     with httpx.Client(transport=httpx.MockTransport(handler)) as client:
         with client.stream("GET", "http://bench/v1/events") as response:
-            for sse in EventSource(response).iter_sse():
-                if not sse.data:  # a comment's blank line: no event
-                    continue
-                obj = json.loads(sse.data)
-                if obj is not None:
-                    n += 1
-    return n
+            return _peer(EventSource(response).iter_sse(), mode, seen)
 
 
-def run_sseclient(chunks: list[bytes]) -> int:
+def run_sseclient(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
     import sseclient
 
-    n = 0
-    for event in sseclient.SSEClient(iter(chunks)).events():
-        if not event.data:
-            continue
-        obj = json.loads(event.data)
-        if obj is not None:
-            n += 1
-    return n
+    return _peer(sseclient.SSEClient(iter(chunks)).events(), mode, seen)
 
 
 class _Stream(_SyncByteStream):
@@ -222,38 +311,150 @@ class _Stream(_SyncByteStream):
         pass
 
 
+# ---- where onair's time goes ----------------------------------------------------------
+
+
+def profile(chunks: list[bytes], events: int, passes: int) -> None:
+    """Each stage of the default Decoder alone (fastest of `passes`), in µs/event."""
+    import ctypes
+    from itertools import repeat
+
+    lib = onair._ffi.lib
+    string_at = ctypes.string_at
+    split = str.split
+    rs, us = "\x1e", "\x1f"
+    class_of = {tag: cls for tag, (cls, _) in onair.events.PACKED.items()}.__getitem__
+    p, n = ctypes.c_void_p(), ctypes.c_size_t()
+    pn = (ctypes.byref(p), ctypes.byref(n))
+
+    def best(fn: Callable[[], Any]) -> float:
+        t = min(_timed(fn) for _ in range(passes))
+        return t / events * 1e6
+
+    def feed_all() -> None:  # Rust: framing + typed decoding, items queued
+        with onair.Decoder() as dec:
+            h = dec._handle()
+            for chunk in chunks:
+                lib.onair_decoder_feed(h, chunk, len(chunk))
+
+    def take_once() -> Any:
+        dec = onair.Decoder()
+        h = dec._handle()
+        for chunk in chunks:
+            lib.onair_decoder_feed(h, chunk, len(chunk))
+        return dec, h
+
+    def render_all() -> None:  # Rust: the whole stream's items rendered as one packed batch
+        lib.onair_decoder_take_packed(h, *pn)
+
+    h = 0
+
+    batches: list[bytes] = []
+    with onair.Decoder() as dec:
+        hh = dec._handle()
+        for chunk in chunks:
+            lib.onair_decoder_feed(hh, chunk, len(chunk))
+            lib.onair_decoder_take_packed(hh, *pn)
+            batches.append(string_at(p.value or 0, n.value))
+
+    def per_chunk_calls() -> None:  # feed + take_packed + string_at per chunk
+        with onair.Decoder() as dec:
+            h = dec._handle()
+            for chunk in chunks:
+                lib.onair_decoder_feed(h, chunk, len(chunk))
+                lib.onair_decoder_take_packed(h, *pn)
+                string_at(p.value or 0, n.value)
+
+    texts = [b.decode() for b in batches]
+    records = [t.split(rs) for t in texts]
+    tags = [r.pop() for r in records]
+    fields = [list(map(split, r, repeat(us))) for r in records]
+    items = [list(map(tuple.__new__, map(class_of, t), f)) for t, f in zip(tags, fields)]
+    stages: list[tuple[str, float]] = [
+        ("feed (Rust: framing + typed decoding), no take", best(feed_all)),
+    ]
+    renders = []
+    for _ in range(passes):
+        dec, h = take_once()
+        t0 = time.perf_counter()
+        render_all()  # every item of the stream rendered as one batch
+        renders.append(time.perf_counter() - t0)
+        dec.close()
+    stages.append(("take_packed (Rust renders the records)", min(renders) / events * 1e6))
+    stages += [
+        ("feed + take_packed + string_at per chunk (3 ctypes calls)", best(per_chunk_calls)),
+        ("UTF-8 decode of the batches", best(lambda: [b.decode() for b in batches])),
+        ("split into records (str.split, pop the tags)", best(lambda: [t.split(rs) for t in texts])),
+        ("split records into fields (map(str.split))",
+         best(lambda: [list(map(split, r, repeat(us))) for r in records])),
+        ("tuple.__new__ per item (map)",
+         best(lambda: [list(map(tuple.__new__, map(class_of, t), f)) for t, f in zip(tags, fields)])),
+        ("bench loop, count mode (isinstance)", best(lambda: [isinstance(i, onair.Event) for b in items for i in b])),
+    ]
+    for mode in ("bot", "all"):
+        reads = ONAIR_READS[mode]
+        stages.append((f"reads, {mode} mode (attributes, conversions)",
+                       best(lambda: [reads[type(i)](i) for b in items for i in b if type(i) in reads])))
+    print("\nwhere onair's time goes (each stage alone, fastest of", passes, "passes):")
+    for name, us_ in stages:
+        print(f"  {name:62} {us_:6.3f} µs/event")
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bytes", type=int, default=2 << 20)
     ap.add_argument("--passes", type=int, default=7)
+    ap.add_argument("--modes", default=",".join(MODES), help="count,bot,all")
+    ap.add_argument("--no-profile", action="store_true")
     args = ap.parse_args()
     data, events = service_stream(args.bytes)
     chunks = chunked(data)
-    contenders: list[tuple[str, Callable[[list[bytes]], int]]] = [
+    modes = args.modes.split(",")
+    contenders: list[tuple[str, Callable[..., int]]] = [
         ("onair (typed event objects)", run_onair),
         ("httpx-sse + json.loads", run_httpx_sse),
         ("sseclient-py + json.loads", run_sseclient),
+        ("onair, JSON path (oracle)", run_onair_json),
         ("onair, struct path (kit_views)", run_onair_views),
     ]
-    for name, fn in contenders:
-        got = fn(chunks)
-        assert got == events, (name, got, events)
-    best = [float("inf")] * len(contenders)
+    for mode in modes:
+        reference: list[Any] | None = None
+        for name, fn in contenders:
+            seen: list[Any] = []
+            got = fn(chunks, mode, seen)
+            assert got == events, (name, mode, got, events)
+            if mode != "count":
+                if reference is None:
+                    reference = seen
+                assert seen == reference, (name, mode, "read other values than onair")
+    best = {(mode, name): float("inf") for mode in modes for name, _ in contenders}
     for _ in range(args.passes):
-        for i, (_, fn) in enumerate(contenders):
-            t0 = time.perf_counter()
-            fn(chunks)
-            best[i] = min(best[i], time.perf_counter() - t0)
+        for mode in modes:
+            for name, fn in contenders:
+                t0 = time.perf_counter()
+                fn(chunks, mode)
+                best[mode, name] = min(best[mode, name], time.perf_counter() - t0)
     print(f"service-typical stream: {len(data)} bytes in {len(chunks)} chunks of {CHUNK} B, {events} events; "
           f"fastest of {args.passes} interleaved passes; onair {onair.library_version()} from {onair._ffi.LIB_PATH}")
-    print(f"{'contender':32} {'µs/event':>9} {'events/s':>11}  onair is")
-    for (name, _), t in zip(contenders, best):
-        per = t / events * 1e6
-        print(f"{name:32} {per:9.2f} {events / t:11,.0f}  {t / best[0]:.2f}× faster" if name != contenders[0][0]
-              else f"{name:32} {per:9.2f} {events / t:11,.0f}  —")
-    peer = min(best[1:3])
-    print(f"ratio vs the faster peer: {peer / best[0]:.2f}×")
-    _: Any = None
+    for mode in modes:
+        print(f"\nmode {mode!r}:")
+        print(f"  {'contender':32} {'µs/event':>9} {'events/s':>11}  onair is")
+        first = best[mode, contenders[0][0]]
+        for name, _ in contenders:
+            t = best[mode, name]
+            per = t / events * 1e6
+            rel = "—" if name == contenders[0][0] else f"{t / first:.2f}× faster"
+            print(f"  {name:32} {per:9.2f} {events / t:11,.0f}  {rel}")
+        peer = min(best[mode, contenders[1][0]], best[mode, contenders[2][0]])
+        print(f"  ratio vs the faster peer ({mode}): {peer / first:.2f}×")
+    if not args.no_profile:
+        profile(chunks, events, args.passes)
 
 
 if __name__ == "__main__":
