@@ -41,12 +41,7 @@
 #define ONAIR_VERSION_PATCH 0
 
 /**
- * `onair_decoder_take_packed`: separates records, and the tags after them (U+001E).
- */
-#define ONAIR_PACKED_RECORD_SEPARATOR 30
-
-/**
- * `onair_decoder_take_packed`: separates the fields of a record (U+001F).
+ * `onair_decoder_take_packed`: ends every field (U+001F).
  */
 #define ONAIR_PACKED_FIELD_SEPARATOR 31
 
@@ -54,6 +49,11 @@
  * `onair_decoder_take_packed`: a field that is exactly this byte is null (U+001D).
  */
 #define ONAIR_PACKED_NULL 29
+
+/**
+ * `onair_decoder_take_packed`: the fields of every record.
+ */
+#define ONAIR_PACKED_WIDTH 9
 
 /**
  * What a fallible call returns. Codes are never reused: a code that
@@ -1719,25 +1719,25 @@ onair_result onair_decoder_take_json(struct onair_decoder *decoder,
  * the next call on this decoder; length 0 when nothing is pending.
  * Afterwards there is no current item.
  *
- * The batch is UTF-8: the records separated by U+001E
- * (`ONAIR_PACKED_RECORD_SEPARATOR`), then one more U+001E and one ASCII tag
- * per record. A record's fields are separated by U+001F
- * (`ONAIR_PACKED_FIELD_SEPARATOR`); a field that is exactly U+001D
- * (`ONAIR_PACKED_NULL`) is null. Tags and fields, in order:
+ * The batch is UTF-8: for each item, `ONAIR_PACKED_WIDTH` fields, each
+ * ending with U+001F (`ONAIR_PACKED_FIELD_SEPARATOR`); then one ASCII tag
+ * per item. A field that is exactly U+001D (`ONAIR_PACKED_NULL`) is null.
+ * Tags and the fields of each (empty fields follow up to the width):
  *
  * - `c` chat: id?, user id, nickname?, is_dj (`1`/`0`), message, sent_time
  * - `p` presence: id?, user id, nickname?, type, fan_rank?, is_manager, favorite_temperature?, time
  * - `l` like: id?, user id, nickname?, type, total_amount, amount, extra_amount, combo?, time
  * - `d` donation: id?, user id, nickname?, amount, message?, time
  * - `e` end: id?, reason, is LIVE_ENDED (`1`/`0`)
- * - `h` heartbeat (an empty record); `m` comment: text; `r` retry: ms
+ * - `h` heartbeat (no field); `m` comment: text; `r` retry: ms
  * - `u` unknown event: event, id?, data
  * - `x` frame error: code, message, event?, id?, raw
- * - `j` any item whose text holds U+001D, U+001E or U+001F: its canonical
- *   JSON line (as `onair_decoder_take_json` gives it), which holds none.
+ * - `j` any item whose text holds U+001D or U+001F: its canonical JSON
+ *   line (as `onair_decoder_take_json` gives it), which holds neither.
  *
  * Integers are decimal; `favorite_temperature` a decimal without exponent.
- * For callers that split text faster than they parse JSON (Python).
+ * For callers that split text faster than they parse JSON (Python splits
+ * once and groups the fields by the width).
  *
  * Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
  */

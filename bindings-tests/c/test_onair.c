@@ -176,27 +176,41 @@ static void test_decoder(void) {
   onair_decoder_free(d);
 }
 
-/* The i-th record of a packed batch (records separated by RS, the tags after the last). */
-static const char *record_at(const char *batch, size_t len, size_t i, size_t *rec_len) {
+/* The i-th field of a packed batch (every field ends with US; the tags follow the last). */
+static const char *field_at(const char *batch, size_t len, size_t i, size_t *field_len) {
   size_t start = 0;
-  for (size_t at = 0; at <= len; at++) {
-    if (at == len || batch[at] == ONAIR_PACKED_RECORD_SEPARATOR) {
+  for (size_t at = 0; at < len; at++) {
+    if (batch[at] == ONAIR_PACKED_FIELD_SEPARATOR) {
       if (i == 0) {
-        *rec_len = at - start;
+        *field_len = at - start;
         return batch + start;
       }
       i--;
       start = at + 1;
     }
   }
-  *rec_len = 0;
+  *field_len = 0;
   return NULL;
 }
 
+/* The tags: everything after the last US. */
+static bool tags_are(const char *batch, size_t len, const char *tags) {
+  size_t n = strlen(tags);
+  return len >= n + 1 && memcmp(batch + len - n, tags, n) == 0 &&
+         batch[len - n - 1] == ONAIR_PACKED_FIELD_SEPARATOR;
+}
+
+/* Record i's fields joined by US (only the non-empty ones at the end are
+   compared: the record is padded with empty fields to ONAIR_PACKED_WIDTH). */
 static bool record_is(const char *batch, size_t len, size_t i, const char *expected, size_t n) {
-  size_t rl = 0;
-  const char *r = record_at(batch, len, i, &rl);
-  return r != NULL && rl == n && memcmp(r, expected, n) == 0;
+  size_t start_len = 0, end_len = 0;
+  const char *start = field_at(batch, len, i * ONAIR_PACKED_WIDTH, &start_len);
+  const char *last = field_at(batch, len, i * ONAIR_PACKED_WIDTH + ONAIR_PACKED_WIDTH - 1, &end_len);
+  if (start == NULL || last == NULL) return false;
+  size_t rec_len = (size_t)(last + end_len - start);
+  /* The record minus its trailing empty fields. */
+  while (rec_len > 0 && start[rec_len - 1] == ONAIR_PACKED_FIELD_SEPARATOR) rec_len--;
+  return rec_len == n && memcmp(start, expected, n) == 0;
 }
 
 #define RECORD_IS(batch, len, i, lit) record_is((batch), (len), (i), (lit), sizeof(lit) - 1)
@@ -216,7 +230,10 @@ static void test_decoder_batches(void) {
   CHECK(onair_decoder_pending(d) == 10);
   CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK && b[n] == '\0');
   CHECK(onair_decoder_pending(d) == 0);
-  CHECK(RECORD_IS(b, n, 10, "hcpldmruxe"));
+  CHECK(tags_are(b, n, "hcpldmruxe"));
+  size_t rl = 0;
+  CHECK(field_at(b, n, 10 * ONAIR_PACKED_WIDTH - 1, &rl) != NULL && rl == 0);
+  CHECK(field_at(b, n, 10 * ONAIR_PACKED_WIDTH, &rl) == NULL);
   CHECK(RECORD_IS(b, n, 0, ""));
   CHECK(RECORD_IS(b, n, 1, "1732250000000-0\x1fu-dj\x1f" "DJ Mina\x1f" "1\x1fWelcome!\x1f" "2024-11-22T04:33:20.123Z"));
   CHECK(RECORD_IS(b, n, 2, "1732250001000-1\x1fu-1\x1f\x1d\x1fJOIN\x1f" "2\x1f" "1\x1f" "36.5\x1f" "2024-11-22T04:33:21Z"));
@@ -225,12 +242,13 @@ static void test_decoder_batches(void) {
   CHECK(RECORD_IS(b, n, 5, " just a comment"));
   CHECK(RECORD_IS(b, n, 6, "3000"));
   CHECK(RECORD_IS(b, n, 7, "poll\x1f\x1d\x1f{\"q\":1}"));
-  size_t rl = 0;
-  const char *r = record_at(b, n, 8, &rl);
-  CHECK(r != NULL && rl > 30 && memcmp(r, "invalid_json\x1f", 13) == 0);
-  CHECK(r != NULL && contains(r, rl, "\x1f" "chat\x1f\x1d\x1f{not json") && r[rl] == ONAIR_PACKED_RECORD_SEPARATOR);
+  const char *r = field_at(b, n, 8 * ONAIR_PACKED_WIDTH, &rl);
+  CHECK(r != NULL && rl == strlen("invalid_json") && memcmp(r, "invalid_json", rl) == 0);
+  r = field_at(b, n, 8 * ONAIR_PACKED_WIDTH + 1, &rl);
+  CHECK(r != NULL && rl > 10); /* the message */
+  r = field_at(b, n, 8 * ONAIR_PACKED_WIDTH + 2, &rl);
+  CHECK(r != NULL && contains(r, n - (size_t)(r - b), "chat\x1f\x1d\x1f{not json\x1f"));
   CHECK(RECORD_IS(b, n, 9, "\x1d\x1fLIVE_ENDED\x1f" "1"));
-  CHECK(record_at(b, n, 11, &rl) == NULL);
   /* Taking again: nothing pending; there is no current item. */
   CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK && n == 0);
   const char *json;
@@ -244,11 +262,13 @@ static void test_decoder_batches(void) {
       ":heartbeat\n\n";
   CHECK(onair_decoder_feed(d, (const uint8_t *)MARKED, sizeof(MARKED) - 1) == ONAIR_OK);
   CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK);
-  CHECK(RECORD_IS(b, n, 2, "jh") && RECORD_IS(b, n, 1, ""));
+  CHECK(tags_are(b, n, "jh") && RECORD_IS(b, n, 1, ""));
   char line[512] = {0};
-  r = record_at(b, n, 0, &rl);
+  r = field_at(b, n, 0, &rl);
   CHECK(r != NULL && rl < sizeof(line));
   if (r != NULL && rl < sizeof(line)) memcpy(line, r, rl);
+  CHECK(field_at(b, n, 1, &rl) != NULL && rl == 0);
+  r = field_at(b, n, 0, &rl);
   CHECK(contains(line, rl, "\"message\":\"a\\u001fb\\u001ec\\u001d\""));
   CHECK(onair_decoder_feed(d, (const uint8_t *)MARKED, sizeof(MARKED) - 1) == ONAIR_OK);
   CHECK(onair_decoder_take_json(NULL, &json, &json_len) == ONAIR_NULL_PARAMETER);

@@ -317,12 +317,12 @@ class _Stream(_SyncByteStream):
 def profile(chunks: list[bytes], events: int, passes: int) -> None:
     """Each stage of the default Decoder alone (fastest of `passes`), in µs/event."""
     import ctypes
+    from collections import deque
     from itertools import repeat
 
     lib = onair._ffi.lib
     string_at = ctypes.string_at
-    split = str.split
-    rs, us = "\x1e", "\x1f"
+    us = "\x1f"
     class_of = {tag: cls for tag, (cls, _) in onair.events.PACKED.items()}.__getitem__
     p, n = ctypes.c_void_p(), ctypes.c_size_t()
     pn = (ctypes.byref(p), ctypes.byref(n))
@@ -365,30 +365,27 @@ def profile(chunks: list[bytes], events: int, passes: int) -> None:
                 lib.onair_decoder_take_packed(h, *pn)
                 string_at(p.value or 0, n.value)
 
+    width = onair.events.PACKED_WIDTH
     texts = [b.decode() for b in batches]
-    records = [t.split(rs) for t in texts]
-    tags = [r.pop() for r in records]
-    fields = [list(map(split, r, repeat(us))) for r in records]
-    items = [list(map(tuple.__new__, map(class_of, t), f)) for t, f in zip(tags, fields)]
-    stages: list[tuple[str, float]] = [
-        ("feed (Rust: framing + typed decoding), no take", best(feed_all)),
-    ]
-    renders = []
-    for _ in range(passes):
-        dec, h = take_once()
-        t0 = time.perf_counter()
-        render_all()  # every item of the stream rendered as one batch
-        renders.append(time.perf_counter() - t0)
-        dec.close()
-    stages.append(("take_packed (Rust renders the records)", min(renders) / events * 1e6))
+    flat = [t.split(us) for t in texts]
+    tags = [f.pop() for f in flat]
+    items = [list(map(tuple.__new__, map(class_of, t), zip(*repeat(iter(f), width)))) for t, f in zip(tags, flat)]
+    drain = deque(maxlen=0).extend  # consumes an iterator in C, keeps nothing
+    # Python stages, cumulative over the captured batches, results dropped as the bench's loop does.
+    decode = best(lambda: [drain(b.decode()) for b in batches])
+    split_ = best(lambda: [drain(b.decode().split(us)) for b in batches])
+
+    def objects() -> None:
+        for b in batches:
+            f = b.decode().split(us)
+            t = f.pop()
+            drain(map(tuple.__new__, map(class_of, t), zip(*repeat(iter(f), width))))
+
+    objs = best(objects)
     stages += [
-        ("feed + take_packed + string_at per chunk (3 ctypes calls)", best(per_chunk_calls)),
-        ("UTF-8 decode of the batches", best(lambda: [b.decode() for b in batches])),
-        ("split into records (str.split, pop the tags)", best(lambda: [t.split(rs) for t in texts])),
-        ("split records into fields (map(str.split))",
-         best(lambda: [list(map(split, r, repeat(us))) for r in records])),
-        ("tuple.__new__ per item (map)",
-         best(lambda: [list(map(tuple.__new__, map(class_of, t), f)) for t, f in zip(tags, fields)])),
+        ("UTF-8 decode of the batches", decode),
+        ("split into fields (one str.split per batch, pop the tags)", split_ - decode),
+        ("zip into records + tuple.__new__ per item", objs - split_),
         ("bench loop, count mode (isinstance)", best(lambda: [isinstance(i, onair.Event) for b in items for i in b])),
     ]
     for mode in ("bot", "all"):

@@ -11,15 +11,17 @@
 //!
 //! ```text
 //! batch  = ""                                   (no items)
-//!        | record (RS record)* RS tags          (n ≥ 1 items)
-//! record = field (US field)*                    (the fields of its kind, in the order below)
-//! tags   = one ASCII letter per record, in order
+//!        | (field US){WIDTH × n} tags           (n ≥ 1 items)
+//! tags   = one ASCII letter per item, in order
 //! ```
 //!
-//! RS is U+001E ([`RECORD_SEPARATOR`]), US is U+001F ([`FIELD_SEPARATOR`]);
-//! a field that is exactly U+001D ([`NULL`]) is `null`. The tags come last so
-//! that a reader can split the batch on RS and pop them off the end. A
-//! record of no fields (a heartbeat) is the empty string.
+//! Every item is a record of exactly [`WIDTH`] fields: the fields of its kind
+//! in the order below, then empty fields up to the width. Each field ends
+//! with US, U+001F ([`FIELD_SEPARATOR`]); a field that is exactly U+001D
+//! ([`NULL`]) is `null`. So a reader splits the whole batch once on US, pops
+//! the tags off the end and takes the fields [`WIDTH`] at a time — in
+//! Python, `zip` over one iterator does that grouping inside C, which is why
+//! records have one width and no separator of their own.
 //!
 //! Field forms: *text* verbatim; *text?* text or NULL; *int* an unsigned
 //! decimal; *int?* decimal or NULL; *flag* `1` or `0`; *float?* a decimal
@@ -42,17 +44,19 @@
 //!
 //! `id` is the frame id; enum values (`type`, `reason`) are their wire
 //! strings, unknown ones kept. **Fallback:** when any text of an item holds
-//! U+001D, U+001E or U+001F, the item is written as a `j` record instead
-//! (JSON escapes every control character, so the line holds none of them).
-//! A reader needs no other escape rule.
+//! U+001D or U+001F, the item is written as a `j` record instead (JSON
+//! escapes every control character, so the line holds neither). A reader
+//! needs no other escape rule.
 //!
 //! ```
 //! use onair::event::Item;
-//! use onair::packed;
+//! use onair::packed::{self, WIDTH};
 //!
 //! let mut out = Vec::new();
-//! packed::write_batch(&[Item::Heartbeat, Item::Retry(3000), Item::Comment("a\u{1f}b".into())], &mut out);
-//! assert_eq!(out, b"\x1e3000\x1e{\"type\":\"comment\",\"text\":\"a\\u001fb\"}\x1ehrj");
+//! packed::write_batch(&[Item::Retry(3000), Item::Comment("a\u{1f}b".into())], &mut out);
+//! let pad = "\u{1f}".repeat(WIDTH - 1);
+//! let expected = format!("3000\u{1f}{pad}{{\"type\":\"comment\",\"text\":\"a\\u001fb\"}}\u{1f}{pad}rj");
+//! assert_eq!(String::from_utf8(out).unwrap(), expected);
 //! ```
 
 use std::io::Write;
@@ -60,45 +64,53 @@ use std::io::Write;
 use crate::event::{Event, Item, User};
 use crate::json::ItemJson;
 
-/// Separates records (and the tags after the last record): U+001E.
-pub const RECORD_SEPARATOR: u8 = 0x1E;
-/// Separates the fields of a record: U+001F.
+/// Ends every field: U+001F.
 pub const FIELD_SEPARATOR: u8 = 0x1F;
 /// A field that is exactly this byte is `null`: U+001D.
 pub const NULL: u8 = 0x1D;
+/// The fields of every record: the most any kind has (a like's nine).
+pub const WIDTH: usize = 9;
 
 /// Appends `items` to `out` as one packed batch (nothing when there are none).
 pub fn write_batch<'a>(items: impl IntoIterator<Item = &'a Item>, out: &mut Vec<u8>) {
     let mut tags = Vec::new();
     for item in items {
-        if !tags.is_empty() {
-            out.push(RECORD_SEPARATOR);
-        }
         tags.push(write_record(item, out));
     }
-    if !tags.is_empty() {
-        out.push(RECORD_SEPARATOR);
-        out.extend_from_slice(&tags);
-    }
+    out.extend_from_slice(&tags);
 }
 
-/// Appends one item's record (no separator around it) and returns its tag.
+/// Appends one item's record ([`WIDTH`] fields, each ending with US) and
+/// returns its tag.
 pub fn write_record(item: &Item, out: &mut Vec<u8>) -> u8 {
     let start = out.len();
-    let mut w = Fields { out, clean: true };
-    let tag = w.item(item);
-    if w.clean {
-        return tag;
+    let mut w = Fields {
+        out,
+        clean: true,
+        ended: 0,
+    };
+    let mut tag = w.item(item);
+    w.end();
+    if !w.clean {
+        w.out.truncate(start);
+        w.ended = 0;
+        w.out.extend_from_slice(ItemJson(item).to_line().as_bytes());
+        w.end();
+        tag = b'j';
     }
-    out.truncate(start);
-    out.extend_from_slice(ItemJson(item).to_line().as_bytes());
-    b'j'
+    debug_assert!(w.ended <= WIDTH, "{} fields", w.ended);
+    while w.ended < WIDTH {
+        w.end();
+    }
+    tag
 }
 
-/// Writes fields, noting any text that holds a separator or the null marker.
+/// Writes fields, noting any text that holds the separator or the null marker.
 struct Fields<'a> {
     out: &'a mut Vec<u8>,
     clean: bool,
+    /// Fields ended so far.
+    ended: usize,
 }
 
 impl Fields<'_> {
@@ -110,9 +122,9 @@ impl Fields<'_> {
             }
             Item::Unknown { event, id, data } => {
                 self.text(event);
-                self.sep();
+                self.end();
                 self.opt_text(id.as_ref().map(|i| i.as_str()));
-                self.sep();
+                self.end();
                 self.text(data);
                 b'u'
             }
@@ -127,39 +139,39 @@ impl Fields<'_> {
             }
             Item::Error(e) => {
                 self.text(e.kind.code());
-                self.sep();
+                self.end();
                 self.text(&e.message);
-                self.sep();
+                self.end();
                 self.opt_text(e.event.as_deref());
-                self.sep();
+                self.end();
                 self.opt_text(e.id.as_ref().map(|i| i.as_str()));
-                self.sep();
+                self.end();
                 self.text(&e.raw);
                 b'x'
             }
         }
     }
 
-    /// The event's fields after its id.
+    /// The event's fields after its id (the last one not ended).
     fn event(&mut self, event: &Event) -> u8 {
         match event {
             Event::Chat(e) => {
                 self.user(&e.user);
                 self.flag(e.is_dj);
-                self.sep();
+                self.end();
                 self.text(&e.message);
-                self.sep();
+                self.end();
                 self.text(e.sent_time.as_str());
                 b'c'
             }
             Event::Presence(e) => {
                 self.user(&e.user);
                 self.text(e.kind.as_str());
-                self.sep();
+                self.end();
                 self.opt_int(e.fan_rank);
-                self.sep();
+                self.end();
                 self.flag(e.is_manager);
-                self.sep();
+                self.end();
                 match e.favorite_temperature {
                     // Display of an f64 is its shortest round-trip decimal.
                     Some(t) => {
@@ -167,59 +179,61 @@ impl Fields<'_> {
                     }
                     None => self.out.push(NULL),
                 }
-                self.sep();
+                self.end();
                 self.text(e.time.as_str());
                 b'p'
             }
             Event::Like(e) => {
                 self.user(&e.user);
                 self.text(e.kind.as_str());
-                self.sep();
+                self.end();
                 self.int(e.total_amount);
-                self.sep();
+                self.end();
                 self.int(e.amount);
-                self.sep();
+                self.end();
                 self.int(e.extra_amount);
-                self.sep();
+                self.end();
                 self.opt_int(e.combo);
-                self.sep();
+                self.end();
                 self.text(e.time.as_str());
                 b'l'
             }
             Event::Donation(e) => {
                 self.user(&e.user);
                 self.int(e.amount);
-                self.sep();
+                self.end();
                 self.opt_text(e.message.as_deref());
-                self.sep();
+                self.end();
                 self.text(e.time.as_str());
                 b'd'
             }
             Event::End(e) => {
-                self.sep();
+                self.end();
                 self.text(e.reason.as_str());
-                self.sep();
+                self.end();
                 self.flag(e.reason == crate::event::EndReason::LiveEnded);
                 b'e'
             }
         }
     }
 
-    /// `US user-id US nickname? US`: the fields between the id and the rest.
+    /// Ends the id; writes and ends the user id and the nickname.
     fn user(&mut self, user: &User) {
-        self.sep();
+        self.end();
         self.text(&user.id);
-        self.sep();
+        self.end();
         self.opt_text(user.nickname.as_deref());
-        self.sep();
+        self.end();
     }
 
-    fn sep(&mut self) {
+    /// Ends the field being written.
+    fn end(&mut self) {
         self.out.push(FIELD_SEPARATOR);
+        self.ended += 1;
     }
 
     fn text(&mut self, s: &str) {
-        if memchr::memchr3(NULL, RECORD_SEPARATOR, FIELD_SEPARATOR, s.as_bytes()).is_some() {
+        if memchr::memchr2(NULL, FIELD_SEPARATOR, s.as_bytes()).is_some() {
             self.clean = false;
         }
         self.out.extend_from_slice(s.as_bytes());

@@ -20,6 +20,7 @@ from .events import (
     FrameError,
     Heartbeat,
     PACKED,
+    PACKED_WIDTH,
     Item,
     Like,
     OtherEvent,
@@ -35,8 +36,6 @@ _string_at = ctypes.string_at
 _EVENT_OFFSET = _ffi.Item.event.offset
 _HEARTBEAT = Heartbeat()
 _new = tuple.__new__
-_split = str.split
-_RS = "\x1e"
 _US = "\x1f"
 _CLASS_OF = {tag: cls for tag, (cls, _) in PACKED.items()}.__getitem__
 
@@ -143,13 +142,13 @@ def _item_from_line(o: dict[str, Any]) -> Item:
     raise ValueError(f"unknown item type {t!r}")  # pragma: no cover - a newer libonair
 
 
-def _with_json(tags: str, records: list[str]) -> Iterator[Item]:
+def _with_json(tags: str, records: Iterator[tuple[str, ...]]) -> Iterator[Item]:
     """A batch with ``j`` records (an item whose text holds a packed marker, as its JSON line)."""
     for tag, record in zip(tags, records):
         if tag == "j":
-            yield _item_from_line(_loads(record))
+            yield _item_from_line(_loads(record[0]))
         else:
-            yield _new(_CLASS_OF(tag), record.split(_US))
+            yield _new(_CLASS_OF(tag), record)
 
 
 class Decoder:
@@ -170,9 +169,9 @@ class Decoder:
     Three paths over libonair, the same items (tests check it):
 
     - default: every item a chunk completes comes over in one call
-      (``onair_decoder_take_packed``: the core's packed records, fields split
-      by control characters) and becomes objects with two ``str.split`` calls
-      and one ``tuple.__new__`` per item, all inside C (BENCHMARKS.md). Its
+      (``onair_decoder_take_packed``: the core's packed records, fields ended
+      by U+001F) and becomes objects with one ``str.split`` per chunk, then
+      ``zip`` and one ``tuple.__new__`` per item, all inside C (BENCHMARKS.md). Its
       events are plain values; integer, flag and nullable attributes convert
       when read.
     - ``kit_views=True``: one call per item into the tagged ``onair_item``
@@ -246,12 +245,14 @@ class Decoder:
         n = self._n.value
         if n == 0:
             return iter(())
-        records = _string_at(self._p.value or 0, n).decode().split(_RS)
-        tags = records.pop()
+        fields = _string_at(self._p.value or 0, n).decode().split(_US)
+        tags = fields.pop()
+        # zip over one iterator, PACKED_WIDTH times: the fields of each record as a
+        # tuple; each becomes its tag's class. One C loop, no bytecode per item.
+        records = zip(*repeat(iter(fields), PACKED_WIDTH))
         if "j" in tags:
             return _with_json(tags, records)
-        # One C loop: each record's fields become the tuple of its tag's class.
-        return map(_new, map(_CLASS_OF, tags), map(_split, records, repeat(_US)))
+        return map(_new, map(_CLASS_OF, tags), records)
 
     def _drain_json(self) -> Iterator[Item]:
         h = self._handle()

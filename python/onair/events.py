@@ -11,8 +11,8 @@ nullable wire fields are ``Optional``. Match them with ``match``::
 
 Items are immutable. Inside, each is a tuple of its packed record (libonair's
 ``onair_decoder_take_packed``, the core's ``onair::packed`` form): decoding
-a chunk is two ``str.split`` calls and one ``tuple.__new__`` per item, all
-of it in C. The attributes read that tuple; those that are not plain text
+a chunk is one ``str.split``, then ``zip`` and one ``tuple.__new__`` per
+item, all of it in C. The attributes read that tuple; those that are not plain text
 (integers, flags, floats, nullable fields) convert when read, each time. Do
 not rely on the tuple itself (its length, order or values): read attributes,
 or ``match`` on them.
@@ -386,8 +386,9 @@ class FrameError(Item):
 # form per tag); it mirrors the table of the core's `onair::packed` module docs, and
 # each class's constructor above stores its values in this order (tests check both).
 # Forms: s text, s? text or null, i integer, i? integer or null, b flag (1/0),
-# f? float or null. The `j` tag (an item as its JSON line) has no class: the
-# decoder reads it with json.loads.
+# f? float or null. Every record has PACKED_WIDTH fields (empty ones after the
+# kind's). The `j` tag (an item as its JSON line) has no class: the decoder
+# reads it with json.loads.
 
 PACKED: dict[str, tuple[type[Item], str]] = {
     "c": (Chat, "id:s? user_id:s nickname:s? is_dj:b message:s sent_time:s"),
@@ -401,6 +402,7 @@ PACKED: dict[str, tuple[type[Item], str]] = {
     "u": (UnknownFrame, "event_name:s id:s? data:s"),
     "x": (FrameError, "code:s message:s event_name:s? id:s? raw:s"),
 }
+PACKED_WIDTH = 9
 # Not a packed record (the struct path's events of kinds newer than this package).
 _OTHER_LAYOUT = "id:s? event_name:s data:s"
 
@@ -457,7 +459,9 @@ def _layout(spec: str) -> list[tuple[str, str]]:
 
 def _install(cls: type[Item], spec: str) -> None:
     """Reads each field of ``spec`` from its place in the record."""
-    for index, (name, form) in enumerate(_layout(spec)):
+    layout = _layout(spec)
+    assert len(layout) <= PACKED_WIDTH, cls
+    for index, (name, form) in enumerate(layout):
         setattr(cls, name, _FORMS[form](index))
 
 
