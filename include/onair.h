@@ -1729,7 +1729,9 @@ onair_result onair_decoder_take_json(struct onair_decoder *decoder,
  * - `l` like: id?, user id, nickname?, type, total_amount, amount, extra_amount, combo?, time
  * - `d` donation: id?, user id, nickname?, amount, message?, time
  * - `e` end: id?, reason, is LIVE_ENDED (`1`/`0`)
- * - `h` heartbeat (no field); `m` comment: text; `r` retry: ms
+ * - `h` heartbeat (no field)
+ * - `m` comment: text
+ * - `r` retry: ms
  * - `u` unknown event: event, id?, data
  * - `x` frame error: code, message, event?, id?, raw
  * - `j` any item whose text holds U+001D or U+001F: its canonical JSON

@@ -366,14 +366,19 @@ def profile(chunks: list[bytes], events: int, passes: int) -> None:
                 string_at(p.value or 0, n.value)
 
     width = onair.events.PACKED_WIDTH
-    texts = [b.decode() for b in batches]
-    flat = [t.split(us) for t in texts]
+    flat = [b.decode().split(us) for b in batches]
     tags = [f.pop() for f in flat]
     items = [list(map(tuple.__new__, map(class_of, t), zip(*repeat(iter(f), width)))) for t, f in zip(tags, flat)]
     drain = deque(maxlen=0).extend  # consumes an iterator in C, keeps nothing
+
     # Python stages, cumulative over the captured batches, results dropped as the bench's loop does.
-    decode = best(lambda: [drain(b.decode()) for b in batches])
-    split_ = best(lambda: [drain(b.decode().split(us)) for b in batches])
+    def decode() -> None:
+        for b in batches:
+            b.decode()
+
+    def split() -> None:
+        for b in batches:
+            b.decode().split(us).pop()
 
     def objects() -> None:
         for b in batches:
@@ -381,11 +386,21 @@ def profile(chunks: list[bytes], events: int, passes: int) -> None:
             t = f.pop()
             drain(map(tuple.__new__, map(class_of, t), zip(*repeat(iter(f), width))))
 
-    objs = best(objects)
-    stages += [
-        ("UTF-8 decode of the batches", decode),
-        ("split into fields (one str.split per batch, pop the tags)", split_ - decode),
-        ("zip into records + tuple.__new__ per item", objs - split_),
+    renders = []
+    for _ in range(passes):
+        dec, h = take_once()
+        t0 = time.perf_counter()
+        render_all()  # every item of the stream rendered as one batch
+        renders.append(time.perf_counter() - t0)
+        dec.close()
+    t_decode, t_split, t_objects = best(decode), best(split), best(objects)
+    stages: list[tuple[str, float]] = [
+        ("feed (Rust: framing + typed decoding), no take", best(feed_all)),
+        ("take_packed (Rust renders the records)", min(renders) / events * 1e6),
+        ("feed + take_packed + string_at per chunk (3 ctypes calls)", best(per_chunk_calls)),
+        ("UTF-8 decode of the batches", t_decode),
+        ("split into fields (one str.split per batch, pop the tags)", t_split - t_decode),
+        ("zip into records + tuple.__new__ per item", t_objects - t_split),
         ("bench loop, count mode (isinstance)", best(lambda: [isinstance(i, onair.Event) for b in items for i in b])),
     ]
     for mode in ("bot", "all"):
