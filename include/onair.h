@@ -1748,6 +1748,24 @@ onair_result onair_decoder_take_packed(struct onair_decoder *decoder,
                                        size_t *out_len);
 
 /**
+ * `onair_decoder_feed` then `onair_decoder_take_packed` in one call: feeds
+ * a chunk and gives every item not yet taken (those queued before, then
+ * those this chunk completes) as one packed batch, each item rendered as
+ * it is decoded (no queue). The batch is borrowed, NUL-terminated, valid
+ * until the next call on this decoder; length 0 when there is none.
+ * Afterwards there is no current item. One call per chunk for callers that
+ * pay per call (Python's ctypes).
+ *
+ * Errors: NULL `decoder`, `out_ptr` or `out_len`, or NULL `bytes` with
+ * `len` > 0 → ONAIR_NULL_PARAMETER (nothing fed, nothing taken).
+ */
+onair_result onair_decoder_feed_packed(struct onair_decoder *decoder,
+                                       const uint8_t *bytes,
+                                       size_t len,
+                                       const char **out_ptr,
+                                       size_t *out_len);
+
+/**
  * Items decoded and not yet taken.
  *
  * Errors: NULL `decoder` → 0.

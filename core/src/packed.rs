@@ -73,11 +73,51 @@ pub const WIDTH: usize = 9;
 
 /// Appends `items` to `out` as one packed batch (nothing when there are none).
 pub fn write_batch<'a>(items: impl IntoIterator<Item = &'a Item>, out: &mut Vec<u8>) {
-    let mut tags = Vec::new();
+    let mut batch = Batch::new(out);
     for item in items {
-        tags.push(write_record(item, out));
+        batch.push(item);
     }
-    out.extend_from_slice(&tags);
+    batch.finish();
+}
+
+/// A batch written one item at a time (for a caller that decodes and
+/// renders in one pass): [`push`](Self::push) each item, then
+/// [`finish`](Self::finish) writes the tags. Unfinished, the text is no batch.
+#[derive(Debug)]
+pub struct Batch<'a> {
+    out: &'a mut Vec<u8>,
+    tags: Vec<u8>,
+}
+
+impl<'a> Batch<'a> {
+    /// A batch appended to `out`.
+    pub fn new(out: &'a mut Vec<u8>) -> Self {
+        Self {
+            out,
+            tags: Vec::new(),
+        }
+    }
+
+    /// Appends one item's record.
+    pub fn push(&mut self, item: &Item) {
+        let tag = write_record(item, self.out);
+        self.tags.push(tag);
+    }
+
+    /// Items pushed so far.
+    pub fn len(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// Whether no item was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.tags.is_empty()
+    }
+
+    /// Appends the tags: the batch is complete.
+    pub fn finish(self) {
+        self.out.extend_from_slice(&self.tags);
+    }
 }
 
 /// Appends one item's record ([`WIDTH`] fields, each ending with US) and
@@ -246,8 +286,19 @@ impl Fields<'_> {
         }
     }
 
-    fn int(&mut self, n: u64) {
-        let _ = write!(self.out, "{n}");
+    fn int(&mut self, mut n: u64) {
+        // Decimal digits, last first (a u64 has at most 20).
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.out.extend_from_slice(&digits[at..]);
     }
 
     fn opt_int(&mut self, n: Option<u64>) {

@@ -335,6 +335,48 @@ pub unsafe extern "C" fn onair_decoder_take_packed(
     })
 }
 
+/// `onair_decoder_feed` then `onair_decoder_take_packed` in one call: feeds
+/// a chunk and gives every item not yet taken (those queued before, then
+/// those this chunk completes) as one packed batch, each item rendered as
+/// it is decoded (no queue). The batch is borrowed, NUL-terminated, valid
+/// until the next call on this decoder; length 0 when there is none.
+/// Afterwards there is no current item. One call per chunk for callers that
+/// pay per call (Python's ctypes).
+///
+/// Errors: NULL `decoder`, `out_ptr` or `out_len`, or NULL `bytes` with
+/// `len` > 0 → ONAIR_NULL_PARAMETER (nothing fed, nothing taken).
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_feed_packed(
+    decoder: *mut onair_decoder,
+    bytes: *const u8,
+    len: usize,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        // SAFETY: the caller promises `len` bytes.
+        let mut input = unsafe { bytes_in(bytes, len) }?;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        d.json.clear();
+        d.current = None;
+        d.batch.clear();
+        let mut batch = packed::Batch::new(&mut d.batch);
+        for item in d.queue.drain(..) {
+            batch.push(&item);
+        }
+        while let Some(item) = d.decoder.next_item(&mut input) {
+            batch.push(&item);
+        }
+        batch.finish();
+        d.batch.push(0);
+        *p = d.batch.as_ptr().cast();
+        *l = d.batch.len() - 1;
+        Ok(())
+    })
+}
+
 /// Items decoded and not yet taken.
 ///
 /// Errors: NULL `decoder` → 0.

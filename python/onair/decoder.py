@@ -168,8 +168,8 @@ class Decoder:
 
     Three paths over libonair, the same items (tests check it):
 
-    - default: every item a chunk completes comes over in one call
-      (``onair_decoder_take_packed``: the core's packed records, fields ended
+    - default: every item a chunk completes comes over in the call that feeds it
+      (``onair_decoder_feed_packed``: the core's packed records, fields ended
       by U+001F) and becomes objects with one ``str.split`` per chunk, then
       ``zip`` and one ``tuple.__new__`` per item, all inside C (BENCHMARKS.md). Its
       events are plain values; integer, flag and nullable attributes convert
@@ -204,8 +204,14 @@ class Decoder:
 
     def feed(self, chunk: bytes) -> Iterator[Item]:
         """Feeds a chunk (any bytes) and iterates over the items it completes."""
-        check(_lib.onair_decoder_feed(self._handle(), chunk, len(chunk)))
-        return self._drain()
+        if self._views or self._form == "json":
+            check(_lib.onair_decoder_feed(self._handle(), chunk, len(chunk)))
+            return self._drain()
+        # The default path: one call feeds and renders the chunk's items.
+        h = self._handle()
+        self._gen += 1
+        check(_lib.onair_decoder_feed_packed(h, chunk, len(chunk), *self._pn))
+        return self._read_packed()
 
     def finish(self) -> Iterator[Item]:
         """Ends the stream: a cut-off frame comes out as ``FrameError("incomplete_frame")``."""
@@ -242,6 +248,10 @@ class Decoder:
         h = self._handle()
         self._gen += 1
         check(_lib.onair_decoder_take_packed(h, *self._pn))
+        return self._read_packed()
+
+    def _read_packed(self) -> Iterator[Item]:
+        """The items of the packed batch libonair just gave (``self._p``, ``self._n``)."""
         n = self._n.value
         if n == 0:
             return iter(())

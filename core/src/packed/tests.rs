@@ -270,3 +270,22 @@ fn a_text_holding_a_marker_falls_back_to_json() {
     });
     assert_eq!(check(&[error, Item::Retry(1)]), ['j', 'r']);
 }
+
+#[test]
+fn integers_and_a_batch_pushed_one_by_one() {
+    for n in [0, 1, 9, 10, 99, 100, 12345, u64::MAX - 1, u64::MAX] {
+        let mut out = Vec::new();
+        write_record(&Item::Retry(n), &mut out);
+        assert_eq!(out[..out.len() - WIDTH], *n.to_string().as_bytes(), "{n}");
+    }
+    let all = items(SERVICE);
+    let mut out = Vec::new();
+    let mut batch = Batch::new(&mut out);
+    assert!(batch.is_empty());
+    for item in &all {
+        batch.push(item);
+    }
+    assert_eq!(batch.len(), all.len());
+    batch.finish();
+    assert_eq!(String::from_utf8(out).expect("UTF-8"), packed(&all));
+}

@@ -110,3 +110,52 @@ fn take_packed_gives_the_cores_packed_batch() {
         onair_decoder_free(d);
     }
 }
+
+#[test]
+fn feed_packed_equals_feed_then_take_packed() {
+    let (mut a, mut b) = (null_mut(), null_mut());
+    // SAFETY: pointers from this test; each batch is copied before the next call.
+    unsafe {
+        assert_eq!(onair_decoder_new(0, &mut a), ONAIR_OK);
+        assert_eq!(onair_decoder_new(0, &mut b), ONAIR_OK);
+        let (mut p, mut l) = (std::ptr::null(), 0);
+        // Split anywhere: the same batches chunk by chunk.
+        for chunk in STREAM.chunks(7) {
+            assert_eq!(onair_decoder_feed(a, chunk.as_ptr(), chunk.len()), ONAIR_OK);
+            assert_eq!(onair_decoder_take_packed(a, &mut p, &mut l), ONAIR_OK);
+            let expected = std::slice::from_raw_parts(p.cast::<u8>(), l).to_vec();
+            assert_eq!(
+                onair_decoder_feed_packed(b, chunk.as_ptr(), chunk.len(), &mut p, &mut l),
+                ONAIR_OK
+            );
+            assert_eq!(std::slice::from_raw_parts(p.cast::<u8>(), l), expected);
+            assert_eq!(*p.add(l), 0);
+        }
+        // Items queued before (by feed) come first.
+        assert_eq!(onair_decoder_feed(b, STREAM.as_ptr(), 12), ONAIR_OK);
+        assert_eq!(onair_decoder_pending(b), 1);
+        let rest = &STREAM[12..];
+        assert_eq!(
+            onair_decoder_feed_packed(b, rest.as_ptr(), rest.len(), &mut p, &mut l),
+            ONAIR_OK
+        );
+        let text = std::str::from_utf8(std::slice::from_raw_parts(p.cast::<u8>(), l)).expect("utf-8");
+        assert!(text.ends_with("\u{1f}hcxr"), "{text:?}");
+        assert_eq!(onair_decoder_pending(b), 0);
+        assert_eq!(onair_decoder_item_json(b, &mut p, &mut l), ONAIR_NO_CURRENT);
+        // NULL out-parameters: nothing fed.
+        assert_eq!(
+            onair_decoder_feed_packed(b, STREAM.as_ptr(), STREAM.len(), &mut p, null_mut()),
+            ONAIR_NULL_PARAMETER
+        );
+        assert_eq!(
+            onair_decoder_feed_packed(b, null_mut(), 3, &mut p, &mut l),
+            ONAIR_NULL_PARAMETER
+        );
+        assert_eq!(onair_decoder_pending(b), 0);
+        assert_eq!(onair_decoder_feed_packed(b, null_mut(), 0, &mut p, &mut l), ONAIR_OK);
+        assert_eq!(l, 0);
+        onair_decoder_free(a);
+        onair_decoder_free(b);
+    }
+}
