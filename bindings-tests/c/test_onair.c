@@ -215,7 +215,7 @@ static bool record_is(const char *batch, size_t len, size_t i, const char *expec
 
 #define RECORD_IS(batch, len, i, lit) record_is((batch), (len), (i), (lit), sizeof(lit) - 1)
 
-/* onair_decoder_take_packed and onair_decoder_take_json: every pending item in one call. */
+/* onair_decoder_take_packed, onair_decoder_feed_packed and onair_decoder_take_json: every pending item in one call. */
 static void test_decoder_batches(void) {
   onair_decoder *d = NULL;
   const char *b = NULL;
@@ -277,6 +277,38 @@ static void test_decoder_batches(void) {
   CHECK(memcmp(json, line, rl) == 0 && json[rl] == '\n');
   CHECK(strcmp(json + rl + 1, "{\"type\":\"heartbeat\"}\n") == 0);
   CHECK(onair_decoder_take_json(d, &json, &json_len) == ONAIR_OK && json_len == 0);
+  onair_decoder_free(d);
+
+  /* onair_decoder_feed_packed: feed + take in one call; the same batches as feed then take_packed. */
+  onair_decoder *a = NULL;
+  CHECK(onair_decoder_new(0, &a) == ONAIR_OK && onair_decoder_new(0, &d) == ONAIR_OK);
+  CHECK(onair_decoder_feed_packed(NULL, (const uint8_t *)"x", 1, &b, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_feed_packed(d, NULL, 5, &b, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_feed_packed(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1, NULL, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_feed_packed(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1, &b, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_pending(d) == 0); /* nothing was fed */
+  bool same = true;
+  size_t total = 0;
+  static char expected[4096];
+  for (size_t at = 0; at < sizeof(STREAM) - 1; at += 13) {
+    size_t len = sizeof(STREAM) - 1 - at < 13 ? sizeof(STREAM) - 1 - at : 13;
+    same = same && onair_decoder_feed(a, (const uint8_t *)STREAM + at, len) == ONAIR_OK;
+    same = same && onair_decoder_take_packed(a, &b, &n) == ONAIR_OK && n < sizeof(expected);
+    if (!same) break;
+    memcpy(expected, b, n);
+    size_t en = n;
+    same = same && onair_decoder_feed_packed(d, (const uint8_t *)STREAM + at, len, &b, &n) == ONAIR_OK;
+    same = same && n == en && memcmp(b, expected, n) == 0 && b[n] == '\0';
+    total += n;
+  }
+  CHECK(same && total > 200);
+  CHECK(onair_decoder_feed_packed(d, NULL, 0, &b, &n) == ONAIR_OK && n == 0);
+  /* Items queued by onair_decoder_feed come first. */
+  CHECK(onair_decoder_feed(d, (const uint8_t *)":heartbeat\n\n", 12) == ONAIR_OK);
+  CHECK(onair_decoder_feed_packed(d, (const uint8_t *)"retry:9\n\n", 9, &b, &n) == ONAIR_OK);
+  CHECK(tags_are(b, n, "hr") && RECORD_IS(b, n, 1, "9"));
+  CHECK(onair_decoder_pending(d) == 0);
+  onair_decoder_free(a);
   onair_decoder_free(d);
 }
 
