@@ -63,6 +63,7 @@ pub mod timers;
 // The machine a driver polls, and the wire forms of its items and actions.
 pub mod bot;
 pub mod json;
+pub mod marshal;
 pub mod packed;
 // The kit: what every bot author writes by hand, on top of the machine.
 pub mod kit;
