@@ -1766,6 +1766,39 @@ onair_result onair_decoder_feed_packed(struct onair_decoder *decoder,
                                        size_t *out_len);
 
 /**
+ * Takes every item decoded and not yet taken as one batch of CPython
+ * `marshal` data (the core's `onair::marshal` form): `marshal.loads` of
+ * it is the tuple `(tags, records)`, one tag letter and one tuple of
+ * typed fields per item (`c` chat, `p` presence, `l` like, `d` donation,
+ * `e` end, `h` heartbeat, `m` comment, `r` retry, `u` unknown event, `x`
+ * frame error; the fields in the order of the `ONAIR_ITEM_*` and
+ * `onair_event` documentation, `None` for null). Borrowed, valid until
+ * the next call on this decoder; never empty (no items: `("", ())`).
+ * Afterwards there is no current item. For the Python package.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
+ */
+onair_result onair_decoder_take_marshal(struct onair_decoder *decoder,
+                                        const uint8_t **out_ptr,
+                                        size_t *out_len);
+
+/**
+ * `onair_decoder_feed` then `onair_decoder_take_marshal` in one call:
+ * feeds a chunk and gives every item not yet taken (those queued before,
+ * then those this chunk completes) as one marshal batch, each item
+ * rendered as it is decoded. One call per chunk for callers that pay per
+ * call (Python's ctypes).
+ *
+ * Errors: NULL `decoder`, `out_ptr` or `out_len`, or NULL `bytes` with
+ * `len` > 0 → ONAIR_NULL_PARAMETER (nothing fed, nothing taken).
+ */
+onair_result onair_decoder_feed_marshal(struct onair_decoder *decoder,
+                                        const uint8_t *bytes,
+                                        size_t len,
+                                        const uint8_t **out_ptr,
+                                        size_t *out_len);
+
+/**
  * Items decoded and not yet taken.
  *
  * Errors: NULL `decoder` → 0.

@@ -155,9 +155,9 @@ def chunked(data: bytes) -> list[bytes]:
 
 # ---- what each contender reads of every event ----------------------------------------
 #
-# onair's integer, flag and nullable attributes convert when read (its items are tuples
-# of packed text), while json.loads converts every value up front. So every contender
-# reads the same fields of every event, in three modes:
+# Every contender reads the same fields of every event, in three modes (onair's
+# attributes are plain tuple slots, already typed; reading them is cheap, but an
+# earlier version converted some when read, so the bench keeps all three):
 #   count  no field (the item's type only), as the first version of this bench did;
 #   bot    what a bot reads: user id and nickname, chat message and is_dj, like
 #          total_amount, presence fan_rank, donation amount and message, end reason;
@@ -234,7 +234,7 @@ def _onair(dec: onair.Decoder, chunks: list[bytes], mode: str, seen: list[Any] |
 
 
 def run_onair(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
-    """The default Decoder: packed batches, items as tuples of their packed records."""
+    """The default Decoder: marshal batches, items as tuples of their typed fields."""
     return _onair(onair.Decoder(), chunks, mode, seen)
 
 
@@ -317,99 +317,75 @@ class _Stream(_SyncByteStream):
 def profile(chunks: list[bytes], events: int, passes: int) -> None:
     """Each stage of the default Decoder alone (fastest of `passes`), in µs/event."""
     import ctypes
+    import marshal
     from collections import deque
-    from itertools import repeat
 
     lib = onair._ffi.lib
     string_at = ctypes.string_at
-    us = "\x1f"
-    class_of = {tag: cls for tag, (cls, _) in onair.events.PACKED.items()}.__getitem__
+    loads = marshal.loads
+    new = tuple.__new__
+    class_of = {tag: cls for tag, (cls, _) in onair.events.RECORDS.items()}.__getitem__
     p, n = ctypes.c_void_p(), ctypes.c_size_t()
     pn = (ctypes.byref(p), ctypes.byref(n))
+    drain = deque(maxlen=0).extend  # consumes an iterator in C, keeps nothing
 
     def best(fn: Callable[[], Any]) -> float:
-        t = min(_timed(fn) for _ in range(passes))
-        return t / events * 1e6
+        return min(_timed(fn) for _ in range(passes)) / events * 1e6
 
-    def feed_all() -> None:  # Rust: framing + typed decoding, items queued
+    def feed_only() -> None:  # Rust: framing + typed decoding, items queued (taken once at the end)
         with onair.Decoder() as dec:
             h = dec._handle()
             for chunk in chunks:
                 lib.onair_decoder_feed(h, chunk, len(chunk))
 
-    def take_once() -> Any:
-        dec = onair.Decoder()
-        h = dec._handle()
-        for chunk in chunks:
-            lib.onair_decoder_feed(h, chunk, len(chunk))
-        return dec, h
+    def feed_and_render() -> None:  # + rendering each item as marshal data, one ctypes call per chunk
+        with onair.Decoder() as dec:
+            h = dec._handle()
+            for chunk in chunks:
+                lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *pn)
 
-    def render_all() -> None:  # Rust: the whole stream's items rendered as one packed batch
-        lib.onair_decoder_take_packed(h, *pn)
-
-    h = 0
+    def copy_out() -> None:  # + string_at: the batch as Python bytes
+        with onair.Decoder() as dec:
+            h = dec._handle()
+            for chunk in chunks:
+                lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *pn)
+                string_at(p.value or 0, n.value)
 
     batches: list[bytes] = []
     with onair.Decoder() as dec:
-        hh = dec._handle()
+        h = dec._handle()
         for chunk in chunks:
-            lib.onair_decoder_feed(hh, chunk, len(chunk))
-            lib.onair_decoder_take_packed(hh, *pn)
+            lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *pn)
             batches.append(string_at(p.value or 0, n.value))
 
-    def per_chunk_calls() -> None:  # feed + take_packed + string_at per chunk
-        with onair.Decoder() as dec:
-            h = dec._handle()
-            for chunk in chunks:
-                lib.onair_decoder_feed(h, chunk, len(chunk))
-                lib.onair_decoder_take_packed(h, *pn)
-                string_at(p.value or 0, n.value)
-
-    width = onair.events.PACKED_WIDTH
-    flat = [b.decode().split(us) for b in batches]
-    tags = [f.pop() for f in flat]
-    items = [list(map(tuple.__new__, map(class_of, t), zip(*repeat(iter(f), width)))) for t, f in zip(tags, flat)]
-    drain = deque(maxlen=0).extend  # consumes an iterator in C, keeps nothing
-
-    # Python stages, cumulative over the captured batches, results dropped as the bench's loop does.
-    def decode() -> None:
+    def load() -> None:  # marshal.loads: every value built in C
         for b in batches:
-            b.decode()
+            loads(b)
 
-    def split() -> None:
+    def objects() -> None:  # + one tuple.__new__ per item into its class
         for b in batches:
-            b.decode().split(us).pop()
+            tags, records = loads(b)
+            drain(map(new, map(class_of, tags), records))
 
-    def objects() -> None:
-        for b in batches:
-            f = b.decode().split(us)
-            t = f.pop()
-            drain(map(tuple.__new__, map(class_of, t), zip(*repeat(iter(f), width))))
-
-    renders = []
-    for _ in range(passes):
-        dec, h = take_once()
-        t0 = time.perf_counter()
-        render_all()  # every item of the stream rendered as one batch
-        renders.append(time.perf_counter() - t0)
-        dec.close()
-    t_decode, t_split, t_objects = best(decode), best(split), best(objects)
+    items = [list(map(new, map(class_of, t), r)) for t, r in map(loads, batches)]
+    t_feed, t_render, t_copy = best(feed_only), best(feed_and_render), best(copy_out)
+    t_load, t_objects = best(load), best(objects)
     stages: list[tuple[str, float]] = [
-        ("feed (Rust: framing + typed decoding), no take", best(feed_all)),
-        ("take_packed (Rust renders the records)", min(renders) / events * 1e6),
-        ("feed + take_packed + string_at per chunk (3 ctypes calls)", best(per_chunk_calls)),
-        ("UTF-8 decode of the batches", t_decode),
-        ("split into fields (one str.split per batch, pop the tags)", t_split - t_decode),
-        ("zip into records + tuple.__new__ per item", t_objects - t_split),
+        ("onair_decoder_feed (Rust: framing + typed decoding)", t_feed),
+        ("feed_marshal instead: + rendering the records", t_render - t_feed),
+        ("string_at (the batch copied into bytes)", t_copy - t_render),
+        ("marshal.loads (every str, int, bool, float, None, tuple)", t_load),
+        ("tuple.__new__ per item into its class (map)", t_objects - t_load),
         ("bench loop, count mode (isinstance)", best(lambda: [isinstance(i, onair.Event) for b in items for i in b])),
     ]
     for mode in ("bot", "all"):
         reads = ONAIR_READS[mode]
-        stages.append((f"reads, {mode} mode (attributes, conversions)",
+        stages.append((f"reads, {mode} mode (attribute reads)",
                        best(lambda: [reads[type(i)](i) for b in items for i in b if type(i) in reads])))
     print("\nwhere onair's time goes (each stage alone, fastest of", passes, "passes):")
     for name, us_ in stages:
         print(f"  {name:62} {us_:6.3f} µs/event")
+    print(f"  {'sum of the stages before the reads':62} {sum(t for _, t in stages[:6]):6.3f} µs/event")
 
 
 def _timed(fn: Callable[[], Any]) -> float:

@@ -5,6 +5,7 @@ use std::ffi::c_char;
 
 use onair_core::event::{Decoder, Item};
 use onair_core::json::ItemJson;
+use onair_core::marshal;
 use onair_core::packed;
 use onair_core::sse::Parser;
 
@@ -373,6 +374,77 @@ pub unsafe extern "C" fn onair_decoder_feed_packed(
         d.batch.push(0);
         *p = d.batch.as_ptr().cast();
         *l = d.batch.len() - 1;
+        Ok(())
+    })
+}
+
+/// Takes every item decoded and not yet taken as one batch of CPython
+/// `marshal` data (the core's `onair::marshal` form): `marshal.loads` of
+/// it is the tuple `(tags, records)`, one tag letter and one tuple of
+/// typed fields per item (`c` chat, `p` presence, `l` like, `d` donation,
+/// `e` end, `h` heartbeat, `m` comment, `r` retry, `u` unknown event, `x`
+/// frame error; the fields in the order of the `ONAIR_ITEM_*` and
+/// `onair_event` documentation, `None` for null). Borrowed, valid until
+/// the next call on this decoder; never empty (no items: `("", ())`).
+/// Afterwards there is no current item. For the Python package.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_take_marshal(
+    decoder: *mut onair_decoder,
+    out_ptr: *mut *const u8,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        d.json.clear();
+        d.current = None;
+        d.batch.clear();
+        marshal::write_batch(&d.queue, &mut d.batch);
+        d.queue.clear();
+        *p = d.batch.as_ptr();
+        *l = d.batch.len();
+        Ok(())
+    })
+}
+
+/// `onair_decoder_feed` then `onair_decoder_take_marshal` in one call:
+/// feeds a chunk and gives every item not yet taken (those queued before,
+/// then those this chunk completes) as one marshal batch, each item
+/// rendered as it is decoded. One call per chunk for callers that pay per
+/// call (Python's ctypes).
+///
+/// Errors: NULL `decoder`, `out_ptr` or `out_len`, or NULL `bytes` with
+/// `len` > 0 → ONAIR_NULL_PARAMETER (nothing fed, nothing taken).
+#[no_mangle]
+pub unsafe extern "C" fn onair_decoder_feed_marshal(
+    decoder: *mut onair_decoder,
+    bytes: *const u8,
+    len: usize,
+    out_ptr: *mut *const u8,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_decoder_new.
+        let d = unsafe { arg_mut(decoder) }?;
+        // SAFETY: the caller promises `len` bytes.
+        let mut input = unsafe { bytes_in(bytes, len) }?;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        d.json.clear();
+        d.current = None;
+        d.batch.clear();
+        let mut batch = marshal::Batch::new(&mut d.batch);
+        for item in d.queue.drain(..) {
+            batch.push(&item);
+        }
+        while let Some(item) = d.decoder.next_item(&mut input) {
+            batch.push(&item);
+        }
+        batch.finish();
+        *p = d.batch.as_ptr();
+        *l = d.batch.len();
         Ok(())
     })
 }

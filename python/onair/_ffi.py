@@ -240,8 +240,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_decoder_item_json": (R, [P, cpp, szp]),
     "onair_decoder_pending": (sz, [P]),
     "onair_decoder_take_json": (R, [P, cpp, szp]),
-    "onair_decoder_take_packed": (R, [P, cpp, szp]),
-    "onair_decoder_feed_packed": (R, [P, cp, sz, cpp, szp]),
+    "onair_decoder_take_marshal": (R, [P, cpp, szp]),
+    "onair_decoder_feed_marshal": (R, [P, cp, sz, cpp, szp]),
     "onair_event_json": (R, [c_void_p, cpp, szp]),
     # text
     "onair_text_split": (R, [cp, sz, PP]),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ctypes
 import json
+import marshal
 from collections.abc import Iterable, Iterator
-from itertools import repeat
 from typing import Any
 from types import TracebackType
 
@@ -19,8 +19,7 @@ from .events import (
     Event,
     FrameError,
     Heartbeat,
-    PACKED,
-    PACKED_WIDTH,
+    RECORDS,
     Item,
     Like,
     OtherEvent,
@@ -36,8 +35,8 @@ _string_at = ctypes.string_at
 _EVENT_OFFSET = _ffi.Item.event.offset
 _HEARTBEAT = Heartbeat()
 _new = tuple.__new__
-_US = "\x1f"
-_CLASS_OF = {tag: cls for tag, (cls, _) in PACKED.items()}.__getitem__
+_marshal_loads = marshal.loads
+_CLASS_OF = {tag: cls for tag, (cls, _) in RECORDS.items()}.__getitem__
 
 
 def _s(s: _ffi.Str) -> str | None:
@@ -142,15 +141,6 @@ def _item_from_line(o: dict[str, Any]) -> Item:
     raise ValueError(f"unknown item type {t!r}")  # pragma: no cover - a newer libonair
 
 
-def _with_json(tags: str, records: Iterator[tuple[str, ...]]) -> Iterator[Item]:
-    """A batch with ``j`` records (an item whose text holds a packed marker, as its JSON line)."""
-    for tag, record in zip(tags, records):
-        if tag == "j":
-            yield _item_from_line(_loads(record[0]))
-        else:
-            yield _new(_CLASS_OF(tag), record)
-
-
 class Decoder:
     """SSE framing plus event decoding (the core's), fed chunks split anywhere.
 
@@ -169,23 +159,24 @@ class Decoder:
     Three paths over libonair, the same items (tests check it):
 
     - default: every item a chunk completes comes over in the call that feeds it
-      (``onair_decoder_feed_packed``: the core's packed records, fields ended
-      by U+001F) and becomes objects with one ``str.split`` per chunk, then
-      ``zip`` and one ``tuple.__new__`` per item, all inside C (BENCHMARKS.md). Its
-      events are plain values; integer, flag and nullable attributes convert
-      when read.
+      (``onair_decoder_feed_marshal``: the core's records as CPython marshal
+      data) and becomes objects with one ``marshal.loads`` per chunk and one
+      ``tuple.__new__`` per item, all inside C (BENCHMARKS.md). Its events are
+      plain values. (Should this Python's ``marshal`` ever read libonair's
+      batch differently from the JSON path, checked once at import, the
+      default is the JSON path.)
     - ``kit_views=True``: one call per item into the tagged ``onair_item``
       struct; each event also keeps the core's event while it is current, so
       it can go to the kit (``Tally.record``, ``Audience.on_event``, …) in the
       loop body. (A ``Bot``'s events always can.)
     - the canonical JSON lines (``onair_decoder_take_json`` + ``json.loads``),
-      kept as the tests' oracle for the packed path (``_form = "json"``).
+      kept as the tests' oracle for the marshal path (``_form = "json"``).
     """
 
     def __init__(self, max_frame_bytes: int = 0, *, kit_views: bool = False) -> None:
         self._gen = 0
         self._views = kit_views
-        self._form = "packed"
+        self._form = "marshal" if MARSHAL_OK else "json"
         self._p = ctypes.c_void_p()
         self._n = ctypes.c_size_t()
         self._pn = (ctypes.byref(self._p), ctypes.byref(self._n))
@@ -204,14 +195,15 @@ class Decoder:
 
     def feed(self, chunk: bytes) -> Iterator[Item]:
         """Feeds a chunk (any bytes) and iterates over the items it completes."""
-        if self._views or self._form == "json":
+        if self._views or self._form != "marshal":
             check(_lib.onair_decoder_feed(self._handle(), chunk, len(chunk)))
             return self._drain()
         # The default path: one call feeds and renders the chunk's items.
         h = self._handle()
         self._gen += 1
-        check(_lib.onair_decoder_feed_packed(h, chunk, len(chunk), *self._pn))
-        return self._read_packed()
+        check(_lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *self._pn))
+        tags, records = _marshal_loads(_string_at(self._p.value or 0, self._n.value))
+        return map(_new, map(_CLASS_OF, tags), records)
 
     def finish(self) -> Iterator[Item]:
         """Ends the stream: a cut-off frame comes out as ``FrameError("incomplete_frame")``."""
@@ -242,26 +234,14 @@ class Decoder:
             return self._drain_views()
         if self._form == "json":
             return self._drain_json()
-        return self._drain_packed()
+        return self._drain_marshal()
 
-    def _drain_packed(self) -> Iterator[Item]:
+    def _drain_marshal(self) -> Iterator[Item]:
         h = self._handle()
         self._gen += 1
-        check(_lib.onair_decoder_take_packed(h, *self._pn))
-        return self._read_packed()
-
-    def _read_packed(self) -> Iterator[Item]:
-        """The items of the packed batch libonair just gave (``self._p``, ``self._n``)."""
-        n = self._n.value
-        if n == 0:
-            return iter(())
-        fields = _string_at(self._p.value or 0, n).decode().split(_US)
-        tags = fields.pop()
-        # zip over one iterator, PACKED_WIDTH times: the fields of each record as a
-        # tuple; each becomes its tag's class. One C loop, no bytecode per item.
-        records = zip(*repeat(iter(fields), PACKED_WIDTH))
-        if "j" in tags:
-            return _with_json(tags, records)
+        check(_lib.onair_decoder_take_marshal(h, *self._pn))
+        tags, records = _marshal_loads(_string_at(self._p.value or 0, self._n.value))
+        # One C loop: each record (a tuple) becomes an object of its tag's class.
         return map(_new, map(_CLASS_OF, tags), records)
 
     def _drain_json(self) -> Iterator[Item]:
@@ -331,3 +311,38 @@ class Decoder:
 
     def __repr__(self) -> str:
         return f"Decoder(closed={self._h is None})"
+
+
+# Every kind of item, nulls, a long int, a float, non-ASCII text.
+_SAMPLE = (
+    b":heartbeat\n\n: hi\n\nretry:5\n\nid:1-0\nevent:chat\ndata:{\"user\":{\"id\":\"u\",\"nickname\":null},"
+    b'"isDj":true,"message":"\xc3\xa9 \xf0\x9f\x8e\xb5","sentTime":"t"}\n\n'
+    b'event:like\ndata:{"user":{"id":"u","nickname":"n"},"type":"PAID","totalAmount":18446744073709551615,'
+    b'"amount":1,"extraAmount":0,"combo":null,"time":"t"}\n\n'
+    b'event:presence\ndata:{"user":{"id":"u","nickname":"n"},"type":"JOIN","fanRank":3,"isManager":false,'
+    b'"favoriteTemperature":36.5,"time":"t"}\n\n'
+    b'event:donation\ndata:{"user":{"id":"u","nickname":"n"},"amount":5,"message":null,"time":"t"}\n\n'
+    b"event:poll\ndata:x\n\nevent:chat\ndata:{\n\nevent:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n"
+)
+
+
+def _marshal_reads_like_json() -> bool:
+    """Whether this Python's marshal reads libonair's batch as the JSON path reads its lines.
+
+    CPython documents marshal as free to change between versions; the codes
+    libonair writes have not changed since 3.4. Checked once, at import.
+    """
+    try:
+        items = []
+        for form in ("marshal", "json"):
+            dec = Decoder()
+            dec._form = form
+            with dec:
+                items.append([(type(i), repr(i)) for i in dec.feed(_SAMPLE)])
+        return items[0] == items[1] and len(items[0]) == 10
+    except Exception:  # pragma: no cover - a Python whose marshal differs
+        return False
+
+
+MARSHAL_OK = True
+MARSHAL_OK = _marshal_reads_like_json()

@@ -9,13 +9,13 @@ nullable wire fields are ``Optional``. Match them with ``match``::
         case Donation(amount=amount): ...
         case End(reason="LIVE_ENDED"): ...
 
-Items are immutable. Inside, each is a tuple of its packed record (libonair's
-``onair_decoder_take_packed``, the core's ``onair::packed`` form): decoding
-a chunk is one ``str.split``, then ``zip`` and one ``tuple.__new__`` per
-item, all of it in C. The attributes read that tuple; those that are not plain text
-(integers, flags, floats, nullable fields) convert when read, each time. Do
-not rely on the tuple itself (its length, order or values): read attributes,
-or ``match`` on them.
+Items are immutable values. Inside, each is a tuple of its fields in the
+order of ``RECORDS`` (the record libonair writes as CPython marshal data,
+``onair_decoder_feed_marshal``): decoding a chunk is one ``marshal.loads``
+and one ``tuple.__new__`` per item, all of it in C, and every attribute is
+already its Python value (``str``, ``int``, ``bool``, ``float``, ``None``).
+Do not rely on the tuple itself (its length or order): read attributes, or
+``match`` on them.
 """
 
 from __future__ import annotations
@@ -49,17 +49,7 @@ class _Value:
         return hash((type(self).__name__, *(getattr(self, f) for f in self._fields)))
 
 
-_NULL = "\x1d"  # a packed field that is exactly U+001D is null
 _new = tuple.__new__
-
-
-def _n(value: Any) -> Any:
-    """A constructor's value in packed form: None as the null marker."""
-    return _NULL if value is None else value
-
-
-def _flag(value: bool) -> str:
-    return "1" if value else "0"
 
 
 class Item(tuple):  # type: ignore[type-arg]
@@ -166,7 +156,7 @@ class Chat(Event):
         message: str,
         sent_time: str,
     ) -> Chat:
-        return _new(cls, (_n(id), user_id, _n(nickname), _flag(is_dj), message, sent_time))
+        return _new(cls, (id, user_id, nickname, is_dj, message, sent_time))
 
 
 class Presence(Event):
@@ -202,10 +192,7 @@ class Presence(Event):
         favorite_temperature: float | None,
         time: str,
     ) -> Presence:
-        return _new(
-            cls,
-            (_n(id), user_id, _n(nickname), type, _n(fan_rank), _flag(is_manager), _n(favorite_temperature), time),
-        )
+        return _new(cls, (id, user_id, nickname, type, fan_rank, is_manager, favorite_temperature, time))
 
 
 class Like(Event):
@@ -244,9 +231,7 @@ class Like(Event):
         combo: int | None,
         time: str,
     ) -> Like:
-        return _new(
-            cls, (_n(id), user_id, _n(nickname), type, total_amount, amount, extra_amount, _n(combo), time)
-        )
+        return _new(cls, (id, user_id, nickname, type, total_amount, amount, extra_amount, combo, time))
 
     @property
     def is_paid(self) -> bool:
@@ -276,7 +261,7 @@ class Donation(Event):
         message: str | None,
         time: str,
     ) -> Donation:
-        return _new(cls, (_n(id), user_id, _n(nickname), amount, _n(message), time))
+        return _new(cls, (id, user_id, nickname, amount, message, time))
 
 
 class End(Event):
@@ -292,7 +277,7 @@ class End(Event):
 
     def __new__(cls, id: str | None, reason: str, is_live_ended: bool | None = None) -> End:
         live_ended = reason == "LIVE_ENDED" if is_live_ended is None else is_live_ended
-        return _new(cls, (_n(id), reason, _flag(live_ended)))
+        return _new(cls, (id, reason, live_ended))
 
 
 class OtherEvent(Event):
@@ -304,7 +289,7 @@ class OtherEvent(Event):
     data: Any
 
     def __new__(cls, id: str | None, event_name: str, data: Any) -> OtherEvent:
-        return _new(cls, (_n(id), event_name, data))
+        return _new(cls, (id, event_name, data))
 
     @property
     def name(self) -> str:
@@ -317,7 +302,7 @@ class Heartbeat(Item):
     __slots__ = ()
 
     def __new__(cls) -> Heartbeat:
-        return _new(cls, ("",))
+        return _new(cls, ())
 
 
 class Comment(Item):
@@ -355,7 +340,7 @@ class UnknownFrame(Item):
     data: str | None
 
     def __new__(cls, event_name: str | None, id: str | None, data: str | None) -> UnknownFrame:
-        return _new(cls, (event_name, _n(id), data))
+        return _new(cls, (event_name, id, data))
 
 
 class FrameError(Item):
@@ -377,95 +362,43 @@ class FrameError(Item):
     def __new__(
         cls, code: str, message: str, event_name: str | None, id: str | None, raw: str | None
     ) -> FrameError:
-        return _new(cls, (code, message, _n(event_name), _n(id), raw))
+        return _new(cls, (code, message, event_name, id, raw))
 
 
-# ---- the packed records ------------------------------------------------------------
+# ---- the records --------------------------------------------------------------------
 #
-# PACKED is the one place this package writes the packed layout (field order and
-# form per tag); it mirrors the table of the core's `onair::packed` module docs, and
-# each class's constructor above stores its values in this order (tests check both).
-# Forms: s text, s? text or null, i integer, i? integer or null, b flag (1/0),
-# f? float or null. Every record has PACKED_WIDTH fields (empty ones after the
-# kind's). The `j` tag (an item as its JSON line) has no class: the decoder
-# reads it with json.loads.
+# RECORDS is the one place this package writes the record layout (the field order
+# per tag); it mirrors the table of the core's `onair::marshal` module docs, and each
+# class's constructor above stores its values in this order (tests check both).
 
-PACKED: dict[str, tuple[type[Item], str]] = {
-    "c": (Chat, "id:s? user_id:s nickname:s? is_dj:b message:s sent_time:s"),
-    "p": (Presence, "id:s? user_id:s nickname:s? type:s fan_rank:i? is_manager:b favorite_temperature:f? time:s"),
-    "l": (Like, "id:s? user_id:s nickname:s? type:s total_amount:i amount:i extra_amount:i combo:i? time:s"),
-    "d": (Donation, "id:s? user_id:s nickname:s? amount:i message:s? time:s"),
-    "e": (End, "id:s? reason:s is_live_ended:b"),
+RECORDS: dict[str, tuple[type[Item], str]] = {
+    "c": (Chat, "id user_id nickname is_dj message sent_time"),
+    "p": (Presence, "id user_id nickname type fan_rank is_manager favorite_temperature time"),
+    "l": (Like, "id user_id nickname type total_amount amount extra_amount combo time"),
+    "d": (Donation, "id user_id nickname amount message time"),
+    "e": (End, "id reason is_live_ended"),
     "h": (Heartbeat, ""),
-    "m": (Comment, "text:s"),
-    "r": (Retry, "ms:i"),
-    "u": (UnknownFrame, "event_name:s id:s? data:s"),
-    "x": (FrameError, "code:s message:s event_name:s? id:s? raw:s"),
+    "m": (Comment, "text"),
+    "r": (Retry, "ms"),
+    "u": (UnknownFrame, "event_name id data"),
+    "x": (FrameError, "code message event_name id raw"),
 }
-PACKED_WIDTH = 9
-# Not a packed record (the struct path's events of kinds newer than this package).
-_OTHER_LAYOUT = "id:s? event_name:s data:s"
+# Not a record of libonair's (the struct path's events of kinds newer than this package).
+_OTHER_FIELDS = "id event_name data"
 
+# namedtuple's C accessor (CPython); elsewhere a property over itemgetter.
 _tuplegetter: Callable[[int, str], Any] = getattr(
     importlib.import_module("_collections"), "_tuplegetter", lambda i, doc: property(operator.itemgetter(i), doc=doc)
 )
 
 
-def _opt_text(i: int) -> Any:
-    def get(self: tuple[Any, ...]) -> Any:
-        v = self[i]
-        return None if v == _NULL else v
-
-    return property(get)
+def _install(cls: type[Item], names: str) -> None:
+    """Each attribute reads its place in the record."""
+    for index, name in enumerate(names.split()):
+        setattr(cls, name, _tuplegetter(index, f"{cls.__name__}.{name}"))
 
 
-def _int(i: int) -> Any:
-    return property(lambda self: int(self[i]))
-
-
-def _opt_int(i: int) -> Any:
-    def get(self: tuple[Any, ...]) -> Any:
-        v = self[i]
-        return None if v == _NULL else int(v)
-
-    return property(get)
-
-
-def _flag_at(i: int) -> Any:
-    return property(lambda self: self[i] == "1")
-
-
-def _opt_float(i: int) -> Any:
-    def get(self: tuple[Any, ...]) -> Any:
-        v = self[i]
-        return None if v == _NULL else float(v)
-
-    return property(get)
-
-
-_FORMS: dict[str, Callable[[int], Any]] = {
-    "s": lambda i: _tuplegetter(i, ""),
-    "s?": _opt_text,
-    "i": _int,
-    "i?": _opt_int,
-    "b": _flag_at,
-    "f?": _opt_float,
-}
-
-
-def _layout(spec: str) -> list[tuple[str, str]]:
-    return [(name, form) for name, form in (field.split(":") for field in spec.split())]
-
-
-def _install(cls: type[Item], spec: str) -> None:
-    """Reads each field of ``spec`` from its place in the record."""
-    layout = _layout(spec)
-    assert len(layout) <= PACKED_WIDTH, cls
-    for index, (name, form) in enumerate(layout):
-        setattr(cls, name, _FORMS[form](index))
-
-
-for _cls, _spec in PACKED.values():
-    _install(_cls, _spec)
-_install(OtherEvent, _OTHER_LAYOUT)
-del _cls, _spec
+for _cls, _names in RECORDS.values():
+    _install(_cls, _names)
+_install(OtherEvent, _OTHER_FIELDS)
+del _cls, _names

@@ -1,11 +1,12 @@
-"""The packed path (the default Decoder) against its oracle, the JSON path.
+"""The marshal path (the default Decoder) against its oracle, the JSON path.
 
-``Decoder()`` reads libonair's packed records (``onair_decoder_take_packed``);
-``Decoder()._form = "json"`` reads the canonical JSON lines
-(``onair_decoder_take_json`` + ``json.loads``). Both must give equal items —
-same classes, same attribute values and types — on every fixture stream, on
-random chunkings, and on texts holding the packed markers (U+001D, U+001F, which
-fall back to JSON records), U+001E, nulls, emoji and CR-only line ends.
+``Decoder()`` reads libonair's records as CPython marshal data
+(``onair_decoder_feed_marshal`` + ``marshal.loads``); ``Decoder()._form = "json"``
+reads the canonical JSON lines (``onair_decoder_take_json`` + ``json.loads``).
+Both must give equal items — same classes, same attribute values and types — on
+every fixture stream, on random chunkings, and on texts holding control
+characters (U+001D–U+001F, NUL escapes), nulls, emoji, huge integers and floats,
+and CR-only line ends.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import json
+import marshal
 import pickle
 import random
 import re
@@ -22,12 +24,13 @@ from typing import Any
 import onair
 import pytest
 from conftest import ROOT
-from onair.events import PACKED, PACKED_WIDTH
+from onair.decoder import MARSHAL_OK
+from onair.events import RECORDS
 
 FIXTURES = sorted((ROOT / "fixtures" / "streams").glob("*.sse"))
 
 
-def decode(chunks: list[bytes], form: str = "packed") -> list[onair.Item]:
+def decode(chunks: list[bytes], form: str = "marshal") -> list[onair.Item]:
     with onair.Decoder() as dec:
         dec._form = form
         out = [item for c in chunks for item in dec.feed(c)]
@@ -42,12 +45,18 @@ def values(item: onair.Item) -> tuple[Any, ...]:
 
 
 def same(chunks: list[bytes]) -> list[onair.Item]:
-    packed = decode(chunks)
+    got = decode(chunks)
     oracle = decode(chunks, "json")
-    assert [values(i) for i in packed] == [values(i) for i in oracle]
-    assert packed == oracle
-    assert [repr(i) for i in packed] == [repr(i) for i in oracle]
-    return packed
+    assert [values(i) for i in got] == [values(i) for i in oracle]
+    assert got == oracle
+    assert [repr(i) for i in got] == [repr(i) for i in oracle]
+    # Taken rather than fed: the same items.
+    with onair.Decoder() as dec:
+        for c in chunks:
+            onair._ffi.lib.onair_decoder_feed(dec._handle(), c, len(c))
+        taken = list(dec) + list(dec.finish())
+    assert [values(i) for i in taken] == [values(i) for i in oracle]
+    return got
 
 
 def split(data: bytes, rng: random.Random) -> list[bytes]:
@@ -84,11 +93,14 @@ def _event(name: str, data: dict[str, Any], frame_id: str | None = None) -> byte
 TEXTS = [
     "",
     "plain",
-    "a\x1fb",  # the field separator: falls back to JSON
-    "\x1d",  # exactly the null marker: falls back to JSON
-    "x\x1dy",
-    "\x1e record separator is plain text",
+    "a\x1fb",  # control characters (the separators of the earlier packed text form)
+    "\x1d",
+    "x\x00y",
+    "\x1e record separator",
     "\x1f\x1d\x1e",
+    "N",  # marshal's None code as text
+    "x" * 300,  # longer than a short ASCII string
+    "é" * 300,
     "🎧 emoji 별빛 ✨ and \u200d joiners 👩‍👩‍👧",
     "tab\tand\\backslash \"quotes\"",
     "null",
@@ -104,20 +116,20 @@ def _streams(rng: random.Random, n: int) -> bytes:
         text = pick(TEXTS) + pick(TEXTS)
         nick = pick([None, *TEXTS])
         user = {"id": pick(TEXTS) or "u", "nickname": nick}
-        fid = pick([None, f"{i}-1", f"{i}\x1f2"])
+        fid = pick([None, f"{i}-1", f"{i}\x1f2", f"{i}é"])
         kind = rng.randrange(9)
         if kind == 0:
             out.append(_event("chat", {"user": user, "isDj": rng.random() < 0.5, "message": text,
                                        "sentTime": pick(TEXTS)}, fid))
         elif kind == 1:
-            combo = pick([None, 1, 2**63])
+            combo = pick([None, 1, 2**31 - 1, 2**31, 2**63])
             out.append(_event("like", {"user": user, "type": pick(["PAID", "FREE", *TEXTS]),
                                        "totalAmount": rng.randrange(2**64), "amount": rng.randrange(100),
                                        "extraAmount": 0, "combo": combo, "time": pick(TEXTS)}, fid))
         elif kind == 2:
-            temp = pick([None, 36, 36.5, 0.1, 1e-7, 1e300, 12345678901234567890])
+            temp = pick([None, 36, 36.5, 0.1, 1e-7, 1e300, -0.0, 12345678901234567890])
             out.append(_event("presence", {"user": user, "type": pick(["JOIN", *TEXTS]),
-                                           "fanRank": pick([None, 0, 7]), "isManager": rng.random() < 0.5,
+                                           "fanRank": pick([None, 0, 7, 2**64 - 1]), "isManager": rng.random() < 0.5,
                                            "favoriteTemperature": temp, "time": pick(TEXTS)}, fid))
         elif kind == 3:
             out.append(_event("donation", {"user": user, "amount": rng.randrange(10**6),
@@ -132,6 +144,8 @@ def _streams(rng: random.Random, n: int) -> bytes:
             out.append(f"event:poll{pick(TEXTS)}\ndata:{text}\n\n".encode())
         else:
             out.append(f"event:chat\ndata:{{{text}\n\n".encode())  # not JSON: a frame error
+    if rng.random() < 0.3:
+        out.append(b"event:chat\ndata:{")  # cut off: incomplete_frame at finish
     return b"".join(out)
 
 
@@ -145,69 +159,66 @@ def test_random_streams_with_markers_nulls_and_emoji() -> None:
             whole = same([d])
             assert same(split(d, rng)) == whole
         tags |= _tags(data)
-    # Every tag came up, the JSON fallback included.
-    assert tags == {*PACKED, "j"}, tags
+    # Every tag came up.
+    assert tags == set(RECORDS), tags
 
 
 def _tags(data: bytes) -> set[str]:
-    """The tags of the packed batch of ``data``, straight from libonair."""
+    """The tags of the marshal batch of ``data``, straight from libonair."""
     lib = onair._ffi.lib
     with onair.Decoder() as dec:
         assert lib.onair_decoder_feed(dec._handle(), data, len(data)) == 0
-        assert lib.onair_decoder_take_packed(dec._handle(), *dec._pn) == 0
-        batch = ctypes.string_at(dec._p.value or 0, dec._n.value).decode()
-    return set(batch.split("\x1f")[-1])
+        assert lib.onair_decoder_finish(dec._handle()) == 0
+        assert lib.onair_decoder_take_marshal(dec._handle(), *dec._pn) == 0
+        tags, records = marshal.loads(ctypes.string_at(dec._p.value or 0, dec._n.value))
+    assert len(tags) == len(records)
+    return set(tags)
 
 
-def test_a_marker_falls_back_to_json_for_that_item_only() -> None:
-    chat = _event("chat", {"user": {"id": "u", "nickname": None}, "isDj": False, "message": "a\x1fb",
-                           "sentTime": "t"}, "1-0")
-    data = b":heartbeat\n\n" + chat + b"retry:5\n\n"
-    assert _tags(data) == {"h", "j", "r"}
-    items = same([data])
-    assert isinstance(items[1], onair.Chat) and items[1].message == "a\x1fb" and items[1].nickname is None
-    assert items[1].id == "1-0" and items[2] == onair.Retry(5)
+def test_this_pythons_marshal_reads_libonairs_batches() -> None:
+    assert MARSHAL_OK and onair.Decoder()._form == "marshal"
 
 
-def test_the_layout_table_mirrors_the_header() -> None:
-    """PACKED (Python) and the tag list of onair_decoder_take_packed (onair.h): same fields, nulls."""
-    header = (ROOT / "include" / "onair.h").read_text()
-    doc = header[: header.index("onair_result onair_decoder_take_packed(")]
-    doc = doc[doc.rindex("/**"):]
-    lines = dict(re.findall(r"^ \* - `(\w)` [\w ]+: (.*)$", doc, re.M))
-    for tag, (cls, spec) in PACKED.items():
-        fields = spec.split()
-        if tag == "h":
-            continue
-        listed = [f.strip() for f in re.sub(r" \([^)]*\)", "", lines[tag]).split(",")]
-        assert len(listed) == len(fields), (tag, listed, fields)
-        for name_form, wire in zip(fields, listed):
-            assert name_form.endswith("?") == wire.endswith("?"), (tag, name_form, wire)
-    assert "`h` heartbeat (no field)" in doc
-    assert f"#define ONAIR_PACKED_WIDTH {PACKED_WIDTH}" in header
-    assert max(len(spec.split()) for _, spec in PACKED.values()) == PACKED_WIDTH
+def test_a_marshal_that_reads_otherwise_falls_back_to_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    def wrong(data: bytes) -> Any:
+        tags, records = marshal.loads(data)
+        return tags, tuple(tuple(reversed(r)) for r in records)
+
+    monkeypatch.setattr(onair.decoder, "_marshal_loads", wrong)
+    assert not onair.decoder._marshal_reads_like_json()
+
+    def broken(data: bytes) -> Any:
+        raise ValueError("bad marshal data")
+
+    monkeypatch.setattr(onair.decoder, "_marshal_loads", broken)
+    assert not onair.decoder._marshal_reads_like_json()
+    monkeypatch.setattr(onair.decoder, "MARSHAL_OK", False)
+    with onair.Decoder() as dec:
+        assert dec._form == "json"
+        assert list(dec.feed(b"retry:5\n\n")) == [onair.Retry(5)]
+
+
+def test_the_record_table_mirrors_the_core() -> None:
+    """RECORDS (Python) and the table of core/src/marshal.rs: the same tags and field names."""
+    doc = (ROOT / "core" / "src" / "marshal.rs").read_text()
+    rows = dict(re.findall(r"^//! \| `(\w)` \| [\w ]+ \| (.*) \|$", doc, re.M))
+    assert set(rows) == set(RECORDS), rows
+    for tag, (cls, names) in RECORDS.items():
+        listed = [] if tag == "h" else re.findall(r"(\w+): \w+\??", rows[tag])
+        # The item's event name is `event_name` in Python (`event` on the wire).
+        listed = ["event_name" if n == "event" else n for n in listed]
+        assert listed == names.split(), (tag, listed, names)
 
 
 def test_constructors_store_in_the_tables_order() -> None:
-    """Each class's constructor and attributes agree with PACKED (the decoder builds from it)."""
-    samples: dict[str, Any] = {
-        "s": "text", "s?": None, "i": 7, "i?": None, "b": True, "f?": 36.5,
-    }
-    for cls, spec in PACKED.values():
-        fields = [f.split(":") for f in spec.split()]
-        if cls is onair.Heartbeat:
-            assert cls() == cls()
-            continue
-        args = [f"{name}-v" if form == "s" else samples[form] for name, form in fields]
+    """Each class's constructor and attributes agree with RECORDS (the decoder builds from it)."""
+    for cls, names in RECORDS.values():
+        fields = names.split()
+        args = [f"{name}-v" for name in fields]
         item = cls(*args)
-        for (name, form), value in zip(fields, args):
+        for name, value in zip(fields, args):
             assert getattr(item, name) == value, (cls, name)
-        # The same record as the decoder would build it from packed text.
-        raw = [
-            "\x1d" if v is None else ("1" if v else "0") if form == "b" else str(v)
-            for (_, form), v in zip(fields, args)
-        ]
-        assert tuple.__new__(cls, raw + [""] * (PACKED_WIDTH - len(raw))) == item
+        assert tuple.__new__(cls, args) == item
 
 
 def test_items_are_values(service_stream: bytes) -> None:
