@@ -176,139 +176,93 @@ static void test_decoder(void) {
   onair_decoder_free(d);
 }
 
-/* The i-th field of a packed batch (every field ends with US; the tags follow the last). */
-static const char *field_at(const char *batch, size_t len, size_t i, size_t *field_len) {
-  size_t start = 0;
-  for (size_t at = 0; at < len; at++) {
-    if (batch[at] == ONAIR_PACKED_FIELD_SEPARATOR) {
-      if (i == 0) {
-        *field_len = at - start;
-        return batch + start;
-      }
-      i--;
-      start = at + 1;
-    }
-  }
-  *field_len = 0;
-  return NULL;
+/* onair_decoder_take_marshal, onair_decoder_feed_marshal and onair_decoder_take_json:
+   every pending item in one call. The marshal batch is checked byte for byte on
+   small streams (its reader is Python's marshal.loads; the Python tests read it). */
+static bool bytes_are(const uint8_t *b, size_t n, const char *expected, size_t en) {
+  return b != NULL && n == en && memcmp(b, expected, n) == 0;
 }
+#define BYTES_ARE(b, n, lit) bytes_are((b), (n), (lit), sizeof(lit) - 1)
 
-/* The tags: everything after the last US. */
-static bool tags_are(const char *batch, size_t len, const char *tags) {
-  size_t n = strlen(tags);
-  return len >= n + 1 && memcmp(batch + len - n, tags, n) == 0 &&
-         batch[len - n - 1] == ONAIR_PACKED_FIELD_SEPARATOR;
-}
-
-/* Record i's fields joined by US (only the non-empty ones at the end are
-   compared: the record is padded with empty fields to ONAIR_PACKED_WIDTH). */
-static bool record_is(const char *batch, size_t len, size_t i, const char *expected, size_t n) {
-  size_t start_len = 0, end_len = 0;
-  const char *start = field_at(batch, len, i * ONAIR_PACKED_WIDTH, &start_len);
-  const char *last = field_at(batch, len, i * ONAIR_PACKED_WIDTH + ONAIR_PACKED_WIDTH - 1, &end_len);
-  if (start == NULL || last == NULL) return false;
-  size_t rec_len = (size_t)(last + end_len - start);
-  /* The record minus its trailing empty fields. */
-  while (rec_len > 0 && start[rec_len - 1] == ONAIR_PACKED_FIELD_SEPARATOR) rec_len--;
-  return rec_len == n && memcmp(start, expected, n) == 0;
-}
-
-#define RECORD_IS(batch, len, i, lit) record_is((batch), (len), (i), (lit), sizeof(lit) - 1)
-
-/* onair_decoder_take_packed, onair_decoder_feed_packed and onair_decoder_take_json: every pending item in one call. */
 static void test_decoder_batches(void) {
   onair_decoder *d = NULL;
-  const char *b = NULL;
+  const uint8_t *b = NULL;
   size_t n = 1;
   CHECK(onair_decoder_new(0, &d) == ONAIR_OK);
-  CHECK(onair_decoder_take_packed(NULL, &b, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_take_packed(d, NULL, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_take_packed(d, &b, NULL) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK && n == 0 && b != NULL && b[0] == '\0');
+  CHECK(onair_decoder_take_marshal(NULL, &b, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_take_marshal(d, NULL, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_take_marshal(d, &b, NULL) == ONAIR_NULL_PARAMETER);
+  /* No items: ("", ()) */
+  CHECK(onair_decoder_take_marshal(d, &b, &n) == ONAIR_OK && BYTES_ARE(b, n, ")\x02z\x00)\x00"));
 
-  CHECK(onair_decoder_feed(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1) == ONAIR_OK);
-  CHECK(onair_decoder_pending(d) == 10);
-  CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK && b[n] == '\0');
+  /* ("hr", ((), (3000,))) */
+  CHECK(onair_decoder_feed(d, (const uint8_t *)S(":heartbeat\n\nretry:3000\n\n")) == ONAIR_OK);
+  CHECK(onair_decoder_pending(d) == 2);
+  CHECK(onair_decoder_take_marshal(d, &b, &n) == ONAIR_OK);
+  CHECK(BYTES_ARE(b, n, ")\x02z\x02hr)\x02)\x00)\x01i\xb8\x0b\x00\x00"));
   CHECK(onair_decoder_pending(d) == 0);
-  CHECK(tags_are(b, n, "hcpldmruxe"));
-  size_t rl = 0;
-  CHECK(field_at(b, n, 10 * ONAIR_PACKED_WIDTH - 1, &rl) != NULL && rl == 0);
-  CHECK(field_at(b, n, 10 * ONAIR_PACKED_WIDTH, &rl) == NULL);
-  CHECK(RECORD_IS(b, n, 0, ""));
-  CHECK(RECORD_IS(b, n, 1, "1732250000000-0\x1fu-dj\x1f" "DJ Mina\x1f" "1\x1fWelcome!\x1f" "2024-11-22T04:33:20.123Z"));
-  CHECK(RECORD_IS(b, n, 2, "1732250001000-1\x1fu-1\x1f\x1d\x1fJOIN\x1f" "2\x1f" "1\x1f" "36.5\x1f" "2024-11-22T04:33:21Z"));
-  CHECK(RECORD_IS(b, n, 3, "1732250002000-2\x1fu-1\x1fn\x1fPAID\x1f" "60\x1f" "10\x1f" "5\x1f" "4\x1ft"));
-  CHECK(RECORD_IS(b, n, 4, "1732250003000-3\x1fu-2\x1fq\x1f" "500\x1f\x1d\x1ft"));
-  CHECK(RECORD_IS(b, n, 5, " just a comment"));
-  CHECK(RECORD_IS(b, n, 6, "3000"));
-  CHECK(RECORD_IS(b, n, 7, "poll\x1f\x1d\x1f{\"q\":1}"));
-  const char *r = field_at(b, n, 8 * ONAIR_PACKED_WIDTH, &rl);
-  CHECK(r != NULL && rl == strlen("invalid_json") && memcmp(r, "invalid_json", rl) == 0);
-  r = field_at(b, n, 8 * ONAIR_PACKED_WIDTH + 1, &rl);
-  CHECK(r != NULL && rl > 10); /* the message */
-  r = field_at(b, n, 8 * ONAIR_PACKED_WIDTH + 2, &rl);
-  CHECK(r != NULL && contains(r, n - (size_t)(r - b), "chat\x1f\x1d\x1f{not json\x1f"));
-  CHECK(RECORD_IS(b, n, 9, "\x1d\x1fLIVE_ENDED\x1f" "1"));
-  /* Taking again: nothing pending; there is no current item. */
-  CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK && n == 0);
+
+  /* ("c", (("7-1", "u", None, True, "hi é", "t"),)): non-ASCII text is `u` + UTF-8 */
+  static const char CHAT[] =
+      "id:7-1\nevent:chat\ndata:{\"user\":{\"id\":\"u\",\"nickname\":null},\"isDj\":true,"
+      "\"message\":\"hi \xc3\xa9\",\"sentTime\":\"t\"}\n\n";
+  CHECK(onair_decoder_feed(d, (const uint8_t *)S(CHAT)) == ONAIR_OK);
+  CHECK(onair_decoder_take_marshal(d, &b, &n) == ONAIR_OK);
+  CHECK(BYTES_ARE(b, n, ")\x02z\x01" "c)\x01)\x06z\x03" "7-1z\x01uNTu\x05\x00\x00\x00hi \xc3\xa9z\x01t"));
+
+  /* A like with a u64 past i32 (`l`, 15-bit digits) and a null combo; a float. */
+  static const char LIKE[] =
+      "event:like\ndata:{\"user\":{\"id\":\"u\",\"nickname\":\"n\"},\"type\":\"PAID\","
+      "\"totalAmount\":2147483648,\"amount\":1,\"extraAmount\":0,\"combo\":null,\"time\":\"t\"}\n\n"
+      "event:presence\ndata:{\"user\":{\"id\":\"u\",\"nickname\":\"n\"},\"type\":\"JOIN\",\"fanRank\":null,"
+      "\"isManager\":false,\"favoriteTemperature\":0.5,\"time\":\"t\"}\n\n";
+  CHECK(onair_decoder_feed(d, (const uint8_t *)S(LIKE)) == ONAIR_OK);
+  CHECK(onair_decoder_take_marshal(d, &b, &n) == ONAIR_OK);
+  CHECK(BYTES_ARE(b, n,
+                  ")\x02z\x02lp)\x02"
+                  ")\x09Nz\x01uz\x01nz\x04PAIDl\x03\x00\x00\x00\x00\x00\x00\x00\x02\x00i\x01\x00\x00\x00"
+                  "i\x00\x00\x00\x00Nz\x01t"
+                  ")\x08Nz\x01uz\x01nz\x04JOINNFg\x00\x00\x00\x00\x00\x00\xe0\x3fz\x01t"));
   const char *json;
   size_t json_len;
   CHECK(onair_decoder_item_json(d, &json, &json_len) == ONAIR_NO_CURRENT);
 
-  /* A text holding a marker: that record comes as its JSON line (tag j), as take_json gives it. */
-  static const char MARKED[] =
-      "event:chat\ndata:{\"user\":{\"id\":\"u\",\"nickname\":null},\"isDj\":false,"
-      "\"message\":\"a\\u001fb\\u001ec\\u001d\",\"sentTime\":\"t\"}\n\n"
-      ":heartbeat\n\n";
-  CHECK(onair_decoder_feed(d, (const uint8_t *)MARKED, sizeof(MARKED) - 1) == ONAIR_OK);
-  CHECK(onair_decoder_take_packed(d, &b, &n) == ONAIR_OK);
-  CHECK(tags_are(b, n, "jh") && RECORD_IS(b, n, 1, ""));
-  char line[512] = {0};
-  r = field_at(b, n, 0, &rl);
-  CHECK(r != NULL && rl < sizeof(line));
-  if (r != NULL && rl < sizeof(line)) memcpy(line, r, rl);
-  CHECK(field_at(b, n, 1, &rl) != NULL && rl == 0);
-  r = field_at(b, n, 0, &rl);
-  CHECK(contains(line, rl, "\"message\":\"a\\u001fb\\u001ec\\u001d\""));
-  CHECK(onair_decoder_feed(d, (const uint8_t *)MARKED, sizeof(MARKED) - 1) == ONAIR_OK);
-  CHECK(onair_decoder_take_json(NULL, &json, &json_len) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_take_json(d, &json, &json_len) == ONAIR_OK && json[json_len] == '\0');
-  CHECK(json_len == rl + 1 + strlen("{\"type\":\"heartbeat\"}\n"));
-  CHECK(memcmp(json, line, rl) == 0 && json[rl] == '\n');
-  CHECK(strcmp(json + rl + 1, "{\"type\":\"heartbeat\"}\n") == 0);
-  CHECK(onair_decoder_take_json(d, &json, &json_len) == ONAIR_OK && json_len == 0);
-  onair_decoder_free(d);
-
-  /* onair_decoder_feed_packed: feed + take in one call; the same batches as feed then take_packed. */
+  /* feed_marshal: feed + take in one call; the same batches as feed then take_marshal. */
   onair_decoder *a = NULL;
-  CHECK(onair_decoder_new(0, &a) == ONAIR_OK && onair_decoder_new(0, &d) == ONAIR_OK);
-  CHECK(onair_decoder_feed_packed(NULL, (const uint8_t *)"x", 1, &b, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_feed_packed(d, NULL, 5, &b, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_feed_packed(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1, NULL, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_feed_packed(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1, &b, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_new(0, &a) == ONAIR_OK);
+  CHECK(onair_decoder_feed_marshal(NULL, (const uint8_t *)"x", 1, &b, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_feed_marshal(d, NULL, 5, &b, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_feed_marshal(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1, NULL, &n) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_feed_marshal(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1, &b, NULL) == ONAIR_NULL_PARAMETER);
   CHECK(onair_decoder_pending(d) == 0); /* nothing was fed */
   bool same = true;
-  size_t total = 0;
-  static char expected[4096];
+  size_t items = 0;
+  static uint8_t expected[4096];
   for (size_t at = 0; at < sizeof(STREAM) - 1; at += 13) {
     size_t len = sizeof(STREAM) - 1 - at < 13 ? sizeof(STREAM) - 1 - at : 13;
     same = same && onair_decoder_feed(a, (const uint8_t *)STREAM + at, len) == ONAIR_OK;
-    same = same && onair_decoder_take_packed(a, &b, &n) == ONAIR_OK && n < sizeof(expected);
+    same = same && onair_decoder_take_marshal(a, &b, &n) == ONAIR_OK && n < sizeof(expected);
     if (!same) break;
     memcpy(expected, b, n);
     size_t en = n;
-    same = same && onair_decoder_feed_packed(d, (const uint8_t *)STREAM + at, len, &b, &n) == ONAIR_OK;
-    same = same && n == en && memcmp(b, expected, n) == 0 && b[n] == '\0';
-    total += n;
+    same = same && onair_decoder_feed_marshal(d, (const uint8_t *)STREAM + at, len, &b, &n) == ONAIR_OK;
+    same = same && n == en && memcmp(b, expected, n) == 0;
+    items += b[3]; /* the tags' length: one per item */
   }
-  CHECK(same && total > 200);
-  CHECK(onair_decoder_feed_packed(d, NULL, 0, &b, &n) == ONAIR_OK && n == 0);
+  CHECK(same && items == 10);
   /* Items queued by onair_decoder_feed come first. */
-  CHECK(onair_decoder_feed(d, (const uint8_t *)":heartbeat\n\n", 12) == ONAIR_OK);
-  CHECK(onair_decoder_feed_packed(d, (const uint8_t *)"retry:9\n\n", 9, &b, &n) == ONAIR_OK);
-  CHECK(tags_are(b, n, "hr") && RECORD_IS(b, n, 1, "9"));
+  CHECK(onair_decoder_feed(d, (const uint8_t *)S(":heartbeat\n\n")) == ONAIR_OK);
+  CHECK(onair_decoder_feed_marshal(d, (const uint8_t *)S("retry:3000\n\n"), &b, &n) == ONAIR_OK);
+  CHECK(BYTES_ARE(b, n, ")\x02z\x02hr)\x02)\x00)\x01i\xb8\x0b\x00\x00"));
   CHECK(onair_decoder_pending(d) == 0);
   onair_decoder_free(a);
+
+  /* take_json: every pending item's canonical line. */
+  CHECK(onair_decoder_feed(d, (const uint8_t *)S(":heartbeat\n\nretry:5\n\n")) == ONAIR_OK);
+  CHECK(onair_decoder_take_json(NULL, &json, &json_len) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_take_json(d, &json, &json_len) == ONAIR_OK && json[json_len] == '\0');
+  CHECK(strcmp(json, "{\"type\":\"heartbeat\"}\n{\"type\":\"retry\",\"ms\":5}\n") == 0);
+  CHECK(onair_decoder_take_json(d, &json, &json_len) == ONAIR_OK && json_len == 0);
   onair_decoder_free(d);
 }
 

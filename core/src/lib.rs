@@ -12,7 +12,7 @@
 //! | leaves: values, no rule of the service | [`secret`] (redacted, zeroized secrets and client credentials), [`http`] (the request to send, the base URL, response headers in, percent-encoding), [`endpoint`] (the one table of endpoints: method, path, permission), [`scope`] (permissions), [`time`] (timestamps, frame ids), [`backoff`] (1 s doubling to 30 s, full jitter, seeded), [`misuse`] (local errors, request ids) |
 //! | protocol: the wire forms | [`sse`] (incremental framing), [`event`] (typed stream events), [`model`] (REST resources), [`chat`] (the message rules), [`ratelimit`] (quota headers, `Retry-After`) |
 //! | decisions | [`api`] (request builders, response decoders, the listener pager), [`problem`] (a response classified into a problem and advice), [`oauth`] (the token machine, its stored form, the one-refresh rule), [`quota`] (when the next call may go), [`stop`] (the one stop type a person acts on), [`stream`] (the event stream's connect-loop), [`tally`] (per-broadcast totals by person), [`timers`] (app timers the bot hosts) |
-//! | machine | [`bot`] (the one machine a driver polls), [`json`] (the JSON wire form of items and actions, shared by `onair decode` and the bindings), [`packed`] (items as separator-delimited text, for bindings without a fast JSON reader) |
+//! | machine | [`bot`] (the one machine a driver polls), [`json`] (the JSON wire form of items and actions, shared by `onair decode` and the bindings), [`marshal`] (items as CPython marshal data, for the Python package) |
 //! | kit: what every bot author writes by hand | [`kit`] (chat split and truncate, commands, greet-once audience memory, milestones, app timers) |
 //!
 //! What a driver needs is re-exported here: [`Bot`], [`BotConfig`],
@@ -64,7 +64,6 @@ pub mod timers;
 pub mod bot;
 pub mod json;
 pub mod marshal;
-pub mod packed;
 // The kit: what every bot author writes by hand, on top of the machine.
 pub mod kit;
 // Fuzz bodies (`fuzz/fuzz_targets/`, replayed by `tests/fuzz_corpus.rs`); not API.

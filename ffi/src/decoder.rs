@@ -6,7 +6,6 @@ use std::ffi::c_char;
 use onair_core::event::{Decoder, Item};
 use onair_core::json::ItemJson;
 use onair_core::marshal;
-use onair_core::packed;
 use onair_core::sse::Parser;
 
 use crate::onair_result::{self, *};
@@ -22,8 +21,8 @@ pub struct onair_decoder {
     current: Option<Item>,
     /// The current item's JSON line, NUL-terminated.
     json: Vec<u8>,
-    /// The batch last taken by `onair_decoder_take_json` or
-    /// `onair_decoder_take_packed`, NUL-terminated.
+    /// The batch last taken by `onair_decoder_take_json` (NUL-terminated) or
+    /// as marshal data.
     batch: Vec<u8>,
 }
 
@@ -286,107 +285,26 @@ pub unsafe extern "C" fn onair_decoder_take_json(
     })
 }
 
-/// Takes every item decoded and not yet taken as one packed batch (the
-/// core's `onair::packed` form), borrowed and NUL-terminated, valid until
-/// the next call on this decoder; length 0 when nothing is pending.
-/// Afterwards there is no current item.
+/// Takes every item decoded and not yet taken as one batch of CPython
+/// `marshal` data (the core's `onair::marshal` form, documented there),
+/// borrowed, valid until the next call on this decoder. `marshal.loads` of
+/// it is the tuple `(tags, records)`: one tag letter and one tuple of typed
+/// fields per item (`?`: None when null):
 ///
-/// The batch is UTF-8: for each item, `ONAIR_PACKED_WIDTH` fields, each
-/// ending with U+001F (`ONAIR_PACKED_FIELD_SEPARATOR`); then one ASCII tag
-/// per item. A field that is exactly U+001D (`ONAIR_PACKED_NULL`) is null.
-/// Tags and the fields of each (empty fields follow up to the width):
-///
-/// - `c` chat: id?, user id, nickname?, is_dj (`1`/`0`), message, sent_time
-/// - `p` presence: id?, user id, nickname?, type, fan_rank?, is_manager, favorite_temperature?, time
-/// - `l` like: id?, user id, nickname?, type, total_amount, amount, extra_amount, combo?, time
-/// - `d` donation: id?, user id, nickname?, amount, message?, time
-/// - `e` end: id?, reason, is LIVE_ENDED (`1`/`0`)
-/// - `h` heartbeat (no field)
+/// - `c` chat: id?, user_id, nickname?, is_dj, message, sent_time
+/// - `p` presence: id?, user_id, nickname?, type, fan_rank?, is_manager, favorite_temperature?, time
+/// - `l` like: id?, user_id, nickname?, type, total_amount, amount, extra_amount, combo?, time
+/// - `d` donation: id?, user_id, nickname?, amount, message?, time
+/// - `e` end: id?, reason, is_live_ended
+/// - `h` heartbeat: no field
 /// - `m` comment: text
 /// - `r` retry: ms
 /// - `u` unknown event: event, id?, data
 /// - `x` frame error: code, message, event?, id?, raw
-/// - `j` any item whose text holds U+001D or U+001F: its canonical JSON
-///   line (as `onair_decoder_take_json` gives it), which holds neither.
 ///
-/// Integers are decimal; `favorite_temperature` a decimal without exponent.
-/// For callers that split text faster than they parse JSON (Python splits
-/// once and groups the fields by the width).
-///
-/// Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
-#[no_mangle]
-pub unsafe extern "C" fn onair_decoder_take_packed(
-    decoder: *mut onair_decoder,
-    out_ptr: *mut *const c_char,
-    out_len: *mut usize,
-) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
-        d.json.clear();
-        d.current = None;
-        d.batch.clear();
-        packed::write_batch(&d.queue, &mut d.batch);
-        d.queue.clear();
-        d.batch.push(0);
-        *p = d.batch.as_ptr().cast();
-        *l = d.batch.len() - 1;
-        Ok(())
-    })
-}
-
-/// `onair_decoder_feed` then `onair_decoder_take_packed` in one call: feeds
-/// a chunk and gives every item not yet taken (those queued before, then
-/// those this chunk completes) as one packed batch, each item rendered as
-/// it is decoded (no queue). The batch is borrowed, NUL-terminated, valid
-/// until the next call on this decoder; length 0 when there is none.
-/// Afterwards there is no current item. One call per chunk for callers that
-/// pay per call (Python's ctypes).
-///
-/// Errors: NULL `decoder`, `out_ptr` or `out_len`, or NULL `bytes` with
-/// `len` > 0 → ONAIR_NULL_PARAMETER (nothing fed, nothing taken).
-#[no_mangle]
-pub unsafe extern "C" fn onair_decoder_feed_packed(
-    decoder: *mut onair_decoder,
-    bytes: *const u8,
-    len: usize,
-    out_ptr: *mut *const c_char,
-    out_len: *mut usize,
-) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
-        // SAFETY: the caller promises `len` bytes.
-        let mut input = unsafe { bytes_in(bytes, len) }?;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
-        d.json.clear();
-        d.current = None;
-        d.batch.clear();
-        let mut batch = packed::Batch::new(&mut d.batch);
-        for item in d.queue.drain(..) {
-            batch.push(&item);
-        }
-        while let Some(item) = d.decoder.next_item(&mut input) {
-            batch.push(&item);
-        }
-        batch.finish();
-        d.batch.push(0);
-        *p = d.batch.as_ptr().cast();
-        *l = d.batch.len() - 1;
-        Ok(())
-    })
-}
-
-/// Takes every item decoded and not yet taken as one batch of CPython
-/// `marshal` data (the core's `onair::marshal` form): `marshal.loads` of
-/// it is the tuple `(tags, records)`, one tag letter and one tuple of
-/// typed fields per item (`c` chat, `p` presence, `l` like, `d` donation,
-/// `e` end, `h` heartbeat, `m` comment, `r` retry, `u` unknown event, `x`
-/// frame error; the fields in the order of the `ONAIR_ITEM_*` and
-/// `onair_event` documentation, `None` for null). Borrowed, valid until
-/// the next call on this decoder; never empty (no items: `("", ())`).
-/// Afterwards there is no current item. For the Python package.
+/// Never empty (no items: `("", ())`). Afterwards there is no current
+/// item. For the Python package: one `marshal.loads` builds every value in
+/// C, where `json.loads` of the same items costs several times more.
 ///
 /// Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
 #[no_mangle]

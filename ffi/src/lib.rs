@@ -48,19 +48,6 @@ pub const ONAIR_VERSION_MINOR: u32 = 1;
 /// The library's patch version (Cargo.toml).
 pub const ONAIR_VERSION_PATCH: u32 = 0;
 
-/// `onair_decoder_take_packed`: ends every field (U+001F).
-pub const ONAIR_PACKED_FIELD_SEPARATOR: u8 = 0x1F;
-/// `onair_decoder_take_packed`: a field that is exactly this byte is null (U+001D).
-pub const ONAIR_PACKED_NULL: u8 = 0x1D;
-/// `onair_decoder_take_packed`: the fields of every record.
-pub const ONAIR_PACKED_WIDTH: usize = 9;
-// cbindgen writes literals only; these are the core's.
-const _: () = assert!(
-    ONAIR_PACKED_FIELD_SEPARATOR == onair_core::packed::FIELD_SEPARATOR
-        && ONAIR_PACKED_NULL == onair_core::packed::NULL
-        && ONAIR_PACKED_WIDTH == onair_core::packed::WIDTH
-);
-
 /// What a fallible call returns. Codes are never reused: a code that
 /// goes away leaves a hole. `onair_result_message()` gives a static text.
 #[repr(u32)]

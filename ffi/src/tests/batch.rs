@@ -1,5 +1,6 @@
 //! `onair_decoder_take_json` gives the same lines as `onair_decoder_next` +
-//! `onair_decoder_item_json`, one call for all pending items.
+//! `onair_decoder_item_json`, one call for all pending items; the marshal
+//! batches are the core's, fed or taken.
 
 use std::ptr::null_mut;
 
@@ -65,98 +66,6 @@ fn take_json_equals_the_item_lines() {
             ONAIR_NULL_PARAMETER
         );
         onair_decoder_free(d);
-    }
-}
-
-#[test]
-fn take_packed_gives_the_cores_packed_batch() {
-    let mut d = null_mut();
-    // SAFETY: pointers from this test; the batch is read before the next call.
-    unsafe {
-        assert_eq!(onair_decoder_new(0, &mut d), ONAIR_OK);
-        let (mut p, mut l) = (std::ptr::null(), 1);
-        assert_eq!(onair_decoder_take_packed(d, &mut p, &mut l), ONAIR_OK);
-        assert_eq!((l, *p), (0, 0));
-        assert_eq!(
-            onair_decoder_feed(d, STREAM.as_ptr(), STREAM.len()),
-            ONAIR_OK
-        );
-        assert_eq!(onair_decoder_pending(d), 4);
-        assert_eq!(onair_decoder_take_packed(d, &mut p, &mut l), ONAIR_OK);
-        let batch = std::slice::from_raw_parts(p.cast::<u8>(), l);
-        assert_eq!(*p.add(l), 0);
-        let text = std::str::from_utf8(batch).expect("utf-8");
-        let mut fields: Vec<&str> = text.split('\u{1f}').collect();
-        assert_eq!(fields.pop(), Some("hcxr"));
-        let records: Vec<&[&str]> = fields.chunks(crate::ONAIR_PACKED_WIDTH).collect();
-        assert_eq!(records.len(), 4);
-        assert!(records[0].iter().all(|f| f.is_empty()));
-        assert_eq!(records[1][..6], ["1-0", "u", "\u{1d}", "0", "hi \"x\"", "t"]);
-        assert_eq!(records[2][0], "invalid_json");
-        assert_eq!(records[2][2..5], ["chat", "\u{1d}", "{broken"]);
-        assert_eq!(records[3][0], "5");
-        assert_eq!(onair_decoder_pending(d), 0);
-        assert_eq!(onair_decoder_item_json(d, &mut p, &mut l), ONAIR_NO_CURRENT);
-        assert_eq!(onair_decoder_take_packed(d, &mut p, &mut l), ONAIR_OK);
-        assert_eq!(l, 0);
-        assert_eq!(
-            onair_decoder_take_packed(d, &mut p, null_mut()),
-            ONAIR_NULL_PARAMETER
-        );
-        assert_eq!(
-            onair_decoder_take_packed(null_mut(), &mut p, &mut l),
-            ONAIR_NULL_PARAMETER
-        );
-        onair_decoder_free(d);
-    }
-}
-
-#[test]
-fn feed_packed_equals_feed_then_take_packed() {
-    let (mut a, mut b) = (null_mut(), null_mut());
-    // SAFETY: pointers from this test; each batch is copied before the next call.
-    unsafe {
-        assert_eq!(onair_decoder_new(0, &mut a), ONAIR_OK);
-        assert_eq!(onair_decoder_new(0, &mut b), ONAIR_OK);
-        let (mut p, mut l) = (std::ptr::null(), 0);
-        // Split anywhere: the same batches chunk by chunk.
-        for chunk in STREAM.chunks(7) {
-            assert_eq!(onair_decoder_feed(a, chunk.as_ptr(), chunk.len()), ONAIR_OK);
-            assert_eq!(onair_decoder_take_packed(a, &mut p, &mut l), ONAIR_OK);
-            let expected = std::slice::from_raw_parts(p.cast::<u8>(), l).to_vec();
-            assert_eq!(
-                onair_decoder_feed_packed(b, chunk.as_ptr(), chunk.len(), &mut p, &mut l),
-                ONAIR_OK
-            );
-            assert_eq!(std::slice::from_raw_parts(p.cast::<u8>(), l), expected);
-            assert_eq!(*p.add(l), 0);
-        }
-        // Items queued before (by feed) come first.
-        assert_eq!(onair_decoder_feed(b, STREAM.as_ptr(), 12), ONAIR_OK);
-        assert_eq!(onair_decoder_pending(b), 1);
-        let rest = &STREAM[12..];
-        assert_eq!(
-            onair_decoder_feed_packed(b, rest.as_ptr(), rest.len(), &mut p, &mut l),
-            ONAIR_OK
-        );
-        let text = std::str::from_utf8(std::slice::from_raw_parts(p.cast::<u8>(), l)).expect("utf-8");
-        assert!(text.ends_with("\u{1f}hcxr"), "{text:?}");
-        assert_eq!(onair_decoder_pending(b), 0);
-        assert_eq!(onair_decoder_item_json(b, &mut p, &mut l), ONAIR_NO_CURRENT);
-        // NULL out-parameters: nothing fed.
-        assert_eq!(
-            onair_decoder_feed_packed(b, STREAM.as_ptr(), STREAM.len(), &mut p, null_mut()),
-            ONAIR_NULL_PARAMETER
-        );
-        assert_eq!(
-            onair_decoder_feed_packed(b, null_mut(), 3, &mut p, &mut l),
-            ONAIR_NULL_PARAMETER
-        );
-        assert_eq!(onair_decoder_pending(b), 0);
-        assert_eq!(onair_decoder_feed_packed(b, null_mut(), 0, &mut p, &mut l), ONAIR_OK);
-        assert_eq!(l, 0);
-        onair_decoder_free(a);
-        onair_decoder_free(b);
     }
 }
 
