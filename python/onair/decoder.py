@@ -36,6 +36,7 @@ _EVENT_OFFSET = _ffi.Item.event.offset
 _HEARTBEAT = Heartbeat()
 _new = tuple.__new__
 _marshal_loads = marshal.loads
+_feed_marshal = _lib.onair_decoder_feed_marshal
 _CLASS_OF = {tag: cls for tag, (cls, _) in RECORDS.items()}.__getitem__
 
 
@@ -195,14 +196,19 @@ class Decoder:
 
     def feed(self, chunk: bytes) -> Iterator[Item]:
         """Feeds a chunk (any bytes) and iterates over the items it completes."""
-        if self._views or self._form != "marshal":
+        if self._form != "marshal" or self._views:
             check(_lib.onair_decoder_feed(self._handle(), chunk, len(chunk)))
             return self._drain()
         # The default path: one call feeds and renders the chunk's items.
-        h = self._handle()
+        h = self._h
+        if h is None:
+            raise ValueError("the decoder is closed")
         self._gen += 1
-        check(_lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *self._pn))
+        rc = _feed_marshal(h, chunk, len(chunk), *self._pn)
+        if rc:
+            check(rc)
         tags, records = _marshal_loads(_string_at(self._p.value or 0, self._n.value))
+        # One C loop: each record (a tuple) becomes an object of its tag's class.
         return map(_new, map(_CLASS_OF, tags), records)
 
     def finish(self) -> Iterator[Item]:
