@@ -270,7 +270,8 @@ impl Record<'_> {
             ascii(self.out, bytes);
         } else {
             self.out.push(b'u');
-            self.out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            self.out
+                .extend_from_slice(&(bytes.len() as u32).to_le_bytes());
             self.out.extend_from_slice(bytes);
         }
         Some(())

@@ -69,7 +69,11 @@ fn read(data: &mut &[u8]) -> Py {
         }
         b'g' => Py::Float(f64::from_le_bytes(take(8).try_into().expect("8 bytes"))),
         b'z' | b'a' => {
-            let n = if code == b'z' { usize::from(take(1)[0]) } else { i32_at(take(4)) as usize };
+            let n = if code == b'z' {
+                usize::from(take(1)[0])
+            } else {
+                i32_at(take(4)) as usize
+            };
             assert_eq!(code == b'z', n < 256);
             let b = take(n);
             assert!(b.is_ascii(), "z/a hold ASCII only");
@@ -82,7 +86,11 @@ fn read(data: &mut &[u8]) -> Py {
             Py::Str(s)
         }
         b')' | b'(' => {
-            let n = if code == b')' { usize::from(take(1)[0]) } else { i32_at(take(4)) as usize };
+            let n = if code == b')' {
+                usize::from(take(1)[0])
+            } else {
+                i32_at(take(4)) as usize
+            };
             assert_eq!(code == b')', n < 256);
             Py::Tuple((0..n).map(|_| read(data)).collect())
         }
@@ -95,8 +103,12 @@ fn records(batch: &[u8]) -> Vec<(char, Vec<Py>)> {
     let mut data = batch;
     let top = read(&mut data);
     assert!(data.is_empty(), "one object");
-    let Py::Tuple(top) = top else { panic!("a tuple") };
-    let [Py::Str(tags), Py::Tuple(recs)] = &top[..] else { panic!("(tags, records): {top:?}") };
+    let Py::Tuple(top) = top else {
+        panic!("a tuple")
+    };
+    let [Py::Str(tags), Py::Tuple(recs)] = &top[..] else {
+        panic!("(tags, records): {top:?}")
+    };
     assert_eq!(tags.len(), recs.len());
     tags.chars()
         .zip(recs)
@@ -129,21 +141,37 @@ fn as_json(tag: char, f: &[Py]) -> Value {
     match tag {
         'c' => {
             n(6);
-            event("chat", &f[0], json!({"user": user(), "isDj": j(&f[3]), "message": j(&f[4]), "sentTime": j(&f[5])}))
+            event(
+                "chat",
+                &f[0],
+                json!({"user": user(), "isDj": j(&f[3]), "message": j(&f[4]), "sentTime": j(&f[5])}),
+            )
         }
         'p' => {
             n(8);
-            event("presence", &f[0], json!({"user": user(), "type": j(&f[3]), "fanRank": j(&f[4]),
-                "isManager": j(&f[5]), "favoriteTemperature": j(&f[6]), "time": j(&f[7])}))
+            event(
+                "presence",
+                &f[0],
+                json!({"user": user(), "type": j(&f[3]), "fanRank": j(&f[4]),
+                "isManager": j(&f[5]), "favoriteTemperature": j(&f[6]), "time": j(&f[7])}),
+            )
         }
         'l' => {
             n(9);
-            event("like", &f[0], json!({"user": user(), "type": j(&f[3]), "totalAmount": j(&f[4]),
-                "amount": j(&f[5]), "extraAmount": j(&f[6]), "combo": j(&f[7]), "time": j(&f[8])}))
+            event(
+                "like",
+                &f[0],
+                json!({"user": user(), "type": j(&f[3]), "totalAmount": j(&f[4]),
+                "amount": j(&f[5]), "extraAmount": j(&f[6]), "combo": j(&f[7]), "time": j(&f[8])}),
+            )
         }
         'd' => {
             n(6);
-            event("donation", &f[0], json!({"user": user(), "amount": j(&f[3]), "message": j(&f[4]), "time": j(&f[5])}))
+            event(
+                "donation",
+                &f[0],
+                json!({"user": user(), "amount": j(&f[3]), "message": j(&f[4]), "time": j(&f[5])}),
+            )
         }
         'e' => {
             n(3);
@@ -205,7 +233,8 @@ fn an_empty_batch_and_the_documented_bytes() {
     let mut out = Vec::new();
     write_batch(&[], &mut out);
     assert_eq!(out, b")\x02z\x00)\x00", "(\"\", ())");
-    let stream = "id:7-1\nevent:chat\ndata:{\"user\":{\"id\":\"u\",\"nickname\":null},\"isDj\":true,\
+    let stream =
+        "id:7-1\nevent:chat\ndata:{\"user\":{\"id\":\"u\",\"nickname\":null},\"isDj\":true,\
                   \"message\":\"hi 🎵\",\"sentTime\":\"t\"}\n\n";
     let mut out = Vec::new();
     write_batch(&items(stream.as_bytes()), &mut out);
@@ -219,10 +248,27 @@ fn an_empty_batch_and_the_documented_bytes() {
 fn numbers_texts_and_long_tuples() {
     // Ints at the i32 edge and u64's, floats, texts of every length class.
     let mut all = Vec::new();
-    for n in [0, 1, i32::MAX as u64, i32::MAX as u64 + 1, 1 << 32, (1 << 45) - 1, 1 << 45, u64::MAX] {
+    for n in [
+        0,
+        1,
+        i32::MAX as u64,
+        i32::MAX as u64 + 1,
+        1 << 32,
+        (1 << 45) - 1,
+        1 << 45,
+        u64::MAX,
+    ] {
         all.push(Item::Retry(n));
     }
-    for t in ["36.5", "36", "0.1", "1e-7", "12345678901234567890", "1.7976931348623157e308", "-0.0"] {
+    for t in [
+        "36.5",
+        "36",
+        "0.1",
+        "1e-7",
+        "12345678901234567890",
+        "1.7976931348623157e308",
+        "-0.0",
+    ] {
         let stream = format!(
             "event:presence\ndata:{{\"user\":{{\"id\":\"u\"}},\"type\":\"JOIN\",\"fanRank\":null,\
              \"isManager\":false,\"favoriteTemperature\":{t},\"time\":\"t\"}}\n\n"
@@ -272,7 +318,10 @@ fn a_text_too_long_for_marshal_becomes_a_frame_error() {
         raw: "0123456789".into(),
         message: "m".into(),
     });
-    for (item, event, id, tag) in [(&chat[0], "chat", "1-0", b'c'), (&error, "chat", "2-0", b'x')] {
+    for (item, event, id, tag) in [
+        (&chat[0], "chat", "1-0", b'c'),
+        (&error, "chat", "2-0", b'x'),
+    ] {
         let mut out = Vec::new();
         let tags = [write_record_within(item, &mut out, 9)];
         let mut batch = vec![b')', 2, b'z', 1, tags[0], b')', 1];
@@ -282,12 +331,22 @@ fn a_text_too_long_for_marshal_becomes_a_frame_error() {
         let f = &recs[0].1;
         assert_eq!(f[0], Py::Str("frame_too_large".into()));
         assert_eq!(f[1], Py::Str(TOO_LONG.into()));
-        assert_eq!((&f[2], &f[3], &f[4]), (&Py::Str(event.into()), &Py::Str(id.into()), &Py::Str(String::new())));
+        assert_eq!(
+            (&f[2], &f[3], &f[4]),
+            (
+                &Py::Str(event.into()),
+                &Py::Str(id.into()),
+                &Py::Str(String::new())
+            )
+        );
         // Within the limit, the item itself.
         let mut out = Vec::new();
         assert_eq!(write_record_within(item, &mut out, 20), tag);
         assert!(!String::from_utf8_lossy(&out).contains("frame_too_large"));
     }
     let mut out = Vec::new();
-    assert_eq!(write_record_within(&Item::Comment("x".repeat(10)), &mut out, 9), b'x');
+    assert_eq!(
+        write_record_within(&Item::Comment("x".repeat(10)), &mut out, 9),
+        b'x'
+    );
 }

@@ -112,7 +112,10 @@ fn marshal_batches_feed_or_take() {
         assert_eq!(std::slice::from_raw_parts(p, l), expected);
         assert!(expected.starts_with(b")\x02z\x04hcxr"));
         assert_eq!(onair_decoder_pending(b), 0);
-        assert_eq!(onair_decoder_item_json(b, &mut p.cast(), &mut l), ONAIR_NO_CURRENT);
+        assert_eq!(
+            onair_decoder_item_json(b, &mut p.cast(), &mut l),
+            ONAIR_NO_CURRENT
+        );
         assert_eq!(
             onair_decoder_feed_marshal(b, STREAM.as_ptr(), STREAM.len(), &mut p, null_mut()),
             ONAIR_NULL_PARAMETER
