@@ -322,7 +322,7 @@ def profile(chunks: list[bytes], events: int, passes: int) -> None:
     from collections import deque
 
     lib = onair._ffi.lib
-    string_at = ctypes.string_at
+    string_at = ctypes.string_at  # the captured batches, read by the stages below
     loads = marshal.loads
     new = tuple.__new__
     class_of = {tag: cls for tag, (cls, _) in onair.events.RECORDS.items()}.__getitem__
@@ -345,12 +345,12 @@ def profile(chunks: list[bytes], events: int, passes: int) -> None:
             for chunk in chunks:
                 lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *pn)
 
-    def copy_out() -> None:  # + string_at: the batch as Python bytes
+    def view() -> None:  # + the batch as a memoryview of libonair's buffer (what Decoder.feed reads)
         with onair.Decoder() as dec:
             h = dec._handle()
             for chunk in chunks:
-                lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *pn)
-                string_at(p.value or 0, n.value)
+                lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *dec._pn)
+                dec._batch()
 
     batches: list[bytes] = []
     with onair.Decoder() as dec:
@@ -369,12 +369,12 @@ def profile(chunks: list[bytes], events: int, passes: int) -> None:
             drain(map(new, map(class_of, tags), records))
 
     items = [list(map(new, map(class_of, t), r)) for t, r in map(loads, batches)]
-    t_feed, t_render, t_copy = best(feed_only), best(feed_and_render), best(copy_out)
+    t_feed, t_render, t_copy = best(feed_only), best(feed_and_render), best(view)
     t_load, t_objects = best(load), best(objects)
     stages: list[tuple[str, float]] = [
         ("onair_decoder_feed (Rust: framing + typed decoding)", t_feed),
         ("feed_marshal instead: + rendering the records", t_render - t_feed),
-        ("string_at (the batch copied into bytes)", t_copy - t_render),
+        ("the batch as a memoryview (no copy)", t_copy - t_render),
         ("marshal.loads (every str, int, bool, float, None, tuple)", t_load),
         ("tuple.__new__ per item into its class (map)", t_objects - t_load),
         ("bench loop, count mode (isinstance)", best(lambda: [isinstance(i, onair.Event) for b in items for i in b])),

@@ -184,6 +184,8 @@ class Decoder:
         h = ctypes.c_void_p()
         check(_lib.onair_decoder_new(max_frame_bytes, ctypes.byref(h)))
         self._h: int | None = h.value
+        self._view = memoryview(b"")
+        self._view_at, self._view_len = 0, 0
         self._item = _ffi.Item()
         self._item_ref = ctypes.byref(self._item)
         self._event_addr = ctypes.addressof(self._item) + _EVENT_OFFSET
@@ -207,9 +209,23 @@ class Decoder:
         rc = _feed_marshal(h, chunk, len(chunk), *self._pn)
         if rc:
             check(rc)
-        tags, records = _marshal_loads(_string_at(self._p.value or 0, self._n.value))
+        tags, records = _marshal_loads(self._batch())
         # One C loop: each record (a tuple) becomes an object of its tag's class.
         return map(_new, map(_CLASS_OF, tags), records)
+
+    def _batch(self) -> memoryview:
+        """The batch libonair just gave (``self._p``, ``self._n``), read in place.
+
+        A view of libonair's buffer, rebuilt when the buffer moves or grows past
+        it (rarely: the buffer keeps its capacity), instead of a copy per chunk.
+        Only read before the next call on this decoder, and marshal.loads copies
+        everything out of it.
+        """
+        p, n = self._p.value or 0, self._n.value
+        if p != self._view_at or n > self._view_len:
+            self._view = memoryview((ctypes.c_char * n).from_address(p))
+            self._view_at, self._view_len = p, n
+        return self._view[:n]
 
     def finish(self) -> Iterator[Item]:
         """Ends the stream: a cut-off frame comes out as ``FrameError("incomplete_frame")``."""
@@ -246,7 +262,7 @@ class Decoder:
         h = self._handle()
         self._gen += 1
         check(_lib.onair_decoder_take_marshal(h, *self._pn))
-        tags, records = _marshal_loads(_string_at(self._p.value or 0, self._n.value))
+        tags, records = _marshal_loads(self._batch())
         # One C loop: each record (a tuple) becomes an object of its tag's class.
         return map(_new, map(_CLASS_OF, tags), records)
 
@@ -298,6 +314,8 @@ class Decoder:
         """Frees the decoder now (idempotent)."""
         h, self._h = self._h, None
         self._gen += 1
+        self._view = memoryview(b"")
+        self._view_at, self._view_len = 0, 0
         if h is not None:
             _lib.onair_decoder_free(h)
 
