@@ -201,7 +201,8 @@ class Decoder:
         if self._form != "marshal" or self._views:
             check(_lib.onair_decoder_feed(self._handle(), chunk, len(chunk)))
             return self._drain()
-        # The default path: one call feeds and renders the chunk's items.
+        # The default path: one call feeds and renders the chunk's items (this
+        # method is the hot loop's only Python per chunk: _batch() inlined).
         h = self._h
         if h is None:
             raise ValueError("the decoder is closed")
@@ -209,8 +210,15 @@ class Decoder:
         rc = _feed_marshal(h, chunk, len(chunk), *self._pn)
         if rc:
             check(rc)
-        tags, records = _marshal_loads(self._batch())
+        p, n = self._p.value, self._n.value
+        if p != self._view_at or n > self._view_len:
+            return self._read_marshal()
+        tags, records = _marshal_loads(self._view[:n])
         # One C loop: each record (a tuple) becomes an object of its tag's class.
+        return map(_new, map(_CLASS_OF, tags), records)
+
+    def _read_marshal(self) -> Iterator[Item]:
+        tags, records = _marshal_loads(self._batch())
         return map(_new, map(_CLASS_OF, tags), records)
 
     def _batch(self) -> memoryview:
@@ -262,9 +270,7 @@ class Decoder:
         h = self._handle()
         self._gen += 1
         check(_lib.onair_decoder_take_marshal(h, *self._pn))
-        tags, records = _marshal_loads(self._batch())
-        # One C loop: each record (a tuple) becomes an object of its tag's class.
-        return map(_new, map(_CLASS_OF, tags), records)
+        return self._read_marshal()
 
     def _drain_json(self) -> Iterator[Item]:
         h = self._handle()
