@@ -239,3 +239,22 @@ def test_items_are_values(service_stream: bytes) -> None:
     end = items[-1]
     assert isinstance(end, onair.End) and end.is_live_ended is True
     assert copy.copy(end).is_live_ended is True
+
+
+@pytest.mark.parametrize("views", [False, True])
+def test_feed_takes_bytes_like_chunks(views: bool) -> None:
+    data = b":heartbeat\n\nretry:5\n\n"
+    expected = [onair.Heartbeat(), onair.Retry(5)]
+    for chunk in (data, bytearray(data), memoryview(data)):
+        with onair.Decoder(kit_views=views) as dec:
+            assert list(dec.feed(chunk)) == expected  # type: ignore[arg-type]
+    with onair.Decoder(kit_views=views) as dec, pytest.raises(TypeError):
+        dec.feed(":heartbeat\n\n")  # type: ignore[arg-type]
+
+
+def test_a_closed_decoder_refuses_before_the_unchecked_call() -> None:
+    dec = onair.Decoder()
+    assert list(dec.feed(b"retry:1\n\n")) == [onair.Retry(1)]
+    dec.close()
+    with pytest.raises(ValueError):
+        dec.feed(b"retry:1\n\n")
