@@ -361,10 +361,10 @@ fn stream() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     let text = any::<String>();
     let opt_text = proptest::option::of(any::<String>());
     let j = |s: &String| serde_json::to_string(s).expect("JSON");
-    let oj = move |s: &Option<String>| s.as_ref().map_or("null".to_owned(), |s| j(s));
+    let oj = move |s: &Option<String>| s.as_ref().map_or("null".to_owned(), j);
     let frame = (
         0..8u8,
-        (text.clone(), opt_text.clone(), text.clone(), opt_text),
+        (text, opt_text.clone(), text, opt_text),
         (any::<u64>(), proptest::option::of(any::<u64>()), any::<bool>()),
         proptest::option::of(-1e300f64..1e300),
         proptest::collection::vec(any::<u8>(), 0..40),
