@@ -386,10 +386,17 @@ RECORDS: dict[str, tuple[type[Item], str]] = {
 # Not a record of libonair's (the struct path's events of kinds newer than this package).
 _OTHER_FIELDS = "id event_name data"
 
+def _property_getter(index: int, doc: str) -> Any:
+    return property(operator.itemgetter(index), doc=doc)
+
+
 # namedtuple's C accessor (CPython); elsewhere a property over itemgetter.
-_tuplegetter: Callable[[int, str], Any] = getattr(
-    importlib.import_module("_collections"), "_tuplegetter", lambda i, doc: property(operator.itemgetter(i), doc=doc)
-)
+try:
+    _tuplegetter: Callable[[int, str], Any] = getattr(
+        importlib.import_module("_collections"), "_tuplegetter", _property_getter
+    )
+except ImportError:  # pragma: no cover - another Python
+    _tuplegetter = _property_getter
 
 
 def _install(cls: type[Item], names: str) -> None:
