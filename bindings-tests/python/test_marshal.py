@@ -258,3 +258,13 @@ def test_a_closed_decoder_refuses_before_the_unchecked_call() -> None:
     dec.close()
     with pytest.raises(ValueError):
         dec.feed(b"retry:1\n\n")
+
+
+def test_the_fallback_accessor_reads_the_same() -> None:
+    """Where namedtuple's C accessor is missing, attributes are properties over itemgetter."""
+    from onair.events import _property_getter
+
+    class T(tuple):  # type: ignore[type-arg]
+        x = _property_getter(1, "x")
+
+    assert T((0, 5)).x == 5
