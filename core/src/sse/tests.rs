@@ -21,18 +21,31 @@ fn render(item: &Item<'_>) -> String {
 }
 
 /// Feeds `chunks` one by one, then finishes; returns every item rendered.
+/// Every chunk is also fed through [`Parser::next_item_in`] to a twin parser, which
+/// must say the same.
 fn parse_chunks(parser: &mut Parser, chunks: &[&[u8]]) -> Vec<String> {
+    let mut twin = parser.clone();
     let mut out = Vec::new();
+    let mut twin_out = Vec::new();
     for chunk in chunks {
         let mut rest = *chunk;
         while let Some(item) = parser.next_item(&mut rest) {
             out.push(render(&item));
         }
         assert!(rest.is_empty());
+        let mut whole = Chunk::new(chunk);
+        while let Some(item) = twin.next_item_in(&mut whole) {
+            twin_out.push(render(&item));
+        }
+        assert!(whole.rest().is_empty());
     }
     if let Some(item) = parser.finish() {
         out.push(format!("finish {}", render(&item)));
     }
+    if let Some(item) = twin.finish() {
+        twin_out.push(format!("finish {}", render(&item)));
+    }
+    assert_eq!(out, twin_out, "Parser::next_item_in says what Parser::next_item says");
     out
 }
 
@@ -485,6 +498,40 @@ fn a_frame_within_one_chunk_borrows_its_data_from_the_input() {
 }
 
 #[test]
+fn items_of_a_chunk_lend_whole_frames_from_it_around_invalid_bytes() {
+    let input: &[u8] = b"id:1\nevent:chat\ndata:\xED\x95\x9C\n\n\
+        id:2\nevent:chat\ndata:\xFF\n\n\
+        id:3\nevent:chat\ndata:ok\n\n\
+        id:4\nevent:chat\ndata:\xED\x95";
+    let range = input.as_ptr_range();
+    let mut p = Parser::new();
+    let mut chunk = Chunk::new(input);
+    let mut out = Vec::new();
+    while let Some(item) = p.next_item_in(&mut chunk) {
+        if let Item::Event(frame) = &item {
+            let borrowed = range.contains(&frame.data.as_ptr());
+            out.push((frame.data.to_owned(), borrowed));
+        }
+    }
+    assert_eq!(
+        out,
+        [
+            ("한".to_owned(), true),
+            ("\u{FFFD}".to_owned(), false),
+            ("ok".to_owned(), true),
+        ]
+    );
+    // A chunk that opens inside a character cut by the previous one.
+    let (a, b) = "id:1\nevent:chat\ndata:한\n\nid:2\nevent:chat\ndata:ok\n\n"
+        .as_bytes()
+        .split_at(23);
+    assert_eq!(
+        parse_chunks(&mut Parser::new(), &[a, b]),
+        [ev("chat", "한", Some("1"), "1"), ev("chat", "ok", Some("2"), "2")]
+    );
+}
+
+#[test]
 fn a_frame_spread_over_chunks_is_copied_and_reads_the_same() {
     let mut p = Parser::new();
     let out = parse_chunks(&mut p, &[b"event: chat\nid: 9\n", b"data: x\n", b"\n"]);
@@ -931,6 +978,13 @@ fn a_frame_without_an_id_lends_the_last_one() {
 /// reference's terms (errors other than the end-of-input one never arise
 /// under the default cap with these inputs).
 fn seen_by_parser(chunks: &[&[u8]]) -> Vec<Seen> {
+    let by_items = seen_by(chunks, true);
+    let by_next_item = seen_by(chunks, false);
+    assert_eq!(by_items, by_next_item);
+    by_items
+}
+
+fn seen_by(chunks: &[&[u8]], whole_chunks: bool) -> Vec<Seen> {
     fn seen(item: &Item<'_>) -> Seen {
         match item {
             Item::Event(f) => Seen::Event {
@@ -950,9 +1004,16 @@ fn seen_by_parser(chunks: &[&[u8]]) -> Vec<Seen> {
     let mut parser = Parser::new();
     let mut out = Vec::new();
     for chunk in chunks {
-        let mut rest = *chunk;
-        while let Some(item) = parser.next_item(&mut rest) {
-            out.push(seen(&item));
+        if whole_chunks {
+            let mut whole = Chunk::new(chunk);
+            while let Some(item) = parser.next_item_in(&mut whole) {
+                out.push(seen(&item));
+            }
+        } else {
+            let mut rest = *chunk;
+            while let Some(item) = parser.next_item(&mut rest) {
+                out.push(seen(&item));
+            }
         }
     }
     out.extend(parser.finish().as_ref().map(seen));
