@@ -305,7 +305,10 @@ impl Parser {
     /// }
     /// assert_eq!(data, ["{}", "x"]);
     /// ```
-    pub fn next_item_in<'s: 'c, 'i: 'c, 'c>(&'s mut self, chunk: &mut Chunk<'i>) -> Option<Item<'c>> {
+    pub fn next_item_in<'s: 'c, 'i: 'c, 'c>(
+        &'s mut self,
+        chunk: &mut Chunk<'i>,
+    ) -> Option<Item<'c>> {
         self.run_cleanup();
         let ready = self.advance(&mut chunk.rest, &mut chunk.validated)?;
         Some(self.item(ready))
@@ -876,7 +879,7 @@ fn shrink_idle_string(buf: &mut String) {
     }
 }
 
-#[cfg(test)]
-mod reference;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod reference;
 #[cfg(test)]
 mod tests;

@@ -1,12 +1,12 @@
 //! A naive reference parser, written from the WHATWG HTML standard's "event
 //! stream interpretation" (9.2.6) and nothing else: decode the whole stream as
-//! UTF-8, split it into lines, process each line. Tests only: it is the
-//! oracle the real [`Parser`](super::Parser) is checked against, so it shares
-//! no code with it and favours plainness over speed.
+//! UTF-8, split it into lines, process each line. Tests and fuzzing only: it
+//! is the oracle the real [`Parser`](super::Parser) is checked against, so it
+//! shares no code with it and favours plainness over speed.
 
 /// What the reference saw, in the form the tests compare.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Seen {
+pub(crate) enum Seen {
     Event {
         event: String,
         data: String,
@@ -20,8 +20,30 @@ pub(super) enum Seen {
     Incomplete,
 }
 
+impl Seen {
+    /// What the real parser said, in the reference's terms; `None` for an
+    /// oversized frame (the cap is onair's, not the standard's).
+    pub(crate) fn of(item: &super::Item<'_>) -> Option<Seen> {
+        use super::{FrameErrorKind, Item};
+        Some(match item {
+            Item::Event(f) => Seen::Event {
+                event: f.event.to_string(),
+                data: f.data.to_string(),
+                own_id: f.id.is_some(),
+                last_event_id: f.last_event_id.to_string(),
+            },
+            Item::Comment(text) => Seen::Comment(text.to_string()),
+            Item::Retry(ms) => Seen::Retry(*ms),
+            Item::Error(e) => match e.kind {
+                FrameErrorKind::Incomplete => Seen::Incomplete,
+                FrameErrorKind::TooLarge { .. } => return None,
+            },
+        })
+    }
+}
+
 /// Parses a whole stream.
-pub(super) fn parse(stream: &[u8]) -> Vec<Seen> {
+pub(crate) fn parse(stream: &[u8]) -> Vec<Seen> {
     // "Streams must be decoded using the UTF-8 decode algorithm": one leading
     // BOM is dropped and invalid sequences become U+FFFD.
     let bytes = stream.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(stream);

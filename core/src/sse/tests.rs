@@ -45,7 +45,10 @@ fn parse_chunks(parser: &mut Parser, chunks: &[&[u8]]) -> Vec<String> {
     if let Some(item) = twin.finish() {
         twin_out.push(format!("finish {}", render(&item)));
     }
-    assert_eq!(out, twin_out, "Parser::next_item_in says what Parser::next_item says");
+    assert_eq!(
+        out, twin_out,
+        "Parser::next_item_in says what Parser::next_item says"
+    );
     out
 }
 
@@ -527,7 +530,10 @@ fn items_of_a_chunk_lend_whole_frames_from_it_around_invalid_bytes() {
         .split_at(23);
     assert_eq!(
         parse_chunks(&mut Parser::new(), &[a, b]),
-        [ev("chat", "한", Some("1"), "1"), ev("chat", "ok", Some("2"), "2")]
+        [
+            ev("chat", "한", Some("1"), "1"),
+            ev("chat", "ok", Some("2"), "2")
+        ]
     );
 }
 
@@ -986,20 +992,7 @@ fn seen_by_parser(chunks: &[&[u8]]) -> Vec<Seen> {
 
 fn seen_by(chunks: &[&[u8]], whole_chunks: bool) -> Vec<Seen> {
     fn seen(item: &Item<'_>) -> Seen {
-        match item {
-            Item::Event(f) => Seen::Event {
-                event: f.event.to_string(),
-                data: f.data.to_string(),
-                own_id: f.id.is_some(),
-                last_event_id: f.last_event_id.to_string(),
-            },
-            Item::Comment(text) => Seen::Comment(text.to_string()),
-            Item::Retry(ms) => Seen::Retry(*ms),
-            Item::Error(e) => {
-                assert_eq!(e.kind, FrameErrorKind::Incomplete, "{e:?}");
-                Seen::Incomplete
-            }
-        }
+        Seen::of(item).expect("no frame is over the default cap here")
     }
     let mut parser = Parser::new();
     let mut out = Vec::new();
