@@ -20,14 +20,17 @@
 //!   [`FrameErrorKind::TooLarge`] and is skipped up to its blank line.
 //! - **Never fails on bad bytes**: invalid UTF-8 becomes U+FFFD in the item.
 //!
+//! Feed each chunk as a [`Chunk`] (its text is then validated in one pass);
+//! [`Parser::next_item`] over a plain slice says the same, frame by frame.
+//!
 //! ```
-//! use onair::sse::{Item, Parser};
+//! use onair::sse::{Chunk, Item, Parser};
 //!
 //! let mut parser = Parser::new();
 //! let mut names = Vec::new();
-//! for chunk in [&b":heartbeat\n\nevent: chat\nda"[..], &b"ta: {}\n\n"[..]] {
-//!     let mut rest = chunk;
-//!     while let Some(item) = parser.next_item(&mut rest) {
+//! for bytes in [&b":heartbeat\n\nevent: chat\nda"[..], &b"ta: {}\n\n"[..]] {
+//!     let mut chunk = Chunk::new(bytes);
+//!     while let Some(item) = parser.next_item_in(&mut chunk) {
 //!         match item {
 //!             Item::Event(frame) => names.push(frame.event.to_owned()),
 //!             Item::Comment(text) => assert_eq!(text, "heartbeat"),
