@@ -4,6 +4,16 @@ use super::reference::{self, Seen};
 use super::*;
 use proptest::prelude::*;
 
+/// Sizes and counts for the exhaustive tests: the full ones natively, small
+/// ones under miri (which runs the same code ~1000x slower).
+const fn sized(native: usize, miri: usize) -> usize {
+    if cfg!(miri) {
+        miri
+    } else {
+        native
+    }
+}
+
 /// Renders an item as one line, so expected output reads like the stream.
 fn render(item: &Item<'_>) -> String {
     match item {
@@ -316,7 +326,7 @@ fn never_ending_line_stays_under_the_cap() {
     let mut p = Parser::with_max_frame_bytes(1024);
     let chunk = [b'a'; 100];
     let mut errors = 0;
-    for _ in 0..10_000 {
+    for _ in 0..sized(10_000, 50) {
         let mut rest = &chunk[..];
         while let Some(item) = p.next_item(&mut rest) {
             assert!(matches!(item, Item::Error(_)));
@@ -334,7 +344,7 @@ fn never_ending_line_stays_under_the_cap() {
 #[test]
 fn idle_parser_holds_no_large_buffer() {
     let mut p = Parser::new();
-    let big = format!("data: {}\n\n", "y".repeat(200_000));
+    let big = format!("data: {}\n\n", "y".repeat(sized(200_000, 20_000)));
     let out = parse_chunks(&mut p, &[big.as_bytes(), b":heartbeat\n\n"]);
     assert_eq!(out.len(), 2);
     assert!(p.allocated_bytes() < 32 * 1024, "{}", p.allocated_bytes());
@@ -357,9 +367,10 @@ fn comments_between_frames_do_not_count_toward_the_cap() {
 fn long_line_in_small_chunks_is_linear() {
     // 8 MiB in one line, 4 KiB at a time: each byte is scanned once. A
     // quadratic parser would scan ~8 GiB here and not finish in test time.
+    let size = sized(8 * 1024 * 1024, 64 * 1024);
     let mut p = Parser::with_max_frame_bytes(16 * 1024 * 1024);
     let mut line = b"data: ".to_vec();
-    line.resize(8 * 1024 * 1024, b'z');
+    line.resize(size, b'z');
     line.extend_from_slice(b"\n\n");
     let mut len = 0;
     for chunk in line.chunks(4096) {
@@ -370,7 +381,7 @@ fn long_line_in_small_chunks_is_linear() {
             }
         }
     }
-    assert_eq!(len, 8 * 1024 * 1024 - 6);
+    assert_eq!(len, size - 6);
 }
 
 /// What the parser may allocate beyond its frame cap: the growable buffers'
@@ -379,7 +390,7 @@ const ALLOCATION_BOUND: usize = ALLOCATION_SLACK + 4 * IDLE_CAPACITY + 4 * 64;
 
 #[test]
 fn allocation_stays_within_cap_plus_a_constant_on_adversarial_frames() {
-    let cap = 1024 * 1024;
+    let cap = sized(1024 * 1024, 64 * 1024);
     let third = "q".repeat(cap / 3 - 16);
     let invalid = vec![0xFFu8; cap / 2];
     let mut streams: Vec<Vec<u8>> = vec![
@@ -424,7 +435,7 @@ fn assert_every_split_parses_alike(input: &[u8]) {
             let (a, b) = input.split_at(i);
             let split = parse_chunks(&mut Parser::with_max_frame_bytes(cap), &[a, b]);
             assert_eq!(split, whole, "cap {cap}, split at {i} of {input:?}");
-            if input.len() <= 80 {
+            if input.len() <= sized(80, 0) {
                 for j in i..=input.len() {
                     let (b, c) = input[i..].split_at(j - i);
                     let three = parse_chunks(&mut Parser::with_max_frame_bytes(cap), &[a, b, c]);
@@ -586,7 +597,7 @@ fn a_frame_read_in_one_go_is_validated_alike_whatever_follows_it() {
         b"data:\xED\x95",
         b"",
     ];
-    for filler in 20..160 {
+    for filler in 20..sized(160, 24) {
         let data = "d".repeat(filler);
         for after in afters {
             let mut input = format!("id:1\nevent:chat\ndata:{data}\n\n").into_bytes();
@@ -773,7 +784,7 @@ fn split_at_points(input: &[u8], points: &[usize]) -> Vec<Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(sized(512, 2) as u32))]
 
     #[test]
     fn chunking_never_changes_what_is_parsed(
@@ -1021,7 +1032,7 @@ fn the_vector_table_agrees_with_the_reference() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(1024))]
+    #![proptest_config(ProptestConfig::with_cases(sized(1024, 2) as u32))]
 
     /// The parser, fed in any chunking, says what the WHATWG text says.
     #[test]
