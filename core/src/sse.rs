@@ -409,18 +409,13 @@ impl Parser {
         };
         let bytes: &'i [u8] = input;
         let (line, after) = bytes.split_at(end);
-        *input = match after {
-            [b'\r', b'\n', rest @ ..] => rest,
-            [b'\r'] => {
-                self.state = State::AfterCr;
-                &[]
-            }
-            [_, rest @ ..] => rest,
-            [] => &[],
+        (*input, self.state) = match after {
+            [b'\r', b'\n', rest @ ..] => (rest, State::LineStart),
+            // Whether an LF follows is the next chunk's to say.
+            [b'\r'] => (&[][..], State::AfterCr),
+            [_, rest @ ..] => (rest, State::LineStart),
+            [] => (&[][..], State::LineStart),
         };
-        if self.state != State::AfterCr {
-            self.state = State::LineStart;
-        }
         if continued {
             self.end_held_line(line)
         } else {
