@@ -566,7 +566,9 @@ impl Parser {
     /// cut to a length every chunking of the same input has seen by the time
     /// it overflows, so the error is the same however the bytes arrived.
     fn overflow<'i>(&mut self, tail: &[u8]) -> Ready<'i> {
-        let known = (self.max_frame_bytes + 1)
+        let known = self
+            .max_frame_bytes
+            .saturating_add(1)
             .saturating_sub(self.event_len() + self.last_event_id.len())
             .min(RAW_PREFIX_BYTES);
         let mut raw = std::mem::take(&mut self.err_raw);
@@ -662,7 +664,9 @@ impl Parser {
     /// Capacity one growable buffer may take, given what the others hold.
     fn room_beside(&self, own_capacity: usize) -> usize {
         let others = self.growable_capacity() - own_capacity;
-        (self.max_frame_bytes + ALLOCATION_SLACK).saturating_sub(others)
+        self.max_frame_bytes
+            .saturating_add(ALLOCATION_SLACK)
+            .saturating_sub(others)
     }
 
     fn growable_capacity(&self) -> usize {
