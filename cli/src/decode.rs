@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Read, Write};
 
 use onair::event;
 use onair::json::{ItemJson, RawItemJson};
-use onair::sse::{self, Parser, DEFAULT_MAX_FRAME_BYTES};
+use onair::sse::{self, Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
 use serde::Serialize;
 
 use crate::{number_arg, UsageError};
@@ -60,8 +60,8 @@ fn decode(input: &mut impl Read, out: &mut impl Write, opts: &Options) -> io::Re
         if filled == 0 {
             break;
         }
-        let mut rest = &buf[..filled];
-        while let Some(item) = parser.next_item(&mut rest) {
+        let mut chunk = Chunk::new(&buf[..filled]);
+        while let Some(item) = parser.next_item_in(&mut chunk) {
             emit(out, item, opts.raw)?;
         }
     }

@@ -422,9 +422,49 @@ impl Decoder {
         self.parser.next_item(input).map(Item::from_sse)
     }
 
+    /// Like [`Decoder::next_item`], over a [`sse::Chunk`] (faster: see
+    /// [`sse::Parser::next_item_in`]).
+    pub fn next_item_in(&mut self, chunk: &mut sse::Chunk<'_>) -> Option<Item> {
+        self.parser.next_item_in(chunk).map(Item::from_sse)
+    }
+
+    /// The items of one whole chunk, decoded as they are pulled: the usual
+    /// way to feed a decoder.
+    ///
+    /// ```
+    /// use onair::event::{Decoder, Item};
+    ///
+    /// let mut decoder = Decoder::new();
+    /// let chunk = b":heartbeat\n\nevent: end\ndata: {\"reason\":\"LIVE_ENDED\"}\n\n";
+    /// let items: Vec<Item> = decoder.items(chunk).collect();
+    /// assert_eq!(items.len(), 2);
+    /// ```
+    pub fn items<'d, 'i>(&'d mut self, chunk: &'i [u8]) -> Items<'d, 'i> {
+        Items {
+            decoder: self,
+            chunk: sse::Chunk::new(chunk),
+        }
+    }
+
     /// Ends the stream: an `incomplete_frame` error if a frame was pending.
     pub fn finish(&mut self) -> Option<Item> {
         self.parser.finish().map(Item::from_sse)
+    }
+}
+
+/// The decoded items of one chunk; see [`Decoder::items`].
+#[derive(Debug)]
+#[must_use = "the chunk is only read as the iterator is drained"]
+pub struct Items<'d, 'i> {
+    decoder: &'d mut Decoder,
+    chunk: sse::Chunk<'i>,
+}
+
+impl Iterator for Items<'_, '_> {
+    type Item = Item;
+
+    fn next(&mut self) -> Option<Item> {
+        self.decoder.next_item_in(&mut self.chunk)
     }
 }
 

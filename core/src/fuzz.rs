@@ -30,7 +30,8 @@ use crate::oauth::Tokens;
 use crate::problem::{self, classify, Advice, ProblemKind};
 use crate::ratelimit::{QuotaHeaders, RetryAfter, MAX_RETRY_AFTER_MS};
 use crate::secret::ClientCredentials;
-use crate::sse::{Parser, DEFAULT_MAX_FRAME_BYTES};
+use crate::sse::reference::{self, Seen};
+use crate::sse::{Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
 
 // ---------------------------------------------------------------------------
 // The input cursor
@@ -122,10 +123,22 @@ fn string_fields(body: &[u8], fields: &[&str]) -> Vec<String> {
 // 1. SSE framing in arbitrary chunkings
 // ---------------------------------------------------------------------------
 
+/// The items of `chunks`, rendered; read both with `next_item` over slices
+/// and with `next_item_in` over [`Chunk`]s, which must agree.
 fn sse_items(cap: usize, chunks: &mut dyn Iterator<Item = &[u8]>) -> Vec<String> {
     let mut parser = Parser::with_max_frame_bytes(cap);
+    let mut twin = Parser::with_max_frame_bytes(cap);
     let mut out = Vec::new();
+    let mut twin_out = Vec::new();
     for chunk in chunks {
+        let mut whole = Chunk::new(chunk);
+        while let Some(item) = twin.next_item_in(&mut whole) {
+            twin_out.push(format!("{item:?}"));
+        }
+        assert!(
+            whole.rest().is_empty(),
+            "next_item_in returned None with input left"
+        );
         let mut rest = chunk;
         loop {
             let before = rest.len();
@@ -144,19 +157,44 @@ fn sse_items(cap: usize, chunks: &mut dyn Iterator<Item = &[u8]>) -> Vec<String>
         );
     }
     out.extend(parser.finish().map(|item| format!("{item:?}")));
+    twin_out.extend(twin.finish().map(|item| format!("{item:?}")));
+    assert_eq!(out, twin_out, "next_item and next_item_in disagree");
     assert!(parser.buffered_bytes() <= parser.max_frame_bytes());
     assert!(parser.finish().is_none(), "a second finish gave an item");
     out
 }
 
+/// What the parser says of `body` under the default cap, in the naive
+/// reference parser's terms (`None` when a frame was over the cap).
+fn seen(body: &[u8]) -> Option<Vec<Seen>> {
+    let mut parser = Parser::new();
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(item) = parser.next_item(&mut rest) {
+        out.push(Seen::of(&item)?);
+    }
+    if let Some(item) = parser.finish() {
+        out.push(Seen::of(&item)?);
+    }
+    Some(out)
+}
+
 /// SSE bytes: the first byte picks a chunk size, the next two a second one;
 /// the items of the whole input equal those of every chunking (byte by byte,
 /// the sizes picked, and cuts at every `\n`), for a small cap and the
-/// default one, and no more than the cap is ever buffered.
+/// default one, and no more than the cap is ever buffered; under the default
+/// cap they are what the naive WHATWG reference parser says.
 pub fn sse_chunking(data: &[u8]) {
     let Some((&seed, body)) = data.split_first() else {
         return;
     };
+    if let Some(seen) = seen(body) {
+        assert_eq!(
+            seen,
+            reference::parse(body),
+            "the parser and the WHATWG reference disagree"
+        );
+    }
     let size = usize::from(seed % 17) + 1;
     let wide = usize::from(u16::from_le_bytes([seed, *body.first().unwrap_or(&0)]) % 4096) + 1;
     for cap in [128, DEFAULT_MAX_FRAME_BYTES] {

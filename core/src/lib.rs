@@ -22,12 +22,8 @@
 //! use onair::event::{Decoder, EndReason, Event, Item};
 //!
 //! let mut decoder = Decoder::new();
-//! let stream = b"event:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n";
-//! let mut rest = &stream[..];
-//! let mut seen = Vec::new();
-//! while let Some(item) = decoder.next_item(&mut rest) {
-//!     seen.push(item);
-//! }
+//! let chunk = b"event:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n";
+//! let seen: Vec<Item> = decoder.items(chunk).collect();
 //! assert!(matches!(
 //!     &seen[0],
 //!     Item::Event { event: Event::End(end), .. } if end.reason == EndReason::LiveEnded

@@ -57,6 +57,7 @@ use crate::http::Header;
 use crate::misuse::Misuse;
 use crate::oauth::{AfterUnauthorized, AuthProblem, RefreshOnce};
 use crate::problem::{classify, Advice, Problem};
+use crate::sse;
 use crate::stop::Stop;
 
 /// Tunables of the connect-loop. The defaults follow the spec.
@@ -411,7 +412,7 @@ impl ConnectLoop {
         }
         StreamItems {
             machine: self,
-            rest: chunk,
+            chunk: sse::Chunk::new(chunk),
             now_ms,
         }
     }
@@ -586,7 +587,7 @@ impl ConnectLoop {
 #[must_use = "the chunk is only read as the iterator is drained"]
 pub struct StreamItems<'m, 'c> {
     machine: &'m mut ConnectLoop,
-    rest: &'c [u8],
+    chunk: sse::Chunk<'c>,
     now_ms: u64,
 }
 
@@ -597,7 +598,7 @@ impl Iterator for StreamItems<'_, '_> {
         if !matches!(self.machine.state, State::Open { .. }) {
             return None;
         }
-        let item = self.machine.decoder.next_item(&mut self.rest)?;
+        let item = self.machine.decoder.next_item_in(&mut self.chunk)?;
         self.machine.observe(&item, self.now_ms);
         Some(item)
     }

@@ -176,10 +176,8 @@ pub unsafe extern "C" fn onair_decoder_feed(
         // SAFETY: checked pointer from onair_decoder_new.
         let d = unsafe { arg_mut(decoder) }?;
         // SAFETY: the caller promises `len` bytes.
-        let mut input = unsafe { bytes_in(bytes, len) }?;
-        while let Some(item) = d.decoder.next_item(&mut input) {
-            d.queue.push_back(item);
-        }
+        let input = unsafe { bytes_in(bytes, len) }?;
+        d.queue.extend(d.decoder.items(input));
         Ok(())
     })
 }

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::ffi::c_char;
 
 use onair_core::json::RawItemJson;
-use onair_core::sse::{Frame, FrameError, FrameErrorKind, Item, Parser};
+use onair_core::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
 
 use crate::onair_result::{self, *};
 use crate::view::onair_str;
@@ -188,8 +188,8 @@ pub unsafe extern "C" fn onair_sse_parser_feed(
         // SAFETY: checked pointer from onair_sse_parser_new.
         let p = unsafe { arg_mut(parser) }?;
         // SAFETY: the caller promises `len` bytes.
-        let mut input = unsafe { bytes_in(bytes, len) }?;
-        while let Some(item) = p.parser.next_item(&mut input) {
+        let mut chunk = Chunk::new(unsafe { bytes_in(bytes, len) }?);
+        while let Some(item) = p.parser.next_item_in(&mut chunk) {
             p.queue.push_back(Owned::of(item));
         }
         Ok(())

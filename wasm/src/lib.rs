@@ -109,8 +109,7 @@ impl Decoder {
     /// numbers; its text follows from [`Decoder::text`].
     pub fn push(&mut self, chunk: &[u8]) -> Vec<f64> {
         self.tape.clear();
-        let mut rest = chunk;
-        while let Some(item) = self.inner.next_item(&mut rest) {
+        for item in self.inner.items(chunk) {
             self.tape.item(&item);
         }
         std::mem::take(&mut self.tape.nums)
@@ -127,8 +126,8 @@ impl Decoder {
     pub fn push_json(&mut self, chunk: &[u8]) -> String {
         self.out.clear();
         self.out.push(b'[');
-        let mut rest = chunk;
-        while let Some(item) = self.inner.next_item(&mut rest) {
+        let mut chunk = onair::sse::Chunk::new(chunk);
+        while let Some(item) = self.inner.next_item_in(&mut chunk) {
             self.write(&item);
         }
         self.close()
