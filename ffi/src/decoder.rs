@@ -346,7 +346,7 @@ pub unsafe extern "C" fn onair_decoder_feed_marshal(
         // SAFETY: checked pointer from onair_decoder_new.
         let d = unsafe { arg_mut(decoder) }?;
         // SAFETY: the caller promises `len` bytes.
-        let mut input = unsafe { bytes_in(bytes, len) }?;
+        let input = unsafe { bytes_in(bytes, len) }?;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         d.json.clear();
         d.current = None;
@@ -355,7 +355,7 @@ pub unsafe extern "C" fn onair_decoder_feed_marshal(
         for item in d.queue.drain(..) {
             batch.push(&item);
         }
-        while let Some(item) = d.decoder.next_item(&mut input) {
+        for item in d.decoder.items(input) {
             batch.push(&item);
         }
         batch.finish();
