@@ -64,6 +64,12 @@ static void test_conventions(void) {
   onair_sse_parser_free(NULL);
   CHECK(onair_decoder_pending(NULL) == 0);
   CHECK(onair_bot_pending_calls(NULL) == 0);
+  /* A NULL out-parameter is refused and allocates nothing (these four once
+     leaked their handle: ASan's leak check and valgrind see it here). */
+  CHECK(onair_timers_new(NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_audience_new(NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_commands_new(NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_tally_new(NULL) == ONAIR_NULL_PARAMETER);
 }
 
 /* ---- decoder -------------------------------------------------------------- */
