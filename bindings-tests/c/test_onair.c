@@ -240,6 +240,8 @@ static void test_decisions(void) {
   CHECK(onair_classify(S("nope"), 404, NULL, 0, NULL, 0, 0, &p) == ONAIR_UNKNOWN_ENDPOINT && p.status == 7);
   CHECK(onair_classify(BAD_UTF8, 2, 404, NULL, 0, NULL, 0, 0, &p) == ONAIR_INVALID_UTF8);
   CHECK(onair_classify(NULL, 4, 404, NULL, 0, NULL, 0, 0, &p) == ONAIR_NULL_PARAMETER);
+  /* (NULL, 0) too: a NULL endpoint is not the empty name (fuzz finding). */
+  CHECK(onair_classify(NULL, 0, 404, NULL, 0, NULL, 0, 0, &p) == ONAIR_NULL_PARAMETER);
   CHECK(onair_classify(S("live"), 404, NULL, 3, NULL, 0, 0, &p) == ONAIR_NULL_PARAMETER);
   CHECK(onair_classify(S("live"), 404, NULL, 0, NULL, 9, 0, &p) == ONAIR_NULL_PARAMETER);
   CHECK(onair_classify(S("live"), 404, NULL, 0, NULL, 0, 0, NULL) == ONAIR_NULL_PARAMETER);
