@@ -557,6 +557,8 @@ static void test_bot_loop(void) {
   CHECK(onair_bot_schedule(bot, now, "", 0) == ONAIR_BAD_TAG);
   CHECK(onair_bot_last_error(bot, &json, &json_len) == ONAIR_OK && json_len > 0);
   CHECK(onair_bot_every(bot, 5, BAD_UTF8, 2, 0) == ONAIR_INVALID_UTF8);
+  /* A period of 0 is an argument out of range, not a bad tag (fuzz finding). */
+  CHECK(onair_bot_every(bot, 0, S("zero"), now) == ONAIR_INVALID_ARGUMENT);
   CHECK(poll_until(bot, &now, ONAIR_ACTION_TIMER, &a) && eq(a.tag, "online"));
   CHECK(poll_until(bot, &now, ONAIR_ACTION_TIMER, &a) && eq(a.tag, "greet-all"));
   CHECK(onair_bot_action_json(bot, &json, &json_len) == ONAIR_OK);
@@ -624,6 +626,7 @@ static void test_kit(void) {
   CHECK(onair_timers_every(t, 50, S("tick"), 20) == ONAIR_OK);
   CHECK(onair_timers_schedule(t, 1, "", 0) == ONAIR_BAD_TAG);
   CHECK(onair_timers_schedule(t, 1, S("bad\ntag")) == ONAIR_BAD_TAG);
+  CHECK(onair_timers_every(t, 0, S("zero"), 1) == ONAIR_INVALID_ARGUMENT);
   bool has = false, found = false;
   uint64_t at = 0;
   CHECK(onair_timers_next_deadline(t, true, &has, &at) == ONAIR_OK && has && at == 20);

@@ -853,9 +853,12 @@ pub struct onair_timers {
     popped: Option<Tag>,
 }
 
-fn timer_error(e: TimerError) -> onair_result {
+/// A timer refusal as its result code (`onair_result`: "a step of 0" is
+/// `ONAIR_INVALID_ARGUMENT`). Shared with the bot's timers.
+pub(crate) fn timer_error(e: TimerError) -> onair_result {
     match e {
         TimerError::TooMany => ONAIR_TOO_MANY_TIMERS,
+        TimerError::ZeroPeriod => ONAIR_INVALID_ARGUMENT,
         _ => ONAIR_BAD_TAG,
     }
 }
@@ -907,7 +910,8 @@ pub unsafe extern "C" fn onair_timers_schedule(
 
 /// Sets timer `tag` to fire every `period_ms`, first at `first_at_ms`.
 ///
-/// Errors: as `onair_timers_schedule`.
+/// Errors: as `onair_timers_schedule`; a `period_ms` of 0 →
+/// ONAIR_INVALID_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn onair_timers_every(
     timers: *mut onair_timers,
