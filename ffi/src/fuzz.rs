@@ -2031,6 +2031,10 @@ impl Fuzz {
     /// One poll, checked against the shadow's; the kind polled.
     fn poll(&mut self, h: *mut onair_bot, null_out: bool, e: &Expect) -> Option<onair_action_kind> {
         let now = self.now;
+        // Each poll ends the view of the one before (a drain polls often).
+        if !h.is_null() {
+            self.touch(Src::Bot);
+        }
         let mut out = Out::<onair_action>::new(null_out);
         // SAFETY: a live handle or NULL; an out-parameter or NULL.
         let r = unsafe { onair_bot_poll(h, now, out.ptr()) };
