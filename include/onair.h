@@ -1599,7 +1599,8 @@ onair_result onair_bot_schedule(struct onair_bot *bot,
  * Fires `ONAIR_ACTION_TIMER` with `tag` every `period_ms`, first at
  * `first_at_ms` (late ticks are not piled up).
  *
- * Errors: as `onair_bot_schedule`.
+ * Errors: as `onair_bot_schedule`; a `period_ms` of 0 →
+ * ONAIR_INVALID_ARGUMENT.
  */
 onair_result onair_bot_every(struct onair_bot *bot,
                              uint64_t period_ms,
@@ -2049,7 +2050,8 @@ onair_result onair_timers_schedule(struct onair_timers *timers,
 /**
  * Sets timer `tag` to fire every `period_ms`, first at `first_at_ms`.
  *
- * Errors: as `onair_timers_schedule`.
+ * Errors: as `onair_timers_schedule`; a `period_ms` of 0 →
+ * ONAIR_INVALID_ARGUMENT.
  */
 onair_result onair_timers_every(struct onair_timers *timers,
                                 uint64_t period_ms,

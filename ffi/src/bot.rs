@@ -265,13 +265,7 @@ impl onair_bot {
     }
 
     fn timer(&mut self, r: Result<(), TimerError>) -> Result<(), onair_result> {
-        r.map_err(|e| {
-            let code = match e {
-                TimerError::TooMany => ONAIR_TOO_MANY_TIMERS,
-                _ => ONAIR_BAD_TAG,
-            };
-            self.fail(code, e)
-        })
+        r.map_err(|e| self.fail(crate::kit::timer_error(e), e))
     }
 
     fn report(&mut self, r: Result<(), Misuse>) -> Result<(), onair_result> {
@@ -1217,7 +1211,8 @@ pub unsafe extern "C" fn onair_bot_schedule(
 /// Fires `ONAIR_ACTION_TIMER` with `tag` every `period_ms`, first at
 /// `first_at_ms` (late ticks are not piled up).
 ///
-/// Errors: as `onair_bot_schedule`.
+/// Errors: as `onair_bot_schedule`; a `period_ms` of 0 →
+/// ONAIR_INVALID_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_every(
     bot: *mut onair_bot,

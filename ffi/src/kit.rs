@@ -177,7 +177,10 @@ pub unsafe extern "C" fn onair_audience_new(
     out_audience: *mut *mut onair_audience,
 ) -> onair_result {
     boundary(|| {
-        *out(out_audience)? = audience_box(Audience::new());
+        // The out-parameter first: `*out(p)? = new` would build the handle
+        // before the check and leak it on NULL.
+        let slot = out(out_audience)?;
+        *slot = audience_box(Audience::new());
         Ok(())
     })
 }
@@ -432,7 +435,8 @@ pub unsafe extern "C" fn onair_commands_new(
     out_commands: *mut *mut onair_commands,
 ) -> onair_result {
     boundary(|| {
-        *out(out_commands)? = Box::into_raw(Box::new(onair_commands {
+        let slot = out(out_commands)?;
+        *slot = Box::into_raw(Box::new(onair_commands {
             commands: Commands::new(),
             matched: None,
             args: Vec::new(),
@@ -849,9 +853,12 @@ pub struct onair_timers {
     popped: Option<Tag>,
 }
 
-fn timer_error(e: TimerError) -> onair_result {
+/// A timer refusal as its result code (`onair_result`: "a step of 0" is
+/// `ONAIR_INVALID_ARGUMENT`). Shared with the bot's timers.
+pub(crate) fn timer_error(e: TimerError) -> onair_result {
     match e {
         TimerError::TooMany => ONAIR_TOO_MANY_TIMERS,
+        TimerError::ZeroPeriod => ONAIR_INVALID_ARGUMENT,
         _ => ONAIR_BAD_TAG,
     }
 }
@@ -862,7 +869,8 @@ fn timer_error(e: TimerError) -> onair_result {
 #[no_mangle]
 pub unsafe extern "C" fn onair_timers_new(out_timers: *mut *mut onair_timers) -> onair_result {
     boundary(|| {
-        *out(out_timers)? = Box::into_raw(Box::new(onair_timers {
+        let slot = out(out_timers)?;
+        *slot = Box::into_raw(Box::new(onair_timers {
             timers: Timers::new(),
             popped: None,
         }));
@@ -902,7 +910,8 @@ pub unsafe extern "C" fn onair_timers_schedule(
 
 /// Sets timer `tag` to fire every `period_ms`, first at `first_at_ms`.
 ///
-/// Errors: as `onair_timers_schedule`.
+/// Errors: as `onair_timers_schedule`; a `period_ms` of 0 →
+/// ONAIR_INVALID_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn onair_timers_every(
     timers: *mut onair_timers,
@@ -1000,7 +1009,8 @@ pub struct onair_tally(Tally);
 #[no_mangle]
 pub unsafe extern "C" fn onair_tally_new(out_tally: *mut *mut onair_tally) -> onair_result {
     boundary(|| {
-        *out(out_tally)? = Box::into_raw(Box::new(onair_tally(Tally::new())));
+        let slot = out(out_tally)?;
+        *slot = Box::into_raw(Box::new(onair_tally(Tally::new())));
         Ok(())
     })
 }

@@ -26,6 +26,11 @@ mod problem;
 mod sse;
 mod view;
 
+// The C API fuzz body (fuzz/fuzz_targets/c_api.rs); not API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzz;
+
 #[cfg(test)]
 mod tests;
 

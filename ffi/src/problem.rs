@@ -46,6 +46,11 @@ unsafe fn classified(
     body: *const u8,
     body_len: usize,
 ) -> Result<Problem, onair_result> {
+    // A NULL endpoint is refused whatever its length (as documented), not
+    // read as the empty, unknown name.
+    if endpoint.is_null() {
+        return Err(ONAIR_NULL_PARAMETER);
+    }
     // SAFETY: forwarded (pointer, length) pairs from the caller.
     let name = unsafe { str_in(endpoint, endpoint_len) }?;
     let endpoint = Endpoint::from_name(name).ok_or(ONAIR_UNKNOWN_ENDPOINT)?;
