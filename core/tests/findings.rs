@@ -1,16 +1,15 @@
-//! Regression tests for fuzz findings that are still open (FUZZING.md,
-//! "Findings"): each is ignored until its fix lands, then un-ignored and
-//! kept. Run them with `cargo test -p onair --test open_findings -- --ignored`.
+//! Regression tests for fuzz findings (FUZZING.md, "Findings") that need a
+//! whole-crate view: while a finding is open its test is ignored; once fixed
+//! it runs with every `cargo test`.
 
 use onair::sse::Parser;
 
 /// Finding #8 (the `c_api` target, 2026-11-23): a frame cap near
 /// `usize::MAX` (what a C caller passes as SIZE_MAX, "no limit") overflows
 /// `max_frame_bytes + ALLOCATION_SLACK` in `sse::Parser` (a panic with
-/// overflow checks, a wrapped, tiny allocation budget without). Left to the
-/// parser rework of issue 17, which owns core/src/sse*.
+/// overflow checks, a wrapped, tiny allocation budget without). Fixed in the
+/// parser rework of issue 17 (saturating sums).
 #[test]
-#[ignore = "open finding #8: sse::Parser with a cap near usize::MAX overflows; fix in the sse rework"]
 fn a_frame_cap_of_usize_max_reads_frames_like_the_default_cap() {
     let mut stream = b":heartbeat\n\nid:1\nevent:chat\ndata:{\"a\":1}\n\ndata:".to_vec();
     stream.extend(std::iter::repeat_n(b'x', 100_000));
