@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { Decoder } from 'onair';
 
 const root = new URL('../../', import.meta.url);
@@ -209,4 +210,18 @@ test('the item tape equals the JSON wire form', () => {
     // Same keys in the same order, same values.
     assert.equal(JSON.stringify(fastItems), JSON.stringify(slowItems));
   }
+});
+
+// The package is two modules, each loaded on first use (wasm/npm/index.js):
+// decoding alone never loads the bot module, and the other way round.
+test('decoding loads only the decoder module; the bot only the bot module', () => {
+  const loaded = (/** @type {string} */ code) =>
+    execFileSync(
+      process.execPath,
+      ['-e', `${code}; console.log(Object.keys(require.cache).filter((p) => p.includes('onair_')).map((p) => p.split(/[\\\\/]/).pop()).sort().join())`],
+      { cwd: new URL('.', import.meta.url), encoding: 'utf8' },
+    ).trim();
+  assert.equal(loaded(`const o = require('onair'); new o.Decoder().push(':heartbeat\\n\\n')`), 'onair_decoder.js');
+  assert.equal(loaded(`const o = require('onair'); o.splitChat('hi'); new o.Tally()`), 'onair_bot.js');
+  assert.equal(loaded(`require('onair')`), '');
 });

@@ -4,8 +4,18 @@
 // core; this file only converts arguments, parses the core's JSON wire form
 // (the `onair decode` lines, the bot's actions) and turns errors into Error
 // subclasses. Types: index.d.ts.
+//
+// Two modules (wasm/src/lib.rs), each loaded the first time something of it
+// is used: the decoder (`Decoder`, built for speed) and the bot module (the
+// rest of the API, built for size). A program that only decodes never loads
+// the bot module; a bot that never makes a `Decoder` never loads the decoder.
 
-const wasm = require('./gen/onair_wasm.js');
+let decoderModule;
+let botModule;
+/** The decoder module (gen/onair_decoder_bg.wasm), loaded on first use. */
+const dec = () => (decoderModule ??= require('./gen/onair_decoder.js'));
+/** The bot module (gen/onair_bot_bg.wasm), loaded on first use. */
+const wasm = () => (botModule ??= require('./gen/onair_bot.js'));
 
 const encoder = new TextEncoder();
 const hasDispose = typeof Symbol.dispose === 'symbol';
@@ -79,17 +89,18 @@ class StateError extends OnairError {
 
 const errorClasses = { OnairError, MisuseError, CallError, ConfigError, TokensError, StateError, TimerError, RequestError, ResponseError };
 
-/** The core throws `{"name","kind","message"}` as a string; make it an Error. */
+/** The core throws `["name","kind","message"]` as a string; make it an Error. */
 function toError(e) {
-  if (typeof e === 'string' && e.charCodeAt(0) === 123 /* { */) {
+  if (typeof e === 'string' && e.charCodeAt(0) === 91 /* [ */) {
     let parsed;
     try {
       parsed = JSON.parse(e);
     } catch {
       return new OnairError('unknown', e);
     }
-    const Class = errorClasses[parsed.name] || OnairError;
-    return new Class(parsed.kind, parsed.message);
+    const [name, kind, message] = parsed;
+    const Class = errorClasses[name] || OnairError;
+    return new Class(kind, message);
   }
   return e;
 }
@@ -265,8 +276,11 @@ function buildItems(n, t) {
 /** SSE framing plus typed decoding: bytes in, items out. */
 class Decoder {
   #inner;
+  #maxFrameBytes;
+  #json = null;
   constructor(options = {}) {
-    this.#inner = new wasm.Decoder(options.maxFrameBytes);
+    this.#maxFrameBytes = options.maxFrameBytes;
+    this.#inner = new (dec().Decoder)(options.maxFrameBytes);
   }
   push(chunk) {
     const inner = this.#inner;
@@ -274,18 +288,27 @@ class Decoder {
     if (nums.length === 0) return [];
     return buildItems(nums, inner.text());
   }
-  /** The same items through the core's JSON serializer (the oracle of the tests). */
+  /**
+   * The same items through the core's JSON serializer, in the bot module (the
+   * oracle of the tests): a second decoder, fed only by this method.
+   */
   _pushJson(chunk) {
-    return JSON.parse(this.#inner.pushJson(typeof chunk === 'string' ? encoder.encode(chunk) : bytes(chunk)));
+    this.#json ??= new (wasm().JsonDecoder)(this.#maxFrameBytes);
+    return JSON.parse(this.#json.push(typeof chunk === 'string' ? encoder.encode(chunk) : bytes(chunk)));
   }
   finish() {
-    return JSON.parse(this.#inner.finish());
+    const inner = this.#inner;
+    const nums = inner.finish();
+    if (nums.length === 0) return [];
+    return buildItems(nums, inner.text());
   }
   free() {
     const inner = this.#inner;
     if (inner === null) return;
     this.#inner = null;
     inner.free();
+    if (this.#json !== null) this.#json.free();
+    this.#json = null;
   }
 }
 addDispose(Decoder);
@@ -294,7 +317,7 @@ addDispose(Decoder);
 
 function classify(endpoint, status, headers, body, nowMs) {
   return JSON.parse(
-    guard(() => wasm.classify(endpoint, status, flatHeaders(headers), bytes(body), nowMs ?? undefined)),
+    guard(() => wasm().classify(endpoint, status, flatHeaders(headers), bytes(body), nowMs ?? undefined)),
   );
 }
 
@@ -313,7 +336,7 @@ class Bot {
     const o = options || {};
     this.#inner = guard(
       () =>
-        new wasm.Bot(
+        new (wasm().Bot)(
           o.baseUrl,
           o.clientId,
           o.clientSecret,
@@ -409,40 +432,40 @@ const parseGuarded = (f) => JSON.parse(guard(f));
 
 /** Request builders: each returns a request ready for `fetchArgs`. */
 const requests = Object.freeze({
-  live: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('live', baseUrl, accessToken)),
+  live: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('live', baseUrl, accessToken)),
   listeners: (baseUrl, accessToken, cursor) =>
-    parseGuarded(() => wasm.buildRequest('listeners', baseUrl, accessToken, cursor ?? undefined)),
-  fans: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('fans', baseUrl, accessToken)),
-  events: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('events', baseUrl, accessToken)),
+    parseGuarded(() => wasm().buildRequest('listeners', baseUrl, accessToken, cursor ?? undefined)),
+  fans: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('fans', baseUrl, accessToken)),
+  events: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('events', baseUrl, accessToken)),
   chat: (baseUrl, accessToken, message) =>
-    parseGuarded(() => wasm.buildRequest('chat', baseUrl, accessToken, message)),
+    parseGuarded(() => wasm().buildRequest('chat', baseUrl, accessToken, message)),
   issueToken: (client, code, redirectUri) =>
     parseGuarded(() =>
-      wasm.buildTokenRequest('issue', client.baseUrl, client.clientId, client.clientSecret, code, redirectUri),
+      wasm().buildTokenRequest('issue', client.baseUrl, client.clientId, client.clientSecret, code, redirectUri),
     ),
   refreshToken: (client, refreshToken) =>
     parseGuarded(() =>
-      wasm.buildTokenRequest('refresh', client.baseUrl, client.clientId, client.clientSecret, refreshToken),
+      wasm().buildTokenRequest('refresh', client.baseUrl, client.clientId, client.clientSecret, refreshToken),
     ),
   revokeToken: (client, token) =>
-    parseGuarded(() => wasm.buildTokenRequest('revoke', client.baseUrl, client.clientId, client.clientSecret, token)),
+    parseGuarded(() => wasm().buildTokenRequest('revoke', client.baseUrl, client.clientId, client.clientSecret, token)),
 });
 
 function decodeBroadcast(body) {
-  return parseGuarded(() => wasm.decodeBody('live', bytes(body)));
+  return parseGuarded(() => wasm().decodeBody('live', bytes(body)));
 }
 function decodeListeners(body) {
-  return parseGuarded(() => wasm.decodeBody('listeners', bytes(body)));
+  return parseGuarded(() => wasm().decodeBody('listeners', bytes(body)));
 }
 function decodeFans(body) {
-  return parseGuarded(() => wasm.decodeBody('fans', bytes(body)));
+  return parseGuarded(() => wasm().decodeBody('fans', bytes(body)));
 }
 
 /** Jittered exponential backoff, seeded (1 s doubling to 30 s by default). */
 class Backoff {
   #inner;
   constructor(options = {}) {
-    this.#inner = new wasm.Backoff(options.seed ?? randomSeed(), options.baseMs, options.capMs);
+    this.#inner = new (wasm().Backoff)(options.seed ?? randomSeed(), options.baseMs, options.capMs);
   }
   nextDelayMs() {
     return this.#inner.nextDelayMs();
@@ -468,7 +491,7 @@ addDispose(Backoff);
 // ---- tally and kit -----------------------------------------------------------
 
 class Tally {
-  #inner = new wasm.Tally();
+  #inner = new (wasm().Tally)();
   startBroadcast(liveId) {
     return this.#inner.startBroadcast(liveId);
   }
@@ -491,10 +514,10 @@ addDispose(Tally);
 class Audience {
   #inner;
   constructor(inner) {
-    this.#inner = inner instanceof wasm.Audience ? inner : new wasm.Audience();
+    this.#inner = inner instanceof wasm().Audience ? inner : new (wasm().Audience)();
   }
   static fromJSON(json) {
-    return new Audience(guard(() => wasm.Audience.fromJson(typeof json === 'string' ? json : JSON.stringify(json))));
+    return new Audience(guard(() => wasm().Audience.fromJson(typeof json === 'string' ? json : JSON.stringify(json))));
   }
   toJSON() {
     return JSON.parse(this.#inner.toJson());
@@ -535,7 +558,7 @@ addDispose(Audience);
 class Milestones {
   #inner;
   constructor(options = {}) {
-    this.#inner = new wasm.Milestones(options.heartsEvery ?? 0, options.donationsEvery ?? 0);
+    this.#inner = new (wasm().Milestones)(options.heartsEvery ?? 0, options.donationsEvery ?? 0);
   }
   startBroadcast(liveId) {
     return this.#inner.startBroadcast(liveId);
@@ -569,7 +592,7 @@ addDispose(Milestones);
 let emptyAudience;
 
 class Commands {
-  #inner = new wasm.Commands();
+  #inner = new (wasm().Commands)();
   constructor(options = {}) {
     if (options.prefix !== undefined) this.#inner.prefix(options.prefix);
     if (options.ownId !== undefined) this.#inner.ownId(options.ownId);
@@ -580,7 +603,7 @@ class Commands {
   }
   match(ev, audience) {
     if (ev == null || ev.event !== 'chat') return null;
-    const a = audience ? audience._inner : (emptyAudience ??= new wasm.Audience());
+    const a = audience ? audience._inner : (emptyAudience ??= new (wasm().Audience)());
     const json = this.#inner.matchChat(JSON.stringify(ev.data), a);
     return json === undefined ? null : JSON.parse(json);
   }
@@ -594,13 +617,13 @@ class Commands {
 addDispose(Commands);
 
 function splitChat(text) {
-  return wasm.splitChat(text);
+  return wasm().splitChat(text);
 }
 function truncateChat(text, limit, ellipsis = '…') {
-  return wasm.truncateChat(text, limit, ellipsis);
+  return wasm().truncateChat(text, limit, ellipsis);
 }
 function splitArgs(text) {
-  return wasm.splitArgs(text);
+  return wasm().splitArgs(text);
 }
 
 // One `exports.X = X` per name, so Node's ESM `import { X } from 'onair'` sees them.
