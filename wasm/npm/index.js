@@ -542,6 +542,13 @@ class Audience {
   get size() {
     return this.#inner.size;
   }
+  person(id) {
+    const json = this.#inner.person(id);
+    return json === undefined ? null : JSON.parse(json);
+  }
+  people() {
+    return JSON.parse(this.#inner.people());
+  }
   /** @internal */
   get _inner() {
     return this.#inner;
@@ -557,11 +564,28 @@ addDispose(Audience);
 
 class Milestones {
   #inner;
-  constructor(options = {}) {
-    this.#inner = new (wasm().Milestones)(options.heartsEvery ?? 0, options.donationsEvery ?? 0);
+  constructor(options = {}, inner = undefined) {
+    this.#inner = inner instanceof wasm().Milestones
+      ? inner
+      : new (wasm().Milestones)(options.heartsEvery ?? 0, options.donationsEvery ?? 0);
+  }
+  static fromJSON(json, options = {}) {
+    const text = typeof json === 'string' ? json : JSON.stringify(json);
+    const inner = guard(() => wasm().Milestones.fromJson(text, options.heartsEvery ?? 0, options.donationsEvery ?? 0));
+    return new Milestones(options, inner);
   }
   startBroadcast(liveId) {
     return this.#inner.startBroadcast(liveId);
+  }
+  endBroadcast() {
+    this.#inner.endBroadcast();
+  }
+  donor(id) {
+    const json = this.#inner.donor(id);
+    return json === undefined ? null : JSON.parse(json);
+  }
+  donors() {
+    return JSON.parse(this.#inner.donors());
   }
   onEvent(ev) {
     const [event, data] = eventParts(ev);
@@ -616,6 +640,48 @@ class Commands {
 }
 addDispose(Commands);
 
+/** Named one-shot and repeating app timers (a `Bot` hosts its own). */
+class Timers {
+  #inner = new (wasm().Timers)();
+  schedule(atMs, tag, options = {}) {
+    guard(() => this.#inner.set(tag, atMs, undefined, Boolean(options.whileConnected)));
+  }
+  every(periodMs, tag, firstAtMs, options = {}) {
+    const first = firstAtMs === undefined ? Date.now() + periodMs : firstAtMs;
+    guard(() => this.#inner.set(tag, first, periodMs, Boolean(options.whileConnected)));
+  }
+  cancel(tag) {
+    return this.#inner.cancel(tag);
+  }
+  deadline(tag) {
+    return this.#inner.deadline(tag) ?? null;
+  }
+  nextDeadline(connected = true) {
+    return this.#inner.nextDeadline(connected) ?? null;
+  }
+  popDue(nowMs, connected = true) {
+    return this.#inner.popDue(now(nowMs), connected) ?? null;
+  }
+  get size() {
+    return this.#inner.size;
+  }
+  tags() {
+    return this.#inner.tags();
+  }
+  free() {
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
+  }
+}
+addDispose(Timers);
+
+/** The quota headers of a response; `nowMs` turns an HTTP-date `Retry-After` into a delay. */
+function parseQuota(headers, nowMs) {
+  return JSON.parse(wasm().parseQuota(flatHeaders(headers), now(nowMs)));
+}
+
 function splitChat(text) {
   return wasm().splitChat(text);
 }
@@ -635,6 +701,8 @@ exports.Tally = Tally;
 exports.Audience = Audience;
 exports.Milestones = Milestones;
 exports.Commands = Commands;
+exports.Timers = Timers;
+exports.parseQuota = parseQuota;
 exports.splitChat = splitChat;
 exports.truncateChat = truncateChat;
 exports.splitArgs = splitArgs;

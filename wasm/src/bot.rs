@@ -252,7 +252,7 @@ impl Bot {
     }
 }
 
-fn timer_error(e: onair::timers::TimerError) -> JsValue {
+pub(crate) fn timer_error(e: onair::timers::TimerError) -> JsValue {
     use onair::timers::TimerError;
     let kind = match e {
         TimerError::TooMany => "too_many",

@@ -222,3 +222,42 @@ impl JsonDecoder {
         String::from_utf8(out).unwrap_or_default()
     }
 }
+
+// ---- quota headers ------------------------------------------------------------
+
+/// The quota headers of a response, for `parseQuota` (each absent or
+/// unreadable value `null`).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct QuotaJson<'a> {
+    remaining: Option<u64>,
+    replenish_rate: Option<u64>,
+    burst_capacity: Option<u64>,
+    daily_limit: Option<u64>,
+    daily_remaining: Option<u64>,
+    daily_reset_s: Option<u64>,
+    daily_scope: Option<&'a str>,
+    retry_after_present: bool,
+    retry_after_ms: Option<u64>,
+}
+
+/// Reads the quota headers (`x-ratelimit-*`, `Retry-After`; names in any
+/// case, the first of a repeated name wins) as JSON; `now_ms` turns an
+/// HTTP-date `Retry-After` into a delay.
+#[wasm_bindgen(js_name = parseQuota)]
+pub fn parse_quota(headers: Vec<String>, now_ms: f64) -> String {
+    let q = onair::ratelimit::QuotaHeaders::parse(pairs(&headers));
+    let json = QuotaJson {
+        remaining: q.remaining,
+        replenish_rate: q.replenish_rate,
+        burst_capacity: q.burst_capacity,
+        daily_limit: q.daily_limit,
+        daily_remaining: q.daily_remaining,
+        daily_reset_s: q.daily_reset_s,
+        daily_scope: q.daily_scope.as_ref().map(|p| p.as_str()),
+        retry_after_present: q.retry_after_present,
+        retry_after_ms: q.retry_after.map(|r| r.delay_ms(ms(now_ms))),
+    };
+    // Numbers, strings and null always serialize.
+    serde_json::to_string(&json).unwrap_or_default()
+}

@@ -169,6 +169,51 @@ impl Audience {
     pub fn size(&self) -> u32 {
         u32::try_from(self.inner.len()).unwrap_or(u32::MAX)
     }
+
+    /// What the stream showed of person `id`, as JSON, or `undefined`.
+    pub fn person(&self, id: &str) -> Option<String> {
+        self.inner.person(id).map(|p| json(&PersonJson::from(p)))
+    }
+
+    /// Everyone seen in this broadcast, longest-unseen first, as a JSON array.
+    pub fn people(&self) -> String {
+        json(
+            &self
+                .inner
+                .people()
+                .map(PersonJson::from)
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
+/// A person of the audience in JS idiom (camelCase, the temperature a
+/// number); the stored form (`toJson`) stays the core's.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PersonJson<'a> {
+    user: &'a onair::event::User,
+    joins: u64,
+    is_manager: bool,
+    fan_rank: Option<u64>,
+    favorite_temperature: Option<f64>,
+}
+
+impl<'a> From<&'a onair::kit::audience::Person> for PersonJson<'a> {
+    fn from(p: &'a onair::kit::audience::Person) -> Self {
+        PersonJson {
+            user: &p.user,
+            joins: p.joins,
+            is_manager: p.is_manager,
+            fan_rank: p.fan_rank,
+            favorite_temperature: p.favorite_temperature,
+        }
+    }
+}
+
+/// A value of strings, numbers and `null` as JSON (always serializes).
+fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// Heart and donation milestones, running donor totals.
@@ -184,7 +229,14 @@ impl Milestones {
     /// donated by one person (0: none).
     #[wasm_bindgen(constructor)]
     pub fn new(hearts_every: f64, donations_every: f64) -> Milestones {
-        let mut inner = CoreMilestones::new();
+        Milestones::with_steps(CoreMilestones::new(), hearts_every, donations_every)
+    }
+
+    fn with_steps(
+        mut inner: CoreMilestones,
+        hearts_every: f64,
+        donations_every: f64,
+    ) -> Milestones {
         if hearts_every >= 1.0 {
             inner = inner.hearts_every(ms(hearts_every));
         }
@@ -192,6 +244,36 @@ impl Milestones {
             inner = inner.donations_every(ms(donations_every));
         }
         Milestones { inner }
+    }
+
+    /// Loads stored milestones (their `toJson`); the steps are
+    /// configuration, not state, so they are given again.
+    #[wasm_bindgen(js_name = fromJson)]
+    pub fn from_json(
+        json: &str,
+        hearts_every: f64,
+        donations_every: f64,
+    ) -> Result<Milestones, JsValue> {
+        CoreMilestones::from_json(json)
+            .map(|inner| Milestones::with_steps(inner, hearts_every, donations_every))
+            .map_err(|e| error("StateError", "state", &e.to_string()))
+    }
+
+    /// Ends the broadcast (its totals are forgotten).
+    #[wasm_bindgen(js_name = endBroadcast)]
+    pub fn end_broadcast(&mut self) {
+        self.inner.end_broadcast();
+    }
+
+    /// One person's donations this broadcast as JSON
+    /// (`{"user","donated","donations","announced"}`), or `undefined`.
+    pub fn donor(&self, id: &str) -> Option<String> {
+        self.inner.donor(id).map(json)
+    }
+
+    /// Donors, highest total first, as a JSON array.
+    pub fn donors(&self) -> String {
+        json(&self.inner.donors())
     }
 
     /// Starts a broadcast; `true` when it is a new one.
@@ -336,5 +418,84 @@ fn allowed(allowed: Allowed) -> &'static str {
         Allowed::Anyone => "anyone",
         Allowed::Managers => "managers",
         Allowed::Dj => "dj",
+    }
+}
+
+// ---- app timers ---------------------------------------------------------------
+
+/// Named one-shot and repeating app timers (the kit's, for a loop of the
+/// app's own; the `Bot` hosts its own set).
+#[wasm_bindgen]
+#[derive(Debug, Default)]
+pub struct Timers {
+    inner: onair::timers::Timers,
+}
+
+#[wasm_bindgen]
+impl Timers {
+    /// No timers.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Timers {
+        Timers::default()
+    }
+
+    /// Sets timer `tag` (replacing one of that tag): once at `at_ms`
+    /// without `period_ms`, else every `period_ms` from `at_ms`; with
+    /// `while_connected`, only while the stream is connected.
+    pub fn set(
+        &mut self,
+        tag: &str,
+        at_ms: f64,
+        period_ms: Option<f64>,
+        while_connected: bool,
+    ) -> Result<(), JsValue> {
+        use onair::timers::Timer;
+        let timer = match period_ms {
+            Some(period) => Timer::every(ms(period), ms(at_ms)),
+            None => Timer::at(ms(at_ms)),
+        };
+        let timer = if while_connected {
+            timer.while_connected()
+        } else {
+            timer
+        };
+        self.inner.set(tag, timer).map_err(crate::bot::timer_error)
+    }
+
+    /// Cancels timer `tag`; `false` when there was none.
+    pub fn cancel(&mut self, tag: &str) -> bool {
+        self.inner.cancel(tag)
+    }
+
+    /// When timer `tag` is next due, or `undefined`.
+    pub fn deadline(&self, tag: &str) -> Option<f64> {
+        self.inner.deadline(tag).map(|t| t as f64)
+    }
+
+    /// When the next timer is due (given whether the stream is connected),
+    /// or `undefined`.
+    #[wasm_bindgen(js_name = nextDeadline)]
+    pub fn next_deadline(&self, connected: bool) -> Option<f64> {
+        self.inner.next_deadline(connected).map(|t| t as f64)
+    }
+
+    /// The tag of a timer due at `now_ms`, earliest first (a repeating one
+    /// re-arms on its schedule), or `undefined`.
+    #[wasm_bindgen(js_name = popDue)]
+    pub fn pop_due(&mut self, now_ms: f64, connected: bool) -> Option<String> {
+        self.inner
+            .pop_due(ms(now_ms), connected)
+            .map(|tag| tag.as_str().to_owned())
+    }
+
+    /// How many timers are set.
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> u32 {
+        u32::try_from(self.inner.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The tags of the timers set.
+    pub fn tags(&self) -> Vec<String> {
+        self.inner.tags().map(str::to_owned).collect()
     }
 }
