@@ -287,19 +287,22 @@ impl Milestones {
     /// `{"milestone":"donated","user","reached","total"}`.
     #[wasm_bindgen(js_name = onEvent)]
     pub fn on_event(&mut self, event: &str, data: &str) -> Option<String> {
-        let json = match self.inner.on_event(&event_from(event, data)?)? {
-            Milestone::Hearts { reached, total } => {
-                serde_json::json!({"milestone": "hearts", "reached": reached, "total": total})
-            }
+        let milestone = self.inner.on_event(&event_from(event, data)?)?;
+        Some(json(&match &milestone {
+            Milestone::Hearts { reached, total } => MilestoneJson::Hearts {
+                reached: *reached,
+                total: *total,
+            },
             Milestone::Donated {
                 user,
                 reached,
                 total,
-            } => serde_json::json!({
-                "milestone": "donated", "user": user, "reached": reached, "total": total
-            }),
-        };
-        Some(json.to_string())
+            } => MilestoneJson::Donated {
+                user,
+                reached: *reached,
+                total: *total,
+            },
+        }))
     }
 
     /// Hearts this broadcast.
@@ -391,18 +394,61 @@ impl Commands {
         let Some(Event::Chat(chat)) = event_from("chat", data) else {
             return None;
         };
-        let json = match self.inner.match_chat(&chat, &audience.inner)? {
-            Ok(inv) => serde_json::json!({
-                "ok": true, "name": inv.name, "args": inv.args, "rest": inv.rest,
-                "user": inv.user, "role": role(inv.role),
+        Some(match self.inner.match_chat(&chat, &audience.inner)? {
+            Ok(inv) => json(&Invoked {
+                ok: true,
+                name: &inv.name,
+                args: &inv.args,
+                rest: &inv.rest,
+                user: &inv.user,
+                role: role(inv.role),
             }),
-            Err(denied) => serde_json::json!({
-                "ok": false, "name": denied.name, "needed": allowed(denied.needed),
-                "user": denied.user, "role": role(denied.role),
+            Err(denied) => json(&Refused {
+                ok: false,
+                name: &denied.name,
+                needed: allowed(denied.needed),
+                user: &denied.user,
+                role: role(denied.role),
             }),
-        };
-        Some(json.to_string())
+        })
     }
+}
+
+/// A reached milestone for JS: `{"milestone":"hearts","reached","total"}`
+/// or `{"milestone":"donated","user","reached","total"}`.
+#[derive(serde::Serialize)]
+#[serde(tag = "milestone", rename_all = "camelCase")]
+enum MilestoneJson<'a> {
+    Hearts {
+        reached: u64,
+        total: u64,
+    },
+    Donated {
+        user: &'a onair::event::User,
+        reached: u64,
+        total: u64,
+    },
+}
+
+/// A command run: `{"ok":true,"name","args","rest","user","role"}`.
+#[derive(serde::Serialize)]
+struct Invoked<'a> {
+    ok: bool,
+    name: &'a str,
+    args: &'a [String],
+    rest: &'a str,
+    user: &'a onair::event::User,
+    role: &'static str,
+}
+
+/// A command refused: `{"ok":false,"name","needed","user","role"}`.
+#[derive(serde::Serialize)]
+struct Refused<'a> {
+    ok: bool,
+    name: &'a str,
+    needed: &'static str,
+    user: &'a onair::event::User,
+    role: &'static str,
 }
 
 fn role(role: Role) -> &'static str {
