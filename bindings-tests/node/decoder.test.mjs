@@ -164,6 +164,15 @@ test('a UTF-8 character split across chunks survives', () => {
   assert.equal(items[0].data.user.nickname, '별');
 });
 
+test('a text that starts with U+FEFF keeps it (the tape is read in place)', () => {
+  const d = new Decoder();
+  const [item] = d.push('event:chat\ndata:{"user":{"id":"\uFEFFu","nickname":null},"isDj":false,"message":"\uFEFF","sentTime":"t"}\n\n');
+  assert.ok(item.type === 'event' && item.event === 'chat');
+  assert.equal(item.data.user.id, '\uFEFFu');
+  assert.equal(item.data.message, '\uFEFF');
+  assert.equal(item.data.sentTime, 't');
+});
+
 test('Symbol.dispose frees the decoder; free is idempotent; use after free throws', () => {
   const d = new Decoder();
   assert.equal(typeof d[Symbol.dispose], 'function');

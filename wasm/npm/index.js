@@ -18,6 +18,10 @@ const dec = () => (decoderModule ??= require('./gen/onair_decoder.js'));
 const wasm = () => (botModule ??= require('./gen/onair_bot.js'));
 
 const encoder = new TextEncoder();
+// ignoreBOM: a text that starts with U+FEFF keeps it (the tape's offsets count it).
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+/** The decoder module's WebAssembly.Memory (its buffer changes when it grows). */
+let decoderMemory;
 const hasDispose = typeof Symbol.dispose === 'symbol';
 
 // ---- errors ------------------------------------------------------------------
@@ -276,17 +280,25 @@ function buildItems(n, t) {
 /** SSE framing plus typed decoding: bytes in, items out. */
 class Decoder {
   #inner;
+  #head;
   #maxFrameBytes;
   #json = null;
   constructor(options = {}) {
     this.#maxFrameBytes = options.maxFrameBytes;
     this.#inner = new (dec().Decoder)(options.maxFrameBytes);
+    this.#head = this.#inner.head;
   }
   push(chunk) {
     const inner = this.#inner;
-    const nums = typeof chunk === 'string' ? inner.pushText(chunk) : inner.push(bytes(chunk));
-    if (nums.length === 0) return [];
-    return buildItems(nums, inner.text());
+    const n = typeof chunk === 'string' ? inner.pushText(chunk) : inner.push(bytes(chunk));
+    return n === 0 ? [] : this.#items();
+  }
+  /** The items of the tape the last call left in wasm memory (read in place, before any other call). */
+  #items() {
+    const buf = (decoderMemory ??= dec().wasmMemory()).buffer;
+    const head = new Uint32Array(buf, this.#head, 4);
+    const nums = new Float64Array(buf, head[0], head[1]);
+    return buildItems(nums, utf8.decode(new Uint8Array(buf, head[2], head[3])));
   }
   /**
    * The same items through the core's JSON serializer, in the bot module (the
@@ -297,10 +309,7 @@ class Decoder {
     return JSON.parse(this.#json.push(typeof chunk === 'string' ? encoder.encode(chunk) : bytes(chunk)));
   }
   finish() {
-    const inner = this.#inner;
-    const nums = inner.finish();
-    if (nums.length === 0) return [];
-    return buildItems(nums, inner.text());
+    return this.#inner.finish() === 0 ? [] : this.#items();
   }
   free() {
     const inner = this.#inner;
