@@ -1,8 +1,9 @@
-// Request builders, response decoders and backoff from Node.
+// Request builders, response decoders, backoff and quota headers from Node.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  Backoff, ConfigError, RequestError, ResponseError, decodeBroadcast, decodeFans, decodeListeners, fetchArgs, requests,
+  Backoff, ConfigError, RequestError, ResponseError, decodeBroadcast, decodeFans, decodeListeners, fetchArgs, parseQuota,
+  requests,
 } from 'onair';
 
 const BASE = 'https://api.example';
@@ -69,4 +70,38 @@ test('backoff: seeded, full jitter under the doubling ceiling, reset', () => {
   a.reset();
   assert.equal(a.attempt, 0);
   assert.ok(new Backoff({ seed: 1, baseMs: 10, capMs: 20 }).ceilingMs(5) <= 20);
+});
+
+test('quota headers: counters, scope, Retry-After as a delay; unreadable values are null', () => {
+  const q = parseQuota(
+    {
+      'X-RateLimit-Remaining': '0',
+      'x-ratelimit-replenish-rate': '10',
+      'x-ratelimit-daily-remaining': '-1',
+      'x-ratelimit-burst-capacity': 'lots',
+      'x-ratelimit-daily-limit': '5000',
+      'x-ratelimit-daily-reset': '1732300000',
+      'x-ratelimit-daily-scope': 'chat.send',
+      'Retry-After': 'Sun, 06 Nov 1994 08:49:37 GMT',
+    },
+    784_111_777_000 - 5000,
+  );
+  assert.deepEqual(q, {
+    remaining: 0,
+    replenishRate: 10,
+    burstCapacity: null,
+    dailyLimit: 5000,
+    dailyRemaining: null,
+    dailyResetS: 1732300000,
+    dailyScope: 'chat.send',
+    retryAfterPresent: true,
+    retryAfterMs: 5000,
+  });
+  // The first of a repeated name wins; an unreadable Retry-After is present but unknown.
+  const again = parseQuota([['x-ratelimit-remaining', '3'], ['X-RATELIMIT-REMAINING', '9'], ['retry-after', 'soon']]);
+  assert.equal(again.remaining, 3);
+  assert.equal(again.retryAfterPresent, true);
+  assert.equal(again.retryAfterMs, null);
+  assert.equal(parseQuota({ 'retry-after': '120' }).retryAfterMs, 120_000);
+  assert.equal(parseQuota([]).retryAfterPresent, false);
 });

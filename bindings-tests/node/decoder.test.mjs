@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { Decoder } from 'onair';
 
 const root = new URL('../../', import.meta.url);
@@ -163,6 +164,15 @@ test('a UTF-8 character split across chunks survives', () => {
   assert.equal(items[0].data.user.nickname, '별');
 });
 
+test('a text that starts with U+FEFF keeps it (the tape is read in place)', () => {
+  const d = new Decoder();
+  const [item] = d.push('event:chat\ndata:{"user":{"id":"\uFEFFu","nickname":null},"isDj":false,"message":"\uFEFF","sentTime":"t"}\n\n');
+  assert.ok(item.type === 'event' && item.event === 'chat');
+  assert.equal(item.data.user.id, '\uFEFFu');
+  assert.equal(item.data.message, '\uFEFF');
+  assert.equal(item.data.sentTime, 't');
+});
+
 test('Symbol.dispose frees the decoder; free is idempotent; use after free throws', () => {
   const d = new Decoder();
   assert.equal(typeof d[Symbol.dispose], 'function');
@@ -209,4 +219,18 @@ test('the item tape equals the JSON wire form', () => {
     // Same keys in the same order, same values.
     assert.equal(JSON.stringify(fastItems), JSON.stringify(slowItems));
   }
+});
+
+// The package is two modules, each loaded on first use (wasm/npm/index.js):
+// decoding alone never loads the bot module, and the other way round.
+test('decoding loads only the decoder module; the bot only the bot module', () => {
+  const loaded = (/** @type {string} */ code) =>
+    execFileSync(
+      process.execPath,
+      ['-e', `${code}; console.log(Object.keys(require.cache).filter((p) => p.includes('onair_')).map((p) => p.split(/[\\\\/]/).pop()).sort().join())`],
+      { cwd: new URL('.', import.meta.url), encoding: 'utf8' },
+    ).trim();
+  assert.equal(loaded(`const o = require('onair'); new o.Decoder().push(':heartbeat\\n\\n')`), 'onair_decoder.js');
+  assert.equal(loaded(`const o = require('onair'); o.splitChat('hi'); new o.Tally()`), 'onair_bot.js');
+  assert.equal(loaded(`require('onair')`), '');
 });

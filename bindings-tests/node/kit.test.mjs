@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  Audience, Commands, Decoder, Milestones, Tally, splitArgs, splitChat, truncateChat, OnairError, StateError,
+  Audience, Commands, Decoder, Milestones, Tally, Timers, splitArgs, splitChat, truncateChat, OnairError, StateError,
+  TimerError,
 } from 'onair';
 
 /** @param {string} sse @returns {import('onair').OnairEvent[]} */
@@ -86,6 +87,21 @@ test('audience: greet once, welcome back once', () => {
   assert.throws(() => Audience.fromJSON('{"format":"nope"}'), (e) => e instanceof StateError);
 });
 
+test('audience: people and one person, in JS idiom', () => {
+  const audience = new Audience();
+  audience.startBroadcast(7);
+  const warm = `event:presence\ndata:${JSON.stringify({ user: { id: 'u3', nickname: 'Ari' }, type: 'JOIN', fanRank: 2, isManager: true, favoriteTemperature: 36.6, time: 't' })}\n\n`;
+  for (const e of events(join('u1', 'Mina') + chat('u2', 'hi') + warm + join('u1', 'Mina'))) audience.onEvent(e);
+  assert.deepEqual(audience.person('u3'), {
+    user: { id: 'u3', nickname: 'Ari' }, joins: 1, isManager: true, fanRank: 2, favoriteTemperature: 36.6,
+  });
+  assert.equal(audience.person('nobody'), null);
+  // Longest-unseen first: u2 (chat), u3, then u1 (seen again last).
+  assert.deepEqual(audience.people().map((p) => [p.user.id, p.joins]), [['u2', 0], ['u3', 1], ['u1', 2]]);
+  assert.deepEqual(Audience.fromJSON(audience.toJSON()).people(), audience.people());
+  assert.deepEqual(new Audience().people(), []);
+});
+
 test('milestones: running donor totals and steps', () => {
   const m = new Milestones({ donationsEvery: 1000 });
   m.startBroadcast(1);
@@ -98,6 +114,45 @@ test('milestones: running donor totals and steps', () => {
   assert.equal(r.total, 1200);
   assert.equal(m.donatedBy('u1'), 1200);
   assert.equal(m.totalDonated, 1230);
+  assert.deepEqual(m.donor('u1'), { user: { id: 'u1', nickname: 'd' }, donated: 1200, donations: 2, announced: 1000 });
+  assert.equal(m.donor('u9'), null);
+  assert.deepEqual(m.donors().map((d) => [d.user.id, d.donated]), [['u1', 1200], ['u2', 30]]);
+  // Stored and loaded; the steps are given again.
+  const again = Milestones.fromJSON(m.toJSON(), { donationsEvery: 1000 });
+  assert.deepEqual(again.donors(), m.donors());
+  const more = again.onEvent(events(donation('u2', 1000))[0]);
+  assert.ok(more && more.milestone === 'donated' && more.total === 1030 && more.reached === 1000);
+  assert.throws(() => Milestones.fromJSON('{"format":"onair.audience"}'), (e) => e instanceof StateError);
+  again.endBroadcast();
+  assert.deepEqual([again.donors(), again.totalDonated], [[], 0]);
+});
+
+test('timers: one-shot and repeating, in deadline order, on schedule', () => {
+  const timers = new Timers();
+  timers.every(1000, 'tick', 0);
+  timers.schedule(500, 'once');
+  timers.schedule(100, 'live', { whileConnected: true });
+  assert.equal(timers.size, 3);
+  assert.deepEqual(timers.tags().sort(), ['live', 'once', 'tick']);
+  assert.equal(timers.nextDeadline(), 0);
+  assert.equal(timers.deadline('once'), 500);
+  assert.equal(timers.deadline('none'), null);
+  assert.equal(timers.popDue(0), 'tick');
+  assert.equal(timers.popDue(0), null);
+  // Disconnected: the while-connected timer waits, the others fire.
+  assert.equal(timers.popDue(600, false), 'once');
+  assert.equal(timers.popDue(600, false), null);
+  assert.equal(timers.popDue(600, true), 'live');
+  // A long pause fires a repeating timer once, then it keeps its phase.
+  assert.equal(timers.popDue(5500), 'tick');
+  assert.equal(timers.popDue(5500), null);
+  assert.equal(timers.deadline('tick'), 6000);
+  assert.equal(timers.cancel('tick'), true);
+  assert.equal(timers.cancel('tick'), false);
+  assert.equal(timers.nextDeadline(), null);
+  assert.throws(() => timers.every(0, 'x', 0), (e) => e instanceof TimerError && e.kind === 'zero_period');
+  assert.throws(() => timers.schedule(0, ''), (e) => e instanceof TimerError && e.kind === 'bad_tag');
+  timers.free();
 });
 
 test('tally: totals by person, the DJ excluded, in the ledger shape', () => {

@@ -390,12 +390,22 @@ impl TallyJson<'_> {
 impl Serialize for TallyJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let tally = self.0;
-        let people: std::collections::BTreeMap<&str, _> = tally.people().collect();
+        let people: Vec<_> = tally.people().collect();
+        let people = crate::tally::ordered(&people, |(id, _)| (0, id));
         let mut map = serializer.serialize_map(Some(4))?;
         map.serialize_entry("hearts", &tally.total_hearts())?;
         map.serialize_entry("donated", &tally.total_donated())?;
         map.serialize_entry("attendance", &tally.attendance())?;
-        map.serialize_entry("people", &people)?;
+        map.serialize_entry("people", &People(&people))?;
         map.end()
+    }
+}
+
+/// The people of a tally as a JSON object, in the order given (by `id`).
+struct People<'a>(&'a [(&'a str, &'a crate::tally::PersonTotals)]);
+
+impl Serialize for People<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().copied())
     }
 }

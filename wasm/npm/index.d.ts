@@ -554,8 +554,38 @@ export class Audience {
   isPresent(id: string): boolean;
   isManager(id: string): boolean;
   readonly size: number;
+  /** What the stream showed of one person in this broadcast, or null. */
+  person(id: string): Person | null;
+  /** Everyone seen in this broadcast, longest-unseen first. */
+  people(): Person[];
   free(): void;
   [Symbol.dispose](): void;
+}
+
+/** One person of an `Audience`. */
+export interface Person {
+  /** The person, with the latest nickname seen. */
+  user: User;
+  /** `JOIN`s seen in this broadcast (0: seen only through chat, hearts or donations). */
+  joins: number;
+  /** `isManager` of their latest join. */
+  isManager: boolean;
+  /** `fanRank` of their latest join, as sent. */
+  fanRank: number | null;
+  /** `favoriteTemperature` of their latest join, as sent. */
+  favoriteTemperature: number | null;
+}
+
+/** One donor's running total in this broadcast. */
+export interface Donor {
+  /** The donor, with the nickname of their latest donation. */
+  user: User;
+  /** Currency units donated. */
+  donated: number;
+  /** Number of donations. */
+  donations: number;
+  /** The highest multiple of the donation step announced for them. */
+  announced: number;
 }
 
 export type MilestoneReached =
@@ -563,9 +593,24 @@ export type MilestoneReached =
   | { milestone: 'donated'; user: User; reached: number; total: number };
 
 /** Heart and donation milestones with running donor totals. */
+export interface MilestonesOptions {
+  /** A milestone every this many hearts of the broadcast (0 or absent: none). */
+  heartsEvery?: number;
+  /** A milestone every this many units one person donated (0 or absent: none). */
+  donationsEvery?: number;
+}
+
 export class Milestones {
-  constructor(options?: { heartsEvery?: number; donationsEvery?: number });
+  constructor(options?: MilestonesOptions);
+  /** Loads stored milestones (`toJSON()`); the steps are configuration, given again. Throws `StateError`. */
+  static fromJSON(json: string | object, options?: MilestonesOptions): Milestones;
   startBroadcast(liveId: number): boolean;
+  /** Forgets the broadcast's totals. */
+  endBroadcast(): void;
+  /** One person's donations this broadcast, or null. */
+  donor(id: string): Donor | null;
+  /** Donors, highest total first (ties by id). */
+  donors(): Donor[];
   onEvent(event: OnairEvent): MilestoneReached | null;
   readonly hearts: number;
   readonly totalDonated: number;
@@ -592,6 +637,66 @@ export class Commands {
   free(): void;
   [Symbol.dispose](): void;
 }
+
+export interface TimerOptions {
+  /** Fires only while the stream is connected (due while disconnected: once, at the next connected `popDue`). */
+  whileConnected?: boolean;
+}
+
+/**
+ * Named one-shot and repeating app timers, as data (a `Bot` hosts its own set):
+ * fold `nextDeadline()` into your wait, then `popDue(now)` until it is null.
+ * A tag names one timer; setting it again replaces it. Throws `TimerError`
+ * (`too_many`, `bad_tag`, `zero_period`).
+ */
+export class Timers {
+  constructor();
+  /** Fires `tag` once at `atMs`. */
+  schedule(atMs: number, tag: string, options?: TimerOptions): void;
+  /** Fires `tag` every `periodMs`, first at `firstAtMs` (default: one period from now), on that schedule. */
+  every(periodMs: number, tag: string, firstAtMs?: number, options?: TimerOptions): void;
+  /** Cancels `tag`; false when there was none. */
+  cancel(tag: string): boolean;
+  /** When `tag` is next due, or null. */
+  deadline(tag: string): number | null;
+  /** When the next timer is due (default: connected), or null. */
+  nextDeadline(connected?: boolean): number | null;
+  /** The tag of a timer due at `nowMs` (default `Date.now()`), earliest first, or null. */
+  popDue(nowMs?: number, connected?: boolean): string | null;
+  readonly size: number;
+  tags(): string[];
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** The quota headers of a response (absent or unreadable: null). */
+export interface Quota {
+  /** `x-ratelimit-remaining`: per-second tokens left. */
+  remaining: number | null;
+  /** `x-ratelimit-replenish-rate`: tokens refilled per second. */
+  replenishRate: number | null;
+  /** `x-ratelimit-burst-capacity`: the burst ceiling. */
+  burstCapacity: number | null;
+  /** `x-ratelimit-daily-limit`. */
+  dailyLimit: number | null;
+  /** `x-ratelimit-daily-remaining`. */
+  dailyRemaining: number | null;
+  /** `x-ratelimit-daily-reset`: next reset, epoch seconds. */
+  dailyResetS: number | null;
+  /** `x-ratelimit-daily-scope`: the permission a daily 429 hit. */
+  dailyScope: string | null;
+  /** Whether a `Retry-After` header was present (even unreadable). */
+  retryAfterPresent: boolean;
+  /** The `Retry-After` delay from `nowMs` (capped at one day), or null. */
+  retryAfterMs: number | null;
+}
+
+/**
+ * Reads the quota headers (`x-ratelimit-*`, `Retry-After`; names in any case,
+ * the first of a repeated name wins). `nowMs` (default `Date.now()`) turns an
+ * HTTP-date `Retry-After` into `retryAfterMs`.
+ */
+export function parseQuota(headers: HeadersLike, nowMs?: number): Quota;
 
 /** Splits text into chat messages the service takes, at grapheme boundaries. */
 export function splitChat(text: string): string[];

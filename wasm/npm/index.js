@@ -4,10 +4,24 @@
 // core; this file only converts arguments, parses the core's JSON wire form
 // (the `onair decode` lines, the bot's actions) and turns errors into Error
 // subclasses. Types: index.d.ts.
+//
+// Two modules (wasm/src/lib.rs), each loaded the first time something of it
+// is used: the decoder (`Decoder`, built for speed) and the bot module (the
+// rest of the API, built for size). A program that only decodes never loads
+// the bot module; a bot that never makes a `Decoder` never loads the decoder.
 
-const wasm = require('./gen/onair_wasm.js');
+let decoderModule;
+let botModule;
+/** The decoder module (gen/onair_decoder_bg.wasm), loaded on first use. */
+const dec = () => (decoderModule ??= require('./gen/onair_decoder.js'));
+/** The bot module (gen/onair_bot_bg.wasm), loaded on first use. */
+const wasm = () => (botModule ??= require('./gen/onair_bot.js'));
 
 const encoder = new TextEncoder();
+// ignoreBOM: a text that starts with U+FEFF keeps it (the tape's offsets count it).
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+/** The decoder module's WebAssembly.Memory (its buffer changes when it grows). */
+let decoderMemory;
 const hasDispose = typeof Symbol.dispose === 'symbol';
 
 // ---- errors ------------------------------------------------------------------
@@ -79,17 +93,18 @@ class StateError extends OnairError {
 
 const errorClasses = { OnairError, MisuseError, CallError, ConfigError, TokensError, StateError, TimerError, RequestError, ResponseError };
 
-/** The core throws `{"name","kind","message"}` as a string; make it an Error. */
+/** The core throws `["name","kind","message"]` as a string; make it an Error. */
 function toError(e) {
-  if (typeof e === 'string' && e.charCodeAt(0) === 123 /* { */) {
+  if (typeof e === 'string' && e.charCodeAt(0) === 91 /* [ */) {
     let parsed;
     try {
       parsed = JSON.parse(e);
     } catch {
       return new OnairError('unknown', e);
     }
-    const Class = errorClasses[parsed.name] || OnairError;
-    return new Class(parsed.kind, parsed.message);
+    const [name, kind, message] = parsed;
+    const Class = errorClasses[name] || OnairError;
+    return new Class(kind, message);
   }
   return e;
 }
@@ -265,27 +280,44 @@ function buildItems(n, t) {
 /** SSE framing plus typed decoding: bytes in, items out. */
 class Decoder {
   #inner;
+  #head;
+  #maxFrameBytes;
+  #json = null;
   constructor(options = {}) {
-    this.#inner = new wasm.Decoder(options.maxFrameBytes);
+    this.#maxFrameBytes = options.maxFrameBytes;
+    this.#inner = new (dec().Decoder)(options.maxFrameBytes);
+    this.#head = this.#inner.head;
   }
   push(chunk) {
     const inner = this.#inner;
-    const nums = typeof chunk === 'string' ? inner.pushText(chunk) : inner.push(bytes(chunk));
-    if (nums.length === 0) return [];
-    return buildItems(nums, inner.text());
+    const n = typeof chunk === 'string' ? inner.pushText(chunk) : inner.push(bytes(chunk));
+    return n === 0 ? [] : this.#items();
   }
-  /** The same items through the core's JSON serializer (the oracle of the tests). */
+  /** The items of the tape the last call left in wasm memory (read in place, before any other call). */
+  #items() {
+    const buf = (decoderMemory ??= dec().wasmMemory()).buffer;
+    const head = new Uint32Array(buf, this.#head, 4);
+    const nums = new Float64Array(buf, head[0], head[1]);
+    return buildItems(nums, utf8.decode(new Uint8Array(buf, head[2], head[3])));
+  }
+  /**
+   * The same items through the core's JSON serializer, in the bot module (the
+   * oracle of the tests): a second decoder, fed only by this method.
+   */
   _pushJson(chunk) {
-    return JSON.parse(this.#inner.pushJson(typeof chunk === 'string' ? encoder.encode(chunk) : bytes(chunk)));
+    this.#json ??= new (wasm().JsonDecoder)(this.#maxFrameBytes);
+    return JSON.parse(this.#json.push(typeof chunk === 'string' ? encoder.encode(chunk) : bytes(chunk)));
   }
   finish() {
-    return JSON.parse(this.#inner.finish());
+    return this.#inner.finish() === 0 ? [] : this.#items();
   }
   free() {
     const inner = this.#inner;
     if (inner === null) return;
     this.#inner = null;
     inner.free();
+    if (this.#json !== null) this.#json.free();
+    this.#json = null;
   }
 }
 addDispose(Decoder);
@@ -294,7 +326,7 @@ addDispose(Decoder);
 
 function classify(endpoint, status, headers, body, nowMs) {
   return JSON.parse(
-    guard(() => wasm.classify(endpoint, status, flatHeaders(headers), bytes(body), nowMs ?? undefined)),
+    guard(() => wasm().classify(endpoint, status, flatHeaders(headers), bytes(body), nowMs ?? undefined)),
   );
 }
 
@@ -313,7 +345,7 @@ class Bot {
     const o = options || {};
     this.#inner = guard(
       () =>
-        new wasm.Bot(
+        new (wasm().Bot)(
           o.baseUrl,
           o.clientId,
           o.clientSecret,
@@ -409,40 +441,40 @@ const parseGuarded = (f) => JSON.parse(guard(f));
 
 /** Request builders: each returns a request ready for `fetchArgs`. */
 const requests = Object.freeze({
-  live: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('live', baseUrl, accessToken)),
+  live: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('live', baseUrl, accessToken)),
   listeners: (baseUrl, accessToken, cursor) =>
-    parseGuarded(() => wasm.buildRequest('listeners', baseUrl, accessToken, cursor ?? undefined)),
-  fans: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('fans', baseUrl, accessToken)),
-  events: (baseUrl, accessToken) => parseGuarded(() => wasm.buildRequest('events', baseUrl, accessToken)),
+    parseGuarded(() => wasm().buildRequest('listeners', baseUrl, accessToken, cursor ?? undefined)),
+  fans: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('fans', baseUrl, accessToken)),
+  events: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('events', baseUrl, accessToken)),
   chat: (baseUrl, accessToken, message) =>
-    parseGuarded(() => wasm.buildRequest('chat', baseUrl, accessToken, message)),
+    parseGuarded(() => wasm().buildRequest('chat', baseUrl, accessToken, message)),
   issueToken: (client, code, redirectUri) =>
     parseGuarded(() =>
-      wasm.buildTokenRequest('issue', client.baseUrl, client.clientId, client.clientSecret, code, redirectUri),
+      wasm().buildTokenRequest('issue', client.baseUrl, client.clientId, client.clientSecret, code, redirectUri),
     ),
   refreshToken: (client, refreshToken) =>
     parseGuarded(() =>
-      wasm.buildTokenRequest('refresh', client.baseUrl, client.clientId, client.clientSecret, refreshToken),
+      wasm().buildTokenRequest('refresh', client.baseUrl, client.clientId, client.clientSecret, refreshToken),
     ),
   revokeToken: (client, token) =>
-    parseGuarded(() => wasm.buildTokenRequest('revoke', client.baseUrl, client.clientId, client.clientSecret, token)),
+    parseGuarded(() => wasm().buildTokenRequest('revoke', client.baseUrl, client.clientId, client.clientSecret, token)),
 });
 
 function decodeBroadcast(body) {
-  return parseGuarded(() => wasm.decodeBody('live', bytes(body)));
+  return parseGuarded(() => wasm().decodeBody('live', bytes(body)));
 }
 function decodeListeners(body) {
-  return parseGuarded(() => wasm.decodeBody('listeners', bytes(body)));
+  return parseGuarded(() => wasm().decodeBody('listeners', bytes(body)));
 }
 function decodeFans(body) {
-  return parseGuarded(() => wasm.decodeBody('fans', bytes(body)));
+  return parseGuarded(() => wasm().decodeBody('fans', bytes(body)));
 }
 
 /** Jittered exponential backoff, seeded (1 s doubling to 30 s by default). */
 class Backoff {
   #inner;
   constructor(options = {}) {
-    this.#inner = new wasm.Backoff(options.seed ?? randomSeed(), options.baseMs, options.capMs);
+    this.#inner = new (wasm().Backoff)(options.seed ?? randomSeed(), options.baseMs, options.capMs);
   }
   nextDelayMs() {
     return this.#inner.nextDelayMs();
@@ -468,7 +500,7 @@ addDispose(Backoff);
 // ---- tally and kit -----------------------------------------------------------
 
 class Tally {
-  #inner = new wasm.Tally();
+  #inner = new (wasm().Tally)();
   startBroadcast(liveId) {
     return this.#inner.startBroadcast(liveId);
   }
@@ -491,10 +523,10 @@ addDispose(Tally);
 class Audience {
   #inner;
   constructor(inner) {
-    this.#inner = inner instanceof wasm.Audience ? inner : new wasm.Audience();
+    this.#inner = inner instanceof wasm().Audience ? inner : new (wasm().Audience)();
   }
   static fromJSON(json) {
-    return new Audience(guard(() => wasm.Audience.fromJson(typeof json === 'string' ? json : JSON.stringify(json))));
+    return new Audience(guard(() => wasm().Audience.fromJson(typeof json === 'string' ? json : JSON.stringify(json))));
   }
   toJSON() {
     return JSON.parse(this.#inner.toJson());
@@ -519,6 +551,13 @@ class Audience {
   get size() {
     return this.#inner.size;
   }
+  person(id) {
+    const json = this.#inner.person(id);
+    return json === undefined ? null : JSON.parse(json);
+  }
+  people() {
+    return JSON.parse(this.#inner.people());
+  }
   /** @internal */
   get _inner() {
     return this.#inner;
@@ -534,11 +573,28 @@ addDispose(Audience);
 
 class Milestones {
   #inner;
-  constructor(options = {}) {
-    this.#inner = new wasm.Milestones(options.heartsEvery ?? 0, options.donationsEvery ?? 0);
+  constructor(options = {}, inner = undefined) {
+    this.#inner = inner instanceof wasm().Milestones
+      ? inner
+      : new (wasm().Milestones)(options.heartsEvery ?? 0, options.donationsEvery ?? 0);
+  }
+  static fromJSON(json, options = {}) {
+    const text = typeof json === 'string' ? json : JSON.stringify(json);
+    const inner = guard(() => wasm().Milestones.fromJson(text, options.heartsEvery ?? 0, options.donationsEvery ?? 0));
+    return new Milestones(options, inner);
   }
   startBroadcast(liveId) {
     return this.#inner.startBroadcast(liveId);
+  }
+  endBroadcast() {
+    this.#inner.endBroadcast();
+  }
+  donor(id) {
+    const json = this.#inner.donor(id);
+    return json === undefined ? null : JSON.parse(json);
+  }
+  donors() {
+    return JSON.parse(this.#inner.donors());
   }
   onEvent(ev) {
     const [event, data] = eventParts(ev);
@@ -569,7 +625,7 @@ addDispose(Milestones);
 let emptyAudience;
 
 class Commands {
-  #inner = new wasm.Commands();
+  #inner = new (wasm().Commands)();
   constructor(options = {}) {
     if (options.prefix !== undefined) this.#inner.prefix(options.prefix);
     if (options.ownId !== undefined) this.#inner.ownId(options.ownId);
@@ -580,7 +636,7 @@ class Commands {
   }
   match(ev, audience) {
     if (ev == null || ev.event !== 'chat') return null;
-    const a = audience ? audience._inner : (emptyAudience ??= new wasm.Audience());
+    const a = audience ? audience._inner : (emptyAudience ??= new (wasm().Audience)());
     const json = this.#inner.matchChat(JSON.stringify(ev.data), a);
     return json === undefined ? null : JSON.parse(json);
   }
@@ -593,14 +649,56 @@ class Commands {
 }
 addDispose(Commands);
 
+/** Named one-shot and repeating app timers (a `Bot` hosts its own). */
+class Timers {
+  #inner = new (wasm().Timers)();
+  schedule(atMs, tag, options = {}) {
+    guard(() => this.#inner.set(tag, atMs, undefined, Boolean(options.whileConnected)));
+  }
+  every(periodMs, tag, firstAtMs, options = {}) {
+    const first = firstAtMs === undefined ? Date.now() + periodMs : firstAtMs;
+    guard(() => this.#inner.set(tag, first, periodMs, Boolean(options.whileConnected)));
+  }
+  cancel(tag) {
+    return this.#inner.cancel(tag);
+  }
+  deadline(tag) {
+    return this.#inner.deadline(tag) ?? null;
+  }
+  nextDeadline(connected = true) {
+    return this.#inner.nextDeadline(connected) ?? null;
+  }
+  popDue(nowMs, connected = true) {
+    return this.#inner.popDue(now(nowMs), connected) ?? null;
+  }
+  get size() {
+    return this.#inner.size;
+  }
+  tags() {
+    return this.#inner.tags();
+  }
+  free() {
+    const inner = this.#inner;
+    if (inner === null) return;
+    this.#inner = null;
+    inner.free();
+  }
+}
+addDispose(Timers);
+
+/** The quota headers of a response; `nowMs` turns an HTTP-date `Retry-After` into a delay. */
+function parseQuota(headers, nowMs) {
+  return JSON.parse(wasm().parseQuota(flatHeaders(headers), now(nowMs)));
+}
+
 function splitChat(text) {
-  return wasm.splitChat(text);
+  return wasm().splitChat(text);
 }
 function truncateChat(text, limit, ellipsis = '…') {
-  return wasm.truncateChat(text, limit, ellipsis);
+  return wasm().truncateChat(text, limit, ellipsis);
 }
 function splitArgs(text) {
-  return wasm.splitArgs(text);
+  return wasm().splitArgs(text);
 }
 
 // One `exports.X = X` per name, so Node's ESM `import { X } from 'onair'` sees them.
@@ -612,6 +710,8 @@ exports.Tally = Tally;
 exports.Audience = Audience;
 exports.Milestones = Milestones;
 exports.Commands = Commands;
+exports.Timers = Timers;
+exports.parseQuota = parseQuota;
 exports.splitChat = splitChat;
 exports.truncateChat = truncateChat;
 exports.splitArgs = splitArgs;

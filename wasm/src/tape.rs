@@ -1,10 +1,11 @@
-//! The fast path of [`crate::Decoder::push`]: items written as a tape of
-//! numbers plus one text buffer, from which `index.js` builds the very
-//! objects `JSON.parse` would make of [`onair::json::ItemJson`] (same keys,
-//! same order, same values), without a second JSON parse on the JS side.
+//! How [`crate::decoder::Decoder`] hands items to JS: a tape of numbers
+//! plus one text buffer, from which `index.js` builds the very objects
+//! `JSON.parse` would make of [`onair::json::ItemJson`] (same keys, same
+//! order, same values), without a JSON parse on the JS side.
 //!
-//! A fenced addition: the JSON path stays (`pushJson`), and the Node tests
-//! compare both on every fixture and on random chunkings (the oracle).
+//! The oracle is the core's JSON serializer, in the bot module
+//! (`JsonDecoder`, `crate::http`): the Node tests compare both on every
+//! fixture and on random chunkings.
 //!
 //! The tape is a list of `f64`. A string is two numbers: its start and end
 //! in UTF-16 units of the text buffer (`end` = -1 for `null`). A nullable

@@ -53,6 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stored::{self, StateError};
 use crate::event::{EndReason, Event, Presence, PresenceType, User};
+use crate::tally::ordered;
 
 /// The `format` marker of [`Audience::to_json`].
 pub const AUDIENCE_FORMAT: &str = "onair.audience";
@@ -475,9 +476,10 @@ impl Audience {
     /// assert_eq!(onair::kit::audience::Audience::new().people().count(), 0);
     /// ```
     pub fn people(&self) -> impl Iterator<Item = &Person> {
-        let mut entries: Vec<&Entry> = self.people.values().collect();
-        entries.sort_unstable_by_key(|e| e.seen);
-        entries.into_iter().map(|e| &e.person)
+        let entries: Vec<&Entry> = self.people.values().collect();
+        ordered(&entries, |e| (e.seen, &e.person.user.id))
+            .into_iter()
+            .map(|e| &e.person)
     }
 
     /// How many people are remembered.

@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stored::{self, StateError};
 use crate::event::{Chat, EndReason, Event, User};
-use crate::tally::Tally;
+use crate::tally::{ordered, Tally};
 use crate::time::Timestamp;
 
 /// The `format` marker of [`Milestones::to_json`].
@@ -404,13 +404,13 @@ impl Milestones {
 
     /// Forgets the `count` donors with the smallest totals (ties by `id`).
     fn forget_smallest(&mut self, count: usize) {
-        let mut by_total: Vec<(u64, String)> = self
-            .donors
-            .iter()
-            .map(|(id, d)| (d.donated, id.clone()))
+        let donors: Vec<(&String, &Donor)> = self.donors.iter().collect();
+        let smallest: Vec<String> = ordered(&donors, |(id, d)| (d.donated, id))
+            .into_iter()
+            .take(count)
+            .map(|(id, _)| id.clone())
             .collect();
-        by_total.sort_unstable();
-        for (_, id) in by_total.into_iter().take(count) {
+        for id in smallest {
             self.donors.remove(&id);
         }
     }
@@ -477,9 +477,8 @@ impl Milestones {
     /// assert!(onair::kit::milestones::Milestones::new().donors().is_empty());
     /// ```
     pub fn donors(&self) -> Vec<&Donor> {
-        let mut donors: Vec<&Donor> = self.donors.values().collect();
-        donors.sort_by(|a, b| b.donated.cmp(&a.donated).then(a.user.id.cmp(&b.user.id)));
-        donors
+        let donors: Vec<&Donor> = self.donors.values().collect();
+        ordered(&donors, |d| (!d.donated, &d.user.id))
     }
 
     /// The versioned JSON form to store: `{"format":"onair.milestones",
@@ -503,8 +502,8 @@ impl Milestones {
             total_donated: u64,
             donors: Vec<&'a Donor>,
         }
-        let mut donors: Vec<&Donor> = self.donors.values().collect();
-        donors.sort_by(|a, b| a.user.id.cmp(&b.user.id));
+        let donors: Vec<&Donor> = self.donors.values().collect();
+        let donors = ordered(&donors, |d| (0, &d.user.id));
         let out = Out {
             format: MILESTONES_FORMAT,
             version: MILESTONES_VERSION,

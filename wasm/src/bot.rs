@@ -1,0 +1,290 @@
+//! The bot module (feature `bot`, `onair_bot_bg.wasm`): the `Bot` machine,
+//! and the helpers every part of this module shares (errors, times,
+//! headers, events from JS).
+
+use onair::event::Event;
+use onair::json::{ActionJson, StopJson};
+use onair::oauth::Tokens;
+use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
+use wasm_bindgen::prelude::*;
+
+// ---- errors -------------------------------------------------------------------
+
+/// An error for the JS layer: `["name","kind","message"]` as a string.
+pub(crate) fn error(name: &str, kind: &str, message: &str) -> JsValue {
+    // An array of strings always serializes.
+    JsValue::from_str(&serde_json::to_string(&[name, kind, message]).unwrap_or_default())
+}
+
+pub(crate) fn misuse(e: Misuse) -> JsValue {
+    let kind = match e {
+        Misuse::UnknownRequest(_) => "unknown_request",
+        Misuse::NotAStream(_) => "not_a_stream",
+        Misuse::StreamNotStarted(_) => "stream_not_started",
+        Misuse::NotConnecting => "not_connecting",
+        Misuse::NotRefreshing => "not_refreshing",
+        Misuse::TokenRequestInFlight => "token_request_in_flight",
+        Misuse::NoTokenRequestInFlight => "no_token_request_in_flight",
+        _ => "misuse",
+    };
+    error("MisuseError", kind, &e.to_string())
+}
+
+/// A JS number of milliseconds as `u64`.
+pub(crate) fn ms(value: f64) -> u64 {
+    if value.is_finite() && value > 0.0 {
+        value as u64
+    } else {
+        0
+    }
+}
+
+/// Headers arrive flattened: `[name, value, name, value, …]`.
+pub(crate) fn pairs(flat: &[String]) -> impl Iterator<Item = (&str, &str)> {
+    flat.chunks_exact(2)
+        .map(|pair| (pair[0].as_str(), pair[1].as_str()))
+}
+
+/// A typed event from the `event` and `data` of an event object (the JS
+/// layer passes `data` as JSON text).
+pub(crate) fn event_from(name: &str, data: &str) -> Option<Event> {
+    Event::decode(name, data).ok().flatten()
+}
+
+// ---- the bot ------------------------------------------------------------------
+
+/// The bot machine: `poll` answers one action as JSON.
+#[wasm_bindgen]
+#[derive(Debug)]
+pub struct Bot {
+    inner: onair::Bot,
+}
+
+#[wasm_bindgen]
+impl Bot {
+    /// A bot for `base_url` with the app's credentials, resuming from
+    /// `tokens` (the stored JSON of a `persistTokens` action) when given.
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        base_url: &str,
+        client_id: &str,
+        client_secret: &str,
+        tokens: Option<String>,
+        seed: f64,
+        events: Option<bool>,
+        max_attempts: Option<u32>,
+        request_timeout_ms: Option<f64>,
+        max_queued_calls: Option<u32>,
+    ) -> Result<Bot, JsValue> {
+        let base = BaseUrl::new(base_url)
+            .map_err(|e| error("ConfigError", "invalid_base_url", &e.to_string()))?;
+        let credentials = ClientCredentials::new(client_id, client_secret)
+            .map_err(|e| error("ConfigError", "invalid_credentials", &e.to_string()))?;
+        let saved = match tokens {
+            Some(json) => Some(
+                Tokens::from_json(json.as_bytes())
+                    .map_err(|e| error("TokensError", load_error(&e), &e.to_string()))?,
+            ),
+            None => None,
+        };
+        let mut config = onair::BotConfig::new(base, credentials);
+        if let Some(events) = events {
+            config.events = events;
+        }
+        if let Some(n) = max_attempts {
+            config.max_attempts = n;
+        }
+        if let Some(t) = request_timeout_ms {
+            config.request_timeout_ms = ms(t);
+        }
+        if let Some(n) = max_queued_calls {
+            config.max_queued_calls = n as usize;
+        }
+        Ok(Bot {
+            inner: onair::Bot::new(config, saved, ms(seed.abs().floor())),
+        })
+    }
+
+    /// The next action at `now_ms`, as JSON.
+    pub fn poll(&mut self, now_ms: f64) -> String {
+        ActionJson(&self.inner.poll(ms(now_ms))).to_line()
+    }
+
+    /// The complete response to a `send` action.
+    #[wasm_bindgen(js_name = onResponse)]
+    pub fn on_response(
+        &mut self,
+        id: f64,
+        status: u16,
+        headers: Vec<String>,
+        body: &[u8],
+        now_ms: f64,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_response(RequestId(ms(id)), status, pairs(&headers), body, ms(now_ms))
+            .map_err(misuse)
+    }
+
+    /// A request got no response (connect error, reset).
+    #[wasm_bindgen(js_name = onTransportError)]
+    pub fn on_transport_error(&mut self, id: f64, now_ms: f64) -> Result<(), JsValue> {
+        self.inner
+            .on_transport_error(RequestId(ms(id)), ms(now_ms))
+            .map_err(misuse)
+    }
+
+    /// The status and headers of an `openStream` action.
+    #[wasm_bindgen(js_name = onStreamOpen)]
+    pub fn on_stream_open(
+        &mut self,
+        id: f64,
+        status: u16,
+        headers: Vec<String>,
+        now_ms: f64,
+    ) -> Result<(), JsValue> {
+        self.inner
+            .on_stream_open(RequestId(ms(id)), status, pairs(&headers), ms(now_ms))
+            .map_err(misuse)
+    }
+
+    /// A chunk of the stream's body.
+    #[wasm_bindgen(js_name = onStreamBytes)]
+    pub fn on_stream_bytes(&mut self, id: f64, chunk: &[u8], now_ms: f64) -> Result<(), JsValue> {
+        self.inner
+            .on_stream_bytes(RequestId(ms(id)), chunk, ms(now_ms))
+            .map_err(misuse)
+    }
+
+    /// The stream connection ended.
+    #[wasm_bindgen(js_name = onStreamClosed)]
+    pub fn on_stream_closed(&mut self, id: f64, now_ms: f64) -> Result<(), JsValue> {
+        self.inner
+            .on_stream_closed(RequestId(ms(id)), ms(now_ms))
+            .map_err(misuse)
+    }
+
+    /// Exchanges a consent code.
+    pub fn authorize(&mut self, code: &str, redirect_uri: &str) {
+        self.inner.authorize(code, redirect_uri);
+    }
+
+    /// Queues a chat message; its call id.
+    #[wasm_bindgen(js_name = sendChat)]
+    pub fn send_chat(&mut self, message: &str) -> Result<f64, JsValue> {
+        call(self.inner.send_chat(message))
+    }
+
+    /// Queues `GET /v1/live`; its call id.
+    #[wasm_bindgen(js_name = fetchBroadcast)]
+    pub fn fetch_broadcast(&mut self) -> Result<f64, JsValue> {
+        call(self.inner.fetch_broadcast())
+    }
+
+    /// Queues the listener list; its call id.
+    #[wasm_bindgen(js_name = listListeners)]
+    pub fn list_listeners(&mut self) -> Result<f64, JsValue> {
+        call(self.inner.list_listeners())
+    }
+
+    /// Queues `GET /v1/live/fans`; its call id.
+    #[wasm_bindgen(js_name = fetchFans)]
+    pub fn fetch_fans(&mut self) -> Result<f64, JsValue> {
+        call(self.inner.fetch_fans())
+    }
+
+    /// Reconnects the stream at once.
+    #[wasm_bindgen(js_name = requestReconnect)]
+    pub fn request_reconnect(&mut self, now_ms: f64) {
+        self.inner.request_reconnect(ms(now_ms));
+    }
+
+    /// Fires a `timer` action with `tag` once at `at_ms`.
+    pub fn schedule(&mut self, at_ms: f64, tag: &str) -> Result<(), JsValue> {
+        self.inner.schedule(ms(at_ms), tag).map_err(timer_error)
+    }
+
+    /// Fires a `timer` action with `tag` every `period_ms`, first at `first_at_ms`.
+    pub fn every(&mut self, period_ms: f64, tag: &str, first_at_ms: f64) -> Result<(), JsValue> {
+        self.inner
+            .every(ms(period_ms), tag, ms(first_at_ms))
+            .map_err(timer_error)
+    }
+
+    /// Cancels the timer `tag`; `false` when there was none.
+    #[wasm_bindgen(js_name = cancelTimer)]
+    pub fn cancel_timer(&mut self, tag: &str) -> bool {
+        self.inner.cancel_timer(tag)
+    }
+
+    /// Stops the bot (with `revoke`, the tokens are revoked).
+    pub fn shutdown(&mut self, revoke: bool) {
+        self.inner.shutdown(revoke);
+    }
+
+    /// Why the bot stopped, as JSON, or `undefined`.
+    #[wasm_bindgen(js_name = stopJson)]
+    pub fn stop_json(&self) -> Option<String> {
+        self.inner
+            .stop()
+            .map(|s| serde_json::to_string(&StopJson(s)).unwrap_or_default())
+    }
+
+    /// A snapshot for dashboards and logs, as JSON (the core's `Status`).
+    #[wasm_bindgen(js_name = statusJson)]
+    pub fn status_json(&self, now_ms: f64) -> String {
+        self.inner.status(ms(now_ms)).to_json()
+    }
+
+    /// App calls queued and not yet answered.
+    #[wasm_bindgen(js_name = pendingCalls)]
+    pub fn pending_calls(&self) -> u32 {
+        u32::try_from(self.inner.pending_calls()).unwrap_or(u32::MAX)
+    }
+
+    /// The current token pair in its stored form, or `undefined`.
+    #[wasm_bindgen(js_name = tokensJson)]
+    pub fn tokens_json(&self) -> Option<String> {
+        self.inner
+            .tokens()
+            .tokens()
+            .map(|t| t.to_json().as_str().to_owned())
+    }
+}
+
+pub(crate) fn timer_error(e: onair::timers::TimerError) -> JsValue {
+    use onair::timers::TimerError;
+    let kind = match e {
+        TimerError::TooMany => "too_many",
+        TimerError::BadTag(_) => "bad_tag",
+        TimerError::ZeroPeriod => "zero_period",
+        _ => "timer",
+    };
+    error("TimerError", kind, &e.to_string())
+}
+
+fn load_error(e: &onair::oauth::LoadError) -> &'static str {
+    use onair::oauth::LoadError;
+    match e {
+        LoadError::Json { .. } => "json",
+        LoadError::UnknownFormat => "unknown_format",
+        LoadError::UnsupportedVersion(_) => "unsupported_version",
+        LoadError::Invalid(_) => "invalid",
+        _ => "invalid",
+    }
+}
+
+fn call(result: Result<onair::CallId, onair::CallError>) -> Result<f64, JsValue> {
+    match result {
+        Ok(id) => Ok(id.0 as f64),
+        Err(e) => {
+            let kind = match &e {
+                onair::CallError::Chat(chat) => chat.kind.code(),
+                onair::CallError::QueueFull { .. } => "queue_full",
+                onair::CallError::Stopped(_) => "stopped",
+                _ => "call",
+            };
+            Err(error("CallError", kind, &e.to_string()))
+        }
+    }
+}
