@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "api", "problem", "oauth", "quota", "stop", "stream", "tally", "timers",
         ],
     ),
-    ("machine", &["bot", "json"]),
+    ("machine", &["bot", "json", "marshal"]),
     ("kit", &["kit", "fuzz"]),
 ];
 
