@@ -18,6 +18,7 @@ Exit 0 only when all of it holds. Standard library only.
 """
 
 import argparse
+import collections
 import json
 import os
 import select
@@ -217,9 +218,11 @@ def main():
             for conn in bot_entry.get("connections", [])
         )
         people = sum(len(b["totals"].get("people", {})) for _, b in truth)
+        by_call = collections.Counter(f"{r['method']} {r['path']}" for r in requests)
+        calls = ", ".join(f"{call} {n}" for call, n in by_call.most_common())
         summary = (
             f"{args.lang}: {len(truth)} broadcast(s), {events} events delivered, {people} people, "
-            f"{len(requests)} requests, {elapsed:.1f} s"
+            f"{len(requests)} requests ({calls}), {elapsed:.1f} s"
         )
         if problems:
             print(f"e2e FAILED — {summary}")
