@@ -227,10 +227,10 @@ impl Event {
 /// the fast reader leaves alone (and for every error).
 fn serde_decode(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
     let parsed = match name {
-        "chat" => serde_json::from_str(data).map(Event::Chat),
-        "presence" => serde_json::from_str(data).map(Event::Presence),
-        "like" => serde_json::from_str(data).map(Event::Like),
-        "donation" => serde_json::from_str(data).map(Event::Donation),
+        "chat" => serde_json::from_slice(data.as_bytes()).map(Event::Chat),
+        "presence" => serde_json::from_slice(data.as_bytes()).map(Event::Presence),
+        "like" => serde_json::from_slice(data.as_bytes()).map(Event::Like),
+        "donation" => serde_json::from_slice(data.as_bytes()).map(Event::Donation),
         "end" => return decode_end(data).map(|end| Some(Event::End(end))),
         _ => return Ok(None),
     };
@@ -252,11 +252,11 @@ fn decode_end(data: &str) -> Result<End, (DecodeErrorKind, String)> {
         });
     }
     if trimmed.starts_with('"') {
-        return serde_json::from_str(trimmed)
+        return serde_json::from_slice(trimmed.as_bytes())
             .map(|reason| End { reason })
             .map_err(|e| json_error_in(trimmed, e));
     }
-    serde_json::from_str(data).map_err(|e| json_error_in(data, e))
+    serde_json::from_slice(data.as_bytes()).map_err(|e| json_error_in(data, e))
 }
 
 /// Sorts a decoding failure into bad JSON or a bad event. serde stops at the
@@ -265,7 +265,7 @@ fn decode_end(data: &str) -> Result<End, (DecodeErrorKind, String)> {
 fn json_error_in(data: &str, e: serde_json::Error) -> (DecodeErrorKind, String) {
     let is_json = match e.classify() {
         serde_json::error::Category::Data => {
-            serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok()
+            serde_json::from_slice::<serde::de::IgnoredAny>(data.as_bytes()).is_ok()
         }
         _ => false,
     };
