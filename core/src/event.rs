@@ -216,6 +216,8 @@ impl Event {
     /// assert!(Event::decode("poll", "{}").unwrap().is_none());
     /// ```
     pub fn decode(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
+        // `Item::from_frame` runs these two readers in the same order, in
+        // place (the stream's hot path): change both together.
         if let Some(event) = fast::decode(name, data) {
             return Ok(Some(event));
         }
@@ -227,10 +229,10 @@ impl Event {
 /// the fast reader leaves alone (and for every error).
 fn serde_decode(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
     let parsed = match name {
-        "chat" => serde_json::from_slice(data.as_bytes()).map(Event::Chat),
-        "presence" => serde_json::from_slice(data.as_bytes()).map(Event::Presence),
-        "like" => serde_json::from_slice(data.as_bytes()).map(Event::Like),
-        "donation" => serde_json::from_slice(data.as_bytes()).map(Event::Donation),
+        "chat" => from_json(data).map(Event::Chat),
+        "presence" => from_json(data).map(Event::Presence),
+        "like" => from_json(data).map(Event::Like),
+        "donation" => from_json(data).map(Event::Donation),
         "end" => return decode_end(data).map(|end| Some(Event::End(end))),
         _ => return Ok(None),
     };
@@ -252,11 +254,18 @@ fn decode_end(data: &str) -> Result<End, (DecodeErrorKind, String)> {
         });
     }
     if trimmed.starts_with('"') {
-        return serde_json::from_slice(trimmed.as_bytes())
+        return from_json(trimmed)
             .map(|reason| End { reason })
             .map_err(|e| json_error_in(trimmed, e));
     }
-    serde_json::from_slice(data.as_bytes()).map_err(|e| json_error_in(data, e))
+    from_json(data).map_err(|e| json_error_in(data, e))
+}
+
+/// serde_json over the text's bytes. Every other body the core reads goes
+/// through `from_slice`, so reading events the same way keeps one instance of
+/// serde_json's reader, not two (the WASM bot module: -10 KiB, BENCHMARKS.md).
+fn from_json<'a, T: Deserialize<'a>>(data: &'a str) -> serde_json::Result<T> {
+    serde_json::from_slice(data.as_bytes())
 }
 
 /// Sorts a decoding failure into bad JSON or a bad event. serde stops at the
@@ -264,9 +273,7 @@ fn decode_end(data: &str) -> Result<End, (DecodeErrorKind, String)> {
 /// at all (say, trailing garbage after a bad object), it is `invalid_json`.
 fn json_error_in(data: &str, e: serde_json::Error) -> (DecodeErrorKind, String) {
     let is_json = match e.classify() {
-        serde_json::error::Category::Data => {
-            serde_json::from_slice::<serde::de::IgnoredAny>(data.as_bytes()).is_ok()
-        }
+        serde_json::error::Category::Data => from_json::<serde::de::IgnoredAny>(data).is_ok(),
         _ => false,
     };
     let kind = if is_json {
