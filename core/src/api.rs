@@ -52,6 +52,7 @@ use crate::model::{
     DEFAULT_EXPIRES_IN_SECS,
 };
 use crate::secret::{ClientCredentials, CredentialsError, Secret};
+use crate::wire::json::{self, Fault, Json};
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -425,17 +426,26 @@ pub struct ResponseError {
     pub message: String,
 }
 
-fn json_kind(e: &serde_json::Error) -> ResponseErrorKind {
-    match e.classify() {
-        serde_json::error::Category::Data => ResponseErrorKind::InvalidBody,
-        _ => ResponseErrorKind::InvalidJson,
-    }
+/// Reads a whole body with `read`: its value, or the fault sorted into
+/// not JSON / JSON of another shape.
+fn decode<'a, T>(
+    body: &'a [u8],
+    read: impl FnOnce(&mut Json<'a>) -> Option<T>,
+) -> Result<T, (ResponseErrorKind, Fault)> {
+    json::read_bytes(body, read).map_err(|fault| match json::shape_or_syntax(body, fault) {
+        Ok(shape) => (ResponseErrorKind::InvalidBody, shape),
+        Err(syntax) => (ResponseErrorKind::InvalidJson, syntax),
+    })
 }
 
-fn decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ResponseError> {
-    serde_json::from_slice(body).map_err(|e| ResponseError {
-        kind: json_kind(&e),
-        message: e.to_string(),
+/// [`decode`] with the fault as the message.
+fn decode_body<'a, T>(
+    body: &'a [u8],
+    read: impl FnOnce(&mut Json<'a>) -> Option<T>,
+) -> Result<T, ResponseError> {
+    decode(body, read).map_err(|(kind, fault)| ResponseError {
+        kind,
+        message: fault.to_string(),
     })
 }
 
@@ -457,21 +467,30 @@ fn decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ResponseErro
 /// assert_eq!(pair.access_token.expose(), "AT-xyz");
 /// ```
 pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
-    let raw: RawTokenPair = serde_json::from_slice(body).map_err(|e| ResponseError {
-        kind: json_kind(&e),
-        // serde_json messages may quote values; keep only the position.
-        message: format!(
-            "token response did not decode ({:?} error at line {} column {})",
-            e.classify(),
-            e.line(),
-            e.column()
-        ),
+    let raw = decode(body, RawTokenPair::read).map_err(|(kind, fault)| {
+        // Faults name a position and what was wanted there, never a value
+        // (it could be a secret).
+        let (line, column) = fault.line_column(body);
+        ResponseError {
+            kind,
+            message: format!(
+                "token response did not decode ({} at line {line} column {column})",
+                kind.code()
+            ),
+        }
     })?;
     if !raw.token_type.eq_ignore_ascii_case("bearer") {
-        let shown: String = raw.token_type.chars().take(32).collect();
+        // At most 32 characters, control characters shown as `?` (a log
+        // line stays one line).
+        let shown: String = raw
+            .token_type
+            .chars()
+            .take(32)
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
         return Err(ResponseError {
             kind: ResponseErrorKind::UnsupportedTokenType,
-            message: format!("token_type {shown:?} is not Bearer"),
+            message: format!("token_type \"{shown}\" is not Bearer"),
         });
     }
     let unusable = |field: &'static str, value: &str| {
@@ -501,17 +520,17 @@ pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
 /// assert_eq!(onair::api::decode_broadcast(body).unwrap().tags, ["x"]);
 /// ```
 pub fn decode_broadcast(body: &[u8]) -> Result<Broadcast, ResponseError> {
-    decode(body)
+    decode_body(body, Broadcast::read)
 }
 
 /// Decodes one page of GET /v1/live/listeners (spec 2.3).
 pub fn decode_listeners(body: &[u8]) -> Result<ListenersPage, ResponseError> {
-    decode(body)
+    decode_body(body, ListenersPage::read)
 }
 
 /// Decodes GET /v1/live/fans (spec 2.4).
 pub fn decode_fans(body: &[u8]) -> Result<FanRanking, ResponseError> {
-    decode(body)
+    decode_body(body, FanRanking::read)
 }
 
 // ---------------------------------------------------------------------------

@@ -21,45 +21,46 @@
 //! assert_eq!((d.amount, d.user.nickname, d.message), (100, None, None));
 //! ```
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::sse::{self, FrameErrorKind};
 use crate::time::{FrameId, Timestamp};
+use crate::wire::json::{self, Fault, Json};
 use crate::wire::wire_enum;
 
-mod fast;
+mod payload;
 
-/// The fast payload reader and the serde path, side by side, for the
-/// differential fuzz target (`fuzz/fuzz_targets/fast_json.rs`).
+/// The payload reader's two ways, for the fuzz targets
+/// (`fuzz/fuzz_targets/fast_json.rs`): the documented-shape template and
+/// the field-by-field reader must agree wherever the template answers.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing {
     use super::{DecodeErrorKind, Event};
 
-    /// The fast reader's answer (`None`: it left the input to serde).
-    pub fn fast(name: &str, data: &str) -> Option<Event> {
-        super::fast::decode(name, data)
+    /// The template's answer (`None`: not the documented shape).
+    pub fn documented(name: &str, data: &str) -> Option<Event> {
+        super::payload::documented(name, data)
     }
 
-    /// The serde path's answer (the reference).
-    pub fn serde(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
-        super::serde_decode(name, data)
+    /// The field-by-field reader's answer (every error comes from it).
+    pub fn read(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
+        super::payload::read(name, data).map_err(|fault| super::decode_error(data, fault))
     }
 }
 
 /// The person behind an event. `id` is the stable key (spec 2.5); the
 /// nickname changes, repeats, and may be `null`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct User {
     /// Encrypted identifier, scoped to (bot, DJ). Use it as the key.
     pub id: String,
     /// Nickname; `None` when the service sent `null` (never an empty string).
-    #[serde(default)]
     pub nickname: Option<String>,
 }
 
 /// A chat message posted by a listener or the DJ.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Chat {
     /// The poster.
@@ -81,7 +82,7 @@ wire_enum! {
 }
 
 /// A listener joined (delivered only when the bot is a manager).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Presence {
     /// Who joined.
@@ -90,12 +91,10 @@ pub struct Presence {
     #[serde(rename = "type")]
     pub kind: PresenceType,
     /// Rank in this broadcast's donation ranking; `None` with no donations.
-    #[serde(default)]
     pub fan_rank: Option<u64>,
     /// Whether the DJ made this listener a manager.
     pub is_manager: bool,
     /// Affinity score across broadcasts (may be fractional); `None` if unknown.
-    #[serde(default)]
     pub favorite_temperature: Option<f64>,
     /// Join time.
     pub time: Timestamp,
@@ -112,7 +111,7 @@ wire_enum! {
 }
 
 /// Hearts sent to the broadcast.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Like {
     /// The sender.
@@ -127,21 +126,19 @@ pub struct Like {
     /// Hearts added by a boost item; 0 when none.
     pub extra_amount: u64,
     /// How many were stacked; `None` for free tapped hearts.
-    #[serde(default)]
     pub combo: Option<u64>,
     /// When sent.
     pub time: Timestamp,
 }
 
 /// A donation of the paid currency.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Donation {
     /// The donor.
     pub user: User,
     /// Total currency units, already multiplied out: never multiply again.
     pub amount: u64,
     /// The note sent along; `None` (never `""`) when there was none.
-    #[serde(default)]
     pub message: Option<String>,
     /// When sent.
     pub time: Timestamp,
@@ -160,7 +157,7 @@ wire_enum! {
 }
 
 /// The final frame of a stream. Nothing follows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct End {
     /// Why the stream ends.
     pub reason: EndReason,
@@ -218,70 +215,29 @@ impl Event {
     pub fn decode(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
         // `Item::from_frame` runs these two readers in the same order, in
         // place (the stream's hot path): change both together.
-        if let Some(event) = fast::decode(name, data) {
+        if let Some(event) = payload::documented(name, data) {
             return Ok(Some(event));
         }
-        serde_decode(name, data)
+        payload::read(name, data).map_err(|fault| decode_error(data, fault))
     }
 }
 
-/// [`Event::decode`] by serde: the reference, and the path for every input
-/// the fast reader leaves alone (and for every error).
-fn serde_decode(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
-    let parsed = match name {
-        "chat" => from_json(data).map(Event::Chat),
-        "presence" => from_json(data).map(Event::Presence),
-        "like" => from_json(data).map(Event::Like),
-        "donation" => from_json(data).map(Event::Donation),
-        "end" => return decode_end(data).map(|end| Some(Event::End(end))),
-        _ => return Ok(None),
-    };
-    parsed.map(Some).map_err(|e| json_error_in(data, e))
-}
-
-/// The end frame's data: the documented `{"reason":…}` object. A bare reason
-/// (`LIVE_ENDED` or `"LIVE_ENDED"`) is accepted too, because the spec writes the
-/// frame as `data:{reason}` and missing an end frame would break reconnection.
-fn decode_end(data: &str) -> Result<End, (DecodeErrorKind, String)> {
-    let trimmed = data.trim();
-    let bare = !trimmed.is_empty()
-        && trimmed
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if bare {
-        return Ok(End {
-            reason: EndReason::from_wire(trimmed),
-        });
+impl User {
+    /// Reads a `user` object (`id` required, `nickname` nullable): the one
+    /// reader of the shape, for stored state that keeps users too.
+    pub(crate) fn read(json: &mut Json<'_>) -> Option<User> {
+        payload::user_object(json)
     }
-    if trimmed.starts_with('"') {
-        return from_json(trimmed)
-            .map(|reason| End { reason })
-            .map_err(|e| json_error_in(trimmed, e));
+}
+
+/// Sorts a decoding fault into bad JSON or a bad event: a document of the
+/// wrong shape is only `invalid_event` when the whole text is JSON (say, not
+/// a bad object followed by trailing garbage).
+fn decode_error(data: &str, fault: Fault) -> (DecodeErrorKind, String) {
+    match json::shape_or_syntax(data.as_bytes(), fault) {
+        Ok(shape) => (DecodeErrorKind::InvalidEvent, shape.to_string()),
+        Err(syntax) => (DecodeErrorKind::InvalidJson, syntax.to_string()),
     }
-    from_json(data).map_err(|e| json_error_in(data, e))
-}
-
-/// serde_json over the text's bytes. Every other body the core reads goes
-/// through `from_slice`, so reading events the same way keeps one instance of
-/// serde_json's reader, not two (the WASM bot module: -10 KiB, BENCHMARKS.md).
-fn from_json<'a, T: Deserialize<'a>>(data: &'a str) -> serde_json::Result<T> {
-    serde_json::from_slice(data.as_bytes())
-}
-
-/// Sorts a decoding failure into bad JSON or a bad event. serde stops at the
-/// first problem, so a shape error is double-checked: if the text is not JSON
-/// at all (say, trailing garbage after a bad object), it is `invalid_json`.
-fn json_error_in(data: &str, e: serde_json::Error) -> (DecodeErrorKind, String) {
-    let is_json = match e.classify() {
-        serde_json::error::Category::Data => from_json::<serde::de::IgnoredAny>(data).is_ok(),
-        _ => false,
-    };
-    let kind = if is_json {
-        DecodeErrorKind::InvalidEvent
-    } else {
-        DecodeErrorKind::InvalidJson
-    };
-    (kind, e.to_string())
 }
 
 /// What went wrong with a frame.
@@ -391,23 +347,26 @@ impl Item {
         // `Event::decode` inlined by hand: the fast reader's event goes
         // straight into the item instead of through a `Result` (a 150-byte
         // event moved once less; typed race -5 to -9 %, BENCHMARKS.md).
-        if let Some(event) = fast::decode(frame.event, frame.data) {
+        if let Some(event) = payload::documented(frame.event, frame.data) {
             return Item::Event { id, event };
         }
-        match serde_decode(frame.event, frame.data) {
+        match payload::read(frame.event, frame.data) {
             Ok(Some(event)) => Item::Event { id, event },
             Ok(None) => Item::Unknown {
                 event: frame.event.to_owned(),
                 id,
                 data: frame.data.to_owned(),
             },
-            Err((kind, message)) => Item::Error(DecodeError {
-                kind,
-                event: Some(frame.event.to_owned()),
-                id,
-                raw: frame.data.to_owned(),
-                message,
-            }),
+            Err(fault) => {
+                let (kind, message) = decode_error(frame.data, fault);
+                Item::Error(DecodeError {
+                    kind,
+                    event: Some(frame.event.to_owned()),
+                    id,
+                    raw: frame.data.to_owned(),
+                    message,
+                })
+            }
         }
     }
 }

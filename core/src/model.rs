@@ -6,25 +6,23 @@
 //! (`decode_*`) to turn a response body into these values.
 //!
 //! ```
-//! use onair::model::Broadcast;
+//! use onair::api::decode_broadcast;
 //!
-//! let body = r#"{"liveId":7,"title":"Night","startedAt":"2024-11-22T04:33:20.1Z",
+//! let body = br#"{"liveId":7,"title":"Night","startedAt":"2024-11-22T04:33:20.1Z",
 //!   "closeAirTime":"2024-11-22T06:33:20Z","listenerCount":3,"totalListenerCount":9,
 //!   "welcomeMessage":"","isChatFrozen":false,"categories":["music"],"tags":[],"new":1}"#;
-//! let b: Broadcast = serde_json::from_str(body).unwrap();
+//! let b = decode_broadcast(body).unwrap();
 //! assert_eq!(b.live_id, 7);
 //! assert_eq!(b.started_at.unix_ms(), Some(1_732_250_000_100));
 //! ```
 
-use std::fmt;
-
-use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeStruct;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 
 use crate::scope::Scope;
 use crate::secret::Secret;
 use crate::time::Timestamp;
+use crate::wire::json::{field, need, Json, What};
 
 /// The wire name of [`Fan::coin_count`]. The spec's neutral stand-in for the
 /// product's currency name; change it here and only here.
@@ -40,7 +38,7 @@ pub const DEFAULT_EXPIRES_IN_SECS: u64 = 3600;
 /// as empty: they are display data with a natural empty value, and a bot
 /// should not lose the whole broadcast over them. The other fields are
 /// required.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Broadcast {
     /// Identifies this broadcast session: the key for "once per broadcast"
@@ -57,20 +55,17 @@ pub struct Broadcast {
     /// Cumulative number of people who passed through; never decreases.
     pub total_listener_count: u64,
     /// Greeting pinned by the DJ; empty when none.
-    #[serde(default, deserialize_with = "null_as_default")]
     pub welcome_message: String,
     /// Whether chat is frozen (posting would get 403 `OAPI_MNGR_0208`).
     pub is_chat_frozen: bool,
     /// Broadcast categories.
-    #[serde(default, deserialize_with = "null_as_default")]
     pub categories: Vec<String>,
     /// Hashtags added by the DJ.
-    #[serde(default, deserialize_with = "null_as_default")]
     pub tags: Vec<String>,
 }
 
 /// A person in the room (spec 2.3). `id` is the stable key (spec 2.5).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Listener {
     /// Encrypted identifier, scoped to (bot, DJ); the same value as
     /// `user.id` in stream events.
@@ -82,33 +77,34 @@ pub struct Listener {
 /// One page of GET /v1/live/listeners (spec 2.3, 4.4).
 ///
 /// ```
-/// use onair::model::ListenersPage;
+/// use onair::api::decode_listeners;
 ///
-/// let page: ListenersPage =
-///     serde_json::from_str(r#"{"listeners":[{"id":"a","nickname":"A"}],"nextCursor":""}"#).unwrap();
+/// let page =
+///     decode_listeners(br#"{"listeners":[{"id":"a","nickname":"A"}],"nextCursor":""}"#).unwrap();
 /// assert_eq!(page.next_cursor, None); // an empty cursor cannot be sent back: read as the end
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListenersPage {
     /// The people on this page.
     pub listeners: Vec<Listener>,
     /// The cursor of the next page; `None` on the last page. An empty string
     /// is read as `None`, because it must never be sent back as `cursor`.
-    #[serde(default, deserialize_with = "non_empty_string")]
     pub next_cursor: Option<String>,
 }
 
 /// One entry of the donation ranking (spec 2.4).
 ///
-/// The currency field's wire name is [`COIN_COUNT_FIELD`]; serde reads and
-/// writes exactly that name.
+/// The currency field's wire name is [`COIN_COUNT_FIELD`]; it is read and
+/// written under exactly that name.
 ///
 /// ```
-/// use onair::model::Fan;
+/// use onair::api::decode_fans;
 ///
-/// let fan: Fan = serde_json::from_str(r#"{"id":"u1","nickname":"N","rank":1,"coinCount":null}"#).unwrap();
-/// assert_eq!(fan.coin_count, None);
+/// let ranking = decode_fans(
+///     br#"{"totalCount":1,"fans":[{"id":"u1","nickname":"N","rank":1,"coinCount":null}]}"#,
+/// ).unwrap();
+/// assert_eq!(ranking.fans[0].coin_count, None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Fan {
@@ -125,7 +121,7 @@ pub struct Fan {
 
 /// GET /v1/live/fans (spec 2.4, 4.5): at most 30 people present now, highest
 /// cumulative donation first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FanRanking {
     /// The size of the returned list (at most 30), not the number of fans.
@@ -154,146 +150,176 @@ pub struct TokenPair {
 }
 
 /// The token response as it is on the wire, before checks.
-#[derive(Deserialize)]
 pub(crate) struct RawTokenPair {
     pub(crate) access_token: Secret,
     pub(crate) token_type: String,
-    #[serde(default, deserialize_with = "lenient_seconds")]
     pub(crate) expires_in: Option<u64>,
-    #[serde(default)]
     pub(crate) refresh_token: Option<Secret>,
-    #[serde(default)]
     pub(crate) scope: Option<Scope>,
 }
 
-/// `null` or a missing field reads as the type's default.
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+impl Broadcast {
+    pub(crate) fn read(json: &mut Json<'_>) -> Option<Broadcast> {
+        let (mut live_id, mut title, mut started_at, mut close_air_time) = (None, None, None, None);
+        let (mut listener_count, mut total_listener_count, mut welcome_message) =
+            (None, None, None);
+        let (mut is_chat_frozen, mut categories, mut tags) = (None, None, None);
+        json.object(|json, key| match key {
+            b"liveId" => field(json, &mut live_id, "liveId", Json::u64),
+            b"title" => field(json, &mut title, "title", Json::owned_string),
+            b"startedAt" => field(json, &mut started_at, "startedAt", timestamp),
+            b"closeAirTime" => field(json, &mut close_air_time, "closeAirTime", timestamp),
+            b"listenerCount" => field(json, &mut listener_count, "listenerCount", Json::u64),
+            b"totalListenerCount" => field(
+                json,
+                &mut total_listener_count,
+                "totalListenerCount",
+                Json::u64,
+            ),
+            b"welcomeMessage" => field(
+                json,
+                &mut welcome_message,
+                "welcomeMessage",
+                Json::nullable_string,
+            ),
+            b"isChatFrozen" => field(json, &mut is_chat_frozen, "isChatFrozen", Json::bool),
+            b"categories" => field(json, &mut categories, "categories", strings),
+            b"tags" => field(json, &mut tags, "tags", strings),
+            _ => json.skip(),
+        })?;
+        Some(Broadcast {
+            live_id: need(json, live_id, "liveId")?,
+            title: need(json, title, "title")?,
+            started_at: need(json, started_at, "startedAt")?,
+            close_air_time: need(json, close_air_time, "closeAirTime")?,
+            listener_count: need(json, listener_count, "listenerCount")?,
+            total_listener_count: need(json, total_listener_count, "totalListenerCount")?,
+            welcome_message: welcome_message.flatten().unwrap_or_default(),
+            is_chat_frozen: need(json, is_chat_frozen, "isChatFrozen")?,
+            categories: categories.flatten().unwrap_or_default(),
+            tags: tags.flatten().unwrap_or_default(),
+        })
+    }
 }
 
-/// `null` and `""` read as `None`.
-fn non_empty_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    Ok(Option::<String>::deserialize(d)?.filter(|s| !s.is_empty()))
+impl Listener {
+    fn read(json: &mut Json<'_>) -> Option<Listener> {
+        let (mut id, mut nickname) = (None, None);
+        json.object(|json, key| match key {
+            b"id" => field(json, &mut id, "id", Json::owned_string),
+            b"nickname" => field(json, &mut nickname, "nickname", Json::owned_string),
+            _ => json.skip(),
+        })?;
+        Some(Listener {
+            id: need(json, id, "id")?,
+            nickname: need(json, nickname, "nickname")?,
+        })
+    }
+}
+
+impl ListenersPage {
+    pub(crate) fn read(json: &mut Json<'_>) -> Option<ListenersPage> {
+        let (mut listeners, mut next_cursor) = (None, None);
+        json.object(|json, key| match key {
+            b"listeners" => field(json, &mut listeners, "listeners", |json| {
+                json.list(Listener::read)
+            }),
+            b"nextCursor" => field(json, &mut next_cursor, "nextCursor", Json::nullable_string),
+            _ => json.skip(),
+        })?;
+        Some(ListenersPage {
+            listeners: need(json, listeners, "listeners")?,
+            next_cursor: next_cursor.flatten().filter(|cursor| !cursor.is_empty()),
+        })
+    }
+}
+
+impl Fan {
+    fn read(json: &mut Json<'_>) -> Option<Fan> {
+        let (mut id, mut nickname, mut rank, mut coin_count) = (None, None, None, None);
+        json.object(|json, key| match key {
+            b"id" => field(json, &mut id, "id", Json::owned_string),
+            b"nickname" => field(json, &mut nickname, "nickname", Json::owned_string),
+            b"rank" => field(json, &mut rank, "rank", Json::u64),
+            k if k == COIN_COUNT_FIELD.as_bytes() => {
+                field(json, &mut coin_count, COIN_COUNT_FIELD, |json| {
+                    json.nullable(Json::u64)
+                })
+            }
+            _ => json.skip(),
+        })?;
+        Some(Fan {
+            id: need(json, id, "id")?,
+            nickname: need(json, nickname, "nickname")?,
+            rank: need(json, rank, "rank")?,
+            coin_count: coin_count.flatten(),
+        })
+    }
+}
+
+impl FanRanking {
+    pub(crate) fn read(json: &mut Json<'_>) -> Option<FanRanking> {
+        let (mut total_count, mut fans) = (None, None);
+        json.object(|json, key| match key {
+            b"totalCount" => field(json, &mut total_count, "totalCount", Json::u64),
+            b"fans" => field(json, &mut fans, "fans", |json| json.list(Fan::read)),
+            _ => json.skip(),
+        })?;
+        Some(FanRanking {
+            total_count: need(json, total_count, "totalCount")?,
+            fans: need(json, fans, "fans")?,
+        })
+    }
+}
+
+impl RawTokenPair {
+    pub(crate) fn read(json: &mut Json<'_>) -> Option<RawTokenPair> {
+        let (mut access_token, mut token_type, mut expires_in) = (None, None, None);
+        let (mut refresh_token, mut scope) = (None, None);
+        let secret = |json: &mut Json<'_>| Some(Secret::new(json.owned_string()?));
+        json.object(|json, key| match key {
+            b"access_token" => field(json, &mut access_token, "access_token", secret),
+            b"token_type" => field(json, &mut token_type, "token_type", Json::owned_string),
+            b"expires_in" => field(json, &mut expires_in, "expires_in", lenient_seconds),
+            b"refresh_token" => field(json, &mut refresh_token, "refresh_token", |json| {
+                json.nullable(secret)
+            }),
+            b"scope" => field(json, &mut scope, "scope", |json| {
+                json.nullable(|json| Some(Scope::parse(&json.string()?)))
+            }),
+            _ => json.skip(),
+        })?;
+        Some(RawTokenPair {
+            access_token: need(json, access_token, "access_token")?,
+            token_type: need(json, token_type, "token_type")?,
+            expires_in: expires_in.flatten(),
+            refresh_token: refresh_token.flatten(),
+            scope: scope.flatten(),
+        })
+    }
+}
+
+fn timestamp(json: &mut Json<'_>) -> Option<Timestamp> {
+    Some(Timestamp::new(json.string()?))
+}
+
+/// A list of strings; `null` reads as absent (empty).
+fn strings(json: &mut Json<'_>) -> Option<Option<Vec<String>>> {
+    json.nullable(|json| json.list(Json::owned_string))
 }
 
 /// `expires_in`: a non-negative integer, or the same as a string of digits
 /// (some servers quote it); `null` reads as absent.
-fn lenient_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Secs {
-        Number(u64),
-        Text(String),
-    }
-    match Option::<Secs>::deserialize(d)? {
-        None => Ok(None),
-        Some(Secs::Number(n)) => Ok(Some(n)),
-        Some(Secs::Text(t)) => t
-            .parse::<u64>()
-            .map(Some)
-            .map_err(|_| de::Error::custom("expires_in is not a whole number of seconds")),
-    }
-}
-
-/// The fields of [`Fan`], with the currency field named by [`COIN_COUNT_FIELD`].
-enum FanField {
-    Id,
-    Nickname,
-    Rank,
-    CoinCount,
-    Ignored,
-}
-
-impl FanField {
-    fn from_key(key: &str) -> Self {
-        match key {
-            "id" => FanField::Id,
-            "nickname" => FanField::Nickname,
-            "rank" => FanField::Rank,
-            k if k == COIN_COUNT_FIELD => FanField::CoinCount,
-            _ => FanField::Ignored,
+fn lenient_seconds(json: &mut Json<'_>) -> Option<Option<u64>> {
+    json.nullable(|json| {
+        if json.peek() != Some(b'"') {
+            return json.u64();
         }
-    }
-}
-
-impl<'de> Deserialize<'de> for FanField {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_identifier(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl Visitor<'_> for KeyVisitor {
-    type Value = FanField;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a field name")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<FanField, E> {
-        Ok(FanField::from_key(v))
-    }
-
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<FanField, E> {
-        Ok(std::str::from_utf8(v).map_or(FanField::Ignored, FanField::from_key))
-    }
-}
-
-impl<'de> Deserialize<'de> for Fan {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct FanVisitor;
-
-        impl<'de> Visitor<'de> for FanVisitor {
-            type Value = Fan;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a fan object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fan, A::Error> {
-                let mut id = None;
-                let mut nickname = None;
-                let mut rank = None;
-                let mut coin_count: Option<Option<u64>> = None;
-                while let Some(key) = map.next_key::<FanField>()? {
-                    match key {
-                        FanField::Id if id.is_some() => {
-                            return Err(de::Error::duplicate_field("id"))
-                        }
-                        FanField::Id => id = Some(map.next_value()?),
-                        FanField::Nickname if nickname.is_some() => {
-                            return Err(de::Error::duplicate_field("nickname"))
-                        }
-                        FanField::Nickname => nickname = Some(map.next_value()?),
-                        FanField::Rank if rank.is_some() => {
-                            return Err(de::Error::duplicate_field("rank"))
-                        }
-                        FanField::Rank => rank = Some(map.next_value()?),
-                        FanField::CoinCount if coin_count.is_some() => {
-                            return Err(de::Error::duplicate_field(COIN_COUNT_FIELD))
-                        }
-                        FanField::CoinCount => coin_count = Some(map.next_value()?),
-                        FanField::Ignored => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(Fan {
-                    id: id.ok_or_else(|| de::Error::missing_field("id"))?,
-                    nickname: nickname.ok_or_else(|| de::Error::missing_field("nickname"))?,
-                    rank: rank.ok_or_else(|| de::Error::missing_field("rank"))?,
-                    coin_count: coin_count.flatten(),
-                })
-            }
+        match json.string()?.parse::<u64>() {
+            Ok(seconds) => Some(seconds),
+            Err(_) => json.fail(What::Invalid("expires_in is not a whole number of seconds")),
         }
-
-        deserializer.deserialize_map(FanVisitor)
-    }
+    })
 }
 
 impl Serialize for Fan {
@@ -310,31 +336,34 @@ impl Serialize for Fan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::json::read;
 
     #[test]
     fn fan_reads_and_writes_the_constant_name() {
         let json = format!(r#"{{"id":"u","nickname":"n","rank":2,"{COIN_COUNT_FIELD}":40}}"#);
-        let fan: Fan = serde_json::from_str(&json).unwrap();
+        let fan = read(&json, Fan::read).unwrap();
         assert_eq!(fan.coin_count, Some(40));
         assert_eq!(serde_json::to_string(&fan).unwrap(), json);
         // Absent and null both mean None; unknown fields are ignored.
-        let fan: Fan =
-            serde_json::from_str(r#"{"rank":1,"x":[1,{}],"id":"u","nickname":"n"}"#).unwrap();
+        let fan = read(
+            r#"{"rank":1,"x":[1,{}],"id":"u","nickname":"n"}"#,
+            Fan::read,
+        )
+        .unwrap();
         assert_eq!(fan.coin_count, None);
         // A duplicate key is an error, not a silent overwrite.
-        assert!(
-            serde_json::from_str::<Fan>(r#"{"id":"a","id":"b","nickname":"n","rank":1}"#).is_err()
-        );
-        assert!(serde_json::from_str::<Fan>(r#"{"id":"a","nickname":"n"}"#).is_err());
-        assert!(serde_json::from_str::<Fan>(r#"[1]"#).is_err());
+        assert!(read(r#"{"id":"a","id":"b","nickname":"n","rank":1}"#, Fan::read).is_err());
+        assert!(read(r#"{"id":"a","nickname":"n"}"#, Fan::read).is_err());
+        assert!(read(r#"[1]"#, Fan::read).is_err());
     }
 
     #[test]
     fn broadcast_tolerates_null_display_fields() {
-        let b: Broadcast = serde_json::from_str(
+        let b = read(
             r#"{"liveId":1,"title":"t","startedAt":"2024-01-01T00:00:00Z",
             "closeAirTime":"2024-01-01T01:00:00Z","listenerCount":0,"totalListenerCount":0,
             "welcomeMessage":null,"isChatFrozen":true,"categories":null}"#,
+            Broadcast::read,
         )
         .unwrap();
         assert_eq!(b.welcome_message, "");
@@ -343,13 +372,11 @@ mod tests {
 
     #[test]
     fn listeners_page_cursor() {
-        let p: ListenersPage =
-            serde_json::from_str(r#"{"listeners":[],"nextCursor":null}"#).unwrap();
+        let p = read(r#"{"listeners":[],"nextCursor":null}"#, ListenersPage::read).unwrap();
         assert_eq!(p.next_cursor, None);
-        let p: ListenersPage = serde_json::from_str(r#"{"listeners":[]}"#).unwrap();
+        let p = read(r#"{"listeners":[]}"#, ListenersPage::read).unwrap();
         assert_eq!(p.next_cursor, None);
-        let p: ListenersPage =
-            serde_json::from_str(r#"{"listeners":[],"nextCursor":"c2"}"#).unwrap();
+        let p = read(r#"{"listeners":[],"nextCursor":"c2"}"#, ListenersPage::read).unwrap();
         assert_eq!(p.next_cursor.as_deref(), Some("c2"));
     }
 }

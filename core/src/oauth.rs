@@ -49,7 +49,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use zeroize::Zeroizing;
 
 use crate::api::{self, RequestError, TokenClient, TokenTypeHint};
@@ -60,6 +60,7 @@ use crate::model::TokenPair;
 use crate::problem::classify;
 use crate::scope::Scope;
 use crate::secret::Secret;
+use crate::wire::json::{self, field, need, Fault, Json};
 use crate::wire::wire_enum;
 
 // ---------------------------------------------------------------------------
@@ -229,34 +230,16 @@ impl Tokens {
     /// are ignored; another `format` or a `version` this build does not know
     /// is refused. Errors never quote the input.
     pub fn from_json(json: &[u8]) -> Result<Tokens, LoadError> {
-        #[derive(Deserialize)]
-        struct Header {
-            format: Option<String>,
-            version: Option<u64>,
-        }
-        #[derive(Deserialize)]
-        struct In {
-            generation: u64,
-            access_token: Secret,
-            access_expires_at_ms: u64,
-            issued_at_ms: u64,
-            #[serde(default)]
-            refresh_token: Option<Secret>,
-            #[serde(default)]
-            refresh_expires_at_ms: Option<u64>,
-            #[serde(default)]
-            scope: Scope,
-        }
-        let header: Header = serde_json::from_slice(json).map_err(LoadError::json)?;
-        if header.format.as_deref() != Some(STORED_FORMAT) {
+        let (format, version) = json::stored_header(json).map_err(|f| LoadError::json(json, f))?;
+        if format.as_deref() != Some(STORED_FORMAT) {
             return Err(LoadError::UnknownFormat);
         }
-        match header.version {
+        match version {
             Some(v) if v == u64::from(STORED_VERSION) => {}
             Some(v) => return Err(LoadError::UnsupportedVersion(v)),
             None => return Err(LoadError::Invalid("version is missing")),
         }
-        let stored: In = serde_json::from_slice(json).map_err(LoadError::json)?;
+        let stored = json::read_bytes(json, Stored::read).map_err(|f| LoadError::json(json, f))?;
         let check = |field: &'static str, value: &str| {
             check_value(field, value).map_err(|_| {
                 LoadError::Invalid("a stored token is empty or holds a control character")
@@ -285,6 +268,59 @@ impl Tokens {
             issued_at_ms: stored.issued_at_ms,
             access_expires_at_ms: stored.access_expires_at_ms,
             generation: stored.generation,
+        })
+    }
+}
+
+/// The stored form's fields past `format` and `version`.
+struct Stored {
+    generation: u64,
+    access_token: Secret,
+    access_expires_at_ms: u64,
+    issued_at_ms: u64,
+    refresh_token: Option<Secret>,
+    refresh_expires_at_ms: Option<u64>,
+    scope: Scope,
+}
+
+impl Stored {
+    fn read(json: &mut Json<'_>) -> Option<Stored> {
+        let (mut generation, mut access_token, mut access_expires_at_ms) = (None, None, None);
+        let (mut issued_at_ms, mut refresh_token, mut refresh_expires_at_ms) = (None, None, None);
+        let mut scope = None;
+        let secret = |json: &mut Json<'_>| Some(Secret::new(json.owned_string()?));
+        json.object(|json, key| match key {
+            b"generation" => field(json, &mut generation, "generation", Json::u64),
+            b"access_token" => field(json, &mut access_token, "access_token", secret),
+            b"access_expires_at_ms" => field(
+                json,
+                &mut access_expires_at_ms,
+                "access_expires_at_ms",
+                Json::u64,
+            ),
+            b"issued_at_ms" => field(json, &mut issued_at_ms, "issued_at_ms", Json::u64),
+            b"refresh_token" => field(json, &mut refresh_token, "refresh_token", |json| {
+                json.nullable(secret)
+            }),
+            b"refresh_expires_at_ms" => field(
+                json,
+                &mut refresh_expires_at_ms,
+                "refresh_expires_at_ms",
+                |json| json.nullable(Json::u64),
+            ),
+            b"scope" => field(json, &mut scope, "scope", |json| {
+                json.nullable(|json| Some(Scope::parse(&json.string()?)))
+            }),
+            _ => json.skip(),
+        })?;
+        Some(Stored {
+            generation: need(json, generation, "generation")?,
+            access_token: need(json, access_token, "access_token")?,
+            access_expires_at_ms: need(json, access_expires_at_ms, "access_expires_at_ms")?,
+            issued_at_ms: need(json, issued_at_ms, "issued_at_ms")?,
+            refresh_token: refresh_token.flatten(),
+            refresh_expires_at_ms: refresh_expires_at_ms.flatten(),
+            scope: scope.flatten().unwrap_or_default(),
         })
     }
 }
@@ -332,7 +368,7 @@ pub enum LoadError {
         column: usize,
     },
     /// `format` is not [`STORED_FORMAT`].
-    #[error("stored tokens: format is not {STORED_FORMAT:?}")]
+    #[error("stored tokens: format is not \"{STORED_FORMAT}\"")]
     UnknownFormat,
     /// A version this build does not read (written by a newer onair?).
     #[error("stored tokens: version {0} is not supported (this build reads {STORED_VERSION})")]
@@ -343,11 +379,9 @@ pub enum LoadError {
 }
 
 impl LoadError {
-    fn json(e: serde_json::Error) -> Self {
-        LoadError::Json {
-            line: e.line(),
-            column: e.column(),
-        }
+    fn json(text: &[u8], fault: Fault) -> Self {
+        let (line, column) = fault.line_column(text);
+        LoadError::Json { line, column }
     }
 }
 

@@ -32,13 +32,13 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, IgnoredAny};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::Serialize;
 
 use crate::endpoint::Endpoint;
 use crate::http::Header;
 use crate::ratelimit::{QuotaHeaders, RetryAfter};
 use crate::scope::Permission;
+use crate::wire::json::{self, field, Json};
 use crate::wire::name_enum;
 
 name_enum! {
@@ -368,26 +368,18 @@ fn truncated(s: &str, max: usize) -> String {
 
 /// The fields of all three error body shapes that matter, read leniently:
 /// a field of the wrong type is as good as absent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 struct ErrorBody<'a> {
-    #[serde(
-        rename = "detailCode",
-        default,
-        borrow,
-        deserialize_with = "lenient_str"
-    )]
     detail_code: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "lenient_str")]
     message: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "lenient_str")]
     error: Option<Cow<'a, str>>,
-    #[serde(default, borrow, deserialize_with = "lenient_str")]
     error_description: Option<Cow<'a, str>>,
 }
 
 impl<'a> ErrorBody<'a> {
     /// Reads a JSON object body, or an SSE-style `data:` body; anything else
-    /// (empty, HTML, invalid UTF-8, truncated JSON) is an empty result.
+    /// (empty, HTML, invalid UTF-8, truncated JSON, a duplicate field) is an
+    /// empty result.
     fn parse(body: &'a [u8]) -> ErrorBody<'a> {
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
         let start = body
@@ -396,18 +388,39 @@ impl<'a> ErrorBody<'a> {
             .unwrap_or(body.len());
         let body = body.get(start..).unwrap_or_default();
         if body.first() == Some(&b'{') {
-            return serde_json::from_slice(body).unwrap_or_default();
+            return ErrorBody::read(body);
         }
         if body.starts_with(b"data:") {
             return match sse_data(body) {
-                Cow::Borrowed(data) => serde_json::from_slice(data).unwrap_or_default(),
+                Cow::Borrowed(data) => ErrorBody::read(data),
                 // Joined lines are owned here: keep only owned strings.
-                Cow::Owned(data) => serde_json::from_slice::<ErrorBody<'_>>(&data)
-                    .map(ErrorBody::into_owned)
-                    .unwrap_or_default(),
+                Cow::Owned(data) => ErrorBody::read(&data).into_owned(),
             };
         }
         ErrorBody::default()
+    }
+
+    fn read(body: &'a [u8]) -> ErrorBody<'a> {
+        json::read_bytes(body, |json| {
+            let (mut detail_code, mut message, mut error, mut description) =
+                (None, None, None, None);
+            json.object(|json, key| match key {
+                b"detailCode" => field(json, &mut detail_code, "detailCode", lenient_str),
+                b"message" => field(json, &mut message, "message", lenient_str),
+                b"error" => field(json, &mut error, "error", lenient_str),
+                b"error_description" => {
+                    field(json, &mut description, "error_description", lenient_str)
+                }
+                _ => json.skip(),
+            })?;
+            Some(ErrorBody {
+                detail_code: detail_code.flatten(),
+                message: message.flatten(),
+                error: error.flatten(),
+                error_description: description.flatten(),
+            })
+        })
+        .unwrap_or_default()
     }
 
     fn into_owned(self) -> ErrorBody<'static> {
@@ -445,57 +458,13 @@ fn sse_data(body: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(joined)
 }
 
-/// A string field that is `None` when absent, null, or of another type.
-fn lenient_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
-    struct Lenient;
-
-    impl<'de> de::Visitor<'de> for Lenient {
-        type Value = Option<Cow<'de, str>>;
-
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("any JSON value")
-        }
-        fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Borrowed(v)))
-        }
-        fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v.to_owned())))
-        }
-        fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-            Ok(Some(Cow::Owned(v)))
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_none<E>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_any(Lenient)
-        }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            Ok(None)
-        }
-        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            Ok(None)
-        }
+/// A string field that is `None` when null or of another type (a slot of
+/// [`field`]: `Some(None)` for those).
+fn lenient_str<'a>(json: &mut Json<'a>) -> Option<Option<Cow<'a, str>>> {
+    if json.peek() == Some(b'"') {
+        return json.string().map(Some);
     }
-
-    d.deserialize_any(Lenient)
+    json.skip().map(|()| None)
 }
 
 #[cfg(test)]

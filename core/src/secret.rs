@@ -12,7 +12,6 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Deserializer};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 /// Client credentials refused locally (the server would answer 401
@@ -99,12 +98,6 @@ impl Drop for Secret {
 }
 
 impl ZeroizeOnDrop for Secret {}
-
-impl<'de> Deserialize<'de> for Secret {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        String::deserialize(deserializer).map(Secret)
-    }
-}
 
 /// An app's `client_id`: a UUID (spec 5.2 rule 4), checked locally.
 ///

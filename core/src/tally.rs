@@ -11,9 +11,10 @@
 //! use onair::event::Event;
 //! use onair::tally::Tally;
 //!
-//! let donation: Event = serde_json::from_str::<onair::event::Donation>(
+//! let donation = Event::decode(
+//!     "donation",
 //!     r#"{"user":{"id":"u1","nickname":"Mina"},"amount":500,"message":null,"time":"t"}"#,
-//! ).map(Event::Donation).unwrap();
+//! ).unwrap().unwrap();
 //! let mut tally = Tally::new();
 //! tally.start_broadcast(42);
 //! tally.record(&donation);

@@ -6,9 +6,9 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 
-use crate::wire::{ShortText, ShortTextVisitor};
+use crate::wire::ShortText;
 
 /// An ISO-8601 timestamp as the service sent it.
 ///
@@ -62,14 +62,6 @@ impl fmt::Display for Timestamp {
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for Timestamp {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer
-            .deserialize_str(ShortTextVisitor)
-            .map(Timestamp)
     }
 }
 

@@ -1,11 +1,14 @@
-//! Helpers shared by the wire types: string enums that keep unknown values,
-//! and [`ShortText`], a wire string held inline when it is short.
+//! Helpers shared by the wire types: the JSON reader ([`json`]), string
+//! enums that keep unknown values, and [`ShortText`], a wire string held
+//! inline when it is short.
 
 use arrayvec::ArrayString;
 
+pub(crate) mod json;
+
 /// Defines a string enum of the wire that keeps values it does not know as
 /// `Other(String)` (never a decode error), with `from_wire`, `as_str`,
-/// `Display` and serde impls that read and write the plain string.
+/// `Display` and a serde `Serialize` that writes the plain string.
 macro_rules! wire_enum {
     (
         $(#[$meta:meta])*
@@ -50,12 +53,6 @@ macro_rules! wire_enum {
                 s.serialize_str(self.as_str())
             }
         }
-
-        impl<'de> ::serde::Deserialize<'de> for $name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_str($crate::wire::StrVisitor(Self::from_wire))
-            }
-        }
     };
 }
 
@@ -95,21 +92,6 @@ macro_rules! name_enum {
 }
 
 pub(crate) use name_enum;
-
-/// A serde visitor that maps a string through a function, borrowing when it can.
-pub(crate) struct StrVisitor<F>(pub(crate) F);
-
-impl<T, F: FnOnce(&str) -> T> serde::de::Visitor<'_> for StrVisitor<F> {
-    type Value = T;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a string")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
-        Ok((self.0)(v))
-    }
-}
 
 /// Bytes a [`ShortText`] holds inline: a timestamp to the millisecond
 /// (`2024-11-22T04:33:20.123Z`, the service's form) or a frame id fits, and
@@ -164,22 +146,6 @@ impl Ord for ShortText {
 impl std::hash::Hash for ShortText {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.as_str().hash(state);
-    }
-}
-
-/// Reads a [`ShortText`] from a borrowed or transient string without an
-/// intermediate `String`.
-pub(crate) struct ShortTextVisitor;
-
-impl serde::de::Visitor<'_> for ShortTextVisitor {
-    type Value = ShortText;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a string")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ShortText, E> {
-        Ok(ShortText::new(v))
     }
 }
 

@@ -1,4 +1,5 @@
-//! Event JSON: the fast payload reader agrees with serde whenever it answers.
+//! Event JSON: the payload reader (template and field by field) against
+//! serde_json as the oracle.
 //! The body and its invariants: `onair::fuzz::event_json`.
 #![no_main]
 

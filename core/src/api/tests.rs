@@ -4,7 +4,7 @@
 use super::*;
 use crate::chat::{ChatErrorKind, CHAT_MAX_UTF16};
 use crate::http::{form_urldecode, form_urlencode, query_encode};
-use crate::model::{Fan, COIN_COUNT_FIELD};
+use crate::model::COIN_COUNT_FIELD;
 use proptest::prelude::*;
 
 const CLIENT_ID: &str = "0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f";
@@ -443,8 +443,9 @@ fn resource_decoders_reject_bad_bodies() {
     );
     let fans = decode_fans(br#"{"totalCount":0,"fans":[]}"#).unwrap();
     assert!(fans.fans.is_empty());
-    let fan: Fan = serde_json::from_str(r#"{"id":"a","nickname":"n","rank":3}"#).unwrap();
-    assert_eq!(fan.rank, 3);
+    let fans =
+        decode_fans(br#"{"totalCount":1,"fans":[{"id":"a","nickname":"n","rank":3}]}"#).unwrap();
+    assert_eq!(fans.fans[0].rank, 3);
 }
 
 // --- pager -----------------------------------------------------------------

@@ -49,11 +49,12 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::stored::{self, StateError};
 use crate::event::{EndReason, Event, Presence, PresenceType, User};
 use crate::tally::ordered;
+use crate::wire::json::{field, need, Json, What};
 
 /// The `format` marker of [`Audience::to_json`].
 pub const AUDIENCE_FORMAT: &str = "onair.audience";
@@ -129,53 +130,72 @@ impl Greeting {
 /// let audience = Audience::new();
 /// assert!(audience.person("u1").is_none());
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Person {
     /// The person, with the latest nickname seen.
     pub user: User,
     /// `JOIN`s seen in this broadcast (0: seen only through chat, hearts or
     /// donations). 1 means greeted, 2 or more means welcomed back too.
-    #[serde(default)]
     pub joins: u64,
     /// `isManager` of their latest join (the DJ may appoint or remove a manager).
-    #[serde(default)]
     pub is_manager: bool,
     /// `fanRank` of their latest join, as sent.
-    #[serde(default)]
     pub fan_rank: Option<u64>,
     /// `favoriteTemperature` of their latest join, as sent. Stored as text
     /// (`"36.5"`), so it comes back bit-exact: serde_json's default number
     /// reader may be one unit in the last place off.
-    #[serde(default, with = "exact_f64")]
+    #[serde(serialize_with = "exact_f64")]
     pub favorite_temperature: Option<f64>,
 }
 
 /// An optional `f64` stored as its shortest exact text (Rust's `Display`).
-mod exact_f64 {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-        match value {
-            Some(v) => s.collect_str(v),
-            None => s.serialize_none(),
-        }
+fn exact_f64<S: serde::Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
     }
+}
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Stored {
-            Text(String),
-            Number(f64),
-        }
-        match Option::<Stored>::deserialize(d)? {
-            None => Ok(None),
-            Some(Stored::Number(v)) => Ok(Some(v)),
-            Some(Stored::Text(text)) => text
-                .parse()
-                .map(Some)
-                .map_err(|_| serde::de::Error::custom("favorite_temperature is not a number")),
-        }
+impl Person {
+    /// Reads the stored form ([`Audience::to_json`]): only `user` is
+    /// required; the temperature as text (what this version writes) or as a
+    /// number.
+    fn read(json: &mut Json<'_>) -> Option<Person> {
+        let (mut user, mut joins, mut is_manager) = (None, None, None);
+        let (mut fan_rank, mut favorite_temperature) = (None, None);
+        json.object(|json, key| match key {
+            b"user" => field(json, &mut user, "user", User::read),
+            b"joins" => field(json, &mut joins, "joins", Json::u64),
+            b"is_manager" => field(json, &mut is_manager, "is_manager", Json::bool),
+            b"fan_rank" => field(json, &mut fan_rank, "fan_rank", |json| {
+                json.nullable(Json::u64)
+            }),
+            b"favorite_temperature" => field(
+                json,
+                &mut favorite_temperature,
+                "favorite_temperature",
+                |json| json.nullable(stored_f64),
+            ),
+            _ => json.skip(),
+        })?;
+        Some(Person {
+            user: need(json, user, "user")?,
+            joins: joins.unwrap_or(0),
+            is_manager: is_manager.unwrap_or(false),
+            fan_rank: fan_rank.flatten(),
+            favorite_temperature: favorite_temperature.flatten(),
+        })
+    }
+}
+
+/// A stored temperature: its text, or a number.
+fn stored_f64(json: &mut Json<'_>) -> Option<f64> {
+    if json.peek() != Some(b'"') {
+        return json.f64();
+    }
+    match json.string()?.parse::<f64>() {
+        Ok(value) => Some(value),
+        Err(_) => json.fail(What::Invalid("favorite_temperature is not a number")),
     }
 }
 
@@ -555,22 +575,30 @@ impl Audience {
     /// );
     /// ```
     pub fn from_json(json: impl AsRef<[u8]>) -> Result<Audience, StateError> {
-        #[derive(Deserialize)]
-        struct In {
-            #[serde(default)]
-            live_id: Option<u64>,
-            #[serde(default)]
-            dj_id: Option<String>,
-            #[serde(default)]
-            people: Vec<Person>,
-        }
-        let stored: In = stored::load(json.as_ref(), AUDIENCE_FORMAT, AUDIENCE_VERSION)?;
+        let read = |json: &mut Json<'_>| {
+            let (mut live_id, mut dj_id, mut people) = (None, None, None);
+            json.object(|json, key| match key {
+                b"live_id" => field(json, &mut live_id, "live_id", |json| {
+                    json.nullable(Json::u64)
+                }),
+                b"dj_id" => field(json, &mut dj_id, "dj_id", Json::nullable_string),
+                b"people" => field(json, &mut people, "people", |json| json.list(Person::read)),
+                _ => json.skip(),
+            })?;
+            Some((
+                live_id.flatten(),
+                dj_id.flatten(),
+                people.unwrap_or_default(),
+            ))
+        };
+        let (live_id, dj_id, people) =
+            stored::load(json.as_ref(), AUDIENCE_FORMAT, AUDIENCE_VERSION, read)?;
         let mut audience = Audience {
-            live_id: stored.live_id,
-            dj_id: stored.dj_id,
+            live_id,
+            dj_id,
             ..Audience::default()
         };
-        for person in stored.people {
+        for person in people {
             if audience.is_dj(&person.user.id) {
                 continue;
             }

@@ -51,12 +51,13 @@
 use std::collections::HashMap;
 use std::num::NonZeroU64;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::stored::{self, StateError};
 use crate::event::{Chat, EndReason, Event, User};
 use crate::tally::{ordered, Tally};
 use crate::time::Timestamp;
+use crate::wire::json::{field, need, Json};
 
 /// The `format` marker of [`Milestones::to_json`].
 pub const MILESTONES_FORMAT: &str = "onair.milestones";
@@ -118,7 +119,7 @@ impl std::fmt::Display for Milestone {
 ///
 /// assert!(Milestones::new().donor("u1").is_none());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Donor {
     /// The donor, with the nickname of their latest donation.
     pub user: User,
@@ -127,8 +128,28 @@ pub struct Donor {
     /// Number of donations.
     pub donations: u64,
     /// The highest multiple of the donation step announced for them.
-    #[serde(default)]
     pub announced: u64,
+}
+
+impl Donor {
+    /// Reads the stored form ([`Milestones::to_json`]); `announced` may be
+    /// absent (0).
+    fn read(json: &mut Json<'_>) -> Option<Donor> {
+        let (mut user, mut donated, mut donations, mut announced) = (None, None, None, None);
+        json.object(|json, key| match key {
+            b"user" => field(json, &mut user, "user", User::read),
+            b"donated" => field(json, &mut donated, "donated", Json::u64),
+            b"donations" => field(json, &mut donations, "donations", Json::u64),
+            b"announced" => field(json, &mut announced, "announced", Json::u64),
+            _ => json.skip(),
+        })?;
+        Some(Donor {
+            user: need(json, user, "user")?,
+            donated: need(json, donated, "donated")?,
+            donations: need(json, donations, "donations")?,
+            announced: announced.unwrap_or(0),
+        })
+    }
 }
 
 /// Milestones and running totals of the current broadcast. See the
@@ -533,22 +554,40 @@ impl Milestones {
     /// assert!(Milestones::from_json(r#"{"format":"onair.milestones","version":9}"#).is_err());
     /// ```
     pub fn from_json(json: impl AsRef<[u8]>) -> Result<Milestones, StateError> {
-        #[derive(Deserialize)]
         struct In {
-            #[serde(default)]
             live_id: Option<u64>,
-            #[serde(default)]
             dj_id: Option<String>,
-            #[serde(default)]
             hearts: u64,
-            #[serde(default)]
             hearts_announced: u64,
-            #[serde(default)]
             total_donated: u64,
-            #[serde(default)]
             donors: Vec<Donor>,
         }
-        let stored: In = stored::load(json.as_ref(), MILESTONES_FORMAT, MILESTONES_VERSION)?;
+        let read = |json: &mut Json<'_>| {
+            let (mut live_id, mut dj_id, mut hearts) = (None, None, None);
+            let (mut hearts_announced, mut total_donated, mut donors) = (None, None, None);
+            json.object(|json, key| match key {
+                b"live_id" => field(json, &mut live_id, "live_id", |json| {
+                    json.nullable(Json::u64)
+                }),
+                b"dj_id" => field(json, &mut dj_id, "dj_id", Json::nullable_string),
+                b"hearts" => field(json, &mut hearts, "hearts", Json::u64),
+                b"hearts_announced" => {
+                    field(json, &mut hearts_announced, "hearts_announced", Json::u64)
+                }
+                b"total_donated" => field(json, &mut total_donated, "total_donated", Json::u64),
+                b"donors" => field(json, &mut donors, "donors", |json| json.list(Donor::read)),
+                _ => json.skip(),
+            })?;
+            Some(In {
+                live_id: live_id.flatten(),
+                dj_id: dj_id.flatten(),
+                hearts: hearts.unwrap_or(0),
+                hearts_announced: hearts_announced.unwrap_or(0),
+                total_donated: total_donated.unwrap_or(0),
+                donors: donors.unwrap_or_default(),
+            })
+        };
+        let stored = stored::load(json.as_ref(), MILESTONES_FORMAT, MILESTONES_VERSION, read)?;
         let mut milestones = Milestones {
             live_id: stored.live_id,
             hearts: stored.hearts,

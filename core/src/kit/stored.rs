@@ -3,8 +3,7 @@
 //! [`Milestones`](super::milestones::Milestones): like the token file, a
 //! `format` marker and a `version`, checked before anything else is read.
 
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use crate::wire::json::{self, Fault, Json};
 
 /// Why stored kit state could not be loaded. A local error (the caller's
 /// file), never a problem of the service. Messages never quote the input.
@@ -33,7 +32,7 @@ pub enum StateError {
         column: usize,
     },
     /// The `format` marker is missing or names another kind of state.
-    #[error("stored state: format is not {expected:?}")]
+    #[error("stored state: format is not \"{expected}\"")]
     UnknownFormat {
         /// The `format` that was expected.
         expected: &'static str,
@@ -56,27 +55,26 @@ pub enum StateError {
     },
 }
 
-/// Checks `format` and `version`, then reads the whole document as `T`.
-pub(crate) fn load<T: DeserializeOwned>(
-    json: &[u8],
+/// Checks `format` and `version`, then reads the whole document with `read`.
+pub(crate) fn load<'a, T>(
+    bytes: &'a [u8],
     format: &'static str,
     version: u32,
+    read: impl FnOnce(&mut Json<'a>) -> Option<T>,
 ) -> Result<T, StateError> {
-    #[derive(Deserialize)]
-    struct Header {
-        format: Option<String>,
-        version: Option<u64>,
-    }
-    let json_error = |e: serde_json::Error| StateError::Json {
-        format,
-        line: e.line(),
-        column: e.column(),
+    let json_error = |fault: Fault| {
+        let (line, column) = fault.line_column(bytes);
+        StateError::Json {
+            format,
+            line,
+            column,
+        }
     };
-    let header: Header = serde_json::from_slice(json).map_err(json_error)?;
-    if header.format.as_deref() != Some(format) {
+    let (found_format, found_version) = json::stored_header(bytes).map_err(json_error)?;
+    if found_format.as_deref() != Some(format) {
         return Err(StateError::UnknownFormat { expected: format });
     }
-    match header.version {
+    match found_version {
         Some(v) if v == u64::from(version) => {}
         Some(found) => {
             return Err(StateError::UnsupportedVersion {
@@ -87,5 +85,5 @@ pub(crate) fn load<T: DeserializeOwned>(
         }
         None => return Err(StateError::MissingVersion { format }),
     }
-    serde_json::from_slice(json).map_err(json_error)
+    json::read_bytes(bytes, read).map_err(json_error)
 }
