@@ -10,10 +10,15 @@ use wasm_bindgen::prelude::*;
 
 // ---- errors -------------------------------------------------------------------
 
+/// A value of strings, numbers, booleans and `null` as JSON. Such values
+/// always serialize, so the error (and its formatting code) is dropped.
+pub(crate) fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
 /// An error for the JS layer: `["name","kind","message"]` as a string.
 pub(crate) fn error(name: &str, kind: &str, message: &str) -> JsValue {
-    // An array of strings always serializes.
-    JsValue::from_str(&serde_json::to_string(&[name, kind, message]).unwrap_or_default())
+    JsValue::from_str(&json(&[name, kind, message]))
 }
 
 pub(crate) fn misuse(e: Misuse) -> JsValue {
@@ -225,9 +230,7 @@ impl Bot {
     /// Why the bot stopped, as JSON, or `undefined`.
     #[wasm_bindgen(js_name = stopJson)]
     pub fn stop_json(&self) -> Option<String> {
-        self.inner
-            .stop()
-            .map(|s| serde_json::to_string(&StopJson(s)).unwrap_or_default())
+        self.inner.stop().map(|s| json(&StopJson(s)))
     }
 
     /// A snapshot for dashboards and logs, as JSON (the core's `Status`).

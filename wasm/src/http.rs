@@ -8,7 +8,7 @@ use onair::problem::classify as core_classify;
 use onair::{BaseUrl, ClientCredentials};
 use wasm_bindgen::prelude::*;
 
-use crate::bot::{error, ms, pairs};
+use crate::bot::{error, json, ms, pairs};
 
 // ---- classification -----------------------------------------------------------
 
@@ -27,12 +27,11 @@ pub fn classify(
         error(
             "OnairError",
             "unknown_endpoint",
-            &format!("unknown endpoint {endpoint:?}"),
+            &format!("unknown endpoint \"{endpoint}\""),
         )
     })?;
     let problem = core_classify(endpoint, status, pairs(&headers), body);
-    serde_json::to_string(&problem.explain(now_ms.map(ms)))
-        .map_err(|e| error("OnairError", "json", &e.to_string()))
+    Ok(json(&problem.explain(now_ms.map(ms))))
 }
 
 // ---- request builders, response decoders, backoff ------------------------------
@@ -45,8 +44,7 @@ fn request_json(
     result: Result<onair::HttpRequest, onair::api::RequestError>,
 ) -> Result<String, JsValue> {
     match result {
-        Ok(request) => serde_json::to_string(&onair::json::RequestJson(&request))
-            .map_err(|e| error("OnairError", "json", &e.to_string())),
+        Ok(request) => Ok(json(&onair::json::RequestJson(&request))),
         Err(e) => Err(error("RequestError", e.code(), &e.to_string())),
     }
 }
@@ -73,7 +71,7 @@ pub fn build_request(
             return Err(error(
                 "OnairError",
                 "unknown_endpoint",
-                &format!("no bearer request for endpoint {other:?}"),
+                &format!("no bearer request for endpoint \"{other}\""),
             ))
         }
     };
@@ -102,7 +100,7 @@ pub fn build_token_request(
             return Err(error(
                 "OnairError",
                 "unknown_request",
-                &format!("no token request {other:?}"),
+                &format!("no token request \"{other}\""),
             ))
         }
     };
@@ -116,9 +114,7 @@ pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
         r: Result<T, onair::api::ResponseError>,
     ) -> Result<String, JsValue> {
         match r {
-            Ok(v) => {
-                serde_json::to_string(&v).map_err(|e| error("OnairError", "json", &e.to_string()))
-            }
+            Ok(v) => Ok(json(&v)),
             Err(e) => Err(error("ResponseError", e.kind.code(), &e.to_string())),
         }
     }
@@ -129,7 +125,7 @@ pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
         other => Err(error(
             "OnairError",
             "unknown_endpoint",
-            &format!("no body decoder for endpoint {other:?}"),
+            &format!("no body decoder for endpoint \"{other}\""),
         )),
     }
 }
@@ -246,7 +242,7 @@ struct QuotaJson<'a> {
 #[wasm_bindgen(js_name = parseQuota)]
 pub fn parse_quota(headers: Vec<String>, now_ms: f64) -> String {
     let q = onair::ratelimit::QuotaHeaders::parse(pairs(&headers));
-    let json = QuotaJson {
+    json(&QuotaJson {
         remaining: q.remaining,
         replenish_rate: q.replenish_rate,
         burst_capacity: q.burst_capacity,
@@ -256,7 +252,5 @@ pub fn parse_quota(headers: Vec<String>, now_ms: f64) -> String {
         daily_scope: q.daily_scope.as_ref().map(|p| p.as_str()),
         retry_after_present: q.retry_after_present,
         retry_after_ms: q.retry_after.map(|r| r.delay_ms(ms(now_ms))),
-    };
-    // Numbers, strings and null always serialize.
-    serde_json::to_string(&json).unwrap_or_default()
+    })
 }

@@ -11,7 +11,7 @@ use serde::ser::SerializeMap;
 use serde::Serializer;
 use wasm_bindgen::prelude::*;
 
-use crate::bot::{error, event_from, ms};
+use crate::bot::{error, event_from, json, ms};
 
 // ---- tally --------------------------------------------------------------------
 
@@ -211,11 +211,6 @@ impl<'a> From<&'a onair::kit::audience::Person> for PersonJson<'a> {
     }
 }
 
-/// A value of strings, numbers and `null` as JSON (always serializes).
-fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
-}
-
 /// Heart and donation milestones, running donor totals.
 #[wasm_bindgen]
 #[derive(Debug)]
@@ -363,7 +358,7 @@ impl Commands {
                 return Err(error(
                     "OnairError",
                     "invalid_allowed",
-                    &format!("allowed must be anyone, managers or dj, not {other:?}"),
+                    &format!("allowed must be anyone, managers or dj, not \"{other}\""),
                 ))
             }
         };

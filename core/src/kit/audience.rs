@@ -141,25 +141,15 @@ pub struct Person {
     pub is_manager: bool,
     /// `fanRank` of their latest join, as sent.
     pub fan_rank: Option<u64>,
-    /// `favoriteTemperature` of their latest join, as sent. Stored as text
-    /// (`"36.5"`), so it comes back bit-exact: serde_json's default number
-    /// reader may be one unit in the last place off.
-    #[serde(serialize_with = "exact_f64")]
+    /// `favoriteTemperature` of their latest join, as sent. Stored as the
+    /// shortest number that reads back bit for bit (`36.5`).
     pub favorite_temperature: Option<f64>,
-}
-
-/// An optional `f64` stored as its shortest exact text (Rust's `Display`).
-fn exact_f64<S: serde::Serializer>(value: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(v) => s.collect_str(v),
-        None => s.serialize_none(),
-    }
 }
 
 impl Person {
     /// Reads the stored form ([`Audience::to_json`]): only `user` is
-    /// required; the temperature as text (what this version writes) or as a
-    /// number.
+    /// required; the temperature as a number (the shortest that reads back
+    /// bit for bit) or as text (what versions before 0.2 wrote).
     fn read(json: &mut Json<'_>) -> Option<Person> {
         let (mut user, mut joins, mut is_manager) = (None, None, None);
         let (mut fan_rank, mut favorite_temperature) = (None, None);
@@ -188,7 +178,7 @@ impl Person {
     }
 }
 
-/// A stored temperature: its text, or a number.
+/// A stored temperature: a number, or its text.
 fn stored_f64(json: &mut Json<'_>) -> Option<f64> {
     if json.peek() != Some(b'"') {
         return json.f64();
