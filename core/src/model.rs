@@ -164,7 +164,7 @@ impl Broadcast {
         let (mut listener_count, mut total_listener_count, mut welcome_message) =
             (None, None, None);
         let (mut is_chat_frozen, mut categories, mut tags) = (None, None, None);
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"liveId" => field(json, &mut live_id, "liveId", Json::u64),
             b"title" => field(json, &mut title, "title", Json::owned_string),
             b"startedAt" => field(json, &mut started_at, "startedAt", timestamp),
@@ -205,7 +205,7 @@ impl Broadcast {
 impl Listener {
     fn read(json: &mut Json<'_>) -> Option<Listener> {
         let (mut id, mut nickname) = (None, None);
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"id" => field(json, &mut id, "id", Json::owned_string),
             b"nickname" => field(json, &mut nickname, "nickname", Json::owned_string),
             _ => json.skip(),
@@ -220,7 +220,7 @@ impl Listener {
 impl ListenersPage {
     pub(crate) fn read(json: &mut Json<'_>) -> Option<ListenersPage> {
         let (mut listeners, mut next_cursor) = (None, None);
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"listeners" => field(json, &mut listeners, "listeners", |json| {
                 json.list(Listener::read)
             }),
@@ -237,7 +237,7 @@ impl ListenersPage {
 impl Fan {
     fn read(json: &mut Json<'_>) -> Option<Fan> {
         let (mut id, mut nickname, mut rank, mut coin_count) = (None, None, None, None);
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"id" => field(json, &mut id, "id", Json::owned_string),
             b"nickname" => field(json, &mut nickname, "nickname", Json::owned_string),
             b"rank" => field(json, &mut rank, "rank", Json::u64),
@@ -260,7 +260,7 @@ impl Fan {
 impl FanRanking {
     pub(crate) fn read(json: &mut Json<'_>) -> Option<FanRanking> {
         let (mut total_count, mut fans) = (None, None);
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"totalCount" => field(json, &mut total_count, "totalCount", Json::u64),
             b"fans" => field(json, &mut fans, "fans", |json| json.list(Fan::read)),
             _ => json.skip(),
@@ -277,7 +277,7 @@ impl RawTokenPair {
         let (mut access_token, mut token_type, mut expires_in) = (None, None, None);
         let (mut refresh_token, mut scope) = (None, None);
         let secret = |json: &mut Json<'_>| Some(Secret::new(json.owned_string()?));
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"access_token" => field(json, &mut access_token, "access_token", secret),
             b"token_type" => field(json, &mut token_type, "token_type", Json::owned_string),
             b"expires_in" => field(json, &mut expires_in, "expires_in", lenient_seconds),

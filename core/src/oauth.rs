@@ -289,7 +289,7 @@ impl Stored {
         let (mut issued_at_ms, mut refresh_token, mut refresh_expires_at_ms) = (None, None, None);
         let mut scope = None;
         let secret = |json: &mut Json<'_>| Some(Secret::new(json.owned_string()?));
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"generation" => field(json, &mut generation, "generation", Json::u64),
             b"access_token" => field(json, &mut access_token, "access_token", secret),
             b"access_expires_at_ms" => field(

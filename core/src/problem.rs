@@ -404,7 +404,7 @@ impl<'a> ErrorBody<'a> {
         json::read_bytes(body, |json| {
             let (mut detail_code, mut message, mut error, mut description) =
                 (None, None, None, None);
-            json.object(|json, key| match key {
+            json.object(&mut |json, key| match key {
                 b"detailCode" => field(json, &mut detail_code, "detailCode", lenient_str),
                 b"message" => field(json, &mut message, "message", lenient_str),
                 b"error" => field(json, &mut error, "error", lenient_str),

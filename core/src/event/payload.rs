@@ -49,7 +49,7 @@ fn end(data: &str) -> Result<End, Fault> {
     }
     json::read(data, |json| {
         let mut slot = None;
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"reason" => field(json, &mut slot, "reason", reason),
             _ => json.skip(),
         })?;
@@ -168,7 +168,7 @@ fn documented_user(json: &mut Json<'_>) -> Option<User> {
 
 fn chat(json: &mut Json<'_>) -> Option<Chat> {
     let (mut user, mut is_dj, mut message, mut sent_time) = (None, None, None, None);
-    json.object(|json, key| match key {
+    json.object_inlined(|json, key| match key {
         b"user" => field(json, &mut user, "user", user_object),
         b"isDj" => field(json, &mut is_dj, "isDj", Json::bool),
         b"message" => field(json, &mut message, "message", Json::owned_string),
@@ -186,7 +186,7 @@ fn chat(json: &mut Json<'_>) -> Option<Chat> {
 fn presence(json: &mut Json<'_>) -> Option<Presence> {
     let (mut user, mut kind, mut fan_rank, mut is_manager) = (None, None, None, None);
     let (mut favorite_temperature, mut time) = (None, None);
-    json.object(|json, key| match key {
+    json.object_inlined(|json, key| match key {
         b"user" => field(json, &mut user, "user", user_object),
         b"type" => field(json, &mut kind, "type", |json| {
             Some(PresenceType::from_wire(&json.string()?))
@@ -217,7 +217,7 @@ fn presence(json: &mut Json<'_>) -> Option<Presence> {
 fn like(json: &mut Json<'_>) -> Option<Like> {
     let (mut user, mut kind, mut total_amount, mut amount) = (None, None, None, None);
     let (mut extra_amount, mut combo, mut time) = (None, None, None);
-    json.object(|json, key| match key {
+    json.object_inlined(|json, key| match key {
         b"user" => field(json, &mut user, "user", user_object),
         b"type" => field(json, &mut kind, "type", |json| {
             Some(LikeType::from_wire(&json.string()?))
@@ -242,7 +242,7 @@ fn like(json: &mut Json<'_>) -> Option<Like> {
 
 fn donation(json: &mut Json<'_>) -> Option<Donation> {
     let (mut user, mut amount, mut message, mut time) = (None, None, None, None);
-    json.object(|json, key| match key {
+    json.object_inlined(|json, key| match key {
         b"user" => field(json, &mut user, "user", user_object),
         b"amount" => field(json, &mut amount, "amount", Json::u64),
         b"message" => field(json, &mut message, "message", Json::nullable_string),
@@ -260,7 +260,7 @@ fn donation(json: &mut Json<'_>) -> Option<Donation> {
 /// A `user` object: `id` required, `nickname` nullable.
 pub(crate) fn user_object(json: &mut Json<'_>) -> Option<User> {
     let (mut id, mut nickname) = (None, None);
-    json.object(|json, key| match key {
+    json.object_inlined(|json, key| match key {
         b"id" => field(json, &mut id, "id", Json::owned_string),
         b"nickname" => field(json, &mut nickname, "nickname", Json::nullable_string),
         _ => json.skip(),

@@ -153,7 +153,7 @@ impl Person {
     fn read(json: &mut Json<'_>) -> Option<Person> {
         let (mut user, mut joins, mut is_manager) = (None, None, None);
         let (mut fan_rank, mut favorite_temperature) = (None, None);
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"user" => field(json, &mut user, "user", User::read),
             b"joins" => field(json, &mut joins, "joins", Json::u64),
             b"is_manager" => field(json, &mut is_manager, "is_manager", Json::bool),
@@ -567,7 +567,7 @@ impl Audience {
     pub fn from_json(json: impl AsRef<[u8]>) -> Result<Audience, StateError> {
         let read = |json: &mut Json<'_>| {
             let (mut live_id, mut dj_id, mut people) = (None, None, None);
-            json.object(|json, key| match key {
+            json.object(&mut |json, key| match key {
                 b"live_id" => field(json, &mut live_id, "live_id", |json| {
                     json.nullable(Json::u64)
                 }),

@@ -136,7 +136,7 @@ impl Donor {
     /// absent (0).
     fn read(json: &mut Json<'_>) -> Option<Donor> {
         let (mut user, mut donated, mut donations, mut announced) = (None, None, None, None);
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"user" => field(json, &mut user, "user", User::read),
             b"donated" => field(json, &mut donated, "donated", Json::u64),
             b"donations" => field(json, &mut donations, "donations", Json::u64),
@@ -565,7 +565,7 @@ impl Milestones {
         let read = |json: &mut Json<'_>| {
             let (mut live_id, mut dj_id, mut hearts) = (None, None, None);
             let (mut hearts_announced, mut total_donated, mut donors) = (None, None, None);
-            json.object(|json, key| match key {
+            json.object(&mut |json, key| match key {
                 b"live_id" => field(json, &mut live_id, "live_id", |json| {
                     json.nullable(Json::u64)
                 }),

@@ -44,7 +44,7 @@ fn fields_are_read_once() {
     let text = r#"{"a":1,"a":2}"#;
     let read_a = |json: &mut Json<'_>| {
         let mut a = None;
-        json.object(|json, key| match key {
+        json.object(&mut |json, key| match key {
             b"a" => field(json, &mut a, "a", Json::u64),
             _ => json.skip(),
         })?;
