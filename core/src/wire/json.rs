@@ -282,7 +282,7 @@ impl<'a> Json<'a> {
             if self.peek() != Some(b'"') {
                 return self.syntax("a key");
             }
-            let key = self.string()?;
+            let key = self.key()?;
             self.eat(b':', "`:`")?;
             field(self, key.as_bytes())?;
             match self.peek() {
@@ -357,6 +357,17 @@ impl<'a> Json<'a> {
 
     /// A string value, borrowed when it has no escapes.
     pub(crate) fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.string_as(false)
+    }
+
+    /// An object's key: as [`string`](Json::string), but a lone surrogate
+    /// reads as U+FFFD instead of failing. A key is only compared with the
+    /// names of known fields, and an unknown key of valid JSON is skipped.
+    fn key(&mut self) -> Option<Cow<'a, str>> {
+        self.string_as(true)
+    }
+
+    fn string_as(&mut self, lossy: bool) -> Option<Cow<'a, str>> {
         if self.peek() != Some(b'"') {
             return self.expected("a string");
         }
@@ -386,7 +397,7 @@ impl<'a> Json<'a> {
                 b'n' => out.push('\n'),
                 b'r' => out.push('\r'),
                 b't' => out.push('\t'),
-                b'u' => out.push(self.unicode_escape()?),
+                b'u' => out.push(self.unicode_escape(lossy)?),
                 _ => {
                     self.at -= 1;
                     return self.syntax("an escape");
@@ -409,21 +420,27 @@ impl<'a> Json<'a> {
     }
 
     /// The character of a `\uXXXX` escape (after the `u`), joining a
-    /// surrogate pair; a lone surrogate is refused (it is no character).
-    fn unicode_escape(&mut self) -> Option<char> {
+    /// surrogate pair. A lone surrogate is no character: refused, or U+FFFD
+    /// when `lossy` (then an escape after it is read on its own).
+    fn unicode_escape(&mut self, lossy: bool) -> Option<char> {
         let high = self.hex4()?;
         if !(0xD800..0xE000).contains(&high) {
             return char::from_u32(high);
         }
-        if high >= 0xDC00 || self.bytes().get(self.at..self.at + 2) != Some(b"\\u") {
-            return self.fail(What::Invalid("a lone surrogate in a string"));
+        let after_high = self.at;
+        if high < 0xDC00 && self.bytes().get(self.at..self.at + 2) == Some(b"\\u") {
+            self.at += 2;
+            let low = self.hex4()?;
+            if (0xDC00..0xE000).contains(&low) {
+                return char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00));
+            }
+            self.at = after_high;
         }
-        self.at += 2;
-        let low = self.hex4()?;
-        if !(0xDC00..0xE000).contains(&low) {
-            return self.fail(What::Invalid("a lone surrogate in a string"));
+        if lossy {
+            Some(char::REPLACEMENT_CHARACTER)
+        } else {
+            self.fail(What::Invalid("a lone surrogate in a string"))
         }
-        char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
     }
 
     fn hex4(&mut self) -> Option<u32> {

@@ -149,3 +149,21 @@ proptest! {
         let _ = stored_header(&bytes);
     }
 }
+
+#[test]
+fn a_key_with_a_lone_surrogate_is_an_unknown_key() {
+    // serde_json reads such a key when it ignores the value; so does skip.
+    let text = r#"{"a\ud83d":1,"\ud83d\u0041":2,"b":3}"#;
+    assert!(is_json(text));
+    let mut keys = Vec::new();
+    read(text, |json| {
+        json.object(&mut |json, key| {
+            keys.push(String::from_utf8_lossy(key).into_owned());
+            json.skip()
+        })
+    })
+    .unwrap();
+    assert_eq!(keys, ["a\u{fffd}", "\u{fffd}A", "b"]);
+    // In a value it is refused: it is no character.
+    assert!(read(r#""a\ud83d""#, Json::string).is_err());
+}
