@@ -167,8 +167,8 @@ impl Broadcast {
         json.object(&mut |json, key| match key {
             b"liveId" => field(json, &mut live_id, "liveId", Json::u64),
             b"title" => field(json, &mut title, "title", Json::owned_string),
-            b"startedAt" => field(json, &mut started_at, "startedAt", timestamp),
-            b"closeAirTime" => field(json, &mut close_air_time, "closeAirTime", timestamp),
+            b"startedAt" => field(json, &mut started_at, "startedAt", Timestamp::read),
+            b"closeAirTime" => field(json, &mut close_air_time, "closeAirTime", Timestamp::read),
             b"listenerCount" => field(json, &mut listener_count, "listenerCount", Json::u64),
             b"totalListenerCount" => field(
                 json,
@@ -297,10 +297,6 @@ impl RawTokenPair {
             scope: scope.flatten(),
         })
     }
-}
-
-fn timestamp(json: &mut Json<'_>) -> Option<Timestamp> {
-    Some(Timestamp::new(json.string()?))
 }
 
 /// A list of strings; `null` reads as absent (empty).

@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 
+use crate::wire::json::Json;
 use crate::wire::ShortText;
 
 /// An ISO-8601 timestamp as the service sent it.
@@ -24,6 +25,11 @@ use crate::wire::ShortText;
 pub struct Timestamp(ShortText);
 
 impl Timestamp {
+    /// Reads a timestamp value (a JSON string, kept as sent).
+    pub(crate) fn read(json: &mut Json<'_>) -> Option<Timestamp> {
+        Some(Timestamp::new(json.string()?))
+    }
+
     /// Wraps a wire string; nothing is validated until you parse it.
     pub fn new(wire: impl AsRef<str>) -> Self {
         Self(ShortText::new(wire.as_ref()))

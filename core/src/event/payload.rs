@@ -75,7 +75,7 @@ pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
             json.after(b",\"message\":")?;
             let message = json.string()?.into_owned();
             json.after(b",\"sentTime\":")?;
-            let sent_time = timestamp(&mut json)?;
+            let sent_time = Timestamp::read(&mut json)?;
             Event::Chat(Chat {
                 user,
                 is_dj,
@@ -98,7 +98,7 @@ pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
             json.after(b",\"combo\":")?;
             let combo = json.nullable(Json::u64)?;
             json.after(b",\"time\":")?;
-            let time = timestamp(&mut json)?;
+            let time = Timestamp::read(&mut json)?;
             Event::Like(Like {
                 user,
                 kind,
@@ -122,7 +122,7 @@ pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
             json.after(b",\"favoriteTemperature\":")?;
             let favorite_temperature = json.nullable(Json::f64)?;
             json.after(b",\"time\":")?;
-            let time = timestamp(&mut json)?;
+            let time = Timestamp::read(&mut json)?;
             Event::Presence(Presence {
                 user,
                 kind,
@@ -141,7 +141,7 @@ pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
             json.after(b",\"message\":")?;
             let message = json.nullable_string()?;
             json.after(b",\"time\":")?;
-            let time = timestamp(&mut json)?;
+            let time = Timestamp::read(&mut json)?;
             Event::Donation(Donation {
                 user,
                 amount,
@@ -172,7 +172,7 @@ fn chat(json: &mut Json<'_>) -> Option<Chat> {
         b"user" => field(json, &mut user, "user", user_object),
         b"isDj" => field(json, &mut is_dj, "isDj", Json::bool),
         b"message" => field(json, &mut message, "message", Json::owned_string),
-        b"sentTime" => field(json, &mut sent_time, "sentTime", timestamp),
+        b"sentTime" => field(json, &mut sent_time, "sentTime", Timestamp::read),
         _ => json.skip(),
     })?;
     Some(Chat {
@@ -201,7 +201,7 @@ fn presence(json: &mut Json<'_>) -> Option<Presence> {
             "favoriteTemperature",
             |json| json.nullable(Json::f64),
         ),
-        b"time" => field(json, &mut time, "time", timestamp),
+        b"time" => field(json, &mut time, "time", Timestamp::read),
         _ => json.skip(),
     })?;
     Some(Presence {
@@ -226,7 +226,7 @@ fn like(json: &mut Json<'_>) -> Option<Like> {
         b"amount" => field(json, &mut amount, "amount", Json::u64),
         b"extraAmount" => field(json, &mut extra_amount, "extraAmount", Json::u64),
         b"combo" => field(json, &mut combo, "combo", |json| json.nullable(Json::u64)),
-        b"time" => field(json, &mut time, "time", timestamp),
+        b"time" => field(json, &mut time, "time", Timestamp::read),
         _ => json.skip(),
     })?;
     Some(Like {
@@ -246,7 +246,7 @@ fn donation(json: &mut Json<'_>) -> Option<Donation> {
         b"user" => field(json, &mut user, "user", user_object),
         b"amount" => field(json, &mut amount, "amount", Json::u64),
         b"message" => field(json, &mut message, "message", Json::nullable_string),
-        b"time" => field(json, &mut time, "time", timestamp),
+        b"time" => field(json, &mut time, "time", Timestamp::read),
         _ => json.skip(),
     })?;
     Some(Donation {
@@ -269,10 +269,6 @@ pub(crate) fn user_object(json: &mut Json<'_>) -> Option<User> {
         id: need(json, id, "id")?,
         nickname: nickname.flatten(),
     })
-}
-
-fn timestamp(json: &mut Json<'_>) -> Option<Timestamp> {
-    Some(Timestamp::new(json.string()?))
 }
 
 #[cfg(test)]
