@@ -273,7 +273,9 @@ impl<'a> Json<'a> {
             return self.expected("an object");
         }
         self.enter()?;
-        if self.leave(b'}') {
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            self.depth -= 1;
             return Some(());
         }
         loop {
@@ -283,8 +285,14 @@ impl<'a> Json<'a> {
             let key = self.key()?;
             self.eat(b':', "`:`")?;
             field(self, key.as_bytes())?;
-            if !self.more(b'}', "`,` or `}`")? {
-                return Some(());
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Some(());
+                }
+                _ => return self.syntax("`,` or `}`"),
             }
         }
     }
@@ -317,38 +325,23 @@ impl<'a> Json<'a> {
             return self.expected("an array");
         }
         self.enter()?;
-        if self.leave(b']') {
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            self.depth -= 1;
             return Some(());
         }
         loop {
             element(self)?;
-            if !self.more(b']', "`,` or `]`")? {
-                return Some(());
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Some(());
+                }
+                _ => return self.syntax("`,` or `]`"),
             }
         }
-    }
-
-    /// Steps out of an object or array when `close` comes next.
-    fn leave(&mut self, close: u8) -> bool {
-        let closes = self.peek() == Some(close);
-        if closes {
-            self.at += 1;
-            self.depth -= 1;
-        }
-        closes
-    }
-
-    /// After a member: `true` past a `,` (another follows), `false` past
-    /// the closing byte, a fault otherwise.
-    fn more(&mut self, close: u8, wanted: &'static str) -> Option<bool> {
-        if self.peek() == Some(b',') {
-            self.at += 1;
-            return Some(true);
-        }
-        if self.leave(close) {
-            return Some(false);
-        }
-        self.syntax(wanted)
     }
 
     /// Steps into an object or array (at its opening byte), within the
