@@ -278,6 +278,9 @@ impl<'a> Json<'a> {
             self.depth -= 1;
             return Some(());
         }
+        // Written out, not shared with `array_dyn` through helpers: the
+        // shared form measured 1.68-1.79 ms on the typed race, this one
+        // 1.43-1.45 (3.2x sse-stream, issue 17 asks 3x).
         loop {
             if self.peek() != Some(b'"') {
                 return self.syntax("a key");
