@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use crate::sse::{self, FrameErrorKind};
 use crate::time::{FrameId, Timestamp};
-use crate::wire::json::{self, Fault, Json};
+use crate::wire::json::{self, Fault};
 use crate::wire::wire_enum;
 
 mod payload;
@@ -219,14 +219,6 @@ impl Event {
             return Ok(Some(event));
         }
         payload::read(name, data).map_err(|fault| decode_error(data, fault))
-    }
-}
-
-impl User {
-    /// Reads a `user` object (`id` required, `nickname` nullable): the one
-    /// reader of the shape, for stored state that keeps users too.
-    pub(crate) fn read(json: &mut Json<'_>) -> Option<User> {
-        payload::user_object(json)
     }
 }
 

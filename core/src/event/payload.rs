@@ -169,7 +169,7 @@ fn documented_user(json: &mut Json<'_>) -> Option<User> {
 fn chat(json: &mut Json<'_>) -> Option<Chat> {
     let (mut user, mut is_dj, mut message, mut sent_time) = (None, None, None, None);
     json.object_inlined(|json, key| match key {
-        b"user" => field(json, &mut user, "user", user_object),
+        b"user" => field(json, &mut user, "user", User::read),
         b"isDj" => field(json, &mut is_dj, "isDj", Json::bool),
         b"message" => field(json, &mut message, "message", Json::owned_string),
         b"sentTime" => field(json, &mut sent_time, "sentTime", Timestamp::read),
@@ -187,7 +187,7 @@ fn presence(json: &mut Json<'_>) -> Option<Presence> {
     let (mut user, mut kind, mut fan_rank, mut is_manager) = (None, None, None, None);
     let (mut favorite_temperature, mut time) = (None, None);
     json.object_inlined(|json, key| match key {
-        b"user" => field(json, &mut user, "user", user_object),
+        b"user" => field(json, &mut user, "user", User::read),
         b"type" => field(json, &mut kind, "type", |json| {
             Some(PresenceType::from_wire(&json.string()?))
         }),
@@ -218,7 +218,7 @@ fn like(json: &mut Json<'_>) -> Option<Like> {
     let (mut user, mut kind, mut total_amount, mut amount) = (None, None, None, None);
     let (mut extra_amount, mut combo, mut time) = (None, None, None);
     json.object_inlined(|json, key| match key {
-        b"user" => field(json, &mut user, "user", user_object),
+        b"user" => field(json, &mut user, "user", User::read),
         b"type" => field(json, &mut kind, "type", |json| {
             Some(LikeType::from_wire(&json.string()?))
         }),
@@ -243,7 +243,7 @@ fn like(json: &mut Json<'_>) -> Option<Like> {
 fn donation(json: &mut Json<'_>) -> Option<Donation> {
     let (mut user, mut amount, mut message, mut time) = (None, None, None, None);
     json.object_inlined(|json, key| match key {
-        b"user" => field(json, &mut user, "user", user_object),
+        b"user" => field(json, &mut user, "user", User::read),
         b"amount" => field(json, &mut amount, "amount", Json::u64),
         b"message" => field(json, &mut message, "message", Json::nullable_string),
         b"time" => field(json, &mut time, "time", Timestamp::read),
@@ -257,18 +257,21 @@ fn donation(json: &mut Json<'_>) -> Option<Donation> {
     })
 }
 
-/// A `user` object: `id` required, `nickname` nullable.
-pub(crate) fn user_object(json: &mut Json<'_>) -> Option<User> {
-    let (mut id, mut nickname) = (None, None);
-    json.object_inlined(|json, key| match key {
-        b"id" => field(json, &mut id, "id", Json::owned_string),
-        b"nickname" => field(json, &mut nickname, "nickname", Json::nullable_string),
-        _ => json.skip(),
-    })?;
-    Some(User {
-        id: need(json, id, "id")?,
-        nickname: nickname.flatten(),
-    })
+impl User {
+    /// Reads a `user` object (`id` required, `nickname` nullable): the one
+    /// reader of the shape, for stored state that keeps users too.
+    pub(crate) fn read(json: &mut Json<'_>) -> Option<User> {
+        let (mut id, mut nickname) = (None, None);
+        json.object_inlined(|json, key| match key {
+            b"id" => field(json, &mut id, "id", Json::owned_string),
+            b"nickname" => field(json, &mut nickname, "nickname", Json::nullable_string),
+            _ => json.skip(),
+        })?;
+        Some(User {
+            id: need(json, id, "id")?,
+            nickname: nickname.flatten(),
+        })
+    }
 }
 
 #[cfg(test)]
