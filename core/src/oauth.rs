@@ -60,7 +60,7 @@ use crate::model::TokenPair;
 use crate::problem::classify;
 use crate::scope::Scope;
 use crate::secret::Secret;
-use crate::wire::json::{self, field, need, Fault, Json};
+use crate::wire::json::{self, field, need, Json, StoredRefusal};
 use crate::wire::wire_enum;
 
 // ---------------------------------------------------------------------------
@@ -230,16 +230,14 @@ impl Tokens {
     /// are ignored; another `format` or a `version` this build does not know
     /// is refused. Errors never quote the input.
     pub fn from_json(json: &[u8]) -> Result<Tokens, LoadError> {
-        let (format, version) = json::stored_header(json).map_err(|f| LoadError::json(json, f))?;
-        if format.as_deref() != Some(STORED_FORMAT) {
-            return Err(LoadError::UnknownFormat);
-        }
-        match version {
-            Some(v) if v == u64::from(STORED_VERSION) => {}
-            Some(v) => return Err(LoadError::UnsupportedVersion(v)),
-            None => return Err(LoadError::Invalid("version is missing")),
-        }
-        let stored = json::read_bytes(json, Stored::read).map_err(|f| LoadError::json(json, f))?;
+        let stored = json::read_stored(json, STORED_FORMAT, STORED_VERSION, Stored::read).map_err(
+            |refusal| match refusal {
+                StoredRefusal::Json { line, column } => LoadError::Json { line, column },
+                StoredRefusal::UnknownFormat => LoadError::UnknownFormat,
+                StoredRefusal::MissingVersion => LoadError::Invalid("version is missing"),
+                StoredRefusal::UnsupportedVersion(v) => LoadError::UnsupportedVersion(v),
+            },
+        )?;
         let check = |field: &'static str, value: &str| {
             check_value(field, value).map_err(|_| {
                 LoadError::Invalid("a stored token is empty or holds a control character")
@@ -376,13 +374,6 @@ pub enum LoadError {
     /// A field is inconsistent.
     #[error("stored tokens: {0}")]
     Invalid(&'static str),
-}
-
-impl LoadError {
-    fn json(text: &[u8], fault: Fault) -> Self {
-        let (line, column) = fault.line_column(text);
-        LoadError::Json { line, column }
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 //! [`Milestones`](super::milestones::Milestones): like the token file, a
 //! `format` marker and a `version`, checked before anything else is read.
 
-use crate::wire::json::{self, Fault, Json};
+use crate::wire::json::{self, Json, StoredRefusal};
 
 /// Why stored kit state could not be loaded. A local error (the caller's
 /// file), never a problem of the service. Messages never quote the input.
@@ -55,35 +55,26 @@ pub enum StateError {
     },
 }
 
-/// Checks `format` and `version`, then reads the whole document with `read`.
+/// Checks `format` and `version`, then reads the whole document with `read`
+/// ([`json::read_stored`], the token file's rule too).
 pub(crate) fn load<'a, T>(
     bytes: &'a [u8],
     format: &'static str,
     version: u32,
     read: impl FnOnce(&mut Json<'a>) -> Option<T>,
 ) -> Result<T, StateError> {
-    let json_error = |fault: Fault| {
-        let (line, column) = fault.line_column(bytes);
-        StateError::Json {
+    json::read_stored(bytes, format, version, read).map_err(|refusal| match refusal {
+        StoredRefusal::Json { line, column } => StateError::Json {
             format,
             line,
             column,
-        }
-    };
-    let (found_format, found_version) = json::stored_header(bytes).map_err(json_error)?;
-    if found_format.as_deref() != Some(format) {
-        return Err(StateError::UnknownFormat { expected: format });
-    }
-    match found_version {
-        Some(v) if v == u64::from(version) => {}
-        Some(found) => {
-            return Err(StateError::UnsupportedVersion {
-                format,
-                found,
-                supported: version,
-            })
-        }
-        None => return Err(StateError::MissingVersion { format }),
-    }
-    json::read_bytes(bytes, read).map_err(json_error)
+        },
+        StoredRefusal::UnknownFormat => StateError::UnknownFormat { expected: format },
+        StoredRefusal::MissingVersion => StateError::MissingVersion { format },
+        StoredRefusal::UnsupportedVersion(found) => StateError::UnsupportedVersion {
+            format,
+            found,
+            supported: version,
+        },
+    })
 }

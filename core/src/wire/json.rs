@@ -119,11 +119,34 @@ pub(crate) fn shape_or_syntax(text: &[u8], fault: Fault) -> Result<Fault, Fault>
     read_bytes(text, Json::skip).map(|()| fault)
 }
 
-/// The `format` and `version` of a stored document (token file, kit
-/// state), read before anything else so that a document of another kind or
-/// a newer version is told apart from a broken one. Either may be absent.
-pub(crate) fn stored_header(bytes: &[u8]) -> Result<(Option<String>, Option<u64>), Fault> {
-    read_bytes(bytes, |json| {
+/// Why a stored document (token file, kit state) was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoredRefusal {
+    /// Not JSON of the expected shape, at this 1-based line and column.
+    Json { line: usize, column: usize },
+    /// `format` is missing or names another kind of document.
+    UnknownFormat,
+    /// `version` is missing.
+    MissingVersion,
+    /// A `version` this build does not read.
+    UnsupportedVersion(u64),
+}
+
+/// Reads a stored document: its `format` and `version` first, checked
+/// against what this build writes, so that a document of another kind or a
+/// newer version is told apart from a broken one; then the whole document
+/// with `read`.
+pub(crate) fn read_stored<'a, T>(
+    bytes: &'a [u8],
+    format: &str,
+    version: u32,
+    read: impl FnOnce(&mut Json<'a>) -> Option<T>,
+) -> Result<T, StoredRefusal> {
+    let json_error = |fault: Fault| {
+        let (line, column) = fault.line_column(bytes);
+        StoredRefusal::Json { line, column }
+    };
+    let (found_format, found_version) = read_bytes(bytes, |json| {
         let (mut format, mut version) = (None, None);
         json.object(&mut |json, key| match key {
             b"format" => field(json, &mut format, "format", Json::nullable_string),
@@ -134,6 +157,16 @@ pub(crate) fn stored_header(bytes: &[u8]) -> Result<(Option<String>, Option<u64>
         })?;
         Some((format.flatten(), version.flatten()))
     })
+    .map_err(json_error)?;
+    if found_format.as_deref() != Some(format) {
+        return Err(StoredRefusal::UnknownFormat);
+    }
+    match found_version {
+        Some(v) if v == u64::from(version) => {}
+        Some(found) => return Err(StoredRefusal::UnsupportedVersion(found)),
+        None => return Err(StoredRefusal::MissingVersion),
+    }
+    read_bytes(bytes, read).map_err(json_error)
 }
 
 /// Reads a field's value with `read` into its slot; a second value for the

@@ -61,14 +61,30 @@ fn fields_are_read_once() {
 }
 
 #[test]
-fn stored_headers_are_read_alone() {
+fn stored_documents_are_checked_before_they_are_read() {
     let text = br#"{"x":[{}],"version":2,"format":"onair.tokens","rest":"\u00e9"}"#;
+    let read_rest = |json: &mut Json<'_>| json.skip();
+    assert_eq!(read_stored(text, "onair.tokens", 2, read_rest), Ok(()));
     assert_eq!(
-        stored_header(text),
-        Ok((Some("onair.tokens".to_owned()), Some(2)))
+        read_stored(text, "onair.tokens", 1, read_rest),
+        Err(StoredRefusal::UnsupportedVersion(2))
     );
-    assert_eq!(stored_header(b"{}"), Ok((None, None)));
-    assert!(stored_header(b"[]").is_err());
+    assert_eq!(
+        read_stored(text, "onair.audience", 2, read_rest),
+        Err(StoredRefusal::UnknownFormat)
+    );
+    assert_eq!(
+        read_stored(br#"{"format":"f"}"#, "f", 1, read_rest),
+        Err(StoredRefusal::MissingVersion)
+    );
+    assert_eq!(
+        read_stored(b"{}", "f", 1, read_rest),
+        Err(StoredRefusal::UnknownFormat)
+    );
+    assert_eq!(
+        read_stored(b"\n[]", "f", 1, read_rest),
+        Err(StoredRefusal::Json { line: 2, column: 1 })
+    );
 }
 
 #[test]
@@ -146,7 +162,7 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         let _ = read_bytes(&bytes, Json::skip);
-        let _ = stored_header(&bytes);
+        let _ = read_stored(&bytes, "f", 1, Json::skip);
     }
 }
 
