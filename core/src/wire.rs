@@ -59,8 +59,9 @@ macro_rules! wire_enum {
 pub(crate) use wire_enum;
 
 /// Defines a closed string enum of this crate's own vocabulary (names printed
-/// by `onair explain`, never read from the wire): `as_str`, `Display` and a
-/// serde `Serialize` that writes the plain string.
+/// by `onair explain` and the bindings, never read from the wire): `as_str`,
+/// `from_name`, `Display` and a serde `Serialize` that writes the plain
+/// string.
 macro_rules! name_enum {
     (
         $(#[$meta:meta])*
@@ -71,9 +72,14 @@ macro_rules! name_enum {
         pub enum $name { $( $(#[$vmeta])* $variant, )* }
 
         impl $name {
-            /// The snake_case name `onair explain` prints.
+            /// The snake_case name `onair explain` and the bindings print.
             pub fn as_str(self) -> &'static str {
                 match self { $( Self::$variant => $wire, )* }
+            }
+
+            /// The value [`as_str`](Self::as_str) names; `None` for any other text.
+            pub fn from_name(name: &str) -> Option<Self> {
+                match name { $( $wire => Some(Self::$variant), )* _ => None }
             }
         }
 

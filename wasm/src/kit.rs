@@ -4,7 +4,7 @@
 use onair::event::Event;
 use onair::json::TallyJson;
 use onair::kit::audience::{Audience as CoreAudience, Greeting};
-use onair::kit::commands::{Allowed, Commands as CoreCommands, Role};
+use onair::kit::commands::{Allowed, Commands as CoreCommands};
 use onair::kit::milestones::{Milestone, Milestones as CoreMilestones};
 use onair::tally::Tally as CoreTally;
 use serde::ser::SerializeMap;
@@ -350,18 +350,13 @@ impl Commands {
 
     /// Adds a command; `allowed`: `anyone`, `managers` or `dj`.
     pub fn add(&mut self, name: &str, allowed: &str) -> Result<(), JsValue> {
-        let allowed = match allowed {
-            "anyone" => Allowed::Anyone,
-            "managers" => Allowed::Managers,
-            "dj" => Allowed::Dj,
-            other => {
-                return Err(error(
-                    "OnairError",
-                    "invalid_allowed",
-                    &format!("allowed must be anyone, managers or dj, not \"{other}\""),
-                ))
-            }
-        };
+        let allowed = Allowed::from_name(allowed).ok_or_else(|| {
+            error(
+                "OnairError",
+                "invalid_allowed",
+                &format!("allowed must be anyone, managers or dj, not \"{allowed}\""),
+            )
+        })?;
         let inner = std::mem::take(&mut self.inner);
         self.inner = inner.command(name, allowed);
         Ok(())
@@ -396,14 +391,14 @@ impl Commands {
                 args: &inv.args,
                 rest: &inv.rest,
                 user: &inv.user,
-                role: role(inv.role),
+                role: inv.role.as_str(),
             }),
             Err(denied) => json(&Refused {
                 ok: false,
                 name: &denied.name,
-                needed: allowed(denied.needed),
+                needed: denied.needed.as_str(),
                 user: &denied.user,
-                role: role(denied.role),
+                role: denied.role.as_str(),
             }),
         })
     }
@@ -444,22 +439,6 @@ struct Refused<'a> {
     needed: &'static str,
     user: &'a onair::event::User,
     role: &'static str,
-}
-
-fn role(role: Role) -> &'static str {
-    match role {
-        Role::Listener => "listener",
-        Role::Manager => "manager",
-        Role::Dj => "dj",
-    }
-}
-
-fn allowed(allowed: Allowed) -> &'static str {
-    match allowed {
-        Allowed::Anyone => "anyone",
-        Allowed::Managers => "managers",
-        Allowed::Dj => "dj",
-    }
 }
 
 // ---- app timers ---------------------------------------------------------------

@@ -56,7 +56,9 @@
 
 use crate::event::{Chat, User};
 use crate::kit::audience::Audience;
+use crate::wire::name_enum;
 
+name_enum! {
 /// Who may run a command.
 ///
 /// ```
@@ -64,15 +66,16 @@ use crate::kit::audience::Audience;
 ///
 /// assert!(Allowed::Managers.permits(Role::Dj));
 /// assert!(!Allowed::Managers.permits(Role::Listener));
+/// assert_eq!(Allowed::from_name("managers"), Some(Allowed::Managers));
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Allowed {
     /// Anyone in the chat.
-    Anyone,
+    Anyone = "anyone",
     /// Managers (from their join's `isManager`) and the DJ.
-    Managers,
+    Managers = "managers",
     /// The DJ only (the chat's `isDj`).
-    Dj,
+    Dj = "dj",
+}
 }
 
 impl Allowed {
@@ -93,22 +96,24 @@ impl Allowed {
     }
 }
 
+name_enum! {
 /// What the poster of a chat is, as far as the bot can tell.
 ///
 /// ```
 /// use onair::kit::commands::Role;
 ///
 /// assert_ne!(Role::Manager, Role::Dj);
+/// assert_eq!(Role::Manager.as_str(), "manager");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Role {
     /// A listener (or a manager whose join the bot did not see: presence
     /// arrives only when the bot itself is a manager).
-    Listener,
+    Listener = "listener",
     /// A listener whose latest join said `isManager`.
-    Manager,
+    Manager = "manager",
     /// The DJ (`isDj`).
-    Dj,
+    Dj = "dj",
+}
 }
 
 /// A command to run: what was asked, by whom.
