@@ -52,7 +52,7 @@ use crate::model::{
     DEFAULT_EXPIRES_IN_SECS,
 };
 use crate::secret::{ClientCredentials, CredentialsError, Secret};
-use crate::wire::json::{self, Fault, Json};
+use crate::wire::json::{self, Json};
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -415,8 +415,9 @@ impl ResponseErrorKind {
     }
 }
 
-/// A success body that did not decode. For token responses the message names
-/// only the position, never a value (it could be a secret).
+/// A success body that did not decode. The message names what was wanted
+/// and where (`missing field \`access_token\` at byte 2`), never a value: in
+/// a token response it could be a secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: {message}", kind.code())]
 pub struct ResponseError {
@@ -426,26 +427,23 @@ pub struct ResponseError {
     pub message: String,
 }
 
-/// Reads a whole body with `read`: its value, or the fault sorted into
-/// not JSON / JSON of another shape.
+/// Reads a whole body with `read`. A fault is sorted into not JSON
+/// (`invalid_json`) or JSON of another shape (`invalid_body`); its message
+/// names what was wanted and where, never a value (a token response's could
+/// be a secret).
 fn decode<'a, T>(
     body: &'a [u8],
     read: impl FnOnce(&mut Json<'a>) -> Option<T>,
-) -> Result<T, (ResponseErrorKind, Fault)> {
-    json::read_bytes(body, read).map_err(|fault| match json::shape_or_syntax(body, fault) {
-        Ok(shape) => (ResponseErrorKind::InvalidBody, shape),
-        Err(syntax) => (ResponseErrorKind::InvalidJson, syntax),
-    })
-}
-
-/// [`decode`] with the fault as the message.
-fn decode_body<'a, T>(
-    body: &'a [u8],
-    read: impl FnOnce(&mut Json<'a>) -> Option<T>,
 ) -> Result<T, ResponseError> {
-    decode(body, read).map_err(|(kind, fault)| ResponseError {
-        kind,
-        message: fault.to_string(),
+    json::read_bytes(body, read).map_err(|fault| {
+        let (kind, fault) = match json::shape_or_syntax(body, fault) {
+            Ok(shape) => (ResponseErrorKind::InvalidBody, shape),
+            Err(syntax) => (ResponseErrorKind::InvalidJson, syntax),
+        };
+        ResponseError {
+            kind,
+            message: fault.to_string(),
+        }
     })
 }
 
@@ -467,18 +465,7 @@ fn decode_body<'a, T>(
 /// assert_eq!(pair.access_token.expose(), "AT-xyz");
 /// ```
 pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
-    let raw = decode(body, RawTokenPair::read).map_err(|(kind, fault)| {
-        // Faults name a position and what was wanted there, never a value
-        // (it could be a secret).
-        let (line, column) = fault.line_column(body);
-        ResponseError {
-            kind,
-            message: format!(
-                "token response did not decode ({} at line {line} column {column})",
-                kind.code()
-            ),
-        }
-    })?;
+    let raw = decode(body, RawTokenPair::read)?;
     if !raw.token_type.eq_ignore_ascii_case("bearer") {
         // At most 32 characters, control characters shown as `?` (a log
         // line stays one line).
@@ -520,17 +507,17 @@ pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
 /// assert_eq!(onair::api::decode_broadcast(body).unwrap().tags, ["x"]);
 /// ```
 pub fn decode_broadcast(body: &[u8]) -> Result<Broadcast, ResponseError> {
-    decode_body(body, Broadcast::read)
+    decode(body, Broadcast::read)
 }
 
 /// Decodes one page of GET /v1/live/listeners (spec 2.3).
 pub fn decode_listeners(body: &[u8]) -> Result<ListenersPage, ResponseError> {
-    decode_body(body, ListenersPage::read)
+    decode(body, ListenersPage::read)
 }
 
 /// Decodes GET /v1/live/fans (spec 2.4).
 pub fn decode_fans(body: &[u8]) -> Result<FanRanking, ResponseError> {
-    decode_body(body, FanRanking::read)
+    decode(body, FanRanking::read)
 }
 
 // ---------------------------------------------------------------------------
