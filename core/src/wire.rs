@@ -4,6 +4,7 @@
 
 use arrayvec::ArrayString;
 
+mod decimal;
 pub(crate) mod json;
 
 /// Defines a string enum of the wire that keeps values it does not know as

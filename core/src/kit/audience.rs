@@ -183,7 +183,7 @@ fn stored_f64(json: &mut Json<'_>) -> Option<f64> {
     if json.peek() != Some(b'"') {
         return json.f64();
     }
-    match json.string()?.parse::<f64>() {
+    match crate::wire::json::read(&json.string()?, Json::f64) {
         Ok(value) => Some(value),
         Err(_) => json.fail(What::Invalid("favorite_temperature is not a number")),
     }

@@ -556,10 +556,9 @@ impl<'a> Json<'a> {
         }
         self.at = start;
         self.skip_number()?;
-        let value = self.text.get(start..self.at)?.parse::<f64>().ok();
-        match value {
-            Some(value) if value.is_finite() => Some(value),
-            _ => {
+        match super::decimal::nearest(self.bytes().get(start..self.at)?) {
+            Some(value) => Some(value),
+            None => {
                 self.at = start;
                 self.fail(What::Invalid("a number out of range"))
             }
