@@ -690,12 +690,20 @@ fn non_space(s: &str) -> String {
 /// at most 200 UTF-16 units, each valid, rejoining to the text modulo
 /// whitespace and in order; a valid text is its own single part. `truncate`
 /// fits its limit, is a prefix up to the ellipsis, and is valid when the
-/// text was too long and the limit is the chat limit.
+/// text was too long and the limit is the chat limit. The kit's grapheme
+/// clusters are unicode-segmentation's, the oracle of their table.
 pub fn chat_text(data: &[u8]) {
     let mut input = Input::new(data);
     let limit = usize::from(input.byte());
     let text = String::from_utf8_lossy(input.rest());
     let text = text.as_ref();
+
+    {
+        use unicode_segmentation::UnicodeSegmentation;
+        let ours: Vec<(usize, &str)> = crate::kit::graphemes::grapheme_indices(text).collect();
+        let oracle: Vec<(usize, &str)> = text.grapheme_indices(true).collect();
+        assert_eq!(ours, oracle, "grapheme clusters of {text:?}");
+    }
 
     let parts = split(text);
     for part in &parts {

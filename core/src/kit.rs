@@ -98,6 +98,7 @@
 
 pub mod audience;
 pub mod commands;
+pub(crate) mod graphemes;
 pub mod milestones;
 mod stored;
 pub mod text;
