@@ -445,9 +445,13 @@ impl Audience {
             self.people.clear();
             return;
         }
-        let mut seen: Vec<u64> = self.people.values().map(|e| e.seen).collect();
-        let (_, &mut threshold, _) = seen.select_nth_unstable(count - 1);
-        // `seen` values are distinct (one tick per touch), so exactly `count` go.
+        // The one sort of the per-person collections (`tally::ordered`), not
+        // a selection of its own: forgetting is rare, and each instance of a
+        // sort routine is kilobytes of the WASM bot module. `seen` values are
+        // distinct (one tick per touch), so exactly `count` go.
+        let entries: Vec<&Entry> = self.people.values().collect();
+        let oldest = ordered(&entries, |e| (e.seen, &e.person.user.id));
+        let threshold = oldest.get(count - 1).map_or(0, |e| e.seen);
         self.people.retain(|_, e| e.seen > threshold);
     }
 
