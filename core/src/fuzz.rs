@@ -269,6 +269,7 @@ const EVENT_NAMES: [&str; 6] = ["chat", "presence", "like", "donation", "end", "
 ///   not read it as JSON.
 /// - An event it reads holds every known field as serde_json reads it
 ///   (absent optional fields as `null`; floats to the last unit).
+/// - A data that is one JSON number reads as std's nearest `f64`.
 pub fn event_json(data: &[u8]) {
     let Some((&pick, data)) = data.split_first() else {
         return;
@@ -276,6 +277,12 @@ pub fn event_json(data: &[u8]) {
     let Ok(data) = std::str::from_utf8(data) else {
         return;
     };
+    // A bare number: the reader's nearest `f64` (`wire::decimal` past the
+    // short path) is std's, bit for bit.
+    if let Ok(value) = crate::wire::json::read(data, crate::wire::json::Json::f64) {
+        let exact = data.trim().parse::<f64>().ok();
+        assert_eq!(Some(value.to_bits()), exact.map(f64::to_bits), "{data:?}");
+    }
     let name = EVENT_NAMES[usize::from(pick) % EVENT_NAMES.len()];
     let read = event::fuzzing::read(name, data);
     if let Some(template) = event::fuzzing::documented(name, data) {
