@@ -79,7 +79,10 @@ fn class(c: char) -> Class {
         .copied()
         .unwrap_or(Class::Any);
     match class {
-        Class::HangulSyllable if (c - 0xAC00) % 28 == 0 => Class::Lv,
+        // LV when no trailing consonant is composed in (`scripts/gen-graphemes`
+        // checks the rule against the table; the table holds the class only
+        // for U+AC00..=U+D7A3).
+        Class::HangulSyllable if c.wrapping_sub(0xAC00) % 28 == 0 => Class::Lv,
         Class::HangulSyllable => Class::Lvt,
         class => class,
     }

@@ -66,9 +66,11 @@ fn read_exponent(text: &[u8]) -> i64 {
         Some((b'+', rest)) => (false, rest),
         _ => (false, text),
     };
-    let value = digits.iter().fold(0i64, |acc, &d| {
-        (acc * 10 + i64::from(d - b'0')).min(1 << 40)
-    });
+    let value = (digits.iter())
+        .filter(|d| d.is_ascii_digit())
+        .fold(0i64, |acc, &d| {
+            (acc * 10 + i64::from(d - b'0')).min(1 << 40)
+        });
     if negative {
         -value
     } else {
