@@ -44,29 +44,6 @@ enum Class {
     InCbConsonant,
 }
 
-impl Class {
-    /// The classes in the table's numbering (`scripts/gen-graphemes`).
-    const ALL: [Class; 17] = [
-        Class::Any,
-        Class::Cr,
-        Class::Lf,
-        Class::Control,
-        Class::Extend,
-        Class::InCbExtend,
-        Class::Linker,
-        Class::Zwj,
-        Class::SpacingMark,
-        Class::Prepend,
-        Class::RegionalIndicator,
-        Class::L,
-        Class::V,
-        Class::T,
-        Class::HangulSyllable,
-        Class::ExtendedPictographic,
-        Class::InCbConsonant,
-    ];
-}
-
 /// The class of `c`.
 fn class(c: char) -> Class {
     let c = u32::from(c);
@@ -75,7 +52,7 @@ fn class(c: char) -> Class {
     }
     let at = table::RUNS.partition_point(|&run| run >> 5 <= c);
     let class = (table::RUNS.get(at.wrapping_sub(1)))
-        .and_then(|&run| Class::ALL.get((run & 31) as usize))
+        .and_then(|&run| table::CLASSES.get((run & 31) as usize))
         .copied()
         .unwrap_or(Class::Any);
     match class {
@@ -153,9 +130,8 @@ impl State {
             (_, _) => state.emoji,
         };
         state.conjunct = match (self.conjunct, next) {
-            (Sequence::None, _) => state.conjunct,
-            (held, InCbExtend | Zwj) => held,
-            (_, Linker) => Sequence::Joined,
+            (Sequence::Started | Sequence::Joined, InCbExtend | Zwj) => self.conjunct,
+            (Sequence::Started | Sequence::Joined, Linker) => Sequence::Joined,
             (_, _) => state.conjunct,
         };
         state

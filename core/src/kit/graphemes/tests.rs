@@ -14,10 +14,10 @@ fn oracle(text: &str) -> Vec<usize> {
 /// Hangul syllables of both kinds.
 fn representatives() -> Vec<char> {
     let mut found: Vec<char> = vec!['\u{AC00}', '\u{AC01}'];
-    for class in Class::ALL {
+    for class in table::CLASSES {
         let first = table::RUNS
             .iter()
-            .find(|&&run| Class::ALL[(run & 31) as usize] == class)
+            .find(|&&run| table::CLASSES[(run & 31) as usize] == class)
             .and_then(|&run| char::from_u32(run >> 5));
         found.extend(first.filter(|_| class != Class::HangulSyllable));
     }
