@@ -39,6 +39,7 @@ pub mod http;
 pub mod misuse;
 pub mod scope;
 pub mod secret;
+mod swar;
 pub mod time;
 mod wire;
 // Protocol: the wire forms of the service.

@@ -16,6 +16,8 @@
 
 use memchr::memchr2;
 
+use crate::swar;
+
 /// A value's byte range in the scanned bytes.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Span {
@@ -110,26 +112,14 @@ const SHORT: usize = 32;
 /// LF, whose set-up dominates a short line. Measured in BENCHMARKS.md.
 #[inline]
 fn find_short_line_end(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const LFS: u64 = u64::from_ne_bytes([b'\n'; 8]);
-    const CRS: u64 = u64::from_ne_bytes([b'\r'; 8]);
     let head = &bytes[..bytes.len().min(SHORT)];
     let mut words = head.chunks_exact(8);
     let mut offset = 0;
     for word in &mut words {
-        let mut le = [0u8; 8];
-        le.copy_from_slice(word);
-        let word = u64::from_le_bytes(le);
-        let (lf, cr) = (word ^ LFS, word ^ CRS);
-        // The lowest set high bit marks the first zero byte exactly (borrows
-        // only run upward, so false positives lie above a true zero byte).
-        let hits = (lf.wrapping_sub(ONES) & !lf
-            | cr.wrapping_sub(ONES) & !cr
-            | word.wrapping_sub(ONES) & !word)
-            & HIGHS;
+        let word = swar::load(word);
+        let hits = swar::equal(word, b'\n') | swar::equal(word, b'\r') | swar::below(word, 1);
         if hits != 0 {
-            return Some(offset + (hits.trailing_zeros() / 8) as usize);
+            return Some(offset + swar::first(hits));
         }
         offset += 8;
     }

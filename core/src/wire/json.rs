@@ -17,6 +17,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::swar;
+
 /// A cursor over JSON text. Every method returns `None` on anything it
 /// cannot read, after recording why ([`Json::fault`]).
 pub(crate) struct Json<'a> {
@@ -714,27 +716,14 @@ const POW10: [f64; 16] = [
 /// The position of the first quote, backslash or control byte at or after
 /// `from`, eight bytes at a time.
 fn string_end(bytes: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
-    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
-    const SPACES: u64 = u64::from_ne_bytes([0x20; 8]);
     let rest = bytes.get(from..)?;
     let mut words = rest.chunks_exact(8);
     let mut offset = from;
     for word in &mut words {
-        let mut le = [0u8; 8];
-        le.copy_from_slice(word);
-        let word = u64::from_le_bytes(le);
-        let (quote, backslash) = (word ^ QUOTES, word ^ BACKSLASHES);
-        // Lowest set high bit = first quote, backslash or byte below 0x20
-        // (borrows only run upward, so the lowest hit is exact).
-        let hits = (quote.wrapping_sub(ONES) & !quote
-            | backslash.wrapping_sub(ONES) & !backslash
-            | word.wrapping_sub(SPACES) & !word)
-            & HIGHS;
+        let word = swar::load(word);
+        let hits = swar::equal(word, b'"') | swar::equal(word, b'\\') | swar::below(word, 0x20);
         if hits != 0 {
-            return Some(offset + (hits.trailing_zeros() / 8) as usize);
+            return Some(offset + swar::first(hits));
         }
         offset += 8;
     }
