@@ -13,7 +13,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "leaves",
         &[
-            "secret", "http", "endpoint", "scope", "time", "backoff", "misuse", "wire",
+            "secret", "http", "endpoint", "scope", "time", "backoff", "misuse", "wire", "swar",
         ],
     ),
     ("protocol", &["sse", "event", "model", "chat", "ratelimit"]),
