@@ -8,7 +8,6 @@ use std::io::{self, BufWriter, Read, Write};
 use onair::event;
 use onair::json::{ItemJson, RawItemJson};
 use onair::sse::{self, Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
-use serde::Serialize;
 
 use crate::{number_arg, UsageError};
 
@@ -88,13 +87,13 @@ fn fill(input: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 fn emit(out: &mut impl Write, item: sse::Item<'_>, raw: bool) -> io::Result<()> {
     if raw {
-        write_line(out, &RawItemJson(&item))
+        write_line(out, RawItemJson(&item).to_line())
     } else {
-        write_line(out, &ItemJson(&event::Item::from_sse(item)))
+        write_line(out, ItemJson(&event::Item::from_sse(item)).to_line())
     }
 }
 
-fn write_line(out: &mut impl Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value)?;
-    out.write_all(b"\n")
+fn write_line(out: &mut impl Write, mut line: String) -> io::Result<()> {
+    line.push('\n');
+    out.write_all(line.as_bytes())
 }

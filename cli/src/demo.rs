@@ -431,7 +431,7 @@ fn sides<'a>(
         .map(|b| {
             (
                 b,
-                serde_json::to_value(TallyJson(&b.tally)).unwrap_or_default(),
+                serde_json::from_str(&TallyJson(&b.tally).to_line()).unwrap_or_default(),
             )
         })
         .filter(|(_, t)| !empty(t))

@@ -89,12 +89,12 @@ impl RefBot {
 
     /// `{"broadcasts":[totals…]}` in the ledger's shape (`scripts/e2e`).
     pub fn tally_json(&self) -> String {
-        let list: Vec<serde_json::Value> = self
+        let list: Vec<String> = self
             .broadcasts
             .iter()
-            .map(|b| serde_json::to_value(TallyJson(&b.tally)).unwrap_or_default())
+            .map(|b| TallyJson(&b.tally).to_line())
             .collect();
-        serde_json::json!({ "broadcasts": list }).to_string()
+        format!("{{\"broadcasts\":[{}]}}", list.join(","))
     }
 
     fn current(&mut self) -> &mut Broadcast {

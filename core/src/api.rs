@@ -38,7 +38,6 @@
 use std::collections::HashSet;
 
 use base64::Engine as _;
-use serde::Serialize;
 use zeroize::Zeroize;
 
 use crate::chat::{validate_chat, ChatError};
@@ -53,6 +52,7 @@ use crate::model::{
 };
 use crate::secret::{ClientCredentials, CredentialsError, Secret};
 use crate::wire::json::{self, Json};
+use crate::wire::write::JsonOut;
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -376,13 +376,9 @@ pub fn chat(
     message: &str,
 ) -> Result<HttpRequest, RequestError> {
     validate_chat(message)?;
-    #[derive(Serialize)]
-    struct Body<'a> {
-        message: &'a str,
-    }
-    // Serializing a struct of one &str cannot fail; fall back to an empty
-    // body rather than panic.
-    let body = serde_json::to_vec(&Body { message }).unwrap_or_default();
+    let mut out = JsonOut::new();
+    out.begin_object().key("message").str(message).end_object();
+    let body = out.finish().into_bytes();
     Ok(bearer(Endpoint::Chat, base, "", access_token)?
         .with_header("Content-Type", JSON)
         .with_body(body))

@@ -27,6 +27,7 @@ use crate::sse::{self, FrameErrorKind};
 use crate::time::{FrameId, Timestamp};
 use crate::wire::json::{self, Fault};
 use crate::wire::wire_enum;
+use crate::wire::write::{JsonOut, WriteJson};
 
 mod payload;
 
@@ -219,6 +220,89 @@ impl Event {
             return Ok(Some(event));
         }
         payload::read(name, data).map_err(|fault| decode_error(data, fault))
+    }
+}
+
+// The canonical wire form of each event (the `data` of a JSON line):
+// documented fields only, nullable fields always present.
+
+impl WriteJson for User {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("id").str(&self.id);
+        out.key("nickname").put(&self.nickname);
+        out.end_object();
+    }
+}
+
+impl WriteJson for Chat {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("user").put(&self.user);
+        out.key("isDj").bool(self.is_dj);
+        out.key("message").str(&self.message);
+        out.key("sentTime").put(&self.sent_time);
+        out.end_object();
+    }
+}
+
+impl WriteJson for Presence {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("user").put(&self.user);
+        out.key("type").put(&self.kind);
+        out.key("fanRank").put(&self.fan_rank);
+        out.key("isManager").bool(self.is_manager);
+        out.key("favoriteTemperature")
+            .put(&self.favorite_temperature);
+        out.key("time").put(&self.time);
+        out.end_object();
+    }
+}
+
+impl WriteJson for Like {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("user").put(&self.user);
+        out.key("type").put(&self.kind);
+        out.key("totalAmount").u64(self.total_amount);
+        out.key("amount").u64(self.amount);
+        out.key("extraAmount").u64(self.extra_amount);
+        out.key("combo").put(&self.combo);
+        out.key("time").put(&self.time);
+        out.end_object();
+    }
+}
+
+impl WriteJson for Donation {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("user").put(&self.user);
+        out.key("amount").u64(self.amount);
+        out.key("message").put(&self.message);
+        out.key("time").put(&self.time);
+        out.end_object();
+    }
+}
+
+impl WriteJson for End {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("reason").put(&self.reason);
+        out.end_object();
+    }
+}
+
+/// The event's own fields, without its name.
+impl WriteJson for Event {
+    fn write_json(&self, out: &mut JsonOut) {
+        match self {
+            Event::Chat(e) => e.write_json(out),
+            Event::Presence(e) => e.write_json(out),
+            Event::Like(e) => e.write_json(out),
+            Event::Donation(e) => e.write_json(out),
+            Event::End(e) => e.write_json(out),
+        }
     }
 }
 

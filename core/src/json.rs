@@ -35,17 +35,15 @@
 //! assert_eq!(ItemJson(&Item::Retry(3000)).to_line(), r#"{"type":"retry","ms":3000}"#);
 //! ```
 
-use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
-
 use crate::bot::{Action, CallFailure, CallResult, Notice};
 use crate::event::{self, DecodeError};
 use crate::http::HttpRequest;
 use crate::sse;
 use crate::stop::Stop;
 use crate::tally::Tally;
+pub use crate::wire::write::{JsonOut, WriteJson};
 
-/// The wire form of a typed item; `Serialize` writes it.
+/// The wire form of a typed item: [`to_line`](ItemJson::to_line) writes it.
 #[derive(Debug, Clone, Copy)]
 pub struct ItemJson<'a>(pub &'a event::Item);
 
@@ -56,45 +54,62 @@ pub struct RawItemJson<'a, 'b>(pub &'a sse::Item<'b>);
 impl ItemJson<'_> {
     /// The item as one line of JSON, without the newline.
     pub fn to_line(&self) -> String {
-        // Maps of strings and integers always serialize.
-        serde_json::to_string(self).unwrap_or_default()
+        JsonOut::text_of(self)
+    }
+
+    /// Appends the line (without the newline) to `text`: a batch of lines
+    /// in one buffer.
+    ///
+    /// ```
+    /// use onair::event::Item;
+    /// use onair::json::ItemJson;
+    ///
+    /// let mut batch = String::new();
+    /// for item in [Item::Heartbeat, Item::Retry(5)] {
+    ///     ItemJson(&item).append_to(&mut batch);
+    ///     batch.push('\n');
+    /// }
+    /// assert_eq!(batch, "{\"type\":\"heartbeat\"}\n{\"type\":\"retry\",\"ms\":5}\n");
+    /// ```
+    pub fn append_to(&self, text: &mut String) {
+        let mut out = JsonOut::after(std::mem::take(text));
+        self.write_json(&mut out);
+        *text = out.finish();
     }
 }
 
 impl RawItemJson<'_, '_> {
     /// The item as one line of JSON, without the newline.
     pub fn to_line(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        JsonOut::text_of(self)
     }
 }
 
-impl Serialize for ItemJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl WriteJson for ItemJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
         match self.0 {
             event::Item::Event { id, event } => {
-                let mut map = serializer.serialize_map(Some(4))?;
-                map.serialize_entry("type", "event")?;
-                map.serialize_entry("event", event.name())?;
-                map.serialize_entry("id", id)?;
-                map.serialize_entry("data", event)?;
-                map.end()
+                out.begin_object();
+                out.key("type").str("event");
+                out.key("event").str(event.name());
+                out.key("id").put(id);
+                out.key("data").put(event);
+                out.end_object();
             }
             event::Item::Unknown { event, id, data } => {
-                let mut map = serializer.serialize_map(Some(4))?;
-                map.serialize_entry("type", "unknown")?;
-                map.serialize_entry("event", event)?;
-                map.serialize_entry("id", id)?;
-                map.serialize_entry("data", data)?;
-                map.end()
+                out.begin_object();
+                out.key("type").str("unknown");
+                out.key("event").str(event);
+                out.key("id").put(id);
+                out.key("data").str(data);
+                out.end_object();
             }
             event::Item::Heartbeat => {
-                let mut map = serializer.serialize_map(Some(1))?;
-                map.serialize_entry("type", "heartbeat")?;
-                map.end()
+                out.begin_object().key("type").str("heartbeat").end_object();
             }
-            event::Item::Comment(text) => comment(serializer, text),
-            event::Item::Retry(ms) => retry(serializer, *ms),
-            event::Item::Error(e) => DecodeErrorJson(e).serialize(serializer),
+            event::Item::Comment(text) => comment(out, text),
+            event::Item::Retry(ms) => retry(out, *ms),
+            event::Item::Error(e) => DecodeErrorJson(e).write_json(out),
         }
     }
 }
@@ -102,60 +117,60 @@ impl Serialize for ItemJson<'_> {
 /// The error line of a frame that did not decode.
 struct DecodeErrorJson<'a>(&'a DecodeError);
 
-impl Serialize for DecodeErrorJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl WriteJson for DecodeErrorJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
         let e = self.0;
-        let mut map = serializer.serialize_map(Some(6))?;
-        map.serialize_entry("type", "error")?;
-        map.serialize_entry("error", e.kind.code())?;
-        map.serialize_entry("event", &e.event)?;
-        map.serialize_entry("id", &e.id)?;
-        map.serialize_entry("raw", &e.raw)?;
-        map.serialize_entry("message", &e.message)?;
-        map.end()
+        out.begin_object();
+        out.key("type").str("error");
+        out.key("error").str(e.kind.code());
+        out.key("event").put(&e.event);
+        out.key("id").put(&e.id);
+        out.key("raw").str(&e.raw);
+        out.key("message").str(&e.message);
+        out.end_object();
     }
 }
 
-impl Serialize for RawItemJson<'_, '_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl WriteJson for RawItemJson<'_, '_> {
+    fn write_json(&self, out: &mut JsonOut) {
         match self.0 {
             sse::Item::Event(frame) => {
-                let mut map = serializer.serialize_map(Some(5))?;
-                map.serialize_entry("type", "event")?;
-                map.serialize_entry("event", frame.event)?;
-                map.serialize_entry("data", frame.data)?;
-                map.serialize_entry("id", &frame.id)?;
-                map.serialize_entry("lastEventId", frame.last_event_id)?;
-                map.end()
+                out.begin_object();
+                out.key("type").str("event");
+                out.key("event").str(frame.event);
+                out.key("data").str(frame.data);
+                out.key("id").put(&frame.id);
+                out.key("lastEventId").str(frame.last_event_id);
+                out.end_object();
             }
-            sse::Item::Comment(text) => comment(serializer, text),
-            sse::Item::Retry(ms) => retry(serializer, *ms),
+            sse::Item::Comment(text) => comment(out, text),
+            sse::Item::Retry(ms) => retry(out, *ms),
             sse::Item::Error(e) => {
-                let mut map = serializer.serialize_map(Some(6))?;
-                map.serialize_entry("type", "error")?;
-                map.serialize_entry("error", e.kind.code())?;
-                map.serialize_entry("event", &e.event)?;
-                map.serialize_entry("id", &e.id)?;
-                map.serialize_entry("raw", e.raw)?;
-                map.serialize_entry("message", &e.kind.to_string())?;
-                map.end()
+                out.begin_object();
+                out.key("type").str("error");
+                out.key("error").str(e.kind.code());
+                out.key("event").put(&e.event);
+                out.key("id").put(&e.id);
+                out.key("raw").str(e.raw);
+                out.key("message").str(&e.kind.to_string());
+                out.end_object();
             }
         }
     }
 }
 
-fn comment<S: Serializer>(serializer: S, text: &str) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(Some(2))?;
-    map.serialize_entry("type", "comment")?;
-    map.serialize_entry("text", text)?;
-    map.end()
+fn comment(out: &mut JsonOut, text: &str) {
+    out.begin_object();
+    out.key("type").str("comment");
+    out.key("text").str(text);
+    out.end_object();
 }
 
-fn retry<S: Serializer>(serializer: S, ms: u64) -> Result<S::Ok, S::Error> {
-    let mut map = serializer.serialize_map(Some(2))?;
-    map.serialize_entry("type", "retry")?;
-    map.serialize_entry("ms", &ms)?;
-    map.end()
+fn retry(out: &mut JsonOut, ms: u64) {
+    out.begin_object();
+    out.key("type").str("retry");
+    out.key("ms").u64(ms);
+    out.end_object();
 }
 
 /// The JSON form of a bot action (see the [module docs](self)).
@@ -174,7 +189,7 @@ pub struct ActionJson<'a>(pub &'a Action);
 impl ActionJson<'_> {
     /// The action as one line of JSON, without the newline.
     pub fn to_line(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        JsonOut::text_of(self)
     }
 }
 
@@ -183,17 +198,27 @@ impl ActionJson<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct RequestJson<'a>(pub &'a HttpRequest);
 
-impl Serialize for RequestJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl RequestJson<'_> {
+    /// The request as one line of JSON, without the newline.
+    pub fn to_line(&self) -> String {
+        JsonOut::text_of(self)
+    }
+}
+
+impl WriteJson for RequestJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
         let r = self.0;
-        let headers: Vec<[&str; 2]> = r.headers.iter().map(|(n, v)| [*n, v.as_str()]).collect();
-        let mut map = serializer.serialize_map(Some(5))?;
-        map.serialize_entry("endpoint", r.endpoint.as_str())?;
-        map.serialize_entry("method", r.method.as_str())?;
-        map.serialize_entry("url", &r.url)?;
-        map.serialize_entry("headers", &headers)?;
-        map.serialize_entry("body", &String::from_utf8_lossy(&r.body))?;
-        map.end()
+        out.begin_object();
+        out.key("endpoint").str(r.endpoint.as_str());
+        out.key("method").str(r.method.as_str());
+        out.key("url").str(&r.url);
+        out.key("headers").begin_array();
+        for (name, value) in &r.headers {
+            out.strs([*name, value.as_str()]);
+        }
+        out.end_array();
+        out.key("body").str(&String::from_utf8_lossy(&r.body));
+        out.end_object();
     }
 }
 
@@ -203,89 +228,101 @@ impl Serialize for RequestJson<'_> {
 #[derive(Debug, Clone, Copy)]
 pub struct StopJson<'a>(pub &'a Stop);
 
-impl Serialize for StopJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl StopJson<'_> {
+    /// The stop as one line of JSON, without the newline.
+    pub fn to_line(&self) -> String {
+        JsonOut::text_of(self)
+    }
+}
+
+impl WriteJson for StopJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
         let stop = self.0;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("code", stop.code())?;
-        map.serialize_entry("message", &stop.to_string())?;
+        out.begin_object();
+        out.key("code").str(stop.code());
+        out.key("message").str(&stop.to_string());
         match stop {
-            Stop::Reauthorize(why) => map.serialize_entry("reason", &why.to_string())?,
+            Stop::Reauthorize(why) => {
+                out.key("reason").str(&why.to_string());
+            }
             Stop::Reconsent { missing } => {
-                let names: Vec<&str> = missing.iter().map(|p| p.as_str()).collect();
-                map.serialize_entry("missing", &names)?;
+                out.key("missing").strs(missing.iter().map(|p| p.as_str()));
             }
             Stop::FixRequest(problem) | Stop::Unexpected(problem) => {
-                map.serialize_entry("problem", &problem.explain(None))?;
+                out.key("problem").put(&problem.explain(None));
             }
             _ => {}
         }
-        map.end()
+        out.end_object();
     }
 }
 
 struct NoticeJson<'a>(&'a Notice);
 
-impl Serialize for NoticeJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
+impl WriteJson for NoticeJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        let kind = out.key("kind");
         match self.0 {
             Notice::FrameSkipped(e) => {
-                map.serialize_entry("kind", "frameSkipped")?;
-                map.serialize_entry("error", &DecodeErrorJson(e))?;
+                kind.str("frameSkipped");
+                out.key("error").put(&DecodeErrorJson(e));
             }
             Notice::UnknownEvent { event, data } => {
-                map.serialize_entry("kind", "unknownEvent")?;
-                map.serialize_entry("event", event)?;
-                map.serialize_entry("data", data)?;
+                kind.str("unknownEvent");
+                out.key("event").str(event);
+                out.key("data").str(data);
             }
             Notice::Problem { endpoint, problem } => {
-                map.serialize_entry("kind", "problem")?;
-                map.serialize_entry("endpoint", endpoint.as_str())?;
-                map.serialize_entry("problem", &problem.explain(None))?;
+                kind.str("problem");
+                out.key("endpoint").str(endpoint.as_str());
+                out.key("problem").put(&problem.explain(None));
             }
             Notice::RequestTimedOut { id, endpoint } => {
-                map.serialize_entry("kind", "requestTimedOut")?;
-                map.serialize_entry("id", &id.0)?;
-                map.serialize_entry("endpoint", endpoint.as_str())?;
+                kind.str("requestTimedOut");
+                out.key("id").u64(id.0);
+                out.key("endpoint").str(endpoint.as_str());
             }
             Notice::ReconnectStormBraked { until_ms } => {
-                map.serialize_entry("kind", "reconnectStormBraked")?;
-                map.serialize_entry("untilMs", until_ms)?;
+                kind.str("reconnectStormBraked");
+                out.key("untilMs").u64(*until_ms);
             }
         }
-        map.end()
+        out.end_object();
     }
 }
 
 struct ResultJson<'a>(&'a CallResult);
 
-impl Serialize for ResultJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
+impl WriteJson for ResultJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        let kind = out.key("kind");
         match self.0 {
             CallResult::Broadcast(b) => {
-                map.serialize_entry("kind", "broadcast")?;
-                map.serialize_entry("broadcast", b)?;
+                kind.str("broadcast");
+                out.key("broadcast").put(b);
             }
             CallResult::Listeners(l) => {
-                map.serialize_entry("kind", "listeners")?;
-                map.serialize_entry("listeners", l)?;
+                kind.str("listeners");
+                out.key("listeners").list(l);
             }
             CallResult::Fans(f) => {
-                map.serialize_entry("kind", "fans")?;
-                map.serialize_entry("fans", f)?;
+                kind.str("fans");
+                out.key("fans").put(f);
             }
-            CallResult::ChatSent => map.serialize_entry("kind", "chatSent")?,
+            CallResult::ChatSent => {
+                kind.str("chatSent");
+            }
             CallResult::Failed(failure) => {
-                map.serialize_entry("kind", "failed")?;
+                kind.str("failed");
                 let (code, detail): (&str, Option<String>) = match failure {
                     CallFailure::Problem(p) => {
-                        map.serialize_entry("problem", &p.explain(None))?;
+                        out.key("problem").put(&p.explain(None));
                         ("problem", None)
                     }
                     CallFailure::QuotaBlocked { until_ms } => {
-                        map.serialize_entry("untilMs", until_ms)?;
+                        out.key("untilMs").u64(*until_ms);
                         ("quota_blocked", None)
                     }
                     CallFailure::InvalidBody(e) => ("invalid_body", Some(e.to_string())),
@@ -293,74 +330,77 @@ impl Serialize for ResultJson<'_> {
                     CallFailure::Transport => ("transport", None),
                     CallFailure::Cancelled => ("cancelled", None),
                 };
-                map.serialize_entry("failure", code)?;
+                out.key("failure").str(code);
                 if let Some(detail) = detail {
-                    map.serialize_entry("message", &detail)?;
+                    out.key("message").str(&detail);
                 }
             }
         }
-        map.end()
+        out.end_object();
     }
 }
 
-impl Serialize for ActionJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
+impl WriteJson for ActionJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        let kind = out.key("type");
         match self.0 {
             Action::Send {
                 id,
                 request,
                 timeout_ms,
             } => {
-                map.serialize_entry("type", "send")?;
-                map.serialize_entry("id", &id.0)?;
-                map.serialize_entry("request", &RequestJson(request))?;
-                map.serialize_entry("timeoutMs", timeout_ms)?;
+                kind.str("send");
+                out.key("id").u64(id.0);
+                out.key("request").put(&RequestJson(request));
+                out.key("timeoutMs").u64(*timeout_ms);
             }
             Action::OpenStream { id, request } => {
-                map.serialize_entry("type", "openStream")?;
-                map.serialize_entry("id", &id.0)?;
-                map.serialize_entry("request", &RequestJson(request))?;
+                kind.str("openStream");
+                out.key("id").u64(id.0);
+                out.key("request").put(&RequestJson(request));
             }
             Action::CloseStream { id } => {
-                map.serialize_entry("type", "closeStream")?;
-                map.serialize_entry("id", &id.0)?;
+                kind.str("closeStream");
+                out.key("id").u64(id.0);
             }
             Action::Event { id, event } => {
-                map.serialize_entry("type", "event")?;
-                map.serialize_entry("event", event.name())?;
-                map.serialize_entry("id", id)?;
-                map.serialize_entry("data", event)?;
+                kind.str("event");
+                out.key("event").str(event.name());
+                out.key("id").put(id);
+                out.key("data").put(event);
             }
             Action::Notice(notice) => {
-                map.serialize_entry("type", "notice")?;
-                map.serialize_entry("notice", &NoticeJson(notice))?;
+                kind.str("notice");
+                out.key("notice").put(&NoticeJson(notice));
             }
             Action::Done { call, result } => {
-                map.serialize_entry("type", "done")?;
-                map.serialize_entry("call", &call.0)?;
-                map.serialize_entry("result", &ResultJson(result))?;
+                kind.str("done");
+                out.key("call").u64(call.0);
+                out.key("result").put(&ResultJson(result));
             }
             Action::PersistTokens(tokens) => {
-                map.serialize_entry("type", "persistTokens")?;
-                map.serialize_entry("generation", &tokens.generation())?;
-                map.serialize_entry("tokens", tokens.to_json().as_str())?;
+                kind.str("persistTokens");
+                out.key("generation").u64(tokens.generation());
+                out.key("tokens").str(tokens.to_json().as_str());
             }
             Action::Timer { tag } => {
-                map.serialize_entry("type", "timer")?;
-                map.serialize_entry("tag", tag.as_str())?;
+                kind.str("timer");
+                out.key("tag").str(tag.as_str());
             }
-            Action::NeedsAuthorization => map.serialize_entry("type", "needsAuthorization")?,
+            Action::NeedsAuthorization => {
+                kind.str("needsAuthorization");
+            }
             Action::Wait { until_ms } => {
-                map.serialize_entry("type", "wait")?;
-                map.serialize_entry("untilMs", until_ms)?;
+                kind.str("wait");
+                out.key("untilMs").put(until_ms);
             }
             Action::Stopped(stop) => {
-                map.serialize_entry("type", "stopped")?;
-                map.serialize_entry("stop", &StopJson(stop))?;
+                kind.str("stopped");
+                out.key("stop").put(&StopJson(stop));
             }
         }
-        map.end()
+        out.end_object();
     }
 }
 
@@ -383,29 +423,26 @@ pub struct TallyJson<'a>(pub &'a Tally);
 impl TallyJson<'_> {
     /// The totals as one line of JSON.
     pub fn to_line(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+        JsonOut::text_of(self)
     }
 }
 
-impl Serialize for TallyJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl WriteJson for TallyJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
         let tally = self.0;
         let people: Vec<_> = tally.people().collect();
-        let people = crate::tally::ordered(&people, |(id, _)| (0, id));
-        let mut map = serializer.serialize_map(Some(4))?;
-        map.serialize_entry("hearts", &tally.total_hearts())?;
-        map.serialize_entry("donated", &tally.total_donated())?;
-        map.serialize_entry("attendance", &tally.attendance())?;
-        map.serialize_entry("people", &People(&people))?;
-        map.end()
+        out.begin_object();
+        out.key("hearts").u64(tally.total_hearts());
+        out.key("donated").u64(tally.total_donated());
+        out.key("attendance").u64(tally.attendance() as u64);
+        out.key("people").begin_object();
+        for (id, totals) in crate::tally::ordered(&people, |(id, _)| (0, id)) {
+            out.key(id).put(totals);
+        }
+        out.end_object();
+        out.end_object();
     }
 }
 
-/// The people of a tally as a JSON object, in the order given (by `id`).
-struct People<'a>(&'a [(&'a str, &'a crate::tally::PersonTotals)]);
-
-impl Serialize for People<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(self.0.iter().copied())
-    }
-}
+#[cfg(test)]
+mod tests;

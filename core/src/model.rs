@@ -23,6 +23,7 @@ use crate::scope::Scope;
 use crate::secret::Secret;
 use crate::time::Timestamp;
 use crate::wire::json::{field, need, Json, What};
+use crate::wire::write::{JsonOut, WriteJson};
 
 /// The wire name of [`Fan::coin_count`]. The spec's neutral stand-in for the
 /// product's currency name; change it here and only here.
@@ -316,6 +317,61 @@ fn lenient_seconds(json: &mut Json<'_>) -> Option<Option<u64>> {
             Err(_) => json.fail(What::Invalid("expires_in is not a whole number of seconds")),
         }
     })
+}
+
+impl WriteJson for Broadcast {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("liveId").u64(self.live_id);
+        out.key("title").str(&self.title);
+        out.key("startedAt").put(&self.started_at);
+        out.key("closeAirTime").put(&self.close_air_time);
+        out.key("listenerCount").u64(self.listener_count);
+        out.key("totalListenerCount").u64(self.total_listener_count);
+        out.key("welcomeMessage").str(&self.welcome_message);
+        out.key("isChatFrozen").bool(self.is_chat_frozen);
+        out.key("categories").list(&self.categories);
+        out.key("tags").list(&self.tags);
+        out.end_object();
+    }
+}
+
+impl WriteJson for Listener {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("id").str(&self.id);
+        out.key("nickname").str(&self.nickname);
+        out.end_object();
+    }
+}
+
+impl WriteJson for ListenersPage {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("listeners").list(&self.listeners);
+        out.key("nextCursor").put(&self.next_cursor);
+        out.end_object();
+    }
+}
+
+impl WriteJson for Fan {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("id").str(&self.id);
+        out.key("nickname").str(&self.nickname);
+        out.key("rank").u64(self.rank);
+        out.key(COIN_COUNT_FIELD).put(&self.coin_count);
+        out.end_object();
+    }
+}
+
+impl WriteJson for FanRanking {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("totalCount").u64(self.total_count);
+        out.key("fans").list(&self.fans);
+        out.end_object();
+    }
 }
 
 impl Serialize for Fan {

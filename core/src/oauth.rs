@@ -49,7 +49,6 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use serde::Serialize;
 use zeroize::Zeroizing;
 
 use crate::api::{self, RequestError, TokenClient, TokenTypeHint};
@@ -62,6 +61,7 @@ use crate::scope::Scope;
 use crate::secret::Secret;
 use crate::wire::json::{self, field, need, Json, StoredRefusal};
 use crate::wire::wire_enum;
+use crate::wire::write::JsonOut;
 
 // ---------------------------------------------------------------------------
 // Tokens (one pair, with times) and its stored form
@@ -199,31 +199,27 @@ impl Tokens {
     /// assert_eq!(Tokens::from_json(tokens.to_json().as_bytes()).unwrap(), tokens);
     /// ```
     pub fn to_json(&self) -> Zeroizing<String> {
-        #[derive(Serialize)]
-        struct Out<'a> {
-            format: &'a str,
-            version: u32,
-            generation: u64,
-            access_token: &'a str,
-            access_expires_at_ms: u64,
-            issued_at_ms: u64,
-            refresh_token: Option<&'a str>,
-            refresh_expires_at_ms: Option<u64>,
-            scope: &'a Scope,
-        }
-        let out = Out {
-            format: STORED_FORMAT,
-            version: STORED_VERSION,
-            generation: self.generation,
-            access_token: self.access_token.expose(),
-            access_expires_at_ms: self.access_expires_at_ms,
-            issued_at_ms: self.issued_at_ms,
-            refresh_token: self.refresh_token().map(Secret::expose),
-            refresh_expires_at_ms: self.refresh_expires_at_ms(),
-            scope: &self.scope,
-        };
-        // Serializing strings and integers into a String cannot fail.
-        Zeroizing::new(serde_json::to_string(&out).unwrap_or_default())
+        let access = self.access_token.expose();
+        let refresh = self.refresh_token().map(Secret::expose);
+        // Room for the whole text up front: a growing buffer would leave
+        // copies of the tokens behind in freed memory (escapes at most
+        // double a token's length).
+        let room = 512 + 2 * (access.len() + refresh.map_or(0, str::len));
+        let mut out = JsonOut::with_capacity(room);
+        out.begin_object();
+        out.key("format").str(STORED_FORMAT);
+        out.key("version").u64(STORED_VERSION.into());
+        out.key("generation").u64(self.generation);
+        out.key("access_token").str(access);
+        out.key("access_expires_at_ms")
+            .u64(self.access_expires_at_ms);
+        out.key("issued_at_ms").u64(self.issued_at_ms);
+        out.key("refresh_token").put(&refresh);
+        out.key("refresh_expires_at_ms")
+            .put(&self.refresh_expires_at_ms());
+        out.key("scope").put(&self.scope);
+        out.end_object();
+        Zeroizing::new(out.finish())
     }
 
     /// Reads the stored form written by [`Tokens::to_json`]. Unknown fields

@@ -40,6 +40,7 @@ use crate::ratelimit::{QuotaHeaders, RetryAfter};
 use crate::scope::Permission;
 use crate::wire::json::{self, field, Json};
 use crate::wire::name_enum;
+use crate::wire::write::{JsonOut, WriteJson};
 
 name_enum! {
     /// What went wrong (or `Ok`), as decided from status, code and headers.
@@ -243,6 +244,36 @@ pub struct Explanation {
     pub quota_scope: Option<String>,
     /// See [`Problem::recently_revoked`].
     pub recently_revoked: bool,
+}
+
+impl WriteJson for Explanation {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("kind").put(&self.kind);
+        out.key("advice").put(&self.advice);
+        out.key("status").u64(u64::from(self.status));
+        out.key("detailCode").put(&self.detail_code);
+        out.key("oauthError").put(&self.oauth_error);
+        out.key("retryAfterMs").put(&self.retry_after_ms);
+        out.key("quotaScope").put(&self.quota_scope);
+        out.key("recentlyRevoked").bool(self.recently_revoked);
+        out.end_object();
+    }
+}
+
+impl Explanation {
+    /// The object as one line of JSON, the line `onair explain` prints.
+    ///
+    /// ```
+    /// use onair::endpoint::Endpoint;
+    /// use onair::problem::classify;
+    ///
+    /// let p = classify(Endpoint::Chat, 403, &[] as &[(&str, &str)], b"");
+    /// assert!(p.explain(None).to_json().starts_with(r#"{"kind":"#));
+    /// ```
+    pub fn to_json(&self) -> String {
+        JsonOut::text_of(self)
+    }
 }
 
 /// Classifies one response of `endpoint`: `status`, its headers (names any

@@ -23,6 +23,7 @@ use std::str::FromStr;
 use serde::{Serialize, Serializer};
 
 use crate::wire::wire_enum;
+use crate::wire::write::{JsonOut, WriteJson};
 
 wire_enum! {
     /// One permission a DJ can grant (spec 2.1, 4).
@@ -291,6 +292,13 @@ impl fmt::Debug for Scope {
 impl Serialize for Scope {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
+    }
+}
+
+/// The space-separated string of the wire.
+impl WriteJson for Scope {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.str(&self.to_string());
     }
 }
 

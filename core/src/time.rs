@@ -9,6 +9,7 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 
 use crate::wire::json::Json;
+use crate::wire::write::{JsonOut, WriteJson};
 use crate::wire::ShortText;
 
 /// An ISO-8601 timestamp as the service sent it.
@@ -71,6 +72,12 @@ impl Serialize for Timestamp {
     }
 }
 
+impl WriteJson for Timestamp {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.str(self.as_str());
+    }
+}
+
 /// A stream frame id, `<epochMillis>-<offset>` on this service (spec 4.6).
 ///
 /// ```
@@ -116,6 +123,12 @@ impl fmt::Display for FrameId {
 impl Serialize for FrameId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.as_str())
+    }
+}
+
+impl WriteJson for FrameId {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.str(self.as_str());
     }
 }
 

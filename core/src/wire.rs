@@ -6,10 +6,12 @@ use arrayvec::ArrayString;
 
 mod decimal;
 pub(crate) mod json;
+pub(crate) mod write;
 
 /// Defines a string enum of the wire that keeps values it does not know as
 /// `Other(String)` (never a decode error), with `from_wire`, `as_str`,
-/// `Display` and a serde `Serialize` that writes the plain string.
+/// `Display`, and a serde `Serialize` and a [`write::WriteJson`] that write
+/// the plain string.
 macro_rules! wire_enum {
     (
         $(#[$meta:meta])*
@@ -54,6 +56,12 @@ macro_rules! wire_enum {
                 s.serialize_str(self.as_str())
             }
         }
+
+        impl $crate::wire::write::WriteJson for $name {
+            fn write_json(&self, out: &mut $crate::wire::write::JsonOut) {
+                out.str(self.as_str());
+            }
+        }
     };
 }
 
@@ -61,8 +69,8 @@ pub(crate) use wire_enum;
 
 /// Defines a closed string enum of this crate's own vocabulary (names printed
 /// by `onair explain` and the bindings, never read from the wire): `as_str`,
-/// `from_name`, `Display` and a serde `Serialize` that writes the plain
-/// string.
+/// `from_name`, `Display`, and a serde `Serialize` and a
+/// [`write::WriteJson`] that write the plain string.
 macro_rules! name_enum {
     (
         $(#[$meta:meta])*
@@ -93,6 +101,12 @@ macro_rules! name_enum {
         impl ::serde::Serialize for $name {
             fn serialize<S: ::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
+            }
+        }
+
+        impl $crate::wire::write::WriteJson for $name {
+            fn write_json(&self, out: &mut $crate::wire::write::JsonOut) {
+                out.str(self.as_str());
             }
         }
     };

@@ -270,12 +270,13 @@ pub unsafe extern "C" fn onair_decoder_take_json(
         d.json.clear();
         d.current = None;
         d.batch.clear();
+        // The batch was just cleared: empty, so UTF-8 (its buffer is reused).
+        let mut text = String::from_utf8(std::mem::take(&mut d.batch)).unwrap_or_default();
         for item in d.queue.drain(..) {
-            // Writing to a Vec cannot fail; a line that did not render is skipped.
-            if serde_json::to_writer(&mut d.batch, &ItemJson(&item)).is_ok() {
-                d.batch.push(b'\n');
-            }
+            ItemJson(&item).append_to(&mut text);
+            text.push('\n');
         }
+        d.batch = text.into_bytes();
         d.batch.push(0);
         *p = d.batch.as_ptr().cast();
         *l = d.batch.len() - 1;

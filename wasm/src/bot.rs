@@ -3,22 +3,23 @@
 //! headers, events from JS).
 
 use onair::event::Event;
-use onair::json::{ActionJson, StopJson};
+use onair::json::{ActionJson, JsonOut, StopJson, WriteJson};
 use onair::oauth::Tokens;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
 use wasm_bindgen::prelude::*;
 
 // ---- errors -------------------------------------------------------------------
 
-/// A value of strings, numbers, booleans and `null` as JSON. Such values
-/// always serialize, so the error (and its formatting code) is dropped.
-pub(crate) fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_default()
+/// A value's JSON text (the core's writer).
+pub(crate) fn json<T: WriteJson + ?Sized>(value: &T) -> String {
+    JsonOut::text_of(value)
 }
 
 /// An error for the JS layer: `["name","kind","message"]` as a string.
 pub(crate) fn error(name: &str, kind: &str, message: &str) -> JsValue {
-    JsValue::from_str(&json(&[name, kind, message]))
+    let mut out = JsonOut::new();
+    out.strs([name, kind, message]);
+    JsValue::from_str(&out.finish())
 }
 
 pub(crate) fn misuse(e: Misuse) -> JsValue {
@@ -230,7 +231,7 @@ impl Bot {
     /// Why the bot stopped, as JSON, or `undefined`.
     #[wasm_bindgen(js_name = stopJson)]
     pub fn stop_json(&self) -> Option<String> {
-        self.inner.stop().map(|s| json(&StopJson(s)))
+        self.inner.stop().map(|s| StopJson(s).to_line())
     }
 
     /// A snapshot for dashboards and logs, as JSON (the core's `Status`).

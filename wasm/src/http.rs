@@ -3,7 +3,7 @@
 //! items (the oracle of the decoder module's tape).
 
 use onair::endpoint::Endpoint;
-use onair::json::ItemJson;
+use onair::json::{ItemJson, JsonOut};
 use onair::problem::classify as core_classify;
 use onair::{BaseUrl, ClientCredentials};
 use wasm_bindgen::prelude::*;
@@ -31,7 +31,7 @@ pub fn classify(
         )
     })?;
     let problem = core_classify(endpoint, status, pairs(&headers), body);
-    Ok(json(&problem.explain(now_ms.map(ms))))
+    Ok(problem.explain(now_ms.map(ms)).to_json())
 }
 
 // ---- request builders, response decoders, backoff ------------------------------
@@ -44,7 +44,7 @@ fn request_json(
     result: Result<onair::HttpRequest, onair::api::RequestError>,
 ) -> Result<String, JsValue> {
     match result {
-        Ok(request) => Ok(json(&onair::json::RequestJson(&request))),
+        Ok(request) => Ok(onair::json::RequestJson(&request).to_line()),
         Err(e) => Err(error("RequestError", e.code(), &e.to_string())),
     }
 }
@@ -110,7 +110,7 @@ pub fn build_token_request(
 /// Decodes a 2xx body of `live`, `listeners` (one page) or `fans` as JSON.
 #[wasm_bindgen(js_name = decodeBody)]
 pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
-    fn out<T: serde::Serialize>(
+    fn out<T: onair::json::WriteJson>(
         r: Result<T, onair::api::ResponseError>,
     ) -> Result<String, JsValue> {
         match r {
@@ -205,52 +205,40 @@ impl JsonDecoder {
 
     /// Decodes a chunk of bytes; the items as a JSON array.
     pub fn push(&mut self, chunk: &[u8]) -> String {
-        let mut out = Vec::from(*b"[");
+        let mut out = String::from("[");
         for item in self.inner.items(chunk) {
             if out.len() > 1 {
-                out.push(b',');
+                out.push(',');
             }
-            // Maps of strings and numbers always serialize.
-            let _ = serde_json::to_writer(&mut out, &ItemJson(&item));
+            ItemJson(&item).append_to(&mut out);
         }
-        out.push(b']');
-        String::from_utf8(out).unwrap_or_default()
+        out.push(']');
+        out
     }
 }
 
 // ---- quota headers ------------------------------------------------------------
-
-/// The quota headers of a response, for `parseQuota` (each absent or
-/// unreadable value `null`).
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct QuotaJson<'a> {
-    remaining: Option<u64>,
-    replenish_rate: Option<u64>,
-    burst_capacity: Option<u64>,
-    daily_limit: Option<u64>,
-    daily_remaining: Option<u64>,
-    daily_reset_s: Option<u64>,
-    daily_scope: Option<&'a str>,
-    retry_after_present: bool,
-    retry_after_ms: Option<u64>,
-}
 
 /// Reads the quota headers (`x-ratelimit-*`, `Retry-After`; names in any
 /// case, the first of a repeated name wins) as JSON; `now_ms` turns an
 /// HTTP-date `Retry-After` into a delay.
 #[wasm_bindgen(js_name = parseQuota)]
 pub fn parse_quota(headers: Vec<String>, now_ms: f64) -> String {
+    // Each absent or unreadable value `null`.
     let q = onair::ratelimit::QuotaHeaders::parse(pairs(&headers));
-    json(&QuotaJson {
-        remaining: q.remaining,
-        replenish_rate: q.replenish_rate,
-        burst_capacity: q.burst_capacity,
-        daily_limit: q.daily_limit,
-        daily_remaining: q.daily_remaining,
-        daily_reset_s: q.daily_reset_s,
-        daily_scope: q.daily_scope.as_ref().map(|p| p.as_str()),
-        retry_after_present: q.retry_after_present,
-        retry_after_ms: q.retry_after.map(|r| r.delay_ms(ms(now_ms))),
-    })
+    let mut out = JsonOut::new();
+    out.begin_object();
+    out.key("remaining").put(&q.remaining);
+    out.key("replenishRate").put(&q.replenish_rate);
+    out.key("burstCapacity").put(&q.burst_capacity);
+    out.key("dailyLimit").put(&q.daily_limit);
+    out.key("dailyRemaining").put(&q.daily_remaining);
+    out.key("dailyResetS").put(&q.daily_reset_s);
+    out.key("dailyScope")
+        .put(&q.daily_scope.as_ref().map(|p| p.as_str()));
+    out.key("retryAfterPresent").bool(q.retry_after_present);
+    out.key("retryAfterMs")
+        .put(&q.retry_after.map(|r| r.delay_ms(ms(now_ms))));
+    out.end_object();
+    out.finish()
 }

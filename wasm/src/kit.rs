@@ -2,13 +2,11 @@
 //! commands, the greet-once audience, milestones, app timers.
 
 use onair::event::Event;
-use onair::json::TallyJson;
+use onair::json::{JsonOut, TallyJson};
 use onair::kit::audience::{Audience as CoreAudience, Greeting};
 use onair::kit::commands::{Allowed, Commands as CoreCommands};
 use onair::kit::milestones::{Milestone, Milestones as CoreMilestones};
 use onair::tally::Tally as CoreTally;
-use serde::ser::SerializeMap;
-use serde::Serializer;
 use wasm_bindgen::prelude::*;
 
 use crate::bot::{error, event_from, json, ms};
@@ -143,13 +141,12 @@ impl Audience {
             Greeting::First(_) => "first",
             Greeting::WelcomeBack(_) => "welcomeBack",
         };
-        let mut out = Vec::new();
-        let mut ser = serde_json::Serializer::new(&mut out);
-        let mut map = ser.serialize_map(Some(2)).ok()?;
-        map.serialize_entry("greeting", kind).ok()?;
-        map.serialize_entry("presence", greeting.presence()).ok()?;
-        map.end().ok()?;
-        String::from_utf8(out).ok()
+        let mut out = JsonOut::new();
+        out.begin_object();
+        out.key("greeting").str(kind);
+        out.key("presence").put(greeting.presence());
+        out.end_object();
+        Some(out.finish())
     }
 
     /// Whether the person is in the broadcast now.
@@ -172,42 +169,31 @@ impl Audience {
 
     /// What the stream showed of person `id`, as JSON, or `undefined`.
     pub fn person(&self, id: &str) -> Option<String> {
-        self.inner.person(id).map(|p| json(&PersonJson::from(p)))
+        self.inner.person(id).map(|p| json(&PersonJson(p)))
     }
 
     /// Everyone seen in this broadcast, longest-unseen first, as a JSON array.
     pub fn people(&self) -> String {
-        json(
-            &self
-                .inner
-                .people()
-                .map(PersonJson::from)
-                .collect::<Vec<_>>(),
-        )
+        let mut out = JsonOut::new();
+        out.list(&self.inner.people().map(PersonJson).collect::<Vec<_>>());
+        out.finish()
     }
 }
 
 /// A person of the audience in JS idiom (camelCase, the temperature a
 /// number); the stored form (`toJson`) stays the core's.
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct PersonJson<'a> {
-    user: &'a onair::event::User,
-    joins: u64,
-    is_manager: bool,
-    fan_rank: Option<u64>,
-    favorite_temperature: Option<f64>,
-}
+struct PersonJson<'a>(&'a onair::kit::audience::Person);
 
-impl<'a> From<&'a onair::kit::audience::Person> for PersonJson<'a> {
-    fn from(p: &'a onair::kit::audience::Person) -> Self {
-        PersonJson {
-            user: &p.user,
-            joins: p.joins,
-            is_manager: p.is_manager,
-            fan_rank: p.fan_rank,
-            favorite_temperature: p.favorite_temperature,
-        }
+impl onair::json::WriteJson for PersonJson<'_> {
+    fn write_json(&self, out: &mut JsonOut) {
+        let p = self.0;
+        out.begin_object();
+        out.key("user").put(&p.user);
+        out.key("joins").u64(p.joins);
+        out.key("isManager").bool(p.is_manager);
+        out.key("fanRank").put(&p.fan_rank);
+        out.key("favoriteTemperature").put(&p.favorite_temperature);
+        out.end_object();
     }
 }
 
@@ -268,7 +254,9 @@ impl Milestones {
 
     /// Donors, highest total first, as a JSON array.
     pub fn donors(&self) -> String {
-        json(&self.inner.donors())
+        let mut out = JsonOut::new();
+        out.list(self.inner.donors());
+        out.finish()
     }
 
     /// Starts a broadcast; `true` when it is a new one.
@@ -283,21 +271,27 @@ impl Milestones {
     #[wasm_bindgen(js_name = onEvent)]
     pub fn on_event(&mut self, event: &str, data: &str) -> Option<String> {
         let milestone = self.inner.on_event(&event_from(event, data)?)?;
-        Some(json(&match &milestone {
-            Milestone::Hearts { reached, total } => MilestoneJson::Hearts {
-                reached: *reached,
-                total: *total,
-            },
+        let mut out = JsonOut::new();
+        out.begin_object();
+        let (reached, total) = match &milestone {
+            Milestone::Hearts { reached, total } => {
+                out.key("milestone").str("hearts");
+                (reached, total)
+            }
             Milestone::Donated {
                 user,
                 reached,
                 total,
-            } => MilestoneJson::Donated {
-                user,
-                reached: *reached,
-                total: *total,
-            },
-        }))
+            } => {
+                out.key("milestone").str("donated");
+                out.key("user").put(user);
+                (reached, total)
+            }
+        };
+        out.key("reached").u64(*reached);
+        out.key("total").u64(*total);
+        out.end_object();
+        Some(out.finish())
     }
 
     /// Hearts this broadcast.
@@ -384,61 +378,28 @@ impl Commands {
         let Some(Event::Chat(chat)) = event_from("chat", data) else {
             return None;
         };
-        Some(match self.inner.match_chat(&chat, &audience.inner)? {
-            Ok(inv) => json(&Invoked {
-                ok: true,
-                name: &inv.name,
-                args: &inv.args,
-                rest: &inv.rest,
-                user: &inv.user,
-                role: inv.role.as_str(),
-            }),
-            Err(denied) => json(&Refused {
-                ok: false,
-                name: &denied.name,
-                needed: denied.needed.as_str(),
-                user: &denied.user,
-                role: denied.role.as_str(),
-            }),
-        })
+        let mut out = JsonOut::new();
+        out.begin_object();
+        let (user, role) = match self.inner.match_chat(&chat, &audience.inner)? {
+            Ok(inv) => {
+                out.key("ok").bool(true);
+                out.key("name").str(&inv.name);
+                out.key("args").list(&inv.args);
+                out.key("rest").str(&inv.rest);
+                (inv.user, inv.role)
+            }
+            Err(denied) => {
+                out.key("ok").bool(false);
+                out.key("name").str(&denied.name);
+                out.key("needed").str(denied.needed.as_str());
+                (denied.user, denied.role)
+            }
+        };
+        out.key("user").put(&user);
+        out.key("role").str(role.as_str());
+        out.end_object();
+        Some(out.finish())
     }
-}
-
-/// A reached milestone for JS: `{"milestone":"hearts","reached","total"}`
-/// or `{"milestone":"donated","user","reached","total"}`.
-#[derive(serde::Serialize)]
-#[serde(tag = "milestone", rename_all = "camelCase")]
-enum MilestoneJson<'a> {
-    Hearts {
-        reached: u64,
-        total: u64,
-    },
-    Donated {
-        user: &'a onair::event::User,
-        reached: u64,
-        total: u64,
-    },
-}
-
-/// A command run: `{"ok":true,"name","args","rest","user","role"}`.
-#[derive(serde::Serialize)]
-struct Invoked<'a> {
-    ok: bool,
-    name: &'a str,
-    args: &'a [String],
-    rest: &'a str,
-    user: &'a onair::event::User,
-    role: &'static str,
-}
-
-/// A command refused: `{"ok":false,"name","needed","user","role"}`.
-#[derive(serde::Serialize)]
-struct Refused<'a> {
-    ok: bool,
-    name: &'a str,
-    needed: &'static str,
-    user: &'a onair::event::User,
-    role: &'static str,
 }
 
 // ---- app timers ---------------------------------------------------------------

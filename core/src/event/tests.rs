@@ -336,8 +336,11 @@ fn snapshot_of_typed_values() {
 #[test]
 fn snapshot_of_decode_lines() {
     let items = decode_all(&[SERVICE, BROKEN]);
-    let lines: Vec<_> = items.iter().map(crate::json::ItemJson).collect();
-    insta::assert_json_snapshot!(lines);
+    let lines: Vec<_> = items
+        .iter()
+        .map(|i| crate::json::ItemJson(i).to_line())
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"));
 }
 
 proptest! {

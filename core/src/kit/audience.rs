@@ -55,6 +55,7 @@ use super::stored::{self, StateError};
 use crate::event::{EndReason, Event, Presence, PresenceType, User};
 use crate::tally::ordered;
 use crate::wire::json::{field, need, Json, What};
+use crate::wire::write::{JsonOut, WriteJson};
 
 /// The `format` marker of [`Audience::to_json`].
 pub const AUDIENCE_FORMAT: &str = "onair.audience";
@@ -144,6 +145,20 @@ pub struct Person {
     /// `favoriteTemperature` of their latest join, as sent. Stored as the
     /// shortest number that reads back bit for bit (`36.5`).
     pub favorite_temperature: Option<f64>,
+}
+
+/// The stored form (snake_case, as the rest of the file).
+impl WriteJson for Person {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("user").put(&self.user);
+        out.key("joins").u64(self.joins);
+        out.key("is_manager").bool(self.is_manager);
+        out.key("fan_rank").put(&self.fan_rank);
+        out.key("favorite_temperature")
+            .put(&self.favorite_temperature);
+        out.end_object();
+    }
 }
 
 impl Person {
@@ -526,23 +541,15 @@ impl Audience {
     /// );
     /// ```
     pub fn to_json(&self) -> String {
-        #[derive(Serialize)]
-        struct Out<'a> {
-            format: &'a str,
-            version: u32,
-            live_id: Option<u64>,
-            dj_id: Option<&'a str>,
-            people: Vec<&'a Person>,
-        }
-        let out = Out {
-            format: AUDIENCE_FORMAT,
-            version: AUDIENCE_VERSION,
-            live_id: self.live_id,
-            dj_id: self.dj_id.as_deref(),
-            people: self.people().collect(),
-        };
-        // Strings, integers, booleans and finite numbers cannot fail to serialize.
-        serde_json::to_string(&out).unwrap_or_default()
+        let mut out = JsonOut::new();
+        out.begin_object();
+        out.key("format").str(AUDIENCE_FORMAT);
+        out.key("version").u64(AUDIENCE_VERSION.into());
+        out.key("live_id").put(&self.live_id);
+        out.key("dj_id").put(&self.dj_id);
+        out.key("people").list(self.people());
+        out.end_object();
+        out.finish()
     }
 
     /// Reads the form written by [`to_json`](Audience::to_json), with the

@@ -58,6 +58,7 @@ use crate::event::{Chat, EndReason, Event, User};
 use crate::tally::{ordered, Tally};
 use crate::time::Timestamp;
 use crate::wire::json::{field, need, Json};
+use crate::wire::write::{JsonOut, WriteJson};
 
 /// The `format` marker of [`Milestones::to_json`].
 pub const MILESTONES_FORMAT: &str = "onair.milestones";
@@ -129,6 +130,18 @@ pub struct Donor {
     pub donations: u64,
     /// The highest multiple of the donation step announced for them.
     pub announced: u64,
+}
+
+/// The stored form (snake_case, as the rest of the file).
+impl WriteJson for Donor {
+    fn write_json(&self, out: &mut JsonOut) {
+        out.begin_object();
+        out.key("user").put(&self.user);
+        out.key("donated").u64(self.donated);
+        out.key("donations").u64(self.donations);
+        out.key("announced").u64(self.announced);
+        out.end_object();
+    }
 }
 
 impl Donor {
@@ -512,31 +525,20 @@ impl Milestones {
     /// assert!(json.starts_with(r#"{"format":"onair.milestones","version":1,"#));
     /// ```
     pub fn to_json(&self) -> String {
-        #[derive(Serialize)]
-        struct Out<'a> {
-            format: &'a str,
-            version: u32,
-            live_id: Option<u64>,
-            dj_id: Option<&'a str>,
-            hearts: u64,
-            hearts_announced: u64,
-            total_donated: u64,
-            donors: Vec<&'a Donor>,
-        }
         let donors: Vec<&Donor> = self.donors.values().collect();
-        let donors = ordered(&donors, |d| (0, &d.user.id));
-        let out = Out {
-            format: MILESTONES_FORMAT,
-            version: MILESTONES_VERSION,
-            live_id: self.live_id,
-            dj_id: self.dj_id.as_deref(),
-            hearts: self.hearts,
-            hearts_announced: self.hearts_announced,
-            total_donated: self.total_donated,
-            donors,
-        };
-        // Strings and integers cannot fail to serialize.
-        serde_json::to_string(&out).unwrap_or_default()
+        let mut out = JsonOut::new();
+        out.begin_object();
+        out.key("format").str(MILESTONES_FORMAT);
+        out.key("version").u64(MILESTONES_VERSION.into());
+        out.key("live_id").put(&self.live_id);
+        out.key("dj_id").put(&self.dj_id);
+        out.key("hearts").u64(self.hearts);
+        out.key("hearts_announced").u64(self.hearts_announced);
+        out.key("total_donated").u64(self.total_donated);
+        out.key("donors")
+            .list(ordered(&donors, |d| (0, &d.user.id)));
+        out.end_object();
+        out.finish()
     }
 
     /// Reads the form written by [`to_json`](Milestones::to_json), with no

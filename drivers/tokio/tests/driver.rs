@@ -680,7 +680,8 @@ async fn reconnect_token_expired_and_live_ended_keep_the_tally_equal_to_the_ledg
             .iter()
             .find(|bot| bot["clientId"] == app.client_id.as_str())
             .expect("our bot in the ledger");
-        let tally = serde_json::to_value(TallyJson(&seen.tallies[i])).expect("tally json");
+        let tally: serde_json::Value =
+            serde_json::from_str(&TallyJson(&seen.tallies[i]).to_line()).expect("tally json");
         assert_eq!(bot["totals"], tally, "broadcast {}", i + 1);
         let delivered: u64 = bot["connections"]
             .as_array()
