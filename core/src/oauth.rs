@@ -202,9 +202,10 @@ impl Tokens {
         let access = self.access_token.expose();
         let refresh = self.refresh_token().map(Secret::expose);
         // Room for the whole text up front: a growing buffer would leave
-        // copies of the tokens behind in freed memory (escapes at most
-        // double a token's length).
-        let room = 512 + 2 * (access.len() + refresh.map_or(0, str::len));
+        // copies of the tokens behind in freed memory (an escape writes at
+        // most six bytes for one: `\u00XX`).
+        let scope = self.scope.to_string();
+        let room = 512 + 6 * (access.len() + refresh.map_or(0, str::len) + scope.len());
         let mut out = JsonOut::with_capacity(room);
         out.begin_object();
         out.key("format").str(STORED_FORMAT);
@@ -217,9 +218,11 @@ impl Tokens {
         out.key("refresh_token").put(&refresh);
         out.key("refresh_expires_at_ms")
             .put(&self.refresh_expires_at_ms());
-        out.key("scope").put(&self.scope);
+        out.key("scope").str(&scope);
         out.end_object();
-        Zeroizing::new(out.finish())
+        let text = out.finish();
+        debug_assert!(text.len() <= room, "the token file outgrew its buffer");
+        Zeroizing::new(text)
     }
 
     /// Reads the stored form written by [`Tokens::to_json`]. Unknown fields
