@@ -268,7 +268,8 @@ const EVENT_NAMES: [&str; 6] = ["chat", "presence", "like", "donation", "end", "
 /// - The reader calls the data `invalid_json` exactly when serde_json does
 ///   not read it as JSON.
 /// - An event it reads holds every known field as serde_json reads it
-///   (absent optional fields as `null`; floats to the last unit).
+///   (absent optional fields as `null`; floats to the last unit), and the
+///   core's writer writes it as the derived `Serialize` does, byte for byte.
 /// - A data that is one JSON number reads as std's nearest `f64`.
 pub fn event_json(data: &[u8]) {
     let Some((&pick, data)) = data.split_first() else {
@@ -316,6 +317,10 @@ pub fn event_json(data: &[u8]) {
             let Ok(ours) = serde_json::to_value(event) else {
                 panic!("{name} {data:?}: does not serialize");
             };
+            // The core's writer (the `data` of every JSON line) writes what
+            // the derived `Serialize` writes, byte for byte.
+            let written = crate::json::JsonOut::text_of(event);
+            assert_eq!(Some(written), serde_json::to_string(event).ok(), "{data:?}");
             let input = match (event, input) {
                 (Event::End(_), serde_json::Value::String(reason)) => {
                     serde_json::json!({ "reason": reason })
