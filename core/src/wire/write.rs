@@ -103,30 +103,35 @@ impl JsonOut {
 
     /// `{`: members follow, each a [`key`](JsonOut::key) and a value.
     pub fn begin_object(&mut self) -> &mut Self {
-        self.separate();
-        self.text.push('{');
-        self.comma = false;
-        self
+        self.open('{')
     }
 
     /// `}`.
     pub fn end_object(&mut self) -> &mut Self {
-        self.text.push('}');
-        self.comma = true;
-        self
+        self.close('}')
     }
 
     /// `[`: values follow.
     pub fn begin_array(&mut self) -> &mut Self {
-        self.separate();
-        self.text.push('[');
-        self.comma = false;
-        self
+        self.open('[')
     }
 
     /// `]`.
     pub fn end_array(&mut self) -> &mut Self {
-        self.text.push(']');
+        self.close(']')
+    }
+
+    /// An object or array begins: a value, whose first member needs no comma.
+    fn open(&mut self, bracket: char) -> &mut Self {
+        self.separate();
+        self.text.push(bracket);
+        self.comma = false;
+        self
+    }
+
+    /// It ends: the next member of what holds it needs a comma.
+    fn close(&mut self, bracket: char) -> &mut Self {
+        self.text.push(bracket);
         self.comma = true;
         self
     }
