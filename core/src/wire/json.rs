@@ -714,8 +714,9 @@ const POW10: [f64; 16] = [
 ];
 
 /// The position of the first quote, backslash or control byte at or after
-/// `from`, eight bytes at a time.
-fn string_end(bytes: &[u8], from: usize) -> Option<usize> {
+/// `from`, eight bytes at a time: where a JSON string's plain run ends, for
+/// the reader and for the writer (`write::escaped`) alike.
+pub(super) fn string_end(bytes: &[u8], from: usize) -> Option<usize> {
     let rest = bytes.get(from..)?;
     let mut words = rest.chunks_exact(8);
     let mut offset = from;

@@ -57,9 +57,9 @@ pub struct JsonOut {
 }
 
 impl JsonOut {
-    /// An empty text.
+    /// An empty text (with room for a short line, as serde_json starts).
     pub fn new() -> Self {
-        Self::default()
+        Self::with_capacity(128)
     }
 
     /// A writer whose text will hold `capacity` bytes without growing (for
@@ -259,13 +259,14 @@ impl<T: WriteJson> WriteJson for Option<T> {
 
 /// `value` as a JSON string: `"` and `\` escaped, control characters as
 /// `\b \t \n \f \r` or `\u00XX` (lowercase hex), everything else as is.
+/// The plain runs are found eight bytes at a time, as the reader finds them.
 fn escaped(text: &mut String, value: &str) {
     text.push('"');
-    let mut rest = value;
-    while let Some(at) = rest.bytes().position(needs_escape) {
-        let (run, tail) = rest.split_at(at);
-        text.push_str(run);
-        let byte = tail.as_bytes()[0];
+    let mut from = 0;
+    while let Some(at) = super::json::string_end(value.as_bytes(), from) {
+        // `at` holds an ASCII byte: both slices end on char boundaries.
+        text.push_str(&value[from..at]);
+        let byte = value.as_bytes()[at];
         match byte {
             b'"' => text.push_str("\\\""),
             b'\\' => text.push_str("\\\\"),
@@ -281,15 +282,10 @@ fn escaped(text: &mut String, value: &str) {
                 text.push(char::from(HEX[usize::from(byte & 0xf)]));
             }
         }
-        // The escaped byte is ASCII: the rest starts on a char boundary.
-        rest = &tail[1..];
+        from = at + 1;
     }
-    text.push_str(rest);
+    text.push_str(&value[from..]);
     text.push('"');
-}
-
-fn needs_escape(byte: u8) -> bool {
-    byte < 0x20 || byte == b'"' || byte == b'\\'
 }
 
 /// `value` in decimal.
