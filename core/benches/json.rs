@@ -4,25 +4,13 @@
 //! `Serialize` (the writer's oracle, and what the core used before).
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use onair::event::{Decoder, Event, Item};
 use onair::json::{JsonOut, WriteJson};
 
-fn events() -> Vec<Event> {
-    let bytes = include_bytes!("../../fixtures/streams/service.sse");
-    let mut decoder = Decoder::new();
-    let mut rest = &bytes[..];
-    let mut out = Vec::new();
-    while let Some(item) = decoder.next_item(&mut rest) {
-        if let Item::Event { event, .. } = item {
-            out.push(event);
-        }
-    }
-    out
-}
-
 fn json(c: &mut Criterion) {
-    let events = events();
+    let events = common::service_events();
     let mut group = c.benchmark_group("write_event_json");
     group.throughput(Throughput::Elements(events.len() as u64));
     group.bench_function("onair_writer", |b| {

@@ -3,29 +3,18 @@
 //! decoding that produced the event.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use onair::event::{Decoder, Event, Item};
+use onair::event::Event;
 use onair::kit::audience::Audience;
 use onair::kit::commands::{Allowed, Commands};
 use onair::kit::milestones::Milestones;
 use onair::kit::text::split;
 use onair::tally::Tally;
 
-fn events() -> Vec<Event> {
-    let bytes = include_bytes!("../../fixtures/streams/service.sse");
-    let mut decoder = Decoder::new();
-    let mut rest = &bytes[..];
-    let mut out = Vec::new();
-    while let Some(item) = decoder.next_item(&mut rest) {
-        if let Item::Event { event, .. } = item {
-            out.push(event);
-        }
-    }
-    out
-}
-
 fn kit(c: &mut Criterion) {
-    let events = events();
+    let events = common::service_events();
     let commands = Commands::new()
         .command("hello", Allowed::Anyone)
         .command("top", Allowed::Managers);

@@ -271,3 +271,18 @@ pub fn race(title: &str, bytes: usize, passes: usize, contenders: &[(&str, &dyn 
         );
     }
 }
+
+/// The events of the fixture stream `fixtures/streams/service.sse` (the
+/// service's own example frames), decoded once.
+pub fn service_events() -> Vec<onair::event::Event> {
+    let bytes = include_bytes!("../../../fixtures/streams/service.sse");
+    let mut decoder = onair::event::Decoder::new();
+    let mut rest = &bytes[..];
+    let mut out = Vec::new();
+    while let Some(item) = decoder.next_item(&mut rest) {
+        if let onair::event::Item::Event { event, .. } = item {
+            out.push(event);
+        }
+    }
+    out
+}
