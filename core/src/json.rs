@@ -27,6 +27,12 @@
 //! treat that JSON as a secret; every other action holds no secret but
 //! `persistTokens`, whose `tokens` is the stored token file.
 //!
+//! Every line is written by the core's own writer, [`JsonOut`], each type
+//! by its [`WriteJson`]; the text is byte for byte what serde_json writes
+//! for the same value (the data types keep a derived `Serialize` for Rust
+//! users, and the tests hold the two equal). Bindings write their own
+//! shapes through the same writer.
+//!
 //! ```
 //! use onair::event::Item;
 //! use onair::json::ItemJson;
