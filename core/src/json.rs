@@ -220,7 +220,7 @@ impl WriteJson for RequestJson<'_> {
         out.key("url").str(&r.url);
         out.key("headers").begin_array();
         for (name, value) in &r.headers {
-            out.strs([*name, value.as_str()]);
+            out.list([*name, value.as_str()]);
         }
         out.end_array();
         out.key("body").str(&String::from_utf8_lossy(&r.body));
@@ -252,7 +252,7 @@ impl WriteJson for StopJson<'_> {
                 out.key("reason").str(&why.to_string());
             }
             Stop::Reconsent { missing } => {
-                out.key("missing").strs(missing.iter().map(|p| p.as_str()));
+                out.key("missing").list(missing.iter().map(|p| p.as_str()));
             }
             Stop::FixRequest(problem) | Stop::Unexpected(problem) => {
                 out.key("problem").put(&problem.explain(None));

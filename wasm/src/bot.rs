@@ -3,22 +3,17 @@
 //! headers, events from JS).
 
 use onair::event::Event;
-use onair::json::{ActionJson, JsonOut, StopJson, WriteJson};
+use onair::json::{ActionJson, JsonOut, StopJson};
 use onair::oauth::Tokens;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
 use wasm_bindgen::prelude::*;
 
 // ---- errors -------------------------------------------------------------------
 
-/// A value's JSON text (the core's writer).
-pub(crate) fn json<T: WriteJson + ?Sized>(value: &T) -> String {
-    JsonOut::text_of(value)
-}
-
 /// An error for the JS layer: `["name","kind","message"]` as a string.
 pub(crate) fn error(name: &str, kind: &str, message: &str) -> JsValue {
     let mut out = JsonOut::new();
-    out.strs([name, kind, message]);
+    out.list([name, kind, message]);
     JsValue::from_str(&out.finish())
 }
 

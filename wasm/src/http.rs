@@ -8,7 +8,7 @@ use onair::problem::classify as core_classify;
 use onair::{BaseUrl, ClientCredentials};
 use wasm_bindgen::prelude::*;
 
-use crate::bot::{error, json, ms, pairs};
+use crate::bot::{error, ms, pairs};
 
 // ---- classification -----------------------------------------------------------
 
@@ -114,7 +114,7 @@ pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
         r: Result<T, onair::api::ResponseError>,
     ) -> Result<String, JsValue> {
         match r {
-            Ok(v) => Ok(json(&v)),
+            Ok(v) => Ok(JsonOut::text_of(&v)),
             Err(e) => Err(error("ResponseError", e.kind.code(), &e.to_string())),
         }
     }

@@ -9,7 +9,7 @@ use onair::kit::milestones::{Milestone, Milestones as CoreMilestones};
 use onair::tally::Tally as CoreTally;
 use wasm_bindgen::prelude::*;
 
-use crate::bot::{error, event_from, json, ms};
+use crate::bot::{error, event_from, ms};
 
 // ---- tally --------------------------------------------------------------------
 
@@ -169,13 +169,15 @@ impl Audience {
 
     /// What the stream showed of person `id`, as JSON, or `undefined`.
     pub fn person(&self, id: &str) -> Option<String> {
-        self.inner.person(id).map(|p| json(&PersonJson(p)))
+        self.inner
+            .person(id)
+            .map(|p| JsonOut::text_of(&PersonJson(p)))
     }
 
     /// Everyone seen in this broadcast, longest-unseen first, as a JSON array.
     pub fn people(&self) -> String {
         let mut out = JsonOut::new();
-        out.list(&self.inner.people().map(PersonJson).collect::<Vec<_>>());
+        out.list(self.inner.people().map(PersonJson));
         out.finish()
     }
 }
@@ -249,7 +251,7 @@ impl Milestones {
     /// One person's donations this broadcast as JSON
     /// (`{"user","donated","donations","announced"}`), or `undefined`.
     pub fn donor(&self, id: &str) -> Option<String> {
-        self.inner.donor(id).map(json)
+        self.inner.donor(id).map(JsonOut::text_of)
     }
 
     /// Donors, highest total first, as a JSON array.

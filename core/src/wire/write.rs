@@ -44,16 +44,22 @@ pub trait WriteJson {
 /// let mut out = JsonOut::new();
 /// out.begin_object();
 /// out.key("ok").bool(true);
-/// out.key("args").strs(["a", "b\"c"]);
+/// out.key("args").list(["a", "b\"c"]);
 /// out.key("temperature").f64(36.5);
 /// out.end_object();
 /// assert_eq!(out.finish(), r#"{"ok":true,"args":["a","b\"c"],"temperature":36.5}"#);
 /// ```
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct JsonOut {
     text: String,
     /// A value was just completed: the next key or element needs a comma.
     comma: bool,
+}
+
+impl Default for JsonOut {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl JsonOut {
@@ -187,23 +193,11 @@ impl JsonOut {
         self
     }
 
-    /// An array of `items`.
-    pub fn list<'a, T: WriteJson + 'a>(
-        &mut self,
-        items: impl IntoIterator<Item = &'a T>,
-    ) -> &mut Self {
+    /// An array of `items`: values or references (`&String`, `&str`, …).
+    pub fn list<T: WriteJson>(&mut self, items: impl IntoIterator<Item = T>) -> &mut Self {
         self.begin_array();
         for item in items {
             item.write_json(self);
-        }
-        self.end_array()
-    }
-
-    /// An array of strings.
-    pub fn strs<'a>(&mut self, items: impl IntoIterator<Item = &'a str>) -> &mut Self {
-        self.begin_array();
-        for item in items {
-            self.str(item);
         }
         self.end_array()
     }
@@ -323,8 +317,8 @@ mod tests {
         out.begin_object().end_object();
         out.begin_array().end_array().end_array();
         out.key("c").begin_object().key("d").f64(36.5).end_object();
-        out.key("e").strs(["p", "q"]);
-        out.key("f").list(&[Some(1u64), None]);
+        out.key("e").list(["p", "q"]);
+        out.key("f").list([Some(1u64), None]);
         out.end_object();
         assert_eq!(
             out.finish(),
