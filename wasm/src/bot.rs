@@ -2,7 +2,6 @@
 //! and the helpers every part of this module shares (errors, times,
 //! headers, events from JS).
 
-use onair::event::Event;
 use onair::json::{ActionJson, JsonOut, StopJson};
 use onair::oauth::Tokens;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
@@ -44,12 +43,6 @@ pub(crate) fn ms(value: f64) -> u64 {
 pub(crate) fn pairs(flat: &[String]) -> impl Iterator<Item = (&str, &str)> {
     flat.chunks_exact(2)
         .map(|pair| (pair[0].as_str(), pair[1].as_str()))
-}
-
-/// A typed event from the `event` and `data` of an event object (the JS
-/// layer passes `data` as JSON text).
-pub(crate) fn event_from(name: &str, data: &str) -> Option<Event> {
-    Event::decode(name, data).ok().flatten()
 }
 
 // ---- the bot ------------------------------------------------------------------

@@ -9,7 +9,13 @@ use onair::kit::milestones::{Milestone, Milestones as CoreMilestones};
 use onair::tally::Tally as CoreTally;
 use wasm_bindgen::prelude::*;
 
-use crate::bot::{error, event_from, ms};
+use crate::bot::{error, ms};
+
+/// A typed event from the `event` and `data` of an event object (the JS
+/// layer passes `data` as JSON text).
+fn event_from(name: &str, data: &str) -> Option<Event> {
+    Event::decode(name, data).ok().flatten()
+}
 
 // ---- tally --------------------------------------------------------------------
 

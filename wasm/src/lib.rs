@@ -18,7 +18,10 @@
 //!   "z"): everything else — the `Bot`, classification, request builders,
 //!   response decoders, backoff, quota headers, the tally and the kit.
 //!   Nothing in it is on a hot path (a broadcast's stream is kilobytes per
-//!   second), so it is built for size.
+//!   second), so it is built for size. Its three parts are features of
+//!   their own, `machine` (the `Bot`), `helpers` and `kit`, so that each
+//!   part's size can be measured (`ONAIR_WASM_FLOOR=1 scripts/test-node
+//!   --build-only`); the package always ships all three.
 //!
 //! `index.js` loads each module the first time something of it is used: a
 //! program that only decodes never loads the bot module, a bot that never
@@ -39,9 +42,9 @@ pub mod decoder;
 #[cfg(feature = "decoder")]
 mod tape;
 
-#[cfg(feature = "bot")]
+#[cfg(feature = "machine")]
 pub mod bot;
-#[cfg(feature = "bot")]
+#[cfg(feature = "helpers")]
 pub mod http;
-#[cfg(feature = "bot")]
+#[cfg(feature = "kit")]
 pub mod kit;
