@@ -1,6 +1,5 @@
-//! The bot module (feature `bot`, `onair_bot_bg.wasm`): the `Bot` machine,
-//! and the helpers every part of this module shares (errors, times,
-//! headers, events from JS).
+//! The `Bot` machine (feature `machine`, part of `onair_bot_bg.wasm`), and
+//! the helpers every part of that module shares (errors, times, headers).
 
 use onair::json::{ActionJson, JsonOut, StopJson};
 use onair::oauth::Tokens;
