@@ -504,8 +504,11 @@ impl Bot {
         }
         self.pending_code = Some((Secret::new(code), redirect_uri.to_owned()));
         if self.stopped.take().is_some() {
-            // The stream starts over once the new pair is in.
+            // The stream starts over once the new pair is in. Until then it
+            // waits: the connect-loop may hold the stop itself (a second 401
+            // on the stream), and must not report it again meanwhile.
             self.restart_stream = true;
+            self.stream.await_new_tokens();
         }
     }
 

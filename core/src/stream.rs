@@ -494,7 +494,21 @@ impl ConnectLoop {
     /// Starts over after a stop (for example once the DJ authorized the bot
     /// again): counters cleared, connect at once.
     pub fn restart(&mut self, now_ms: u64) {
+        self.clear_stop();
         self.state = State::ConnectAt(now_ms);
+    }
+
+    /// Lifts a stop while a new token pair is on its way (the DJ gave a new
+    /// consent code): nothing connects and the stop is not reported again;
+    /// [`restart`](Self::restart) or
+    /// [`on_token_refreshed`](Self::on_token_refreshed) connects once the
+    /// pair is in.
+    pub fn await_new_tokens(&mut self) {
+        self.clear_stop();
+        self.state = State::Refreshing;
+    }
+
+    fn clear_stop(&mut self) {
         self.stop = None;
         self.pending_close = false;
         self.notice = None;

@@ -1660,3 +1660,213 @@ proptest! {
         prop_assert_eq!(done.len(), calls.len());
     }
 }
+
+// ---- every stop for consent resumes with a new code --------------------------------
+
+/// Ways the bot stops for the DJ's consent, each driven from a streaming bot;
+/// returns the time of the stop.
+#[derive(Debug, Clone, Copy)]
+enum ConsentStop {
+    /// The stream answers 401, the refresh works, the stream answers 401 again.
+    StreamTwice401,
+    /// The same with `OAPI_MNGR_0203` (within a minute after revocation).
+    StreamTwice401Revoked,
+    /// The scheduled refresh, with the stream open, is refused `invalid_grant`.
+    RefreshInvalidGrant,
+    /// `TOKEN_EXPIRED`, then the refresh is refused `invalid_grant`.
+    TokenExpiredThenInvalidGrant,
+    /// The DJ disconnected the integration: a call's 401, and the refresh
+    /// refused `invalid_grant`.
+    Disconnected,
+    /// A call's 401 twice (a refresh between) while the stream is open.
+    CallTwice401,
+}
+
+fn stop_for_consent(how: ConsentStop) -> (Bot, u64) {
+    let (mut bot, stream) = streaming();
+    let mut now = T0 + MIN;
+    bot.on_stream_bytes(stream, chat_frame("1-0", "before").as_bytes(), now)
+        .unwrap();
+    drain(&mut bot, now);
+    let refuse_stream = |bot: &mut Bot, id: RequestId, body: &[u8], now: u64| {
+        bot.on_response(id, 401, NO_HEADERS, body, now).unwrap();
+    };
+    let invalid_grant = br#"{"error":"invalid_grant","error_description":"gone"}"#;
+    match how {
+        ConsentStop::StreamTwice401 | ConsentStop::StreamTwice401Revoked => {
+            let body = match how {
+                ConsentStop::StreamTwice401Revoked => {
+                    b"data:{\"status\":401,\"detailCode\":\"OAPI_MNGR_0203\"}".to_vec()
+                }
+                _ => Vec::new(),
+            };
+            // The connection drops; the reconnect meets a 401.
+            bot.on_stream_closed(stream, now).unwrap();
+            now += 2_000;
+            let actions = drain(&mut bot, now);
+            let (id, _) = stream_open(&actions).expect("reconnects");
+            refuse_stream(&mut bot, id, &body, now);
+            let (id, request) = only_send(&drain(&mut bot, now));
+            assert!(body_text(&request).contains("grant_type=refresh_token"));
+            bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", ALL_SCOPES), now)
+                .unwrap();
+            let actions = drain(&mut bot, now);
+            let (id, request) = stream_open(&actions).expect("reconnects with the new pair");
+            assert_eq!(request.header("authorization"), Some("Bearer at2"));
+            refuse_stream(&mut bot, id, &body, now);
+        }
+        ConsentStop::RefreshInvalidGrant => {
+            now = T0 + 50 * MIN;
+            bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
+            let (id, _) = only_send(&drain(&mut bot, now));
+            bot.on_response(id, 400, NO_HEADERS, invalid_grant, now)
+                .unwrap();
+        }
+        ConsentStop::TokenExpiredThenInvalidGrant => {
+            bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), now)
+                .unwrap();
+            let (id, request) = only_send(&drain(&mut bot, now));
+            assert!(body_text(&request).contains("grant_type=refresh_token"));
+            bot.on_response(id, 400, NO_HEADERS, invalid_grant, now)
+                .unwrap();
+        }
+        ConsentStop::Disconnected => {
+            bot.fetch_fans().unwrap();
+            let (id, _) = only_send(&drain(&mut bot, now));
+            bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
+            let (id, request) = only_send(&drain(&mut bot, now));
+            assert!(body_text(&request).contains("grant_type=refresh_token"));
+            bot.on_response(id, 400, NO_HEADERS, invalid_grant, now)
+                .unwrap();
+        }
+        ConsentStop::CallTwice401 => {
+            bot.fetch_fans().unwrap();
+            let (id, _) = only_send(&drain(&mut bot, now));
+            bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
+            let (id, _) = only_send(&drain(&mut bot, now));
+            bot.on_response(id, 200, NO_HEADERS, &pair("at2", "rt2", ALL_SCOPES), now)
+                .unwrap();
+            let (id, _) = only_send(&drain(&mut bot, now));
+            bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
+        }
+    }
+    let actions = drain(&mut bot, now);
+    assert!(
+        matches!(actions.last(), Some(Action::Stopped(Stop::Reauthorize(_)))),
+        "{how:?}: {actions:?}"
+    );
+    // Sticky, and nothing goes out with the refused pair.
+    let later = drain(&mut bot, now + 10 * MIN);
+    assert!(
+        matches!(later.as_slice(), [Action::Stopped(Stop::Reauthorize(_))]),
+        "{how:?}: {later:?}"
+    );
+    (bot, now + 10 * MIN)
+}
+
+/// Gives the stopped bot a new code, polls `polls` times over the following
+/// seconds before the exchange is answered, then checks that the stream
+/// reopens with the new token and events flow.
+fn resume_with_new_code(how: ConsentStop, mut bot: Bot, mut now: u64, polls: u32) {
+    bot.authorize("new-code", "https://bot.test/cb");
+    let actions = drain(&mut bot, now);
+    let (exchange, request) = only_send(&actions);
+    assert!(
+        body_text(&request).contains("grant_type=authorization_code"),
+        "{how:?}"
+    );
+    assert!(
+        stream_open(&actions).is_none(),
+        "{how:?}: no stream before the pair"
+    );
+    for _ in 0..polls {
+        now += 3_000;
+        let actions = drain(&mut bot, now);
+        assert!(
+            !matches!(actions.last(), Some(Action::Stopped(_))),
+            "{how:?}: stopped again while the code is exchanged: {actions:?}"
+        );
+        assert!(sends(&actions).is_empty(), "{how:?}: {actions:?}");
+        assert!(stream_open(&actions).is_none(), "{how:?}: {actions:?}");
+    }
+    bot.on_response(
+        exchange,
+        200,
+        NO_HEADERS,
+        &pair("at9", "rt9", ALL_SCOPES),
+        now,
+    )
+    .unwrap();
+    let actions = drain(&mut bot, now);
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::PersistTokens(_))),
+        "{how:?}: {actions:?}"
+    );
+    let (stream, request) =
+        stream_open(&actions).unwrap_or_else(|| panic!("{how:?}: the stream reopens: {actions:?}"));
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer at9"),
+        "{how:?}"
+    );
+    for (id, request) in sends(&actions) {
+        // A call held through the stop goes out with the new token only.
+        assert_eq!(
+            request.header("authorization"),
+            Some("Bearer at9"),
+            "{how:?}"
+        );
+        bot.on_response(id, 200, NO_HEADERS, br#"{"totalCount":0,"fans":[]}"#, now)
+            .unwrap();
+    }
+    bot.on_stream_open(stream, 200, [("content-type", "text/event-stream")], now)
+        .unwrap();
+    bot.on_stream_bytes(stream, chat_frame("2-0", "after").as_bytes(), now)
+        .unwrap();
+    let actions = drain(&mut bot, now);
+    let chats: Vec<&str> = events_of(&actions)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Chat(c) => Some(c.message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(chats, ["after"], "{how:?}: {actions:?}");
+    assert!(bot.stop().is_none(), "{how:?}");
+    assert!(
+        matches!(bot.status(now).connection, Connection::Connected { .. }),
+        "{how:?}"
+    );
+}
+
+#[test]
+fn every_stop_for_consent_resumes_with_a_new_code_and_the_stream_reopens() {
+    for how in [
+        ConsentStop::StreamTwice401,
+        ConsentStop::StreamTwice401Revoked,
+        ConsentStop::RefreshInvalidGrant,
+        ConsentStop::TokenExpiredThenInvalidGrant,
+        ConsentStop::Disconnected,
+        ConsentStop::CallTwice401,
+    ] {
+        let (bot, now) = stop_for_consent(how);
+        resume_with_new_code(how, bot, now, 0);
+    }
+}
+
+#[test]
+fn a_stop_for_consent_resumes_when_the_exchange_is_answered_after_several_polls() {
+    for how in [
+        ConsentStop::StreamTwice401,
+        ConsentStop::StreamTwice401Revoked,
+        ConsentStop::RefreshInvalidGrant,
+        ConsentStop::TokenExpiredThenInvalidGrant,
+        ConsentStop::Disconnected,
+        ConsentStop::CallTwice401,
+    ] {
+        let (bot, now) = stop_for_consent(how);
+        resume_with_new_code(how, bot, now, 6);
+    }
+}

@@ -237,6 +237,30 @@ fn spec_4_6_row_401() {
 }
 
 #[test]
+fn a_stop_lifted_for_new_tokens_waits_for_them_then_connects() {
+    let mut s = Script::new(6);
+    s.expect(Step::Connect);
+    s.respond(401, &sse_error(401, None));
+    s.expect(Step::RefreshToken);
+    s.lp.on_token_refreshed(s.now).unwrap();
+    s.expect(Step::Connect);
+    s.respond(401, &sse_error(401, None));
+    assert!(matches!(s.lp.poll(s.now), Step::Stopped(_)));
+    // A new consent code is being exchanged: no stop, no connect, no deadline.
+    s.lp.await_new_tokens();
+    assert_eq!(s.lp.stop(), None);
+    assert_eq!(s.lp.phase(), Phase::Refreshing);
+    assert_eq!(s.lp.poll(s.now + 60_000), Step::Wait { until_ms: None });
+    assert_eq!(s.lp.deadline(), None);
+    // The new pair is in: connect at once; a 401 now gets its one refresh again.
+    s.now += 60_000;
+    s.lp.on_token_refreshed(s.now).unwrap();
+    s.expect(Step::Connect);
+    s.respond(401, &sse_error(401, None));
+    s.expect(Step::RefreshToken);
+}
+
+#[test]
 fn spec_4_6_row_403_without_code() {
     let mut s = Script::new(7);
     s.expect(Step::Connect);

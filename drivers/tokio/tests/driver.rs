@@ -702,3 +702,110 @@ async fn reconnect_token_expired_and_live_ended_keep_the_tally_equal_to_the_ledg
     shutdown(driver, false).await;
     emu.shutdown().await;
 }
+
+/// The tally of this app's bot over the ledger's connections from index
+/// `from` on (in the first broadcast), as `(chat, like, donation)` counts.
+async fn delivered_since(ctl: &Control, from: usize) -> (u64, u64, u64) {
+    let connections = ctl.connections().await;
+    let mut counts = (0, 0, 0);
+    for c in connections.iter().skip(from) {
+        counts.0 += c["events"]["chat"].as_u64().unwrap_or(0);
+        counts.1 += c["events"]["like"].as_u64().unwrap_or(0);
+        counts.2 += c["events"]["donation"].as_u64().unwrap_or(0);
+    }
+    counts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_401_on_the_stream_stops_and_a_new_consent_code_resumes_it() {
+    let (emu, ctl) = started(Emulator::builder()).await;
+    let app = emu.app();
+    ctl.post("/live/start", json!({ "title": "re-authorized" }))
+        .await;
+    let code = ctl.consent().await;
+    let mut driver = Driver::new(Bot::new(config(&emu.base_url(), &app), None, 31))
+        .with_clock(EmulatorClock(emu.clock()));
+    let mut seen = Seen::default();
+    let script = async {
+        ctl.wait_connections(1).await;
+        ctl.emit("chat", json!({ "message": "before" })).await;
+        // The next two stream opens answer 401: the refresh between them
+        // does not help, so the bot stops for re-authorization.
+        ctl.post(
+            "/fail",
+            json!({ "path": "/v1/live/events", "status": 401, "times": 2 }),
+        )
+        .await;
+        ctl.post("/streams/drop", json!({})).await;
+    };
+    drive(
+        &mut driver,
+        &mut seen,
+        Some((code, app.redirect_uri.clone())),
+        script,
+        Duration::from_secs(10),
+        |s| !s.stops.is_empty(),
+    )
+    .await;
+    assert!(
+        matches!(seen.stops.as_slice(), [Stop::Reauthorize(_)]),
+        "{:?}",
+        seen.stops
+    );
+    assert_eq!(seen.generations, [1, 2], "one refresh between the two 401s");
+    let before = ctl.connections().await.len();
+
+    // The DJ consents again: the bot exchanges the new code and resumes.
+    let code = ctl.consent().await;
+    driver.bot_mut().authorize(&code, &app.redirect_uri);
+    let after_resume = Tally::new();
+    seen.tallies.push(after_resume);
+    let script = async {
+        ctl.wait_connections(before + 1).await;
+        ctl.emit(
+            "chat",
+            json!({ "user": { "id": "u1", "nickname": "Mina" }, "message": "after" }),
+        )
+        .await;
+        ctl.emit(
+            "like",
+            json!({ "user": { "id": "u2", "nickname": "Jo" }, "type": "PAID", "combo": 2 }),
+        )
+        .await;
+        ctl.emit(
+            "donation",
+            json!({ "user": { "id": "u1", "nickname": "Mina" }, "amount": 700 }),
+        )
+        .await;
+    };
+    drive(
+        &mut driver,
+        &mut seen,
+        None,
+        script,
+        Duration::from_secs(10),
+        |s| s.events.len() == 4,
+    )
+    .await;
+    assert_eq!(seen.stops.len(), 1, "no second stop: {:?}", seen.stops);
+    assert_eq!(seen.generations, [1, 2, 3], "the new consent's pair");
+    assert!(driver.bot().stop().is_none());
+    // What the bot counted after the resume is what the service delivered
+    // on the connections opened after it.
+    let tally = seen.tallies.last().expect("tally");
+    let (chat, like, donation) = delivered_since(&ctl, before).await;
+    assert_eq!((chat, like, donation), (1, 1, 1));
+    assert_eq!(tally.total_donated(), 700);
+    assert_eq!(tally.total_hearts(), 20);
+    let messages: Vec<&str> = seen
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Chat(c) => Some(c.message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(messages, ["before", "after"]);
+    shutdown(driver, false).await;
+    emu.shutdown().await;
+}
