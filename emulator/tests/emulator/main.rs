@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap
 
 mod bad_input;
+mod bodies;
 mod common;
 mod control;
 mod endpoints;
