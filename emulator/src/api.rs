@@ -6,13 +6,13 @@
 
 use base64::Engine;
 use bytes::Bytes;
+use serde::Serialize;
 
 use crate::clock::iso;
 use crate::oauth::{self, Auth, Form};
 use crate::quota::Refusal;
 use crate::reply::Reply;
 use crate::scope::Perm;
-use crate::wire::{array, percent_decode, Obj};
 use crate::world::{ApiError, World};
 
 /// What the HTTP layer extracted from one request.
@@ -50,16 +50,69 @@ fn media_type(ct: Option<&str>) -> Option<String> {
     })
 }
 
-/// Decodes `application/x-www-form-urlencoded`.
+/// Decodes `application/x-www-form-urlencoded`: `+` is a space, `%XX` a
+/// byte, a bad escape stays as it is, invalid UTF-8 becomes U+FFFD.
+///
+/// ```
+/// use onair_emulator::api::parse_form;
+/// let form = parse_form(b"grant_type=refresh_token&scope=a+b%20c&&x&bad=%zz");
+/// let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+/// assert_eq!(
+///     pairs,
+///     [("grant_type", "refresh_token"), ("scope", "a b c"), ("x", ""), ("bad", "%zz")]
+/// );
+/// ```
 pub fn parse_form(body: &[u8]) -> Form {
-    let text = String::from_utf8_lossy(body);
-    text.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (percent_decode(k), percent_decode(v))
-        })
-        .collect()
+    form_urlencoded::parse(body).into_owned().collect()
+}
+
+/// `GET /v1/live` (spec 2.2, 4.3): the ten fields in the spec's order.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LiveBody<'a> {
+    live_id: u64,
+    title: &'a str,
+    started_at: String,
+    close_air_time: String,
+    listener_count: usize,
+    total_listener_count: usize,
+    welcome_message: &'a str,
+    is_chat_frozen: bool,
+    categories: &'a [String],
+    tags: &'a [String],
+}
+
+/// One person of a listener page (spec 4.4).
+#[derive(Debug, Serialize)]
+struct Listener<'a> {
+    id: &'a str,
+    nickname: &'a str,
+}
+
+/// `GET /v1/live/listeners` (spec 4.4): `nextCursor` is `null` on the last page.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListenersBody<'a> {
+    listeners: Vec<Listener<'a>>,
+    next_cursor: Option<String>,
+}
+
+/// One donor of `GET /v1/live/fans` (spec 4.5): `coinCount` may be `null`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Fan<'a> {
+    id: &'a str,
+    nickname: &'a str,
+    rank: usize,
+    coin_count: Option<u64>,
+}
+
+/// `GET /v1/live/fans` (spec 4.5).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FansBody<'a> {
+    total_count: usize,
+    fans: Vec<Fan<'a>>,
 }
 
 /// Answers one request to a non-control path.
@@ -205,27 +258,21 @@ fn live(w: &mut World, auth: Auth, now: i64) -> Reply {
     let Some(live) = d.live.as_ref() else {
         return error("/v1/live", &ApiError::not_on_air(), now);
     };
-    let (count, total) = live.counts();
-    let strings = |v: &[String]| {
-        array(
-            v.iter()
-                .map(|s| serde_json::Value::from(s.as_str()).to_string()),
-        )
-    };
+    let (listener_count, total_listener_count) = live.counts();
     Reply::json(
         200,
-        Obj::new()
-            .num("liveId", live.live_id as i64)
-            .str("title", &live.title)
-            .str("startedAt", &iso(live.started_at))
-            .str("closeAirTime", &iso(live.close_air_at))
-            .num("listenerCount", count as i64)
-            .num("totalListenerCount", total as i64)
-            .str("welcomeMessage", &live.welcome_message)
-            .bool("isChatFrozen", d.chat_frozen)
-            .raw("categories", &strings(&live.categories))
-            .raw("tags", &strings(&live.tags))
-            .finish(),
+        &LiveBody {
+            live_id: live.live_id,
+            title: &live.title,
+            started_at: iso(live.started_at),
+            close_air_time: iso(live.close_air_at),
+            listener_count,
+            total_listener_count,
+            welcome_message: &live.welcome_message,
+            is_chat_frozen: d.chat_frozen,
+            categories: &live.categories,
+            tags: &live.tags,
+        },
     )
 }
 
@@ -238,13 +285,9 @@ fn listeners(w: &mut World, r: &Request<'_>, auth: Auth, now: i64) -> Reply {
         Err(e) => return error(path, &e, now),
     };
     let live_id = w.djs[dj].live.as_ref().map_or(0, |l| l.live_id);
-    let cursor = r
-        .query
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|p| p.split_once('='))
-        .find(|(k, _)| *k == "cursor")
-        .map(|(_, v)| percent_decode(v));
+    let cursor = form_urlencoded::parse(r.query.unwrap_or("").as_bytes())
+        .find(|(k, _)| k == "cursor")
+        .map(|(_, cursor)| cursor);
     let after = match cursor {
         None => 0,
         Some(c) => {
@@ -279,16 +322,16 @@ fn listeners(w: &mut World, r: &Request<'_>, auth: Auth, now: i64) -> Reply {
     } else {
         None
     };
-    let list = array(
-        page.iter()
-            .map(|(_, id, nick)| Obj::new().str("id", id).str("nickname", nick).finish()),
-    );
+    let listeners = page
+        .iter()
+        .map(|(_, id, nickname)| Listener { id, nickname })
+        .collect();
     Reply::json(
         200,
-        Obj::new()
-            .raw("listeners", &list)
-            .opt_str("nextCursor", next.as_deref())
-            .finish(),
+        &ListenersBody {
+            listeners,
+            next_cursor: next,
+        },
     )
 }
 
@@ -308,23 +351,22 @@ fn fans(w: &mut World, auth: Auth, now: i64) -> Reply {
     let Some(list) = w.fans(dj) else {
         return error(path, &ApiError::not_on_air(), now);
     };
-    let fans = array(list.iter().enumerate().map(|(i, (id, nick, coins))| {
-        Obj::new()
-            .str("id", id)
-            .str("nickname", nick)
-            .num("rank", i as i64 + 1)
-            .opt_num(
-                "coinCount",
-                (!coin_count_hidden(id)).then_some(*coins as i64),
-            )
-            .finish()
-    }));
+    let fans = list
+        .iter()
+        .enumerate()
+        .map(|(i, (id, nickname, coins))| Fan {
+            id,
+            nickname,
+            rank: i + 1,
+            coin_count: (!coin_count_hidden(id)).then_some(*coins),
+        })
+        .collect();
     Reply::json(
         200,
-        Obj::new()
-            .num("totalCount", list.len() as i64)
-            .raw("fans", &fans)
-            .finish(),
+        &FansBody {
+            total_count: list.len(),
+            fans,
+        },
     )
 }
 

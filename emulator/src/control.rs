@@ -15,7 +15,7 @@ use crate::wire::WireConfig;
 use crate::world::{Fail, World};
 
 fn ok(v: Value) -> Reply {
-    Reply::json(200, v.to_string())
+    Reply::json(200, &v)
 }
 
 fn bad(msg: impl AsRef<str>) -> Reply {
@@ -214,12 +214,9 @@ fn run(
     body: &[u8],
 ) -> Result<Reply, Reply> {
     let now = shared.clock.now_ms();
-    let query_dj = query
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|p| p.split_once('='))
-        .find(|(k, _)| *k == "dj")
-        .map(|(_, v)| v.to_owned());
+    let query_dj = form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .find(|(k, _)| k == "dj")
+        .map(|(_, v)| v.into_owned());
     let get = method == "GET";
     let post = method == "POST";
     match (path, get, post) {

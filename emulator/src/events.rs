@@ -14,12 +14,13 @@
 //! assert!(json.contains(r#""totalAmount":30"#));
 //! ```
 
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::clock::{iso, iso_digits};
 use crate::rng::Rng;
 use crate::scope::Perm;
-use crate::wire::{push_json_str, Obj};
+use crate::wire::{to_json, User};
 
 /// The event names of spec 4.6 the emulator emits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,6 +249,83 @@ pub fn default_nickname(id: &str) -> &'static str {
     NICKNAMES[(h % NICKNAMES.len() as u64) as usize]
 }
 
+/// One event payload (spec 2.6): `user`, the kind's fields in the spec's
+/// order, then the caller's fields this version does not know (passed
+/// through as given), then the wire variation's unknown field.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Payload<'a> {
+    user: User<'a>,
+    #[serde(flatten)]
+    fields: Fields,
+    #[serde(flatten)]
+    passthrough: Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    emulator_extra: Option<EmulatorExtra>,
+}
+
+/// The fields of each kind after `user` (spec 2.6); nullable ones are
+/// written as `null`.
+#[derive(Debug, Serialize)]
+#[serde(untagged, rename_all_fields = "camelCase")]
+enum Fields {
+    Chat {
+        is_dj: bool,
+        message: String,
+        sent_time: String,
+    },
+    Presence {
+        #[serde(rename = "type")]
+        kind: String,
+        fan_rank: Option<i64>,
+        is_manager: bool,
+        favorite_temperature: Option<Value>,
+        time: String,
+    },
+    Like {
+        #[serde(rename = "type")]
+        kind: String,
+        total_amount: i64,
+        amount: i64,
+        extra_amount: i64,
+        combo: Option<i64>,
+        time: String,
+    },
+    Donation {
+        amount: i64,
+        message: Option<String>,
+        time: String,
+    },
+}
+
+/// A field a future server might add (wire variation `unknownFields`).
+#[derive(Debug, Serialize)]
+struct EmulatorExtra {
+    note: &'static str,
+    level: u8,
+}
+
+/// The payload of the unknown `gift` event (wire variation `unknownEvents`).
+///
+/// ```
+/// assert_eq!(onair_emulator::events::gift("u1"), r#"{"user":{"id":"u1","nickname":null},"giftId":7}"#);
+/// ```
+pub fn gift(user_id: &str) -> String {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Gift<'a> {
+        user: User<'a>,
+        gift_id: u32,
+    }
+    to_json(&Gift {
+        user: User {
+            id: user_id,
+            nickname: None,
+        },
+        gift_id: 7,
+    })
+}
+
 /// Builds the wire payload of one `emit` (spec 2.6) and its ledger facts.
 /// `unknown_fields` adds a field a future server might send.
 ///
@@ -268,15 +346,6 @@ pub fn build(
         _ => return Err("data must be an object".into()),
     };
     let (user_id, nickname) = resolve_user(kind, data, d, rng)?;
-    let mut user = String::new();
-    user.push_str("{\"id\":");
-    push_json_str(&mut user, &user_id);
-    user.push_str(",\"nickname\":");
-    match &nickname {
-        Some(n) => push_json_str(&mut user, n),
-        None => user.push_str("null"),
-    }
-    user.push('}');
     let now = d
         .fraction_digits
         .map_or_else(|| iso(d.now_ms), |n| iso_digits(d.now_ms, n));
@@ -296,8 +365,7 @@ pub fn build(
         seq: (0, 0),
     };
     let mut known: Vec<&str> = vec!["user"];
-    let mut o = Obj::new().raw("user", &user);
-    match kind {
+    let fields = match kind {
         Kind::Chat => {
             let is_dj = opt_bool(data, "isDj")?.unwrap_or(user_id == d.dj_id);
             info.is_dj = is_dj;
@@ -306,11 +374,12 @@ pub fn build(
                 Some(Value::String(s)) => s.clone(),
                 Some(_) => return Err("message must be a string".into()),
             };
-            o = o
-                .bool("isDj", is_dj)
-                .str("message", &message)
-                .str("sentTime", &time("sentTime")?);
             known.extend(["isDj", "message", "sentTime"]);
+            Fields::Chat {
+                is_dj,
+                message,
+                sent_time: time("sentTime")?,
+            }
         }
         Kind::Presence => {
             let kind_text = opt_string(data, "type")?
@@ -326,15 +395,6 @@ pub fn build(
                 Some(v @ Value::Number(_)) => Some(v.clone()),
                 Some(_) => return Err("favoriteTemperature must be a number or null".into()),
             };
-            o = o
-                .str("type", &kind_text)
-                .opt_num("fanRank", fan_rank)
-                .bool("isManager", opt_bool(data, "isManager")?.unwrap_or(false))
-                .raw(
-                    "favoriteTemperature",
-                    &temperature.map_or_else(|| "null".to_owned(), |v| v.to_string()),
-                )
-                .str("time", &time("time")?);
             known.extend([
                 "type",
                 "fanRank",
@@ -342,6 +402,13 @@ pub fn build(
                 "favoriteTemperature",
                 "time",
             ]);
+            Fields::Presence {
+                kind: kind_text,
+                fan_rank,
+                is_manager: opt_bool(data, "isManager")?.unwrap_or(false),
+                favorite_temperature: temperature,
+                time: time("time")?,
+            }
         }
         Kind::Like => {
             let kind_text = opt_string(data, "type")?
@@ -365,13 +432,6 @@ pub fn build(
             };
             info.hearts = total;
             info.paid = paid;
-            o = o
-                .str("type", &kind_text)
-                .num("totalAmount", to_i64(total))
-                .num("amount", to_i64(amount))
-                .num("extraAmount", to_i64(extra))
-                .opt_num("combo", combo.map(to_i64))
-                .str("time", &time("time")?);
             known.extend([
                 "type",
                 "totalAmount",
@@ -380,31 +440,46 @@ pub fn build(
                 "combo",
                 "time",
             ]);
+            Fields::Like {
+                kind: kind_text,
+                total_amount: to_i64(total),
+                amount: to_i64(amount),
+                extra_amount: to_i64(extra),
+                combo: combo.map(to_i64),
+                time: time("time")?,
+            }
         }
         Kind::Donation => {
             let amount = opt_u64(data, "amount")?.flatten().unwrap_or(100);
             let message = opt_string(data, "message")?.flatten();
             info.donated = amount;
-            o = o
-                .num("amount", to_i64(amount))
-                .opt_str("message", message.as_deref())
-                .str("time", &time("time")?);
             known.extend(["amount", "message", "time"]);
+            Fields::Donation {
+                amount: to_i64(amount),
+                message,
+                time: time("time")?,
+            }
         }
         Kind::End | Kind::Unknown => {
             return Err("only chat, presence, like and donation can be emitted".into())
         }
-    }
-    for (key, value) in data {
-        if !known.contains(&key.as_str()) {
-            o = o.raw(key, &value.to_string());
-        }
-    }
-    if unknown_fields {
-        o = o.raw(
-            "emulatorExtra",
-            "{\"note\":\"a field this version does not know\",\"level\":3}",
-        );
-    }
-    Ok((o.finish(), info))
+    };
+    let passthrough = data
+        .iter()
+        .filter(|(key, _)| !known.contains(&key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    let payload = Payload {
+        user: User {
+            id: &user_id,
+            nickname: nickname.as_deref(),
+        },
+        fields,
+        passthrough,
+        emulator_extra: unknown_fields.then_some(EmulatorExtra {
+            note: "a field this version does not know",
+            level: 3,
+        }),
+    };
+    Ok((to_json(&payload), info))
 }

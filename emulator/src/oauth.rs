@@ -5,10 +5,10 @@
 //! consent narrowing and integration disconnect.
 
 use base64::Engine;
+use serde::Serialize;
 
 use crate::reply::Reply;
 use crate::scope::Scope;
-use crate::wire::Obj;
 use crate::world::{Access, ApiError, Code, Refresh, World};
 
 /// A request's form fields (application/x-www-form-urlencoded), decoded.
@@ -18,6 +18,14 @@ fn field<'a>(form: &'a Form, name: &str) -> Option<&'a str> {
     form.iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
+}
+
+/// One form-urlencoded value (RFC 6749 2.3.1): `+` is a space, `%XX` a byte;
+/// a bad escape stays as it is.
+fn form_value(s: &str) -> String {
+    percent_encoding::percent_decode_str(&s.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// Whether `s` is a UUID in its 8-4-4-4-12 hex form.
@@ -49,10 +57,7 @@ fn client(w: &World, authorization: Option<&str>, form: &Form) -> Result<usize, 
                 return Err(bad("malformed Basic credentials"));
             };
             // RFC 6749 2.3.1: both parts are form-urlencoded before encoding.
-            (
-                crate::wire::percent_decode(id),
-                crate::wire::percent_decode(secret),
-            )
+            (form_value(id), form_value(secret))
         }
         None => match (field(form, "client_id"), field(form, "client_secret")) {
             (Some(id), Some(secret)) => (id.to_owned(), secret.to_owned()),
@@ -100,6 +105,16 @@ pub fn consent(
     code
 }
 
+/// A token response (spec 4.1), fields in the spec's order.
+#[derive(Debug, Serialize)]
+struct TokenPair<'a> {
+    access_token: &'a str,
+    token_type: &'a str,
+    expires_in: i64,
+    refresh_token: &'a str,
+    scope: String,
+}
+
 fn issue(w: &mut World, integration: usize, now: i64) -> Reply {
     let scope = w.integrations[integration].consent.unwrap_or_default();
     let access = w.rng.token("at_", 3);
@@ -123,13 +138,13 @@ fn issue(w: &mut World, integration: usize, now: i64) -> Reply {
     );
     Reply::json(
         200,
-        Obj::new()
-            .str("access_token", &access)
-            .str("token_type", "Bearer")
-            .num("expires_in", w.cfg.access_ttl_ms / 1000)
-            .str("refresh_token", &refresh)
-            .str("scope", &scope.to_string())
-            .finish(),
+        &TokenPair {
+            access_token: &access,
+            token_type: "Bearer",
+            expires_in: w.cfg.access_ttl_ms / 1000,
+            refresh_token: &refresh,
+            scope: scope.to_string(),
+        },
     )
     .header("cache-control", "no-store")
 }

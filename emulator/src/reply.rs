@@ -1,5 +1,7 @@
 //! A response before it becomes a hyper response: status, headers, body.
 
+use serde::Serialize;
+
 use crate::stream::StreamBody;
 use crate::wire;
 
@@ -28,12 +30,12 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// A JSON body.
-    pub fn json(status: u16, body: String) -> Self {
+    /// A JSON body: `body` written by serde_json.
+    pub fn json<T: Serialize + ?Sized>(status: u16, body: &T) -> Self {
         Self {
             status,
             headers: Vec::new(),
-            body: ReplyBody::Json(body),
+            body: ReplyBody::Json(wire::to_json(body)),
         }
     }
 
@@ -65,7 +67,16 @@ impl Reply {
         }
         Self::json(
             status,
-            wire::problem(instance, status, detail, message, now_ms),
+            &wire::Problem {
+                instance,
+                status,
+                title: wire::reason_phrase(status),
+                detail_code: detail,
+                message,
+                user_id: None,
+                extra: None,
+                timestamp: now_ms,
+            },
         )
     }
 
@@ -83,7 +94,13 @@ impl Reply {
 
     /// A token endpoint error (spec 7.4); 401s carry the Basic challenge.
     pub fn oauth_error(status: u16, error: &str, description: &str) -> Self {
-        let r = Self::json(status, wire::oauth_error(error, description));
+        let r = Self::json(
+            status,
+            &wire::OAuthError {
+                error,
+                error_description: description,
+            },
+        );
         if status == 401 {
             r.header("www-authenticate", "Basic realm=\"oauth\"")
         } else {
@@ -93,6 +110,6 @@ impl Reply {
 
     /// A control API error: `{"error": message}`.
     pub fn control_error(status: u16, message: &str) -> Self {
-        Self::json(status, wire::Obj::new().str("error", message).finish())
+        Self::json(status, &wire::ControlError { error: message })
     }
 }

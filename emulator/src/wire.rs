@@ -1,4 +1,5 @@
-//! The emulator's own wire writers: JSON objects in a fixed field order, the
+//! The emulator's own wire types: JSON bodies as serde derives (fields in
+//! the order the spec lists them, nullable fields written as `null`), the
 //! RFC 7807 problem body (spec 7.1), the RFC 6749 error body (7.4), the
 //! stream's open-failure body (7.2) and SSE frames exactly as spec 4.6 writes
 //! them, with the WHATWG-legal variations of [`WireConfig`] when asked.
@@ -7,126 +8,94 @@
 //! between client and server.
 //!
 //! ```
-//! use onair_emulator::wire::{Obj, WireConfig, event_frame};
-//! let data = Obj::new().str("reason", "RECONNECT").finish();
+//! use onair_emulator::wire::{event_frame, to_json, End, WireConfig};
+//! let data = to_json(&End { reason: "RECONNECT" });
 //! assert_eq!(data, r#"{"reason":"RECONNECT"}"#);
 //! let frame = event_frame(&WireConfig::default(), None, "end", &data);
 //! assert_eq!(&frame[..], b"event:end\ndata:{\"reason\":\"RECONNECT\"}\n\n");
 //! ```
 
 use bytes::Bytes;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-/// Builds one JSON object, fields in the order written.
-#[derive(Debug)]
-pub struct Obj {
-    out: String,
-    empty: bool,
+/// `value` as JSON text.
+///
+/// The emulator's wire types have string keys only and no fallible
+/// `Serialize`, so serde_json cannot refuse them; were it ever to, the body
+/// says so rather than the server panicking.
+pub fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|e| {
+        serde_json::json!({ "error": format!("the emulator could not write this body: {e}") })
+            .to_string()
+    })
 }
 
-impl Default for Obj {
-    fn default() -> Self {
-        Self::new()
-    }
+/// `user` of an event payload (spec 2.6): `nickname` may be `null`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct User<'a> {
+    /// The person's id.
+    pub id: &'a str,
+    /// The nickname, `null` when unknown.
+    pub nickname: Option<&'a str>,
 }
 
-impl Obj {
-    /// An empty object.
-    pub fn new() -> Self {
-        Self {
-            out: String::from("{"),
-            empty: true,
-        }
-    }
-
-    fn key(&mut self, key: &str) {
-        if !self.empty {
-            self.out.push(',');
-        }
-        self.empty = false;
-        push_json_str(&mut self.out, key);
-        self.out.push(':');
-    }
-
-    /// A string field.
-    pub fn str(mut self, key: &str, value: &str) -> Self {
-        self.key(key);
-        push_json_str(&mut self.out, value);
-        self
-    }
-
-    /// A string-or-null field.
-    pub fn opt_str(mut self, key: &str, value: Option<&str>) -> Self {
-        self.key(key);
-        match value {
-            Some(v) => push_json_str(&mut self.out, v),
-            None => self.out.push_str("null"),
-        }
-        self
-    }
-
-    /// A number field.
-    pub fn num(mut self, key: &str, value: i64) -> Self {
-        self.key(key);
-        self.out.push_str(&value.to_string());
-        self
-    }
-
-    /// A number-or-null field.
-    pub fn opt_num(mut self, key: &str, value: Option<i64>) -> Self {
-        self.key(key);
-        match value {
-            Some(v) => self.out.push_str(&v.to_string()),
-            None => self.out.push_str("null"),
-        }
-        self
-    }
-
-    /// A boolean field.
-    pub fn bool(mut self, key: &str, value: bool) -> Self {
-        self.key(key);
-        self.out.push_str(if value { "true" } else { "false" });
-        self
-    }
-
-    /// A `null` field.
-    pub fn null(mut self, key: &str) -> Self {
-        self.key(key);
-        self.out.push_str("null");
-        self
-    }
-
-    /// A field whose value is already JSON text (an object or array).
-    pub fn raw(mut self, key: &str, json: &str) -> Self {
-        self.key(key);
-        self.out.push_str(json);
-        self
-    }
-
-    /// The finished object text.
-    pub fn finish(mut self) -> String {
-        self.out.push('}');
-        self.out
-    }
+/// The `end` event's payload (spec 4.6).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct End<'a> {
+    /// `RECONNECT`, `TOKEN_EXPIRED` or `LIVE_ENDED`.
+    pub reason: &'a str,
 }
 
-/// Appends `s` as a JSON string literal.
-pub fn push_json_str(out: &mut String, s: &str) {
-    // serde_json's escaping of a plain &str cannot fail.
-    out.push_str(&serde_json::Value::from(s).to_string());
+/// The bot endpoints' error body (spec 7.1).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Problem<'a> {
+    /// The request path.
+    pub instance: &'a str,
+    /// The HTTP status.
+    pub status: u16,
+    /// The status's reason phrase.
+    pub title: &'a str,
+    /// `None` is the gateway's shape: the field is left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail_code: Option<&'a str>,
+    /// A human-readable message.
+    pub message: &'a str,
+    /// Always `null` here.
+    pub user_id: Option<&'a str>,
+    /// Always `null` here.
+    pub extra: Option<&'a str>,
+    /// Emulator time, unix milliseconds.
+    pub timestamp: i64,
 }
 
-/// A JSON array of already-written JSON values.
-pub fn array<I: IntoIterator<Item = String>>(items: I) -> String {
-    let mut out = String::from("[");
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(&item);
-    }
-    out.push(']');
-    out
+/// The token endpoints' error body (RFC 6749 5.2, spec 7.4).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct OAuthError<'a> {
+    /// The RFC 6749 error code.
+    pub error: &'a str,
+    /// Why.
+    pub error_description: &'a str,
+}
+
+/// The JSON of a stream open failure (spec 7.2), sent as one `data:` line.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamError<'a> {
+    /// The HTTP status.
+    pub status: u16,
+    /// Left out when `None` (the gateway's errors have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail_code: Option<&'a str>,
+    /// A human-readable message.
+    pub message: &'a str,
+}
+
+/// A control API error: `{"error": message}`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ControlError<'a> {
+    /// What went wrong.
+    pub error: &'a str,
 }
 
 /// The reason phrase of a status (the problem body's `title`).
@@ -148,44 +117,14 @@ pub fn reason_phrase(status: u16) -> &'static str {
     }
 }
 
-/// The bot endpoints' error body (spec 7.1). `detail_code` `None` is the
-/// gateway's shape: the field is left out.
-pub fn problem(
-    instance: &str,
-    status: u16,
-    detail_code: Option<&str>,
-    message: &str,
-    now_ms: i64,
-) -> String {
-    let mut o = Obj::new()
-        .str("instance", instance)
-        .num("status", i64::from(status))
-        .str("title", reason_phrase(status));
-    if let Some(code) = detail_code {
-        o = o.str("detailCode", code);
-    }
-    o.str("message", message)
-        .null("userId")
-        .null("extra")
-        .num("timestamp", now_ms)
-        .finish()
-}
-
-/// The token endpoints' error body (RFC 6749 5.2, spec 7.4).
-pub fn oauth_error(error: &str, description: &str) -> String {
-    Obj::new()
-        .str("error", error)
-        .str("error_description", description)
-        .finish()
-}
-
 /// The body of a stream open failure (spec 7.2): `data:{status,detailCode,message}`.
 pub fn stream_error(status: u16, detail_code: Option<&str>, message: &str) -> String {
-    let mut o = Obj::new().num("status", i64::from(status));
-    if let Some(code) = detail_code {
-        o = o.str("detailCode", code);
-    }
-    format!("data:{}\n\n", o.str("message", message).finish())
+    let data = to_json(&StreamError {
+        status,
+        detail_code,
+        message,
+    });
+    format!("data:{data}\n\n")
 }
 
 /// Line ending of the stream (the WHATWG parser accepts all three).
@@ -269,31 +208,4 @@ pub fn event_frame(wire: &WireConfig, id: Option<&str>, name: &str, data: &str) 
     out.push_str(nl);
     out.push_str(nl);
     Bytes::from(out)
-}
-
-/// Decodes `%XX` escapes and `+` (form encoding); bad escapes stay as they are.
-pub fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -19,7 +19,7 @@ use crate::rng::Rng;
 pub use crate::room::{ListenerRow, Live, Member};
 use crate::scope::Scope;
 use crate::stream::{self, Frame, Offer, StreamBody, StreamHandle};
-use crate::wire::{event_frame, Obj, WireConfig};
+use crate::wire::{event_frame, to_json, End, WireConfig};
 
 /// Fixed settings of one emulator.
 #[derive(Debug, Clone)]
@@ -471,7 +471,7 @@ impl World {
         let Some(live) = d.live.as_mut() else {
             return 0;
         };
-        let data = Obj::new().str("reason", reason).finish();
+        let data = to_json(&End { reason });
         let frame = Arc::new(Frame {
             bytes: event_frame(&wire, None, "end", &data),
             info: None,
@@ -630,16 +630,7 @@ impl World {
             live.add_donation(&info.user_id, info.donated);
         }
         let unknown = wire.unknown_events.then(|| {
-            let data = Obj::new()
-                .raw(
-                    "user",
-                    &format!(
-                        "{{\"id\":{},\"nickname\":null}}",
-                        serde_json::Value::from(info.user_id.as_str())
-                    ),
-                )
-                .num("giftId", 7)
-                .finish();
+            let data = events::gift(&info.user_id);
             Arc::new(Frame {
                 bytes: event_frame(&wire, Some(&format!("{id}-x")), "gift", &data),
                 info: Some(EventInfo {

@@ -23,8 +23,10 @@ impl Transcript {
     }
 
     fn add(&mut self, label: &str, status: u16, body: &str) {
-        self.entries
-            .push(format!("== {label}\n{status}\n{}", body.trim_end_matches('\n')));
+        self.entries.push(format!(
+            "== {label}\n{status}\n{}",
+            body.trim_end_matches('\n')
+        ));
     }
 
     async fn response(&mut self, label: &str, r: reqwest::Response) -> String {
@@ -71,7 +73,9 @@ async fn every_body_the_emulator_writes() {
     env.live_start().await;
     let code = env.code(ALL).await;
     t.secret(&code, "code 1");
-    let body = t.response("token: exchange", env.exchange(&code).await).await;
+    let body = t
+        .response("token: exchange", env.exchange(&code).await)
+        .await;
     let v: Value = serde_json::from_str(&body).unwrap();
     let (access, refresh) = (
         v["access_token"].as_str().unwrap().to_owned(),
@@ -149,7 +153,8 @@ async fn every_body_the_emulator_writes() {
         env.get("/v1/live/listeners?cursor=bogus", &access).await,
     )
     .await;
-    t.response("chat: blank", env.chat(&access, " \t").await).await;
+    t.response("chat: blank", env.chat(&access, " \t").await)
+        .await;
     t.response("chat: too long", env.chat(&access, &"x".repeat(201)).await)
         .await;
     let r = env
@@ -176,8 +181,11 @@ async fn every_body_the_emulator_writes() {
         json!({"path": "/v1/live/fans", "status": 502, "times": 1}),
     )
     .await;
-    t.response("problem: injected 502", env.get("/v1/live/fans", &access).await)
-        .await;
+    t.response(
+        "problem: injected 502",
+        env.get("/v1/live/fans", &access).await,
+    )
+    .await;
     env.ctl(
         "/fail",
         json!({"path": "/v1/oauth/token", "status": 503, "times": 1}),
@@ -192,7 +200,8 @@ async fn every_body_the_emulator_writes() {
     t.response("token: injected 503", r).await;
 
     // Stream open failures (7.2).
-    t.response("events: a bad token", env.open("nope").await).await;
+    t.response("events: a bad token", env.open("nope").await)
+        .await;
     let r = env
         .http
         .get(format!("{}/v1/live/events", env.base))
@@ -214,11 +223,8 @@ async fn every_body_the_emulator_writes() {
     env.ctl("/live/end", json!({})).await;
     t.response("live: not on air", env.get("/v1/live", &access).await)
         .await;
-    t.response(
-        "events: not on air",
-        env.open(&access).await,
-    )
-    .await;
+    t.response("events: not on air", env.open(&access).await)
+        .await;
     env.ctl(
         "/live/start",
         json!({
@@ -254,7 +260,10 @@ async fn every_body_the_emulator_writes() {
     s.event().await;
     t.response("live", env.get("/v1/live", &access).await).await;
     let body = t
-        .response("listeners: page 1", env.get("/v1/live/listeners", &access).await)
+        .response(
+            "listeners: page 1",
+            env.get("/v1/live/listeners", &access).await,
+        )
         .await;
     let v: Value = serde_json::from_str(&body).unwrap();
     let mut cursor = v["nextCursor"].as_str().map(str::to_owned);
@@ -262,7 +271,10 @@ async fn every_body_the_emulator_writes() {
     while let Some(c) = cursor {
         let path = format!("/v1/live/listeners?cursor={}", urlencode(&c));
         let body = t
-            .response(&format!("listeners: page {page}"), env.get(&path, &access).await)
+            .response(
+                &format!("listeners: page {page}"),
+                env.get(&path, &access).await,
+            )
             .await;
         let v: Value = serde_json::from_str(&body).unwrap();
         cursor = v["nextCursor"].as_str().map(str::to_owned);
@@ -280,7 +292,11 @@ async fn every_body_the_emulator_writes() {
                    "message": "tab\there 👩‍🚀 \u{1}", "sentTime": "2025-11-23T06:40:00Z"}),
         ),
         ("chat, defaults", "chat", json!({})),
-        ("chat, the DJ", "chat", json!({"isDj": true, "message": "DJ here"})),
+        (
+            "chat, the DJ",
+            "chat",
+            json!({"isDj": true, "message": "DJ here"}),
+        ),
         (
             "chat, a null nickname",
             "chat",
@@ -396,15 +412,19 @@ async fn every_body_the_emulator_writes() {
     )
     .await;
     t.response("wire", r).await;
-    env.emit("chat", json!({"user": {"id": "u7", "nickname": "Kwame"}, "message": "new"}))
-        .await;
+    env.emit(
+        "chat",
+        json!({"user": {"id": "u7", "nickname": "Kwame"}, "message": "new"}),
+    )
+    .await;
     let f = s.event().await;
     t.frame("an unknown event", &f);
     let f = s.event().await;
     t.frame("a chat with an unknown field", &f);
     s2.event().await;
     s2.event().await;
-    env.ctl("/streams/end", json!({"reason": "RECONNECT"})).await;
+    env.ctl("/streams/end", json!({"reason": "RECONNECT"}))
+        .await;
     let f = s.event().await;
     t.frame("end", &f);
 
@@ -461,11 +481,8 @@ async fn every_body_the_emulator_writes() {
     let narrow = v["access_token"].as_str().unwrap().to_owned();
     t.secret(&narrow, "access 3");
     t.secret(v["refresh_token"].as_str().unwrap(), "refresh 3");
-    t.response(
-        "problem: no permission",
-        env.get("/v1/live", &narrow).await,
-    )
-    .await;
+    t.response("problem: no permission", env.get("/v1/live", &narrow).await)
+        .await;
 
     // The theft signal: a reused code revokes everything of the integration.
     let r = env.exchange(&code).await;

@@ -180,3 +180,28 @@ async fn control_errors_are_json() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 400);
 }
+
+#[tokio::test]
+async fn the_dj_query_is_form_decoded() {
+    let env = Env::start().await;
+    env.ctl(
+        "/consent",
+        json!({"dj": "DJ Two+1", "redirectUri": env.redirect}),
+    )
+    .await;
+    assert_eq!(
+        env.ctl_get("/state?dj=DJ%20Two%2B1").await["dj"],
+        "DJ Two+1"
+    );
+    assert_eq!(
+        env.ctl_get("/wire?x=1&dj=DJ+Two%2b1").await["lineEnding"],
+        "LF"
+    );
+    let r = env
+        .http
+        .get(format!("{}/_emulator/state?dj=DJ+Two+1", env.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 404, "`+` is a space");
+}
