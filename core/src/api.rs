@@ -43,7 +43,7 @@ use zeroize::Zeroize;
 use crate::chat::{validate_chat, ChatError};
 use crate::endpoint::Endpoint;
 use crate::http::{
-    check_value, form_body, form_urlencode, query_encode, BaseUrl, HttpRequest, InvalidBaseUrl,
+    check_value, form_body, form_component, query_component, BaseUrl, HttpRequest, InvalidBaseUrl,
     ValueError, FORM, JSON,
 };
 use crate::model::{
@@ -51,8 +51,7 @@ use crate::model::{
     DEFAULT_EXPIRES_IN_SECS,
 };
 use crate::secret::{ClientCredentials, CredentialsError, Secret};
-use crate::wire::json::{self, Json};
-use crate::wire::write::JsonOut;
+use crate::wire::JsonFault;
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -273,7 +272,7 @@ impl TokenClient {
         let basic = match self.auth {
             ClientAuth::Basic => Some(format!("{id}:{secret}")),
             ClientAuth::BasicFormEncoded => {
-                Some(format!("{}:{}", form_urlencode(id), form_urlencode(secret)))
+                Some(format!("{}:{}", form_component(id), form_component(secret)))
             }
             ClientAuth::FormFields => {
                 all.push(("client_id", id));
@@ -339,7 +338,7 @@ pub fn listeners(
     let query = match cursor {
         None => String::new(),
         Some("") => return Err(RequestError::EmptyCursor),
-        Some(c) => format!("?cursor={}", query_encode(c)),
+        Some(c) => format!("?cursor={}", query_component(c)),
     };
     Ok(bearer(Endpoint::Listeners, base, &query, access_token)?.with_header("Accept", JSON))
 }
@@ -376,9 +375,11 @@ pub fn chat(
     message: &str,
 ) -> Result<HttpRequest, RequestError> {
     validate_chat(message)?;
-    let mut out = JsonOut::new();
-    out.begin_object().key("message").str(message).end_object();
-    let body = out.finish().into_bytes();
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        message: &'a str,
+    }
+    let body = serde_json::to_vec(&Body { message }).unwrap_or_default();
     Ok(bearer(Endpoint::Chat, base, "", access_token)?
         .with_header("Content-Type", JSON)
         .with_body(body))
@@ -423,22 +424,19 @@ pub struct ResponseError {
     pub message: String,
 }
 
-/// Reads a whole body with `read`. A fault is sorted into not JSON
-/// (`invalid_json`) or JSON of another shape (`invalid_body`); its message
-/// names what was wanted and where, never a value (a token response's could
-/// be a secret).
-fn decode<'a, T>(
-    body: &'a [u8],
-    read: impl FnOnce(&mut Json<'a>) -> Option<T>,
-) -> Result<T, ResponseError> {
-    json::read_bytes(body, read).map_err(|fault| {
-        let (kind, fault) = match json::shape_or_syntax(body, fault) {
-            Ok(shape) => (ResponseErrorKind::InvalidBody, shape),
-            Err(syntax) => (ResponseErrorKind::InvalidJson, syntax),
-        };
+/// Reads a whole body. A fault is sorted into not JSON (`invalid_json`) or
+/// JSON of another shape (`invalid_body`); its message names what was wanted
+/// and where, never a value (a token response's could be a secret).
+fn decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ResponseError> {
+    serde_json::from_slice(body).map_err(|e| {
+        let fault = JsonFault::of(body, &e);
         ResponseError {
-            kind,
-            message: fault.to_string(),
+            kind: if fault.syntax {
+                ResponseErrorKind::InvalidJson
+            } else {
+                ResponseErrorKind::InvalidBody
+            },
+            message: fault.message,
         }
     })
 }
@@ -461,7 +459,7 @@ fn decode<'a, T>(
 /// assert_eq!(pair.access_token.expose(), "AT-xyz");
 /// ```
 pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
-    let raw = decode(body, RawTokenPair::read)?;
+    let raw: RawTokenPair = decode(body)?;
     if !raw.token_type.eq_ignore_ascii_case("bearer") {
         // At most 32 characters, control characters shown as `?` (a log
         // line stays one line).
@@ -503,17 +501,17 @@ pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
 /// assert_eq!(onair::api::decode_broadcast(body).unwrap().tags, ["x"]);
 /// ```
 pub fn decode_broadcast(body: &[u8]) -> Result<Broadcast, ResponseError> {
-    decode(body, Broadcast::read)
+    decode(body)
 }
 
 /// Decodes one page of GET /v1/live/listeners (spec 2.3).
 pub fn decode_listeners(body: &[u8]) -> Result<ListenersPage, ResponseError> {
-    decode(body, ListenersPage::read)
+    decode(body)
 }
 
 /// Decodes GET /v1/live/fans (spec 2.4).
 pub fn decode_fans(body: &[u8]) -> Result<FanRanking, ResponseError> {
-    decode(body, FanRanking::read)
+    decode(body)
 }
 
 // ---------------------------------------------------------------------------

@@ -21,47 +21,46 @@
 //! assert_eq!((d.amount, d.user.nickname, d.message), (100, None, None));
 //! ```
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sse::{self, FrameErrorKind};
 use crate::time::{FrameId, Timestamp};
-use crate::wire::json::{self, Fault};
 use crate::wire::wire_enum;
-use crate::wire::write::{JsonOut, WriteJson};
 
 mod payload;
 
 /// The payload reader's two ways, for the fuzz targets
-/// (`fuzz/fuzz_targets/fast_json.rs`): the documented-shape template and
-/// the field-by-field reader must agree wherever the template answers.
+/// (`fuzz/fuzz_targets/fast_json.rs`): the documented-shape fast path and
+/// serde_json must agree wherever the fast path answers.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing {
     use super::{DecodeErrorKind, Event};
 
-    /// The template's answer (`None`: not the documented shape).
+    /// The fast path's answer (`None`: not the documented shape).
     pub fn documented(name: &str, data: &str) -> Option<Event> {
         super::payload::documented(name, data)
     }
 
-    /// The field-by-field reader's answer (every error comes from it).
+    /// serde_json's answer (every error comes from it).
     pub fn read(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
-        super::payload::read(name, data).map_err(|fault| super::decode_error(data, fault))
+        super::payload::read(name, data)
     }
 }
 
 /// The person behind an event. `id` is the stable key (spec 2.5); the
 /// nickname changes, repeats, and may be `null`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct User {
     /// Encrypted identifier, scoped to (bot, DJ). Use it as the key.
     pub id: String,
     /// Nickname; `None` when the service sent `null` (never an empty string).
+    #[serde(default)]
     pub nickname: Option<String>,
 }
 
 /// A chat message posted by a listener or the DJ.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Chat {
     /// The poster.
@@ -83,7 +82,7 @@ wire_enum! {
 }
 
 /// A listener joined (delivered only when the bot is a manager).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Presence {
     /// Who joined.
@@ -92,10 +91,12 @@ pub struct Presence {
     #[serde(rename = "type")]
     pub kind: PresenceType,
     /// Rank in this broadcast's donation ranking; `None` with no donations.
+    #[serde(default)]
     pub fan_rank: Option<u64>,
     /// Whether the DJ made this listener a manager.
     pub is_manager: bool,
     /// Affinity score across broadcasts (may be fractional); `None` if unknown.
+    #[serde(default)]
     pub favorite_temperature: Option<f64>,
     /// Join time.
     pub time: Timestamp,
@@ -112,7 +113,7 @@ wire_enum! {
 }
 
 /// Hearts sent to the broadcast.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Like {
     /// The sender.
@@ -127,19 +128,21 @@ pub struct Like {
     /// Hearts added by a boost item; 0 when none.
     pub extra_amount: u64,
     /// How many were stacked; `None` for free tapped hearts.
+    #[serde(default)]
     pub combo: Option<u64>,
     /// When sent.
     pub time: Timestamp,
 }
 
 /// A donation of the paid currency.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Donation {
     /// The donor.
     pub user: User,
     /// Total currency units, already multiplied out: never multiply again.
     pub amount: u64,
     /// The note sent along; `None` (never `""`) when there was none.
+    #[serde(default)]
     pub message: Option<String>,
     /// When sent.
     pub time: Timestamp,
@@ -158,7 +161,7 @@ wire_enum! {
 }
 
 /// The final frame of a stream. Nothing follows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct End {
     /// Why the stream ends.
     pub reason: EndReason,
@@ -219,100 +222,7 @@ impl Event {
         if let Some(event) = payload::documented(name, data) {
             return Ok(Some(event));
         }
-        payload::read(name, data).map_err(|fault| decode_error(data, fault))
-    }
-}
-
-// The canonical wire form of each event (the `data` of a JSON line):
-// documented fields only, nullable fields always present.
-
-impl WriteJson for User {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("id").str(&self.id);
-        out.key("nickname").put(&self.nickname);
-        out.end_object();
-    }
-}
-
-impl WriteJson for Chat {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("user").put(&self.user);
-        out.key("isDj").bool(self.is_dj);
-        out.key("message").str(&self.message);
-        out.key("sentTime").put(&self.sent_time);
-        out.end_object();
-    }
-}
-
-impl WriteJson for Presence {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("user").put(&self.user);
-        out.key("type").put(&self.kind);
-        out.key("fanRank").put(&self.fan_rank);
-        out.key("isManager").bool(self.is_manager);
-        out.key("favoriteTemperature")
-            .put(&self.favorite_temperature);
-        out.key("time").put(&self.time);
-        out.end_object();
-    }
-}
-
-impl WriteJson for Like {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("user").put(&self.user);
-        out.key("type").put(&self.kind);
-        out.key("totalAmount").u64(self.total_amount);
-        out.key("amount").u64(self.amount);
-        out.key("extraAmount").u64(self.extra_amount);
-        out.key("combo").put(&self.combo);
-        out.key("time").put(&self.time);
-        out.end_object();
-    }
-}
-
-impl WriteJson for Donation {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("user").put(&self.user);
-        out.key("amount").u64(self.amount);
-        out.key("message").put(&self.message);
-        out.key("time").put(&self.time);
-        out.end_object();
-    }
-}
-
-impl WriteJson for End {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("reason").put(&self.reason);
-        out.end_object();
-    }
-}
-
-/// The event's own fields, without its name.
-impl WriteJson for Event {
-    fn write_json(&self, out: &mut JsonOut) {
-        match self {
-            Event::Chat(e) => e.write_json(out),
-            Event::Presence(e) => e.write_json(out),
-            Event::Like(e) => e.write_json(out),
-            Event::Donation(e) => e.write_json(out),
-            Event::End(e) => e.write_json(out),
-        }
-    }
-}
-
-/// Sorts a decoding fault into bad JSON or a bad event: a document of the
-/// wrong shape is only `invalid_event` when the whole text is JSON (say, not
-/// a bad object followed by trailing garbage).
-fn decode_error(data: &str, fault: Fault) -> (DecodeErrorKind, String) {
-    match json::shape_or_syntax(data.as_bytes(), fault) {
-        Ok(shape) => (DecodeErrorKind::InvalidEvent, shape.to_string()),
-        Err(syntax) => (DecodeErrorKind::InvalidJson, syntax.to_string()),
+        payload::read(name, data)
     }
 }
 
@@ -433,16 +343,13 @@ impl Item {
                 id,
                 data: frame.data.to_owned(),
             },
-            Err(fault) => {
-                let (kind, message) = decode_error(frame.data, fault);
-                Item::Error(DecodeError {
-                    kind,
-                    event: Some(frame.event.to_owned()),
-                    id,
-                    raw: frame.data.to_owned(),
-                    message,
-                })
-            }
+            Err((kind, message)) => Item::Error(DecodeError {
+                kind,
+                event: Some(frame.event.to_owned()),
+                id,
+                raw: frame.data.to_owned(),
+                message,
+            }),
         }
     }
 }

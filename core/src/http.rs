@@ -559,105 +559,31 @@ pub(crate) fn trim_ows(value: &[u8]) -> &[u8] {
 // Percent-encoding
 // ---------------------------------------------------------------------------
 
-const HEX: &[u8; 16] = b"0123456789ABCDEF";
-
-fn push_escaped(out: &mut String, byte: u8) {
-    out.push('%');
-    out.push(char::from(HEX[usize::from(byte >> 4)]));
-    out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+/// One name or value as `application/x-www-form-urlencoded` (WHATWG: a
+/// space is `+`; ASCII letters, digits and `*-._` stay).
+pub(crate) fn form_component(value: &str) -> String {
+    form_urlencoded::byte_serialize(value.as_bytes()).collect()
 }
 
-/// Encodes one name or value as `application/x-www-form-urlencoded` (WHATWG
-/// URL standard): ASCII letters, digits and `*-._` stay, a space becomes `+`,
-/// every other byte of the UTF-8 becomes `%XX`.
-///
-/// ```
-/// use onair::http::form_urlencode;
-/// assert_eq!(form_urlencode("a b&c=d/é*"), "a+b%26c%3Dd%2F%C3%A9*");
-/// ```
-pub fn form_urlencode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for &b in value.as_bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => {
-                out.push(char::from(b));
-            }
-            b' ' => out.push('+'),
-            _ => push_escaped(&mut out, b),
-        }
-    }
-    out
-}
+/// The characters a query component keeps as they are: RFC 3986's
+/// unreserved set (`A-Z a-z 0-9 - . _ ~`); everything else is `%XX`.
+const QUERY_KEEPS: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
-/// Encodes a query component with RFC 3986's unreserved set only
-/// (`A-Z a-z 0-9 - . _ ~`); everything else, space included, becomes `%XX`.
-///
-/// ```
-/// use onair::http::query_encode;
-/// assert_eq!(query_encode("a+b c=="), "a%2Bb%20c%3D%3D");
-/// ```
-pub fn query_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for &b in value.as_bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(char::from(b));
-            }
-            _ => push_escaped(&mut out, b),
-        }
-    }
-    out
-}
-
-/// Decodes a form-urlencoded or percent-encoded component (`+` is a space).
-/// `None` when a `%` is not followed by two hex digits or the bytes are not
-/// UTF-8.
-///
-/// ```
-/// use onair::http::{form_urldecode, form_urlencode};
-/// let s = "tok=en/+é 1";
-/// assert_eq!(form_urldecode(&form_urlencode(s)).as_deref(), Some(s));
-/// ```
-pub fn form_urldecode(encoded: &str) -> Option<String> {
-    fn hex(b: u8) -> Option<u8> {
-        match b {
-            b'0'..=b'9' => Some(b - b'0'),
-            b'a'..=b'f' => Some(b - b'a' + 10),
-            b'A'..=b'F' => Some(b - b'A' + 10),
-            _ => None,
-        }
-    }
-    let bytes = encoded.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        match b {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hi = hex(*bytes.get(i + 1)?)?;
-                let lo = hex(*bytes.get(i + 2)?)?;
-                out.push(hi << 4 | lo);
-                i += 2;
-            }
-            _ => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
+/// One query component, percent-encoded (a space is `%20`).
+pub(crate) fn query_component(value: &str) -> String {
+    percent_encoding::utf8_percent_encode(value, QUERY_KEEPS).to_string()
 }
 
 /// Joins form fields as `name=value&…`, each part form-urlencoded.
 pub(crate) fn form_body(fields: &[(&str, &str)]) -> Vec<u8> {
-    let mut out = String::new();
-    for (i, (name, value)) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        out.push_str(&form_urlencode(name));
-        out.push('=');
-        out.push_str(&form_urlencode(value));
-    }
-    out.into_bytes()
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish()
+        .into_bytes()
 }
 
 #[cfg(test)]

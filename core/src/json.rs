@@ -27,11 +27,8 @@
 //! treat that JSON as a secret; every other action holds no secret but
 //! `persistTokens`, whose `tokens` is the stored token file.
 //!
-//! Every line is written by the core's own writer, [`JsonOut`], each type
-//! by its [`WriteJson`]; the text is byte for byte what serde_json writes
-//! for the same value (the data types keep a derived `Serialize` for Rust
-//! users, and the tests hold the two equal). Bindings write their own
-//! shapes through the same writer.
+//! Every line is serde_json over a borrowed view of the value (the event
+//! payloads are the event types' own derived `Serialize`).
 //!
 //! ```
 //! use onair::event::Item;
@@ -41,13 +38,24 @@
 //! assert_eq!(ItemJson(&Item::Retry(3000)).to_line(), r#"{"type":"retry","ms":3000}"#);
 //! ```
 
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
 use crate::bot::{Action, CallFailure, CallResult, Notice};
-use crate::event::{self, DecodeError};
+use crate::event::{self, DecodeError, Event};
 use crate::http::HttpRequest;
+use crate::problem::Explanation;
 use crate::sse;
 use crate::stop::Stop;
-use crate::tally::Tally;
-pub use crate::wire::write::{JsonOut, WriteJson};
+use crate::tally::{PersonTotals, Tally};
+use crate::time::FrameId;
+
+/// One value as a line of JSON. Serializing the views of this module into a
+/// `String` cannot fail (no map has non-string keys, no float is written
+/// that JSON cannot hold: serde_json writes NaN and infinities as `null`).
+fn line(value: &impl Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
 
 /// The wire form of a typed item: [`to_line`](ItemJson::to_line) writes it.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +68,7 @@ pub struct RawItemJson<'a, 'b>(pub &'a sse::Item<'b>);
 impl ItemJson<'_> {
     /// The item as one line of JSON, without the newline.
     pub fn to_line(&self) -> String {
-        JsonOut::text_of(self)
+        line(self)
     }
 
     /// Appends the line (without the newline) to `text`: a batch of lines
@@ -78,105 +86,139 @@ impl ItemJson<'_> {
     /// assert_eq!(batch, "{\"type\":\"heartbeat\"}\n{\"type\":\"retry\",\"ms\":5}\n");
     /// ```
     pub fn append_to(&self, text: &mut String) {
-        let mut out = JsonOut::after(std::mem::take(text));
-        self.write_json(&mut out);
-        *text = out.finish();
+        let mut bytes = std::mem::take(text).into_bytes();
+        // Writing into a Vec cannot fail (see `line`).
+        let _ = serde_json::to_writer(&mut bytes, self);
+        // serde_json writes UTF-8 after UTF-8: no copy, no failure.
+        *text = String::from_utf8(bytes).unwrap_or_default();
     }
 }
 
 impl RawItemJson<'_, '_> {
     /// The item as one line of JSON, without the newline.
     pub fn to_line(&self) -> String {
-        JsonOut::text_of(self)
+        line(self)
     }
 }
 
-impl WriteJson for ItemJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
-        match self.0 {
-            event::Item::Event { id, event } => {
-                out.begin_object();
-                out.key("type").str("event");
-                out.key("event").str(event.name());
-                out.key("id").put(id);
-                out.key("data").put(event);
-                out.end_object();
-            }
-            event::Item::Unknown { event, id, data } => {
-                out.begin_object();
-                out.key("type").str("unknown");
-                out.key("event").str(event);
-                out.key("id").put(id);
-                out.key("data").str(data);
-                out.end_object();
-            }
-            event::Item::Heartbeat => {
-                out.begin_object().key("type").str("heartbeat").end_object();
-            }
-            event::Item::Comment(text) => comment(out, text),
-            event::Item::Retry(ms) => retry(out, *ms),
-            event::Item::Error(e) => DecodeErrorJson(e).write_json(out),
+/// The lines of typed items, tagged by `type`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum ItemLine<'a> {
+    Event {
+        event: &'static str,
+        id: &'a Option<FrameId>,
+        data: &'a Event,
+    },
+    Unknown {
+        event: &'a str,
+        id: &'a Option<FrameId>,
+        data: &'a str,
+    },
+    Heartbeat,
+    Comment {
+        text: &'a str,
+    },
+    Retry {
+        ms: u64,
+    },
+    Error(ErrorLine<'a>),
+}
+
+/// The error line alone, tagged as in [`ItemLine`].
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum ErrorItem<'a> {
+    Error(ErrorLine<'a>),
+}
+
+/// The error line of a frame that did not decode (`error`: its code).
+#[derive(Serialize)]
+struct ErrorLine<'a> {
+    error: &'static str,
+    event: Option<&'a str>,
+    id: Option<&'a str>,
+    raw: &'a str,
+    message: &'a str,
+}
+
+impl<'a> ErrorLine<'a> {
+    fn of(e: &'a DecodeError) -> Self {
+        ErrorLine {
+            error: e.kind.code(),
+            event: e.event.as_deref(),
+            id: e.id.as_ref().map(FrameId::as_str),
+            raw: &e.raw,
+            message: &e.message,
         }
     }
 }
 
-/// The error line of a frame that did not decode.
-struct DecodeErrorJson<'a>(&'a DecodeError);
-
-impl WriteJson for DecodeErrorJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
-        let e = self.0;
-        out.begin_object();
-        out.key("type").str("error");
-        out.key("error").str(e.kind.code());
-        out.key("event").put(&e.event);
-        out.key("id").put(&e.id);
-        out.key("raw").str(&e.raw);
-        out.key("message").str(&e.message);
-        out.end_object();
-    }
-}
-
-impl WriteJson for RawItemJson<'_, '_> {
-    fn write_json(&self, out: &mut JsonOut) {
+impl Serialize for ItemJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
-            sse::Item::Event(frame) => {
-                out.begin_object();
-                out.key("type").str("event");
-                out.key("event").str(frame.event);
-                out.key("data").str(frame.data);
-                out.key("id").put(&frame.id);
-                out.key("lastEventId").str(frame.last_event_id);
-                out.end_object();
-            }
-            sse::Item::Comment(text) => comment(out, text),
-            sse::Item::Retry(ms) => retry(out, *ms),
-            sse::Item::Error(e) => {
-                out.begin_object();
-                out.key("type").str("error");
-                out.key("error").str(e.kind.code());
-                out.key("event").put(&e.event);
-                out.key("id").put(&e.id);
-                out.key("raw").str(e.raw);
-                out.key("message").str(&e.kind.to_string());
-                out.end_object();
-            }
+            event::Item::Event { id, event } => ItemLine::Event {
+                event: event.name(),
+                id,
+                data: event,
+            },
+            event::Item::Unknown { event, id, data } => ItemLine::Unknown { event, id, data },
+            event::Item::Heartbeat => ItemLine::Heartbeat,
+            event::Item::Comment(text) => ItemLine::Comment { text },
+            event::Item::Retry(ms) => ItemLine::Retry { ms: *ms },
+            event::Item::Error(e) => ItemLine::Error(ErrorLine::of(e)),
         }
+        .serialize(s)
     }
 }
 
-fn comment(out: &mut JsonOut, text: &str) {
-    out.begin_object();
-    out.key("type").str("comment");
-    out.key("text").str(text);
-    out.end_object();
+/// The lines of generic SSE items (`onair decode --raw`).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum RawLine<'a> {
+    Event {
+        event: &'a str,
+        data: &'a str,
+        id: Option<&'a str>,
+        #[serde(rename = "lastEventId")]
+        last_event_id: &'a str,
+    },
+    Comment {
+        text: &'a str,
+    },
+    Retry {
+        ms: u64,
+    },
+    Error {
+        error: &'static str,
+        event: Option<&'a str>,
+        id: Option<&'a str>,
+        raw: &'a str,
+        message: String,
+    },
 }
 
-fn retry(out: &mut JsonOut, ms: u64) {
-    out.begin_object();
-    out.key("type").str("retry");
-    out.key("ms").u64(ms);
-    out.end_object();
+impl Serialize for RawItemJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            sse::Item::Event(frame) => RawLine::Event {
+                event: frame.event,
+                data: frame.data,
+                id: frame.id,
+                last_event_id: frame.last_event_id,
+            },
+            sse::Item::Comment(text) => RawLine::Comment { text },
+            sse::Item::Retry(ms) => RawLine::Retry { ms: *ms },
+            sse::Item::Error(e) => RawLine::Error {
+                error: e.kind.code(),
+                event: e.event,
+                id: e.id,
+                raw: e.raw,
+                message: e.kind.to_string(),
+            },
+        }
+        .serialize(s)
+    }
 }
 
 /// The JSON form of a bot action (see the [module docs](self)).
@@ -195,7 +237,7 @@ pub struct ActionJson<'a>(pub &'a Action);
 impl ActionJson<'_> {
     /// The action as one line of JSON, without the newline.
     pub fn to_line(&self) -> String {
-        JsonOut::text_of(self)
+        line(self)
     }
 }
 
@@ -207,24 +249,29 @@ pub struct RequestJson<'a>(pub &'a HttpRequest);
 impl RequestJson<'_> {
     /// The request as one line of JSON, without the newline.
     pub fn to_line(&self) -> String {
-        JsonOut::text_of(self)
+        line(self)
     }
 }
 
-impl WriteJson for RequestJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
-        let r = self.0;
-        out.begin_object();
-        out.key("endpoint").str(r.endpoint.as_str());
-        out.key("method").str(r.method.as_str());
-        out.key("url").str(&r.url);
-        out.key("headers").begin_array();
-        for (name, value) in &r.headers {
-            out.list([*name, value.as_str()]);
+impl Serialize for RequestJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Request<'a> {
+            endpoint: &'static str,
+            method: &'static str,
+            url: &'a str,
+            headers: Vec<(&'a str, &'a str)>,
+            body: std::borrow::Cow<'a, str>,
         }
-        out.end_array();
-        out.key("body").str(&String::from_utf8_lossy(&r.body));
-        out.end_object();
+        let r = self.0;
+        Request {
+            endpoint: r.endpoint.as_str(),
+            method: r.method.as_str(),
+            url: &r.url,
+            headers: r.headers.iter().map(|(n, v)| (*n, v.as_str())).collect(),
+            body: String::from_utf8_lossy(&r.body),
+        }
+        .serialize(s)
     }
 }
 
@@ -237,176 +284,259 @@ pub struct StopJson<'a>(pub &'a Stop);
 impl StopJson<'_> {
     /// The stop as one line of JSON, without the newline.
     pub fn to_line(&self) -> String {
-        JsonOut::text_of(self)
+        line(self)
     }
 }
 
-impl WriteJson for StopJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
+impl Serialize for StopJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct StopLine<'a> {
+            code: &'static str,
+            message: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reason: Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            missing: Option<Vec<&'a str>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            problem: Option<Explanation>,
+        }
         let stop = self.0;
-        out.begin_object();
-        out.key("code").str(stop.code());
-        out.key("message").str(&stop.to_string());
+        let mut out = StopLine {
+            code: stop.code(),
+            message: stop.to_string(),
+            reason: None,
+            missing: None,
+            problem: None,
+        };
         match stop {
-            Stop::Reauthorize(why) => {
-                out.key("reason").str(&why.to_string());
-            }
+            Stop::Reauthorize(why) => out.reason = Some(why.to_string()),
             Stop::Reconsent { missing } => {
-                out.key("missing").list(missing.iter().map(|p| p.as_str()));
+                out.missing = Some(missing.iter().map(|p| p.as_str()).collect());
             }
             Stop::FixRequest(problem) | Stop::Unexpected(problem) => {
-                out.key("problem").put(&problem.explain(None));
+                out.problem = Some(problem.explain(None));
             }
             _ => {}
         }
-        out.end_object();
+        out.serialize(s)
     }
 }
 
-struct NoticeJson<'a>(&'a Notice);
+/// A notice, tagged by `kind`.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum NoticeLine<'a> {
+    FrameSkipped {
+        error: ErrorItem<'a>,
+    },
+    UnknownEvent {
+        event: &'a str,
+        data: &'a str,
+    },
+    Problem {
+        endpoint: &'static str,
+        problem: Explanation,
+    },
+    #[serde(rename_all = "camelCase")]
+    RequestTimedOut {
+        id: u64,
+        endpoint: &'static str,
+    },
+    #[serde(rename_all = "camelCase")]
+    ReconnectStormBraked {
+        until_ms: u64,
+    },
+}
 
-impl WriteJson for NoticeJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        let kind = out.key("kind");
-        match self.0 {
-            Notice::FrameSkipped(e) => {
-                kind.str("frameSkipped");
-                out.key("error").put(&DecodeErrorJson(e));
-            }
-            Notice::UnknownEvent { event, data } => {
-                kind.str("unknownEvent");
-                out.key("event").str(event);
-                out.key("data").str(data);
-            }
-            Notice::Problem { endpoint, problem } => {
-                kind.str("problem");
-                out.key("endpoint").str(endpoint.as_str());
-                out.key("problem").put(&problem.explain(None));
-            }
-            Notice::RequestTimedOut { id, endpoint } => {
-                kind.str("requestTimedOut");
-                out.key("id").u64(id.0);
-                out.key("endpoint").str(endpoint.as_str());
-            }
-            Notice::ReconnectStormBraked { until_ms } => {
-                kind.str("reconnectStormBraked");
-                out.key("untilMs").u64(*until_ms);
-            }
+impl<'a> NoticeLine<'a> {
+    fn of(notice: &'a Notice) -> Self {
+        match notice {
+            Notice::FrameSkipped(e) => NoticeLine::FrameSkipped {
+                error: ErrorItem::Error(ErrorLine::of(e)),
+            },
+            Notice::UnknownEvent { event, data } => NoticeLine::UnknownEvent { event, data },
+            Notice::Problem { endpoint, problem } => NoticeLine::Problem {
+                endpoint: endpoint.as_str(),
+                problem: problem.explain(None),
+            },
+            Notice::RequestTimedOut { id, endpoint } => NoticeLine::RequestTimedOut {
+                id: id.0,
+                endpoint: endpoint.as_str(),
+            },
+            Notice::ReconnectStormBraked { until_ms } => NoticeLine::ReconnectStormBraked {
+                until_ms: *until_ms,
+            },
         }
-        out.end_object();
     }
 }
 
-struct ResultJson<'a>(&'a CallResult);
+/// The answer to an app call, tagged by `kind`.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum ResultLine<'a> {
+    Broadcast {
+        broadcast: &'a crate::model::Broadcast,
+    },
+    Listeners {
+        listeners: &'a [crate::model::Listener],
+    },
+    Fans {
+        fans: &'a crate::model::FanRanking,
+    },
+    ChatSent,
+    Failed(FailedLine),
+}
 
-impl WriteJson for ResultJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        let kind = out.key("kind");
-        match self.0 {
-            CallResult::Broadcast(b) => {
-                kind.str("broadcast");
-                out.key("broadcast").put(b);
-            }
-            CallResult::Listeners(l) => {
-                kind.str("listeners");
-                out.key("listeners").list(l);
-            }
-            CallResult::Fans(f) => {
-                kind.str("fans");
-                out.key("fans").put(f);
-            }
-            CallResult::ChatSent => {
-                kind.str("chatSent");
-            }
+/// A failed call: `problem` or `untilMs` first when the failure has one,
+/// then `failure` (its code) and `message` (for a body or pager failure).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FailedLine {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<Explanation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until_ms: Option<u64>,
+    failure: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
+impl<'a> ResultLine<'a> {
+    fn of(result: &'a CallResult) -> Self {
+        match result {
+            CallResult::Broadcast(broadcast) => ResultLine::Broadcast { broadcast },
+            CallResult::Listeners(listeners) => ResultLine::Listeners { listeners },
+            CallResult::Fans(fans) => ResultLine::Fans { fans },
+            CallResult::ChatSent => ResultLine::ChatSent,
             CallResult::Failed(failure) => {
-                kind.str("failed");
-                let (code, detail): (&str, Option<String>) = match failure {
+                let mut line = FailedLine {
+                    problem: None,
+                    until_ms: None,
+                    failure: "",
+                    message: None,
+                };
+                line.failure = match failure {
                     CallFailure::Problem(p) => {
-                        out.key("problem").put(&p.explain(None));
-                        ("problem", None)
+                        line.problem = Some(p.explain(None));
+                        "problem"
                     }
                     CallFailure::QuotaBlocked { until_ms } => {
-                        out.key("untilMs").u64(*until_ms);
-                        ("quota_blocked", None)
+                        line.until_ms = Some(*until_ms);
+                        "quota_blocked"
                     }
-                    CallFailure::InvalidBody(e) => ("invalid_body", Some(e.to_string())),
-                    CallFailure::Pager(e) => ("pager", Some(e.to_string())),
-                    CallFailure::Transport => ("transport", None),
-                    CallFailure::Cancelled => ("cancelled", None),
+                    CallFailure::InvalidBody(e) => {
+                        line.message = Some(e.to_string());
+                        "invalid_body"
+                    }
+                    CallFailure::Pager(e) => {
+                        line.message = Some(e.to_string());
+                        "pager"
+                    }
+                    CallFailure::Transport => "transport",
+                    CallFailure::Cancelled => "cancelled",
                 };
-                out.key("failure").str(code);
-                if let Some(detail) = detail {
-                    out.key("message").str(&detail);
-                }
+                ResultLine::Failed(line)
             }
         }
-        out.end_object();
     }
 }
 
-impl WriteJson for ActionJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        let kind = out.key("type");
+/// A zeroizing buffer, written as its text.
+fn text<S: Serializer>(text: &zeroize::Zeroizing<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(text)
+}
+
+/// The actions, tagged by `type`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum ActionLine<'a> {
+    #[serde(rename_all = "camelCase")]
+    Send {
+        id: u64,
+        request: RequestJson<'a>,
+        timeout_ms: u64,
+    },
+    OpenStream {
+        id: u64,
+        request: RequestJson<'a>,
+    },
+    CloseStream {
+        id: u64,
+    },
+    Event {
+        event: &'static str,
+        id: &'a Option<FrameId>,
+        data: &'a Event,
+    },
+    Notice {
+        notice: NoticeLine<'a>,
+    },
+    Done {
+        call: u64,
+        result: ResultLine<'a>,
+    },
+    PersistTokens {
+        generation: u64,
+        #[serde(serialize_with = "text")]
+        tokens: zeroize::Zeroizing<String>,
+    },
+    Timer {
+        tag: &'a str,
+    },
+    NeedsAuthorization,
+    #[serde(rename_all = "camelCase")]
+    Wait {
+        until_ms: Option<u64>,
+    },
+    Stopped {
+        stop: StopJson<'a>,
+    },
+}
+
+impl Serialize for ActionJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
             Action::Send {
                 id,
                 request,
                 timeout_ms,
-            } => {
-                kind.str("send");
-                out.key("id").u64(id.0);
-                out.key("request").put(&RequestJson(request));
-                out.key("timeoutMs").u64(*timeout_ms);
-            }
-            Action::OpenStream { id, request } => {
-                kind.str("openStream");
-                out.key("id").u64(id.0);
-                out.key("request").put(&RequestJson(request));
-            }
-            Action::CloseStream { id } => {
-                kind.str("closeStream");
-                out.key("id").u64(id.0);
-            }
-            Action::Event { id, event } => {
-                kind.str("event");
-                out.key("event").str(event.name());
-                out.key("id").put(id);
-                out.key("data").put(event);
-            }
-            Action::Notice(notice) => {
-                kind.str("notice");
-                out.key("notice").put(&NoticeJson(notice));
-            }
-            Action::Done { call, result } => {
-                kind.str("done");
-                out.key("call").u64(call.0);
-                out.key("result").put(&ResultJson(result));
-            }
-            Action::PersistTokens(tokens) => {
-                kind.str("persistTokens");
-                out.key("generation").u64(tokens.generation());
-                out.key("tokens").str(tokens.to_json().as_str());
-            }
-            Action::Timer { tag } => {
-                kind.str("timer");
-                out.key("tag").str(tag.as_str());
-            }
-            Action::NeedsAuthorization => {
-                kind.str("needsAuthorization");
-            }
-            Action::Wait { until_ms } => {
-                kind.str("wait");
-                out.key("untilMs").put(until_ms);
-            }
-            Action::Stopped(stop) => {
-                kind.str("stopped");
-                out.key("stop").put(&StopJson(stop));
-            }
+            } => ActionLine::Send {
+                id: id.0,
+                request: RequestJson(request),
+                timeout_ms: *timeout_ms,
+            },
+            Action::OpenStream { id, request } => ActionLine::OpenStream {
+                id: id.0,
+                request: RequestJson(request),
+            },
+            Action::CloseStream { id } => ActionLine::CloseStream { id: id.0 },
+            Action::Event { id, event } => ActionLine::Event {
+                event: event.name(),
+                id,
+                data: event,
+            },
+            Action::Notice(notice) => ActionLine::Notice {
+                notice: NoticeLine::of(notice),
+            },
+            Action::Done { call, result } => ActionLine::Done {
+                call: call.0,
+                result: ResultLine::of(result),
+            },
+            Action::PersistTokens(tokens) => ActionLine::PersistTokens {
+                generation: tokens.generation(),
+                tokens: tokens.to_json(),
+            },
+            Action::Timer { tag } => ActionLine::Timer { tag: tag.as_str() },
+            Action::NeedsAuthorization => ActionLine::NeedsAuthorization,
+            Action::Wait { until_ms } => ActionLine::Wait {
+                until_ms: *until_ms,
+            },
+            Action::Stopped(stop) => ActionLine::Stopped {
+                stop: StopJson(stop),
+            },
         }
-        out.end_object();
+        .serialize(s)
     }
 }
 
@@ -429,24 +559,38 @@ pub struct TallyJson<'a>(pub &'a Tally);
 impl TallyJson<'_> {
     /// The totals as one line of JSON.
     pub fn to_line(&self) -> String {
-        JsonOut::text_of(self)
+        line(self)
     }
 }
 
-impl WriteJson for TallyJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
-        let tally = self.0;
-        let people: Vec<_> = tally.people().collect();
-        out.begin_object();
-        out.key("hearts").u64(tally.total_hearts());
-        out.key("donated").u64(tally.total_donated());
-        out.key("attendance").u64(tally.attendance() as u64);
-        out.key("people").begin_object();
-        for (id, totals) in crate::tally::ordered(&people, |(id, _)| (0, id)) {
-            out.key(id).put(totals);
+impl Serialize for TallyJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The people in `id` order.
+        struct People<'a>(Vec<(&'a str, &'a PersonTotals)>);
+        impl Serialize for People<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(Some(self.0.len()))?;
+                for (id, totals) in crate::tally::ordered(&self.0, |(id, _)| (0, id)) {
+                    map.serialize_entry(id, totals)?;
+                }
+                map.end()
+            }
         }
-        out.end_object();
-        out.end_object();
+        #[derive(Serialize)]
+        struct Totals<'a> {
+            hearts: u64,
+            donated: u64,
+            attendance: u64,
+            people: People<'a>,
+        }
+        let tally = self.0;
+        Totals {
+            hearts: tally.total_hearts(),
+            donated: tally.total_donated(),
+            attendance: tally.attendance() as u64,
+            people: People(tally.people().collect()),
+        }
+        .serialize(s)
     }
 }
 

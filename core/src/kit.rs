@@ -98,7 +98,6 @@
 
 pub mod audience;
 pub mod commands;
-pub(crate) mod graphemes;
 pub mod milestones;
 mod stored;
 pub mod text;

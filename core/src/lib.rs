@@ -63,7 +63,8 @@ pub mod json;
 pub mod marshal;
 // The kit: what every bot author writes by hand, on top of the machine.
 pub mod kit;
-// Fuzz bodies (`fuzz/fuzz_targets/`, replayed by `tests/fuzz_corpus.rs`); not API.
+
+// Interim: the fuzz input cursor of libonair's fuzz body; not API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzz;

@@ -59,9 +59,7 @@ use crate::model::TokenPair;
 use crate::problem::classify;
 use crate::scope::Scope;
 use crate::secret::Secret;
-use crate::wire::json::{self, field, need, Json, StoredRefusal};
-use crate::wire::wire_enum;
-use crate::wire::write::JsonOut;
+use crate::wire::{self, wire_enum, StoredRefusal};
 
 // ---------------------------------------------------------------------------
 // Tokens (one pair, with times) and its stored form
@@ -206,30 +204,30 @@ impl Tokens {
         // most six bytes for one: `\u00XX`).
         let scope = self.scope.to_string();
         let room = 512 + 6 * (access.len() + refresh.map_or(0, str::len) + scope.len());
-        let mut out = JsonOut::with_capacity(room);
-        out.begin_object();
-        out.key("format").str(STORED_FORMAT);
-        out.key("version").u64(STORED_VERSION.into());
-        out.key("generation").u64(self.generation);
-        out.key("access_token").str(access);
-        out.key("access_expires_at_ms")
-            .u64(self.access_expires_at_ms);
-        out.key("issued_at_ms").u64(self.issued_at_ms);
-        out.key("refresh_token").put(&refresh);
-        out.key("refresh_expires_at_ms")
-            .put(&self.refresh_expires_at_ms());
-        out.key("scope").str(&scope);
-        out.end_object();
-        let text = out.finish();
-        debug_assert!(text.len() <= room, "the token file outgrew its buffer");
-        Zeroizing::new(text)
+        let stored = StoredOut {
+            format: STORED_FORMAT,
+            version: STORED_VERSION,
+            generation: self.generation,
+            access_token: access,
+            access_expires_at_ms: self.access_expires_at_ms,
+            issued_at_ms: self.issued_at_ms,
+            refresh_token: refresh,
+            refresh_expires_at_ms: self.refresh_expires_at_ms(),
+            scope: &scope,
+        };
+        let mut out = Vec::with_capacity(room);
+        // Writing plain values into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut out, &stored);
+        debug_assert!(out.len() <= room, "the token file outgrew its buffer");
+        // serde_json writes UTF-8; the check cannot fail and copies nothing.
+        Zeroizing::new(String::from_utf8(out).unwrap_or_default())
     }
 
     /// Reads the stored form written by [`Tokens::to_json`]. Unknown fields
     /// are ignored; another `format` or a `version` this build does not know
     /// is refused. Errors never quote the input.
     pub fn from_json(json: &[u8]) -> Result<Tokens, LoadError> {
-        let stored = json::read_stored(json, STORED_FORMAT, STORED_VERSION, Stored::read).map_err(
+        let stored: Stored = wire::read_stored(json, STORED_FORMAT, STORED_VERSION).map_err(
             |refusal| match refusal {
                 StoredRefusal::Json { line, column } => LoadError::Json { line, column },
                 StoredRefusal::UnknownFormat => LoadError::UnknownFormat,
@@ -269,57 +267,34 @@ impl Tokens {
     }
 }
 
-/// The stored form's fields past `format` and `version`.
+/// The stored form as written: `format`, `version`, then the pair.
+#[derive(serde::Serialize)]
+struct StoredOut<'a> {
+    format: &'static str,
+    version: u32,
+    generation: u64,
+    access_token: &'a str,
+    access_expires_at_ms: u64,
+    issued_at_ms: u64,
+    refresh_token: Option<&'a str>,
+    refresh_expires_at_ms: Option<u64>,
+    scope: &'a str,
+}
+
+/// The stored form's fields past `format` and `version`, as read.
+#[derive(serde::Deserialize)]
 struct Stored {
     generation: u64,
+    #[serde(deserialize_with = "crate::model::secret")]
     access_token: Secret,
     access_expires_at_ms: u64,
     issued_at_ms: u64,
+    #[serde(default, deserialize_with = "crate::model::nullable_secret")]
     refresh_token: Option<Secret>,
+    #[serde(default)]
     refresh_expires_at_ms: Option<u64>,
+    #[serde(default, deserialize_with = "crate::wire::null_as_default")]
     scope: Scope,
-}
-
-impl Stored {
-    fn read(json: &mut Json<'_>) -> Option<Stored> {
-        let (mut generation, mut access_token, mut access_expires_at_ms) = (None, None, None);
-        let (mut issued_at_ms, mut refresh_token, mut refresh_expires_at_ms) = (None, None, None);
-        let mut scope = None;
-        let secret = |json: &mut Json<'_>| Some(Secret::new(json.owned_string()?));
-        json.object(&mut |json, key| match key {
-            b"generation" => field(json, &mut generation, "generation", Json::u64),
-            b"access_token" => field(json, &mut access_token, "access_token", secret),
-            b"access_expires_at_ms" => field(
-                json,
-                &mut access_expires_at_ms,
-                "access_expires_at_ms",
-                Json::u64,
-            ),
-            b"issued_at_ms" => field(json, &mut issued_at_ms, "issued_at_ms", Json::u64),
-            b"refresh_token" => field(json, &mut refresh_token, "refresh_token", |json| {
-                json.nullable(secret)
-            }),
-            b"refresh_expires_at_ms" => field(
-                json,
-                &mut refresh_expires_at_ms,
-                "refresh_expires_at_ms",
-                |json| json.nullable(Json::u64),
-            ),
-            b"scope" => field(json, &mut scope, "scope", |json| {
-                json.nullable(|json| Some(Scope::parse(&json.string()?)))
-            }),
-            _ => json.skip(),
-        })?;
-        Some(Stored {
-            generation: need(json, generation, "generation")?,
-            access_token: need(json, access_token, "access_token")?,
-            access_expires_at_ms: need(json, access_expires_at_ms, "access_expires_at_ms")?,
-            issued_at_ms: need(json, issued_at_ms, "issued_at_ms")?,
-            refresh_token: refresh_token.flatten(),
-            refresh_expires_at_ms: refresh_expires_at_ms.flatten(),
-            scope: scope.flatten().unwrap_or_default(),
-        })
-    }
 }
 
 impl fmt::Debug for Tokens {

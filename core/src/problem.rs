@@ -38,9 +38,7 @@ use crate::endpoint::Endpoint;
 use crate::http::Header;
 use crate::ratelimit::{QuotaHeaders, RetryAfter};
 use crate::scope::Permission;
-use crate::wire::json::{self, field, Json};
 use crate::wire::name_enum;
-use crate::wire::write::{JsonOut, WriteJson};
 
 name_enum! {
     /// What went wrong (or `Ok`), as decided from status, code and headers.
@@ -246,21 +244,6 @@ pub struct Explanation {
     pub recently_revoked: bool,
 }
 
-impl WriteJson for Explanation {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("kind").put(&self.kind);
-        out.key("advice").put(&self.advice);
-        out.key("status").u64(u64::from(self.status));
-        out.key("detailCode").put(&self.detail_code);
-        out.key("oauthError").put(&self.oauth_error);
-        out.key("retryAfterMs").put(&self.retry_after_ms);
-        out.key("quotaScope").put(&self.quota_scope);
-        out.key("recentlyRevoked").bool(self.recently_revoked);
-        out.end_object();
-    }
-}
-
 impl Explanation {
     /// The object as one line of JSON, the line `onair explain` prints.
     ///
@@ -272,7 +255,7 @@ impl Explanation {
     /// assert!(p.explain(None).to_json().starts_with(r#"{"kind":"#));
     /// ```
     pub fn to_json(&self) -> String {
-        JsonOut::text_of(self)
+        serde_json::to_string(self).unwrap_or_default()
     }
 }
 
@@ -432,26 +415,28 @@ impl<'a> ErrorBody<'a> {
     }
 
     fn read(body: &'a [u8]) -> ErrorBody<'a> {
-        json::read_bytes(body, |json| {
-            let (mut detail_code, mut message, mut error, mut description) =
-                (None, None, None, None);
-            json.object(&mut |json, key| match key {
-                b"detailCode" => field(json, &mut detail_code, "detailCode", lenient_str),
-                b"message" => field(json, &mut message, "message", lenient_str),
-                b"error" => field(json, &mut error, "error", lenient_str),
-                b"error_description" => {
-                    field(json, &mut description, "error_description", lenient_str)
-                }
-                _ => json.skip(),
-            })?;
-            Some(ErrorBody {
-                detail_code: detail_code.flatten(),
-                message: message.flatten(),
-                error: error.flatten(),
-                error_description: description.flatten(),
-            })
-        })
-        .unwrap_or_default()
+        /// The body's fields, any type: only strings are kept.
+        #[derive(serde::Deserialize)]
+        struct Fields<'a> {
+            #[serde(borrow, default, rename = "detailCode")]
+            detail_code: Option<Lenient<'a>>,
+            #[serde(borrow, default)]
+            message: Option<Lenient<'a>>,
+            #[serde(borrow, default)]
+            error: Option<Lenient<'a>>,
+            #[serde(borrow, default)]
+            error_description: Option<Lenient<'a>>,
+        }
+        let text = |field: Option<Lenient<'a>>| field.and_then(|f| f.0);
+        match serde_json::from_slice::<Fields<'a>>(body) {
+            Ok(fields) => ErrorBody {
+                detail_code: text(fields.detail_code),
+                message: text(fields.message),
+                error: text(fields.error),
+                error_description: text(fields.error_description),
+            },
+            Err(_) => ErrorBody::default(),
+        }
     }
 
     fn into_owned(self) -> ErrorBody<'static> {
@@ -489,13 +474,23 @@ fn sse_data(body: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(joined)
 }
 
-/// A string field that is `None` when null or of another type (a slot of
-/// [`field`]: `Some(None)` for those).
-fn lenient_str<'a>(json: &mut Json<'a>) -> Option<Option<Cow<'a, str>>> {
-    if json.peek() == Some(b'"') {
-        return json.string().map(Some);
+/// A field read leniently: its text when it is a string, `None` for any
+/// other value (a number, an object, `null`).
+struct Lenient<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Lenient<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Any<'a> {
+            Text(#[serde(borrow)] Cow<'a, str>),
+            Other(serde::de::IgnoredAny),
+        }
+        Ok(Lenient(match Any::deserialize(d)? {
+            Any::Text(text) => Some(text),
+            Any::Other(_) => None,
+        }))
     }
-    json.skip().map(|()| None)
 }
 
 #[cfg(test)]

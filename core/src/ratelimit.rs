@@ -9,7 +9,6 @@
 
 use crate::http::{trim_ows, Header};
 use crate::scope::Permission;
-use crate::time::{days_from_civil, days_in_month};
 
 /// The longest wait a `Retry-After` may ask for: one day (the daily quota
 /// resets at midnight). Longer values are capped and flagged.
@@ -216,133 +215,14 @@ fn parse_scope(value: &[u8]) -> Option<Permission> {
     std::str::from_utf8(value).ok().map(Permission::from_wire)
 }
 
-const DAY_NAMES: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
-const LONG_DAY_NAMES: [&[u8]; 7] = [
-    b"Monday",
-    b"Tuesday",
-    b"Wednesday",
-    b"Thursday",
-    b"Friday",
-    b"Saturday",
-    b"Sunday",
-];
-const MONTHS: [&[u8]; 12] = [
-    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
-];
-
-/// An HTTP-date (RFC 9110 5.6.7) in unix milliseconds, any of its three forms:
-///
-/// - IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`
-/// - RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT` (two-digit years 70–99 are
-///   19xx, 00–69 are 20xx: RFC 9110's "not more than 50 years ahead" rule for
-///   any clock between 2020 and 2069, without needing the clock)
-/// - asctime `Sun Nov  6 08:49:37 1994`
-///
-/// Names compare case-insensitively; the weekday is checked to be a weekday
-/// name, not against the date. Dates before 1970 are 0.
-pub fn parse_http_date(value: &[u8]) -> Option<u64> {
-    let mut c = Bytes { rest: value };
-    let (year, month, day, hms) = if value.get(3) == Some(&b',') {
-        // IMF-fixdate
-        c.name(&DAY_NAMES)?;
-        c.literal(b", ")?;
-        let day = c.digits(2)?;
-        c.literal(b" ")?;
-        let month = c.name(&MONTHS)? + 1;
-        c.literal(b" ")?;
-        let year = c.digits(4)?;
-        c.literal(b" ")?;
-        let hms = c.time()?;
-        c.literal(b" GMT")?;
-        (year, month, day, hms)
-    } else if value.get(3) == Some(&b' ') {
-        // asctime: day is two digits or a space and one digit
-        c.name(&DAY_NAMES)?;
-        c.literal(b" ")?;
-        let month = c.name(&MONTHS)? + 1;
-        c.literal(b" ")?;
-        let day = if c.rest.first() == Some(&b' ') {
-            c.literal(b" ")?;
-            c.digits(1)?
-        } else {
-            c.digits(2)?
-        };
-        c.literal(b" ")?;
-        let hms = c.time()?;
-        c.literal(b" ")?;
-        let year = c.digits(4)?;
-        (year, month, day, hms)
-    } else {
-        // RFC 850
-        c.name(&LONG_DAY_NAMES)?;
-        c.literal(b", ")?;
-        let day = c.digits(2)?;
-        c.literal(b"-")?;
-        let month = c.name(&MONTHS)? + 1;
-        c.literal(b"-")?;
-        let yy = c.digits(2)?;
-        c.literal(b" ")?;
-        let hms = c.time()?;
-        c.literal(b" GMT")?;
-        let year = if yy >= 70 { 1900 + yy } else { 2000 + yy };
-        (year, month, day, hms)
-    };
-    if !c.rest.is_empty() {
-        return None;
-    }
-    let (hour, minute, second) = hms;
-    let year = i64::from(year);
-    if day == 0 || day > days_in_month(year, month) || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
-    Some(u64::try_from(secs).unwrap_or(0).saturating_mul(1000))
-}
-
-/// A cursor for the fixed layouts of HTTP-dates.
-struct Bytes<'a> {
-    rest: &'a [u8],
-}
-
-impl Bytes<'_> {
-    fn literal(&mut self, expected: &[u8]) -> Option<()> {
-        let head = self.rest.get(..expected.len())?;
-        if !head.eq_ignore_ascii_case(expected) {
-            return None;
-        }
-        self.rest = self.rest.get(expected.len()..)?;
-        Some(())
-    }
-
-    fn digits(&mut self, width: usize) -> Option<u32> {
-        let head = self.rest.get(..width)?;
-        let n = head.iter().try_fold(0u32, |acc, &b| {
-            b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0'))
-        })?;
-        self.rest = self.rest.get(width..)?;
-        Some(n)
-    }
-
-    /// Index of the first name of `names` the input starts with.
-    fn name(&mut self, names: &[&[u8]]) -> Option<u32> {
-        let (index, name) = names.iter().enumerate().find(|(_, name)| {
-            self.rest
-                .get(..name.len())
-                .is_some_and(|head| head.eq_ignore_ascii_case(name))
-        })?;
-        self.rest = self.rest.get(name.len()..)?;
-        u32::try_from(index).ok()
-    }
-
-    fn time(&mut self) -> Option<(u32, u32, u32)> {
-        let h = self.digits(2)?;
-        self.literal(b":")?;
-        let m = self.digits(2)?;
-        self.literal(b":")?;
-        let s = self.digits(2)?;
-        Some((h, m, s))
-    }
+/// An HTTP-date (RFC 9110 5.6.7) in unix milliseconds, any of its three
+/// forms (IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850, asctime), by
+/// `httpdate`; `None` for anything else.
+fn parse_http_date(value: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(value).ok()?;
+    let time = httpdate::parse_http_date(text.trim()).ok()?;
+    let ms = time.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis();
+    u64::try_from(ms).ok()
 }
 
 #[cfg(test)]

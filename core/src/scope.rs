@@ -20,10 +20,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Serialize, Serializer};
+use std::collections::BTreeSet;
 
-use crate::wire::wire_enum;
-use crate::wire::write::{JsonOut, WriteJson};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::wire::{wire_enum, StrVisitor};
 
 wire_enum! {
     /// One permission a DJ can grant (spec 2.1, 4).
@@ -112,10 +113,8 @@ impl Permission {
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Scope {
     known: u8,
-    /// Unknown names, sorted and distinct: a scope holds a handful of names,
-    /// and a sorted `Vec` is a set without B-tree code (about 5 KiB of the
-    /// WASM bot module, BENCHMARKS.md).
-    other: Vec<String>,
+    /// Unknown names (sorted, distinct).
+    other: BTreeSet<String>,
 }
 
 impl Scope {
@@ -140,15 +139,7 @@ impl Scope {
                 fresh
             }
             None => match permission {
-                Permission::Other(name) if !name.is_empty() => {
-                    match self.other.binary_search(&name) {
-                        Ok(_) => false,
-                        Err(at) => {
-                            self.other.insert(at, name);
-                            true
-                        }
-                    }
-                }
+                Permission::Other(name) if !name.is_empty() => self.other.insert(name),
                 _ => false,
             },
         }
@@ -162,13 +153,7 @@ impl Scope {
                 self.known &= !bit;
                 present
             }
-            None => match self.find(permission.as_str()) {
-                Ok(at) => {
-                    self.other.remove(at);
-                    true
-                }
-                Err(_) => false,
-            },
+            None => self.other.remove(permission.as_str()),
         }
     }
 
@@ -176,13 +161,8 @@ impl Scope {
     pub fn contains(&self, permission: &Permission) -> bool {
         match permission.bit() {
             Some(bit) => self.known & bit != 0,
-            None => self.find(permission.as_str()).is_ok(),
+            None => self.other.contains(permission.as_str()),
         }
-    }
-
-    /// Where an unknown `name` is, or would go, in the sorted `other`.
-    fn find(&self, name: &str) -> Result<usize, usize> {
-        self.other.binary_search_by(|held| held.as_str().cmp(name))
     }
 
     /// Whether any `events.*` permission was granted, i.e. whether the event
@@ -198,10 +178,7 @@ impl Scope {
     pub fn difference(&self, other: &Scope) -> Scope {
         Scope {
             known: self.known & !other.known,
-            other: (self.other.iter())
-                .filter(|name| other.find(name).is_err())
-                .cloned()
-                .collect(),
+            other: self.other.difference(&other.other).cloned().collect(),
         }
     }
 
@@ -296,9 +273,9 @@ impl Serialize for Scope {
 }
 
 /// The space-separated string of the wire.
-impl WriteJson for Scope {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.str(&self.to_string());
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(StrVisitor(Scope::parse))
     }
 }
 

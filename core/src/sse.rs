@@ -881,7 +881,10 @@ fn shrink_idle_string(buf: &mut String) {
     }
 }
 
+/// The WHATWG reference reading, the parser's oracle (the unit tests here and
+/// the fuzz bodies of `fuzz-support`); not API.
 #[cfg(any(test, feature = "fuzzing"))]
-pub(crate) mod reference;
+#[doc(hidden)]
+pub mod reference;
 #[cfg(test)]
 mod tests;

@@ -26,7 +26,6 @@
 use std::collections::HashMap;
 
 use crate::event::{Event, LikeType};
-use crate::wire::write::{JsonOut, WriteJson};
 
 /// What one person did in this broadcast. Its JSON form (camelCase) is the
 /// one of the emulator's ledger.
@@ -47,20 +46,6 @@ pub struct PersonTotals {
     pub joins: u64,
     /// Number of chat messages.
     pub chats: u64,
-}
-
-impl WriteJson for PersonTotals {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("nickname").put(&self.nickname);
-        out.key("hearts").u64(self.hearts);
-        out.key("paidHearts").u64(self.paid_hearts);
-        out.key("donated").u64(self.donated);
-        out.key("donations").u64(self.donations);
-        out.key("joins").u64(self.joins);
-        out.key("chats").u64(self.chats);
-        out.end_object();
-    }
 }
 
 /// Totals for the current broadcast, keyed by person `id`.

@@ -6,11 +6,9 @@
 
 use std::fmt;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::wire::json::Json;
-use crate::wire::write::{JsonOut, WriteJson};
-use crate::wire::ShortText;
+use crate::wire::{ShortText, StrVisitor};
 
 /// An ISO-8601 timestamp as the service sent it.
 ///
@@ -26,11 +24,6 @@ use crate::wire::ShortText;
 pub struct Timestamp(ShortText);
 
 impl Timestamp {
-    /// Reads a timestamp value (a JSON string, kept as sent).
-    pub(crate) fn read(json: &mut Json<'_>) -> Option<Timestamp> {
-        Some(Timestamp::new(json.string()?))
-    }
-
     /// Wraps a wire string; nothing is validated until you parse it.
     pub fn new(wire: impl AsRef<str>) -> Self {
         Self(ShortText::new(wire.as_ref()))
@@ -72,9 +65,9 @@ impl Serialize for Timestamp {
     }
 }
 
-impl WriteJson for Timestamp {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.str(self.as_str());
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(StrVisitor(|s: &str| Timestamp::new(s)))
     }
 }
 
@@ -126,9 +119,9 @@ impl Serialize for FrameId {
     }
 }
 
-impl WriteJson for FrameId {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.str(self.as_str());
+impl<'de> Deserialize<'de> for FrameId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(StrVisitor(|s: &str| FrameId::new(s)))
     }
 }
 

@@ -1,17 +1,11 @@
-//! Helpers shared by the wire types: the JSON reader ([`json`]), string
-//! enums that keep unknown values, and [`ShortText`], a wire string held
-//! inline when it is short.
+//! Helpers shared by the wire types: string enums that keep unknown values,
+//! and [`ShortText`], a wire string held inline when it is short.
 
 use arrayvec::ArrayString;
 
-mod decimal;
-pub(crate) mod json;
-pub(crate) mod write;
-
 /// Defines a string enum of the wire that keeps values it does not know as
 /// `Other(String)` (never a decode error), with `from_wire`, `as_str`,
-/// `Display`, and a serde `Serialize` and a [`write::WriteJson`] that write
-/// the plain string.
+/// `Display`, and serde's `Serialize` and `Deserialize` as the plain string.
 macro_rules! wire_enum {
     (
         $(#[$meta:meta])*
@@ -57,9 +51,9 @@ macro_rules! wire_enum {
             }
         }
 
-        impl $crate::wire::write::WriteJson for $name {
-            fn write_json(&self, out: &mut $crate::wire::write::JsonOut) {
-                out.str(self.as_str());
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                d.deserialize_str($crate::wire::StrVisitor(Self::from_wire))
             }
         }
     };
@@ -69,8 +63,7 @@ pub(crate) use wire_enum;
 
 /// Defines a closed string enum of this crate's own vocabulary (names printed
 /// by `onair explain` and the bindings, never read from the wire): `as_str`,
-/// `from_name`, `Display`, and a serde `Serialize` and a
-/// [`write::WriteJson`] that write the plain string.
+/// `from_name`, `Display`, and serde's `Serialize` as the plain string.
 macro_rules! name_enum {
     (
         $(#[$meta:meta])*
@@ -103,16 +96,152 @@ macro_rules! name_enum {
                 s.serialize_str(self.as_str())
             }
         }
-
-        impl $crate::wire::write::WriteJson for $name {
-            fn write_json(&self, out: &mut $crate::wire::write::JsonOut) {
-                out.str(self.as_str());
-            }
-        }
     };
 }
 
 pub(crate) use name_enum;
+
+/// A serde visitor of one JSON string, turned into a value by `.0`: borrowed
+/// or escaped, the text is read without an extra copy when it can be.
+pub(crate) struct StrVisitor<F>(pub(crate) F);
+
+impl<T, F: FnOnce(&str) -> T> serde::de::Visitor<'_> for StrVisitor<F> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        Ok((self.0)(v))
+    }
+}
+
+/// Reads `null` as the type's default (the service's display fields that a
+/// proxy or an older server may send as `null`).
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de> + Default,
+{
+    use serde::Deserialize;
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// A serde_json error, sorted and described for logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct JsonFault {
+    /// The text is not JSON (rather than JSON of another shape): a document
+    /// of the wrong shape counts as a syntax fault when the whole text is
+    /// not JSON (say, a bad object followed by trailing garbage).
+    pub(crate) syntax: bool,
+    /// serde_json's message, its position as a byte offset and without any
+    /// value of the input (in a token response a value can be a secret):
+    /// `missing field `user` at byte 41`, `invalid JSON: EOF while parsing
+    /// a string at byte 66`.
+    pub(crate) message: String,
+    /// 1-based line and column of the fault.
+    pub(crate) line: usize,
+    /// See `line`.
+    pub(crate) column: usize,
+}
+
+impl JsonFault {
+    /// Describes `error`, met reading `text`.
+    pub(crate) fn of(text: &[u8], error: &serde_json::Error) -> JsonFault {
+        if error.is_data() {
+            if let Err(syntax) = serde_json::from_slice::<serde::de::IgnoredAny>(text) {
+                return JsonFault::of(text, &syntax);
+            }
+        }
+        let full = error.to_string();
+        let what = match full.rfind(" at line ") {
+            Some(at) => &full[..at],
+            None => &full,
+        };
+        let syntax = !error.is_data();
+        let line_start: usize = text
+            .split_inclusive(|&b| b == b'\n')
+            .take(error.line().saturating_sub(1))
+            .map(<[u8]>::len)
+            .sum();
+        // serde_json's column is that of the last byte it read: the offset
+        // just past it.
+        let at = (line_start + error.column()).min(text.len());
+        JsonFault {
+            syntax,
+            message: format!(
+                "{}{} at byte {at}",
+                if syntax { "invalid JSON: " } else { "" },
+                without_values(what)
+            ),
+            line: error.line(),
+            column: error.column(),
+        }
+    }
+}
+
+/// Why a stored document (the token file, kit state) was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoredRefusal {
+    /// Not JSON of the expected shape, at this 1-based line and column.
+    Json { line: usize, column: usize },
+    /// `format` is missing or names another kind of document.
+    UnknownFormat,
+    /// `version` is missing.
+    MissingVersion,
+    /// A `version` this build does not read.
+    UnsupportedVersion(u64),
+}
+
+/// Reads a stored document: its `format` and `version` are checked first
+/// (a file from a newer onair is refused by its version, not by whatever
+/// field changed), then the whole document is read as a `T`.
+pub(crate) fn read_stored<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    format: &str,
+    version: u32,
+) -> Result<T, StoredRefusal> {
+    #[derive(serde::Deserialize)]
+    struct Marker {
+        #[serde(default)]
+        format: Option<String>,
+        #[serde(default)]
+        version: Option<u64>,
+    }
+    let refused = |e: serde_json::Error| StoredRefusal::Json {
+        line: e.line(),
+        column: e.column(),
+    };
+    let marker: Marker = serde_json::from_slice(bytes).map_err(refused)?;
+    if marker.format.as_deref() != Some(format) {
+        return Err(StoredRefusal::UnknownFormat);
+    }
+    match marker.version {
+        Some(v) if v == u64::from(version) => {}
+        Some(found) => return Err(StoredRefusal::UnsupportedVersion(found)),
+        None => return Err(StoredRefusal::MissingVersion),
+    }
+    serde_json::from_slice(bytes).map_err(refused)
+}
+
+/// serde's `invalid type: string "x", expected …` without the value:
+/// `invalid type: string, expected …` (the value may be a secret).
+fn without_values(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    for (open, close) in [(" \"", "\", expected"), (" `", "`, expected")] {
+        if let (Some(a), Some(b)) = (rest.find(open), rest.rfind(close)) {
+            if a < b {
+                out.push_str(&rest[..a]);
+                rest = &rest[b + close.len() - ", expected".len()..];
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
 
 /// Bytes a [`ShortText`] holds inline: a timestamp to the millisecond
 /// (`2024-11-22T04:33:20.123Z`, the service's form) or a frame id fits, and

@@ -1,7 +1,7 @@
 //! The stored token file: `from_json` then `to_json` round-trips; errors quote nothing.
-//! The body and its invariants: `onair::fuzz::token_file`.
+//! The body and its invariants: `onair_fuzz_support::token_file` (fuzz-support/src/bodies.rs).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| onair::fuzz::token_file(data));
+fuzz_target!(|data: &[u8]| onair_fuzz_support::token_file(data));

@@ -1,7 +1,7 @@
 //! Token responses: usable tokens, stored and reloaded unchanged, never quoted.
-//! The body and its invariants: `onair::fuzz::token_response`.
+//! The body and its invariants: `onair_fuzz_support::token_response` (fuzz-support/src/bodies.rs).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| onair::fuzz::token_response(data));
+fuzz_target!(|data: &[u8]| onair_fuzz_support::token_response(data));

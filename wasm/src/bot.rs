@@ -1,7 +1,7 @@
 //! The `Bot` machine (feature `machine`, part of `onair_bot_bg.wasm`), and
 //! the helpers every part of that module shares (errors, times, headers).
 
-use onair::json::{ActionJson, JsonOut, StopJson};
+use onair::json::{ActionJson, StopJson};
 use onair::oauth::Tokens;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
 use wasm_bindgen::prelude::*;
@@ -10,9 +10,7 @@ use wasm_bindgen::prelude::*;
 
 /// An error for the JS layer: `["name","kind","message"]` as a string.
 pub(crate) fn error(name: &str, kind: &str, message: &str) -> JsValue {
-    let mut out = JsonOut::new();
-    out.list([name, kind, message]);
-    JsValue::from_str(&out.finish())
+    JsValue::from_str(&to_json(&[name, kind, message]))
 }
 
 pub(crate) fn misuse(e: Misuse) -> JsValue {
@@ -27,6 +25,11 @@ pub(crate) fn misuse(e: Misuse) -> JsValue {
         _ => "misuse",
     };
     error("MisuseError", kind, &e.to_string())
+}
+
+/// A value as JSON text (serializing plain values cannot fail).
+pub(crate) fn to_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// A JS number of milliseconds as `u64`.

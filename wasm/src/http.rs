@@ -3,7 +3,7 @@
 //! items (the oracle of the decoder module's tape).
 
 use onair::endpoint::Endpoint;
-use onair::json::{ItemJson, JsonOut};
+use onair::json::ItemJson;
 use onair::problem::classify as core_classify;
 use onair::{BaseUrl, ClientCredentials};
 use wasm_bindgen::prelude::*;
@@ -110,11 +110,11 @@ pub fn build_token_request(
 /// Decodes a 2xx body of `live`, `listeners` (one page) or `fans` as JSON.
 #[wasm_bindgen(js_name = decodeBody)]
 pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
-    fn out<T: onair::json::WriteJson>(
+    fn out<T: serde::Serialize>(
         r: Result<T, onair::api::ResponseError>,
     ) -> Result<String, JsValue> {
         match r {
-            Ok(v) => Ok(JsonOut::text_of(&v)),
+            Ok(v) => Ok(crate::bot::to_json(&v)),
             Err(e) => Err(error("ResponseError", e.kind.code(), &e.to_string())),
         }
     }
@@ -226,19 +226,29 @@ impl JsonDecoder {
 pub fn parse_quota(headers: Vec<String>, now_ms: f64) -> String {
     // Each absent or unreadable value `null`.
     let q = onair::ratelimit::QuotaHeaders::parse(pairs(&headers));
-    let mut out = JsonOut::new();
-    out.begin_object();
-    out.key("remaining").put(&q.remaining);
-    out.key("replenishRate").put(&q.replenish_rate);
-    out.key("burstCapacity").put(&q.burst_capacity);
-    out.key("dailyLimit").put(&q.daily_limit);
-    out.key("dailyRemaining").put(&q.daily_remaining);
-    out.key("dailyResetS").put(&q.daily_reset_s);
-    out.key("dailyScope")
-        .put(&q.daily_scope.as_ref().map(|p| p.as_str()));
-    out.key("retryAfterPresent").bool(q.retry_after_present);
-    out.key("retryAfterMs")
-        .put(&q.retry_after.map(|r| r.delay_ms(ms(now_ms))));
-    out.end_object();
-    out.finish()
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Quota<'a> {
+        remaining: Option<u64>,
+        replenish_rate: Option<u64>,
+        burst_capacity: Option<u64>,
+        daily_limit: Option<u64>,
+        daily_remaining: Option<u64>,
+        #[serde(rename = "dailyResetS")]
+        daily_reset_s: Option<u64>,
+        daily_scope: Option<&'a str>,
+        retry_after_present: bool,
+        retry_after_ms: Option<u64>,
+    }
+    crate::bot::to_json(&Quota {
+        remaining: q.remaining,
+        replenish_rate: q.replenish_rate,
+        burst_capacity: q.burst_capacity,
+        daily_limit: q.daily_limit,
+        daily_remaining: q.daily_remaining,
+        daily_reset_s: q.daily_reset_s,
+        daily_scope: q.daily_scope.as_ref().map(|p| p.as_str()),
+        retry_after_present: q.retry_after_present,
+        retry_after_ms: q.retry_after.map(|r| r.delay_ms(ms(now_ms))),
+    })
 }

@@ -2,7 +2,10 @@
 //! commands, the greet-once audience, milestones, app timers.
 
 use onair::event::Event;
-use onair::json::{JsonOut, TallyJson};
+use onair::json::TallyJson;
+use serde::Serialize;
+
+use crate::bot::to_json;
 use onair::kit::audience::{Audience as CoreAudience, Greeting};
 use onair::kit::commands::{Allowed, Commands as CoreCommands};
 use onair::kit::milestones::{Milestone, Milestones as CoreMilestones};
@@ -147,12 +150,15 @@ impl Audience {
             Greeting::First(_) => "first",
             Greeting::WelcomeBack(_) => "welcomeBack",
         };
-        let mut out = JsonOut::new();
-        out.begin_object();
-        out.key("greeting").str(kind);
-        out.key("presence").put(greeting.presence());
-        out.end_object();
-        Some(out.finish())
+        #[derive(Serialize)]
+        struct Out<'a> {
+            greeting: &'static str,
+            presence: &'a onair::event::Presence,
+        }
+        Some(to_json(&Out {
+            greeting: kind,
+            presence: greeting.presence(),
+        }))
     }
 
     /// Whether the person is in the broadcast now.
@@ -175,33 +181,36 @@ impl Audience {
 
     /// What the stream showed of person `id`, as JSON, or `undefined`.
     pub fn person(&self, id: &str) -> Option<String> {
-        self.inner
-            .person(id)
-            .map(|p| JsonOut::text_of(&PersonJson(p)))
+        self.inner.person(id).map(|p| to_json(&PersonJson::of(p)))
     }
 
     /// Everyone seen in this broadcast, longest-unseen first, as a JSON array.
     pub fn people(&self) -> String {
-        let mut out = JsonOut::new();
-        out.list(self.inner.people().map(PersonJson));
-        out.finish()
+        to_json(&self.inner.people().map(PersonJson::of).collect::<Vec<_>>())
     }
 }
 
 /// A person of the audience in JS idiom (camelCase, the temperature a
 /// number); the stored form (`toJson`) stays the core's.
-struct PersonJson<'a>(&'a onair::kit::audience::Person);
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PersonJson<'a> {
+    user: &'a onair::event::User,
+    joins: u64,
+    is_manager: bool,
+    fan_rank: Option<u64>,
+    favorite_temperature: Option<f64>,
+}
 
-impl onair::json::WriteJson for PersonJson<'_> {
-    fn write_json(&self, out: &mut JsonOut) {
-        let p = self.0;
-        out.begin_object();
-        out.key("user").put(&p.user);
-        out.key("joins").u64(p.joins);
-        out.key("isManager").bool(p.is_manager);
-        out.key("fanRank").put(&p.fan_rank);
-        out.key("favoriteTemperature").put(&p.favorite_temperature);
-        out.end_object();
+impl<'a> PersonJson<'a> {
+    fn of(p: &'a onair::kit::audience::Person) -> Self {
+        PersonJson {
+            user: &p.user,
+            joins: p.joins,
+            is_manager: p.is_manager,
+            fan_rank: p.fan_rank,
+            favorite_temperature: p.favorite_temperature,
+        }
     }
 }
 
@@ -257,14 +266,12 @@ impl Milestones {
     /// One person's donations this broadcast as JSON
     /// (`{"user","donated","donations","announced"}`), or `undefined`.
     pub fn donor(&self, id: &str) -> Option<String> {
-        self.inner.donor(id).map(JsonOut::text_of)
+        self.inner.donor(id).map(to_json)
     }
 
     /// Donors, highest total first, as a JSON array.
     pub fn donors(&self) -> String {
-        let mut out = JsonOut::new();
-        out.list(self.inner.donors());
-        out.finish()
+        to_json(&self.inner.donors())
     }
 
     /// Starts a broadcast; `true` when it is a new one.
@@ -279,27 +286,32 @@ impl Milestones {
     #[wasm_bindgen(js_name = onEvent)]
     pub fn on_event(&mut self, event: &str, data: &str) -> Option<String> {
         let milestone = self.inner.on_event(&event_from(event, data)?)?;
-        let mut out = JsonOut::new();
-        out.begin_object();
-        let (reached, total) = match &milestone {
-            Milestone::Hearts { reached, total } => {
-                out.key("milestone").str("hearts");
-                (reached, total)
-            }
+        #[derive(Serialize)]
+        struct Out<'a> {
+            milestone: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            user: Option<&'a onair::event::User>,
+            reached: u64,
+            total: u64,
+        }
+        Some(to_json(&match &milestone {
+            Milestone::Hearts { reached, total } => Out {
+                milestone: "hearts",
+                user: None,
+                reached: *reached,
+                total: *total,
+            },
             Milestone::Donated {
                 user,
                 reached,
                 total,
-            } => {
-                out.key("milestone").str("donated");
-                out.key("user").put(user);
-                (reached, total)
-            }
-        };
-        out.key("reached").u64(*reached);
-        out.key("total").u64(*total);
-        out.end_object();
-        Some(out.finish())
+            } => Out {
+                milestone: "donated",
+                user: Some(user),
+                reached: *reached,
+                total: *total,
+            },
+        }))
     }
 
     /// Hearts this broadcast.
@@ -386,27 +398,39 @@ impl Commands {
         let Some(Event::Chat(chat)) = event_from("chat", data) else {
             return None;
         };
-        let mut out = JsonOut::new();
-        out.begin_object();
-        let (user, role) = match self.inner.match_chat(&chat, &audience.inner)? {
-            Ok(inv) => {
-                out.key("ok").bool(true);
-                out.key("name").str(&inv.name);
-                out.key("args").list(&inv.args);
-                out.key("rest").str(&inv.rest);
-                (inv.user, inv.role)
-            }
-            Err(denied) => {
-                out.key("ok").bool(false);
-                out.key("name").str(&denied.name);
-                out.key("needed").str(denied.needed.as_str());
-                (denied.user, denied.role)
-            }
-        };
-        out.key("user").put(&user);
-        out.key("role").str(role.as_str());
-        out.end_object();
-        Some(out.finish())
+        #[derive(Serialize)]
+        struct Out<'a> {
+            ok: bool,
+            name: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            args: Option<&'a [String]>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            rest: Option<&'a str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            needed: Option<&'static str>,
+            user: &'a onair::event::User,
+            role: &'static str,
+        }
+        Some(match self.inner.match_chat(&chat, &audience.inner)? {
+            Ok(inv) => to_json(&Out {
+                ok: true,
+                name: &inv.name,
+                args: Some(&inv.args),
+                rest: Some(&inv.rest),
+                needed: None,
+                user: &inv.user,
+                role: inv.role.as_str(),
+            }),
+            Err(denied) => to_json(&Out {
+                ok: false,
+                name: &denied.name,
+                args: None,
+                rest: None,
+                needed: Some(denied.needed.as_str()),
+                user: &denied.user,
+                role: denied.role.as_str(),
+            }),
+        })
     }
 }
 

@@ -4,7 +4,6 @@
 use serde::Serialize;
 
 use crate::scope::{Permission, Scope};
-use crate::wire::write::{JsonOut, WriteJson};
 
 /// Where the event stream stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -130,96 +129,7 @@ pub struct Status {
 impl Status {
     /// The status as one line of JSON.
     pub fn to_json(&self) -> String {
-        JsonOut::text_of(self)
-    }
-}
-
-impl WriteJson for Connection {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        let state = out.key("state");
-        match self {
-            Connection::NeedsAuthorization => {
-                state.str("needsAuthorization");
-            }
-            Connection::Off => {
-                state.str("off");
-            }
-            Connection::WaitingForBroadcast { next_attempt_ms } => {
-                state.str("waitingForBroadcast");
-                out.key("nextAttemptMs").u64(*next_attempt_ms);
-            }
-            Connection::Connecting { since_ms } => {
-                state.str("connecting");
-                out.key("sinceMs").put(since_ms);
-            }
-            Connection::Connected { since_ms } => {
-                state.str("connected");
-                out.key("sinceMs").u64(*since_ms);
-            }
-            Connection::BackingOff { until_ms } => {
-                state.str("backingOff");
-                out.key("untilMs").u64(*until_ms);
-            }
-            Connection::Refreshing => {
-                state.str("refreshing");
-            }
-            Connection::Stopped { code, message } => {
-                state.str("stopped");
-                out.key("code").str(code);
-                out.key("message").str(message);
-            }
-        }
-        out.end_object();
-    }
-}
-
-impl WriteJson for Counters {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("chat").u64(self.chat);
-        out.key("presence").u64(self.presence);
-        out.key("like").u64(self.like);
-        out.key("donation").u64(self.donation);
-        out.key("unknownEvents").u64(self.unknown_events);
-        out.key("decodeErrors").u64(self.decode_errors);
-        out.key("heartbeats").u64(self.heartbeats);
-        out.key("lastHeartbeatMs").put(&self.last_heartbeat_ms);
-        out.key("connects").u64(self.connects);
-        out.key("endsLiveEnded").u64(self.ends_live_ended);
-        out.key("endsTokenExpired").u64(self.ends_token_expired);
-        out.key("endsReconnect").u64(self.ends_reconnect);
-        out.key("drops").u64(self.drops);
-        out.key("chatsSent").u64(self.chats_sent);
-        out.key("chatsFailed").u64(self.chats_failed);
-        out.key("tokenPairs").u64(self.token_pairs);
-        out.end_object();
-    }
-}
-
-impl WriteJson for QuotaBlock {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("scope").put(&self.scope);
-        out.key("untilMs").u64(self.until_ms);
-        out.end_object();
-    }
-}
-
-impl WriteJson for Status {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("connection").put(&self.connection);
-        out.key("counters").put(&self.counters);
-        out.key("scope").list(&self.scope);
-        out.key("cannot").list(&self.cannot);
-        out.key("notes").list(&self.notes);
-        out.key("pendingCalls").u64(self.pending_calls as u64);
-        out.key("tokenGeneration").put(&self.token_generation);
-        out.key("accessExpiresAtMs").put(&self.access_expires_at_ms);
-        out.key("refreshAtMs").put(&self.refresh_at_ms);
-        out.key("quotaBlocks").list(&self.quota_blocks);
-        out.end_object();
+        serde_json::to_string(self).unwrap_or_default()
     }
 }
 

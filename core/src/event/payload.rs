@@ -2,37 +2,60 @@
 //! `end`: every event the stream carries is read here, and every decoding
 //! error comes from here.
 //!
-//! The service sends compact JSON objects with a fixed set of keys, and a
-//! generic reader (a visitor per field, a key string per field) costs about
-//! twice the work of reading them directly (BENCHMARKS.md). So
-//! [`documented`] first reads the documented shape as a template (each key
-//! compared with a constant); anything else goes to [`read`], field by
-//! field — any key order, whitespace, escapes, unknown fields skipped but
-//! checked — which answers an event or the [`Fault`] that stops it (a
-//! missing or duplicate field, a wrong type, text that is not JSON).
+//! [`read`] is serde_json over the event types' derived `Deserialize`: any
+//! key order, whitespace, escapes, unknown fields skipped; a missing or
+//! duplicate field, a wrong type or text that is not JSON is a [`DecodeError`]
+//! kept with the frame.
+//!
+//! [`documented`] is a fenced fast path in front of it, for the one shape the
+//! service sends: compact objects with the documented keys in the documented
+//! order and strings without escapes. It reads that template with one
+//! comparison per key and answers `None` for anything else, which then goes
+//! to [`read`]. It buys 1.55× serde_json alone on the typed race (framing
+//! and decoding together, `ONAIR_RACE`, BENCHMARKS.md "Typed events"); the
+//! core keeps it only while that figure is at least 1.5×. serde_json is its
+//! oracle in the tests and in the `fast_json` fuzz target (wherever the
+//! template answers, the two agree).
+//!
+//! [`DecodeError`]: super::DecodeError
 
-use super::{Chat, Donation, End, EndReason, Event, Like, LikeType, Presence, PresenceType, User};
+use serde::de::DeserializeOwned;
+
+use super::{Chat, DecodeErrorKind, Donation, End, EndReason, Event, Like, Presence, User};
+use super::{LikeType, PresenceType};
 use crate::time::Timestamp;
-use crate::wire::json::{self, field, need, Fault, Json};
+use crate::wire::JsonFault;
 
-/// Reads `data` of a frame named `name` field by field: the event, `None`
-/// for a name that is not one of the service's events, or the fault.
-pub(super) fn read(name: &str, data: &str) -> Result<Option<Event>, Fault> {
+/// Reads `data` of a frame named `name` with serde_json: the event, `None`
+/// for a name that is not one of the service's events, or why it failed.
+pub(super) fn read(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
     let event = match name {
-        "chat" => json::read(data, chat).map(Event::Chat),
-        "presence" => json::read(data, presence).map(Event::Presence),
-        "like" => json::read(data, like).map(Event::Like),
-        "donation" => json::read(data, donation).map(Event::Donation),
+        "chat" => from_json::<Chat>(data).map(Event::Chat),
+        "presence" => from_json::<Presence>(data).map(Event::Presence),
+        "like" => from_json::<Like>(data).map(Event::Like),
+        "donation" => from_json::<Donation>(data).map(Event::Donation),
         "end" => end(data).map(Event::End),
         _ => return Ok(None),
     };
     event.map(Some)
 }
 
+fn from_json<T: DeserializeOwned>(data: &str) -> Result<T, (DecodeErrorKind, String)> {
+    serde_json::from_str(data).map_err(|e| {
+        let fault = JsonFault::of(data.as_bytes(), &e);
+        let kind = if fault.syntax {
+            DecodeErrorKind::InvalidJson
+        } else {
+            DecodeErrorKind::InvalidEvent
+        };
+        (kind, fault.message)
+    })
+}
+
 /// The end frame's data: the documented `{"reason":…}` object. A bare reason
 /// (`LIVE_ENDED` or `"LIVE_ENDED"`) is accepted too, because the spec writes the
 /// frame as `data:{reason}` and missing an end frame would break reconnection.
-fn end(data: &str) -> Result<End, Fault> {
+fn end(data: &str) -> Result<End, (DecodeErrorKind, String)> {
     let trimmed = data.trim();
     let bare = !trimmed.is_empty()
         && trimmed
@@ -43,39 +66,28 @@ fn end(data: &str) -> Result<End, Fault> {
             reason: EndReason::from_wire(trimmed),
         });
     }
-    let reason = |json: &mut Json<'_>| Some(EndReason::from_wire(&json.string()?));
     if trimmed.starts_with('"') {
-        return json::read(data, reason).map(|reason| End { reason });
+        return from_json::<EndReason>(data).map(|reason| End { reason });
     }
-    json::read(data, |json| {
-        let mut slot = None;
-        json.object(&mut |json, key| match key {
-            b"reason" => field(json, &mut slot, "reason", reason),
-            _ => json.skip(),
-        })?;
-        Some(End {
-            reason: need(json, slot, "reason")?,
-        })
-    })
+    from_json::<End>(data)
 }
 
 /// The payload in exactly the documented shape (spec 2.6): compact, every
-/// field present, in the documented order. Read as a template: each key is one
-/// comparison with a constant, no key is scanned or looked up. Anything else
-/// returns `None` and [`read`] reads the object field by field.
+/// field present, in the documented order, no escape in any string. Read as
+/// a template: each key is one comparison with a constant. Anything else
+/// returns `None` and [`read`] reads it.
 pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
-    let mut json = Json::new(data);
+    let mut t = Template { text: data, at: 0 };
     let event = match name {
         "chat" => {
-            let user = json
-                .after(b"{\"user\":")
-                .and_then(|()| documented_user(&mut json))?;
-            json.after(b",\"isDj\":")?;
-            let is_dj = json.bool()?;
-            json.after(b",\"message\":")?;
-            let message = json.string()?.into_owned();
-            json.after(b",\"sentTime\":")?;
-            let sent_time = Timestamp::read(&mut json)?;
+            t.lit(b"{\"user\":")?;
+            let user = t.user()?;
+            t.lit(b",\"isDj\":")?;
+            let is_dj = t.bool()?;
+            t.lit(b",\"message\":")?;
+            let message = t.string()?.to_owned();
+            t.lit(b",\"sentTime\":")?;
+            let sent_time = Timestamp::new(t.string()?);
             Event::Chat(Chat {
                 user,
                 is_dj,
@@ -84,21 +96,20 @@ pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
             })
         }
         "like" => {
-            let user = json
-                .after(b"{\"user\":")
-                .and_then(|()| documented_user(&mut json))?;
-            json.after(b",\"type\":")?;
-            let kind = LikeType::from_wire(&json.string()?);
-            json.after(b",\"totalAmount\":")?;
-            let total_amount = json.u64()?;
-            json.after(b",\"amount\":")?;
-            let amount = json.u64()?;
-            json.after(b",\"extraAmount\":")?;
-            let extra_amount = json.u64()?;
-            json.after(b",\"combo\":")?;
-            let combo = json.nullable(Json::u64)?;
-            json.after(b",\"time\":")?;
-            let time = Timestamp::read(&mut json)?;
+            t.lit(b"{\"user\":")?;
+            let user = t.user()?;
+            t.lit(b",\"type\":")?;
+            let kind = LikeType::from_wire(t.string()?);
+            t.lit(b",\"totalAmount\":")?;
+            let total_amount = t.u64()?;
+            t.lit(b",\"amount\":")?;
+            let amount = t.u64()?;
+            t.lit(b",\"extraAmount\":")?;
+            let extra_amount = t.u64()?;
+            t.lit(b",\"combo\":")?;
+            let combo = t.nullable(Template::u64)?;
+            t.lit(b",\"time\":")?;
+            let time = Timestamp::new(t.string()?);
             Event::Like(Like {
                 user,
                 kind,
@@ -110,19 +121,18 @@ pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
             })
         }
         "presence" => {
-            let user = json
-                .after(b"{\"user\":")
-                .and_then(|()| documented_user(&mut json))?;
-            json.after(b",\"type\":")?;
-            let kind = PresenceType::from_wire(&json.string()?);
-            json.after(b",\"fanRank\":")?;
-            let fan_rank = json.nullable(Json::u64)?;
-            json.after(b",\"isManager\":")?;
-            let is_manager = json.bool()?;
-            json.after(b",\"favoriteTemperature\":")?;
-            let favorite_temperature = json.nullable(Json::f64)?;
-            json.after(b",\"time\":")?;
-            let time = Timestamp::read(&mut json)?;
+            t.lit(b"{\"user\":")?;
+            let user = t.user()?;
+            t.lit(b",\"type\":")?;
+            let kind = PresenceType::from_wire(t.string()?);
+            t.lit(b",\"fanRank\":")?;
+            let fan_rank = t.nullable(Template::u64)?;
+            t.lit(b",\"isManager\":")?;
+            let is_manager = t.bool()?;
+            t.lit(b",\"favoriteTemperature\":")?;
+            let favorite_temperature = t.nullable(Template::f64)?;
+            t.lit(b",\"time\":")?;
+            let time = Timestamp::new(t.string()?);
             Event::Presence(Presence {
                 user,
                 kind,
@@ -133,15 +143,14 @@ pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
             })
         }
         "donation" => {
-            let user = json
-                .after(b"{\"user\":")
-                .and_then(|()| documented_user(&mut json))?;
-            json.after(b",\"amount\":")?;
-            let amount = json.u64()?;
-            json.after(b",\"message\":")?;
-            let message = json.nullable_string()?;
-            json.after(b",\"time\":")?;
-            let time = Timestamp::read(&mut json)?;
+            t.lit(b"{\"user\":")?;
+            let user = t.user()?;
+            t.lit(b",\"amount\":")?;
+            let amount = t.u64()?;
+            t.lit(b",\"message\":")?;
+            let message = t.nullable(Template::string)?.map(str::to_owned);
+            t.lit(b",\"time\":")?;
+            let time = Timestamp::new(t.string()?);
             Event::Donation(Donation {
                 user,
                 amount,
@@ -151,127 +160,154 @@ pub(super) fn documented(name: &str, data: &str) -> Option<Event> {
         }
         _ => return None,
     };
-    json.after(b"}")?;
-    json.end()?;
-    Some(event)
+    t.lit(b"}")?;
+    (t.at == t.text.len()).then_some(event)
 }
 
-/// `{"id":…,"nickname":…}` exactly (see [`documented`]).
-fn documented_user(json: &mut Json<'_>) -> Option<User> {
-    json.after(b"{\"id\":")?;
-    let id = json.string()?.into_owned();
-    json.after(b",\"nickname\":")?;
-    let nickname = json.nullable_string()?;
-    json.after(b"}")?;
-    Some(User { id, nickname })
+/// A cursor over the template: every method reads one value of the
+/// documented shape or answers `None` (then serde_json reads the text).
+struct Template<'a> {
+    text: &'a str,
+    at: usize,
 }
 
-fn chat(json: &mut Json<'_>) -> Option<Chat> {
-    let (mut user, mut is_dj, mut message, mut sent_time) = (None, None, None, None);
-    json.object_inlined(|json, key| match key {
-        b"user" => field(json, &mut user, "user", User::read),
-        b"isDj" => field(json, &mut is_dj, "isDj", Json::bool),
-        b"message" => field(json, &mut message, "message", Json::owned_string),
-        b"sentTime" => field(json, &mut sent_time, "sentTime", Timestamp::read),
-        _ => json.skip(),
-    })?;
-    Some(Chat {
-        user: need(json, user, "user")?,
-        is_dj: need(json, is_dj, "isDj")?,
-        message: need(json, message, "message")?,
-        sent_time: need(json, sent_time, "sentTime")?,
-    })
-}
+impl<'a> Template<'a> {
+    fn rest(&self) -> &'a [u8] {
+        self.text.as_bytes().get(self.at..).unwrap_or_default()
+    }
 
-fn presence(json: &mut Json<'_>) -> Option<Presence> {
-    let (mut user, mut kind, mut fan_rank, mut is_manager) = (None, None, None, None);
-    let (mut favorite_temperature, mut time) = (None, None);
-    json.object_inlined(|json, key| match key {
-        b"user" => field(json, &mut user, "user", User::read),
-        b"type" => field(json, &mut kind, "type", |json| {
-            Some(PresenceType::from_wire(&json.string()?))
-        }),
-        b"fanRank" => field(json, &mut fan_rank, "fanRank", |json| {
-            json.nullable(Json::u64)
-        }),
-        b"isManager" => field(json, &mut is_manager, "isManager", Json::bool),
-        b"favoriteTemperature" => field(
-            json,
-            &mut favorite_temperature,
-            "favoriteTemperature",
-            |json| json.nullable(Json::f64),
-        ),
-        b"time" => field(json, &mut time, "time", Timestamp::read),
-        _ => json.skip(),
-    })?;
-    Some(Presence {
-        user: need(json, user, "user")?,
-        kind: need(json, kind, "type")?,
-        fan_rank: fan_rank.flatten(),
-        is_manager: need(json, is_manager, "isManager")?,
-        favorite_temperature: favorite_temperature.flatten(),
-        time: need(json, time, "time")?,
-    })
-}
-
-fn like(json: &mut Json<'_>) -> Option<Like> {
-    let (mut user, mut kind, mut total_amount, mut amount) = (None, None, None, None);
-    let (mut extra_amount, mut combo, mut time) = (None, None, None);
-    json.object_inlined(|json, key| match key {
-        b"user" => field(json, &mut user, "user", User::read),
-        b"type" => field(json, &mut kind, "type", |json| {
-            Some(LikeType::from_wire(&json.string()?))
-        }),
-        b"totalAmount" => field(json, &mut total_amount, "totalAmount", Json::u64),
-        b"amount" => field(json, &mut amount, "amount", Json::u64),
-        b"extraAmount" => field(json, &mut extra_amount, "extraAmount", Json::u64),
-        b"combo" => field(json, &mut combo, "combo", |json| json.nullable(Json::u64)),
-        b"time" => field(json, &mut time, "time", Timestamp::read),
-        _ => json.skip(),
-    })?;
-    Some(Like {
-        user: need(json, user, "user")?,
-        kind: need(json, kind, "type")?,
-        total_amount: need(json, total_amount, "totalAmount")?,
-        amount: need(json, amount, "amount")?,
-        extra_amount: need(json, extra_amount, "extraAmount")?,
-        combo: combo.flatten(),
-        time: need(json, time, "time")?,
-    })
-}
-
-fn donation(json: &mut Json<'_>) -> Option<Donation> {
-    let (mut user, mut amount, mut message, mut time) = (None, None, None, None);
-    json.object_inlined(|json, key| match key {
-        b"user" => field(json, &mut user, "user", User::read),
-        b"amount" => field(json, &mut amount, "amount", Json::u64),
-        b"message" => field(json, &mut message, "message", Json::nullable_string),
-        b"time" => field(json, &mut time, "time", Timestamp::read),
-        _ => json.skip(),
-    })?;
-    Some(Donation {
-        user: need(json, user, "user")?,
-        amount: need(json, amount, "amount")?,
-        message: message.flatten(),
-        time: need(json, time, "time")?,
-    })
-}
-
-impl User {
-    /// Reads a `user` object (`id` required, `nickname` nullable): the one
-    /// reader of the shape, for stored state that keeps users too.
-    pub(crate) fn read(json: &mut Json<'_>) -> Option<User> {
-        let (mut id, mut nickname) = (None, None);
-        json.object_inlined(|json, key| match key {
-            b"id" => field(json, &mut id, "id", Json::owned_string),
-            b"nickname" => field(json, &mut nickname, "nickname", Json::nullable_string),
-            _ => json.skip(),
-        })?;
-        Some(User {
-            id: need(json, id, "id")?,
-            nickname: nickname.flatten(),
+    fn lit(&mut self, literal: &[u8]) -> Option<()> {
+        self.rest().starts_with(literal).then(|| {
+            self.at += literal.len();
         })
     }
+
+    /// `{"id":"…","nickname":"…"|null}`.
+    fn user(&mut self) -> Option<User> {
+        self.lit(b"{\"id\":")?;
+        let id = self.string()?.to_owned();
+        self.lit(b",\"nickname\":")?;
+        let nickname = self.nullable(Self::string)?.map(str::to_owned);
+        self.lit(b"}")?;
+        Some(User { id, nickname })
+    }
+
+    /// A string without escapes or control characters (those go to serde).
+    fn string(&mut self) -> Option<&'a str> {
+        self.lit(b"\"")?;
+        let start = self.at;
+        let end = string_end(self.text.as_bytes(), start)?;
+        if self.text.as_bytes().get(end) != Some(&b'"') {
+            return None;
+        }
+        self.at = end + 1;
+        // Both ends are ASCII quotes: char boundaries.
+        self.text.get(start..end)
+    }
+
+    fn bool(&mut self) -> Option<bool> {
+        if self.lit(b"true").is_some() {
+            Some(true)
+        } else {
+            self.lit(b"false").map(|()| false)
+        }
+    }
+
+    fn nullable<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
+        if self.lit(b"null").is_some() {
+            return Some(None);
+        }
+        read(self).map(Some)
+    }
+
+    /// The run of bytes that may belong to a number.
+    fn number_text(&mut self) -> &'a str {
+        let len = self
+            .rest()
+            .iter()
+            .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+            .count();
+        let text = self.text.get(self.at..self.at + len).unwrap_or_default();
+        self.at += len;
+        text
+    }
+
+    /// A whole number: digits, no leading zero, no sign, no overflow.
+    fn u64(&mut self) -> Option<u64> {
+        let digits = self.number_text();
+        let plain = digits.bytes().all(|b| b.is_ascii_digit());
+        if !plain || digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) {
+            return None;
+        }
+        digits.parse().ok()
+    }
+
+    /// A JSON number (RFC 8259 grammar checked here), read by std's exact
+    /// parser; a value out of `f64`'s range goes to serde.
+    fn f64(&mut self) -> Option<f64> {
+        let text = self.number_text();
+        if !is_json_number(text.as_bytes()) {
+            return None;
+        }
+        text.parse::<f64>().ok().filter(|v| v.is_finite())
+    }
+}
+
+/// RFC 8259's `number`: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+fn is_json_number(b: &[u8]) -> bool {
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// The position of the first quote, backslash or control byte at or after
+/// `from`, eight bytes at a time: where a JSON string's plain run ends.
+fn string_end(bytes: &[u8], from: usize) -> Option<usize> {
+    use crate::swar;
+    let rest = bytes.get(from..)?;
+    let mut words = rest.chunks_exact(8);
+    let mut offset = from;
+    for word in &mut words {
+        let word = swar::load(word);
+        let hits = swar::equal(word, b'"') | swar::equal(word, b'\\') | swar::below(word, 0x20);
+        if hits != 0 {
+            return Some(offset + swar::first(hits));
+        }
+        offset += 8;
+    }
+    let tail = words.remainder();
+    let pos = tail
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    Some(offset + pos)
 }
 
 #[cfg(test)]

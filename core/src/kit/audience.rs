@@ -49,13 +49,11 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::stored::{self, StateError};
 use crate::event::{EndReason, Event, Presence, PresenceType, User};
 use crate::tally::ordered;
-use crate::wire::json::{field, need, Json, What};
-use crate::wire::write::{JsonOut, WriteJson};
 
 /// The `format` marker of [`Audience::to_json`].
 pub const AUDIENCE_FORMAT: &str = "onair.audience";
@@ -131,77 +129,53 @@ impl Greeting {
 /// let audience = Audience::new();
 /// assert!(audience.person("u1").is_none());
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Person {
     /// The person, with the latest nickname seen.
     pub user: User,
     /// `JOIN`s seen in this broadcast (0: seen only through chat, hearts or
     /// donations). 1 means greeted, 2 or more means welcomed back too.
+    #[serde(default)]
     pub joins: u64,
     /// `isManager` of their latest join (the DJ may appoint or remove a manager).
+    #[serde(default)]
     pub is_manager: bool,
     /// `fanRank` of their latest join, as sent.
+    #[serde(default)]
     pub fan_rank: Option<u64>,
     /// `favoriteTemperature` of their latest join, as sent. Stored as the
-    /// shortest number that reads back bit for bit (`36.5`).
+    /// shortest number that reads back bit for bit (`36.5`); read back from
+    /// a number or from text (what versions before 0.2 wrote).
+    #[serde(default, deserialize_with = "stored_f64")]
     pub favorite_temperature: Option<f64>,
 }
 
-/// The stored form (snake_case, as the rest of the file).
-impl WriteJson for Person {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("user").put(&self.user);
-        out.key("joins").u64(self.joins);
-        out.key("is_manager").bool(self.is_manager);
-        out.key("fan_rank").put(&self.fan_rank);
-        out.key("favorite_temperature")
-            .put(&self.favorite_temperature);
-        out.end_object();
-    }
-}
-
-impl Person {
-    /// Reads the stored form ([`Audience::to_json`]): only `user` is
-    /// required; the temperature as a number (the shortest that reads back
-    /// bit for bit) or as text (what versions before 0.2 wrote).
-    fn read(json: &mut Json<'_>) -> Option<Person> {
-        let (mut user, mut joins, mut is_manager) = (None, None, None);
-        let (mut fan_rank, mut favorite_temperature) = (None, None);
-        json.object(&mut |json, key| match key {
-            b"user" => field(json, &mut user, "user", User::read),
-            b"joins" => field(json, &mut joins, "joins", Json::u64),
-            b"is_manager" => field(json, &mut is_manager, "is_manager", Json::bool),
-            b"fan_rank" => field(json, &mut fan_rank, "fan_rank", |json| {
-                json.nullable(Json::u64)
-            }),
-            b"favorite_temperature" => field(
-                json,
-                &mut favorite_temperature,
-                "favorite_temperature",
-                |json| json.nullable(stored_f64),
-            ),
-            _ => json.skip(),
-        })?;
-        Some(Person {
-            user: need(json, user, "user")?,
-            joins: joins.unwrap_or(0),
-            is_manager: is_manager.unwrap_or(false),
-            fan_rank: fan_rank.flatten(),
-            favorite_temperature: favorite_temperature.flatten(),
-        })
-    }
-}
-
 /// A stored temperature: a number, or its text.
-fn stored_f64(json: &mut Json<'_>) -> Option<f64> {
-    if json.peek() != Some(b'"') {
-        return json.f64();
+fn stored_f64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Number(f64),
+        Text(String),
     }
-    match crate::wire::json::read(&json.string()?, Json::f64) {
-        Ok(value) => Some(value),
-        Err(_) => json.fail(What::Invalid("favorite_temperature is not a number")),
+    match Option::<Stored>::deserialize(d)? {
+        None => Ok(None),
+        Some(Stored::Number(v)) => Ok(Some(v)),
+        Some(Stored::Text(text)) => serde_json::from_str::<f64>(&text)
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom("favorite_temperature is not a number")),
     }
+}
+
+/// The stored form of an audience, as written and read.
+#[derive(Serialize, Deserialize)]
+struct StoredAudience<P> {
+    #[serde(default)]
+    live_id: Option<u64>,
+    #[serde(default)]
+    dj_id: Option<String>,
+    #[serde(default = "Vec::new")]
+    people: Vec<P>,
 }
 
 #[derive(Debug, Clone)]
@@ -541,15 +515,23 @@ impl Audience {
     /// );
     /// ```
     pub fn to_json(&self) -> String {
-        let mut out = JsonOut::new();
-        out.begin_object();
-        out.key("format").str(AUDIENCE_FORMAT);
-        out.key("version").u64(AUDIENCE_VERSION.into());
-        out.key("live_id").put(&self.live_id);
-        out.key("dj_id").put(&self.dj_id);
-        out.key("people").list(self.people());
-        out.end_object();
-        out.finish()
+        #[derive(Serialize)]
+        struct Out<'a> {
+            format: &'static str,
+            version: u32,
+            #[serde(flatten)]
+            audience: StoredAudience<&'a Person>,
+        }
+        let out = Out {
+            format: AUDIENCE_FORMAT,
+            version: AUDIENCE_VERSION,
+            audience: StoredAudience {
+                live_id: self.live_id,
+                dj_id: self.dj_id.clone(),
+                people: self.people().collect(),
+            },
+        };
+        serde_json::to_string(&out).unwrap_or_default()
     }
 
     /// Reads the form written by [`to_json`](Audience::to_json), with the
@@ -576,24 +558,15 @@ impl Audience {
     /// );
     /// ```
     pub fn from_json(json: impl AsRef<[u8]>) -> Result<Audience, StateError> {
-        let read = |json: &mut Json<'_>| {
-            let (mut live_id, mut dj_id, mut people) = (None, None, None);
-            json.object(&mut |json, key| match key {
-                b"live_id" => field(json, &mut live_id, "live_id", |json| {
-                    json.nullable(Json::u64)
-                }),
-                b"dj_id" => field(json, &mut dj_id, "dj_id", Json::nullable_string),
-                b"people" => field(json, &mut people, "people", |json| json.list(Person::read)),
-                _ => json.skip(),
-            })?;
-            Some((
-                live_id.flatten(),
-                dj_id.flatten(),
-                people.unwrap_or_default(),
-            ))
-        };
-        let (live_id, dj_id, people) =
-            stored::load(json.as_ref(), AUDIENCE_FORMAT, AUDIENCE_VERSION, read)?;
+        let StoredAudience {
+            live_id,
+            dj_id,
+            people,
+        } = stored::load::<StoredAudience<Person>>(
+            json.as_ref(),
+            AUDIENCE_FORMAT,
+            AUDIENCE_VERSION,
+        )?;
         let mut audience = Audience {
             live_id,
             dj_id,

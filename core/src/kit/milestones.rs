@@ -57,8 +57,6 @@ use super::stored::{self, StateError};
 use crate::event::{Chat, EndReason, Event, User};
 use crate::tally::{ordered, Tally};
 use crate::time::Timestamp;
-use crate::wire::json::{field, need, Json};
-use crate::wire::write::{JsonOut, WriteJson};
 
 /// The `format` marker of [`Milestones::to_json`].
 pub const MILESTONES_FORMAT: &str = "onair.milestones";
@@ -120,7 +118,7 @@ impl std::fmt::Display for Milestone {
 ///
 /// assert!(Milestones::new().donor("u1").is_none());
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Donor {
     /// The donor, with the nickname of their latest donation.
     pub user: User,
@@ -129,40 +127,26 @@ pub struct Donor {
     /// Number of donations.
     pub donations: u64,
     /// The highest multiple of the donation step announced for them.
+    #[serde(default)]
     pub announced: u64,
 }
 
-/// The stored form (snake_case, as the rest of the file).
-impl WriteJson for Donor {
-    fn write_json(&self, out: &mut JsonOut) {
-        out.begin_object();
-        out.key("user").put(&self.user);
-        out.key("donated").u64(self.donated);
-        out.key("donations").u64(self.donations);
-        out.key("announced").u64(self.announced);
-        out.end_object();
-    }
-}
-
-impl Donor {
-    /// Reads the stored form ([`Milestones::to_json`]); `announced` may be
-    /// absent (0).
-    fn read(json: &mut Json<'_>) -> Option<Donor> {
-        let (mut user, mut donated, mut donations, mut announced) = (None, None, None, None);
-        json.object(&mut |json, key| match key {
-            b"user" => field(json, &mut user, "user", User::read),
-            b"donated" => field(json, &mut donated, "donated", Json::u64),
-            b"donations" => field(json, &mut donations, "donations", Json::u64),
-            b"announced" => field(json, &mut announced, "announced", Json::u64),
-            _ => json.skip(),
-        })?;
-        Some(Donor {
-            user: need(json, user, "user")?,
-            donated: need(json, donated, "donated")?,
-            donations: need(json, donations, "donations")?,
-            announced: announced.unwrap_or(0),
-        })
-    }
+/// The stored form of milestones, as written and read (`D`: a donor or a
+/// reference to one).
+#[derive(Serialize, serde::Deserialize)]
+struct StoredMilestones<D> {
+    #[serde(default)]
+    live_id: Option<u64>,
+    #[serde(default)]
+    dj_id: Option<String>,
+    #[serde(default)]
+    hearts: u64,
+    #[serde(default)]
+    hearts_announced: u64,
+    #[serde(default)]
+    total_donated: u64,
+    #[serde(default = "Vec::new")]
+    donors: Vec<D>,
 }
 
 /// Milestones and running totals of the current broadcast. See the
@@ -526,19 +510,26 @@ impl Milestones {
     /// ```
     pub fn to_json(&self) -> String {
         let donors: Vec<&Donor> = self.donors.values().collect();
-        let mut out = JsonOut::new();
-        out.begin_object();
-        out.key("format").str(MILESTONES_FORMAT);
-        out.key("version").u64(MILESTONES_VERSION.into());
-        out.key("live_id").put(&self.live_id);
-        out.key("dj_id").put(&self.dj_id);
-        out.key("hearts").u64(self.hearts);
-        out.key("hearts_announced").u64(self.hearts_announced);
-        out.key("total_donated").u64(self.total_donated);
-        out.key("donors")
-            .list(ordered(&donors, |d| (0, &d.user.id)));
-        out.end_object();
-        out.finish()
+        #[derive(Serialize)]
+        struct Out<'a> {
+            format: &'static str,
+            version: u32,
+            #[serde(flatten)]
+            milestones: StoredMilestones<&'a Donor>,
+        }
+        let out = Out {
+            format: MILESTONES_FORMAT,
+            version: MILESTONES_VERSION,
+            milestones: StoredMilestones {
+                live_id: self.live_id,
+                dj_id: self.dj_id.clone(),
+                hearts: self.hearts,
+                hearts_announced: self.hearts_announced,
+                total_donated: self.total_donated,
+                donors: ordered(&donors, |d| (0, &d.user.id)),
+            },
+        };
+        serde_json::to_string(&out).unwrap_or_default()
     }
 
     /// Reads the form written by [`to_json`](Milestones::to_json), with no
@@ -556,40 +547,8 @@ impl Milestones {
     /// assert!(Milestones::from_json(r#"{"format":"onair.milestones","version":9}"#).is_err());
     /// ```
     pub fn from_json(json: impl AsRef<[u8]>) -> Result<Milestones, StateError> {
-        struct In {
-            live_id: Option<u64>,
-            dj_id: Option<String>,
-            hearts: u64,
-            hearts_announced: u64,
-            total_donated: u64,
-            donors: Vec<Donor>,
-        }
-        let read = |json: &mut Json<'_>| {
-            let (mut live_id, mut dj_id, mut hearts) = (None, None, None);
-            let (mut hearts_announced, mut total_donated, mut donors) = (None, None, None);
-            json.object(&mut |json, key| match key {
-                b"live_id" => field(json, &mut live_id, "live_id", |json| {
-                    json.nullable(Json::u64)
-                }),
-                b"dj_id" => field(json, &mut dj_id, "dj_id", Json::nullable_string),
-                b"hearts" => field(json, &mut hearts, "hearts", Json::u64),
-                b"hearts_announced" => {
-                    field(json, &mut hearts_announced, "hearts_announced", Json::u64)
-                }
-                b"total_donated" => field(json, &mut total_donated, "total_donated", Json::u64),
-                b"donors" => field(json, &mut donors, "donors", |json| json.list(Donor::read)),
-                _ => json.skip(),
-            })?;
-            Some(In {
-                live_id: live_id.flatten(),
-                dj_id: dj_id.flatten(),
-                hearts: hearts.unwrap_or(0),
-                hearts_announced: hearts_announced.unwrap_or(0),
-                total_donated: total_donated.unwrap_or(0),
-                donors: donors.unwrap_or_default(),
-            })
-        };
-        let stored = stored::load(json.as_ref(), MILESTONES_FORMAT, MILESTONES_VERSION, read)?;
+        let stored: StoredMilestones<Donor> =
+            stored::load(json.as_ref(), MILESTONES_FORMAT, MILESTONES_VERSION)?;
         let mut milestones = Milestones {
             live_id: stored.live_id,
             hearts: stored.hearts,

@@ -3,7 +3,7 @@
 //! [`Milestones`](super::milestones::Milestones): like the token file, a
 //! `format` marker and a `version`, checked before anything else is read.
 
-use crate::wire::json::{self, Json, StoredRefusal};
+use crate::wire::{self, StoredRefusal};
 
 /// Why stored kit state could not be loaded. A local error (the caller's
 /// file), never a problem of the service. Messages never quote the input.
@@ -55,15 +55,14 @@ pub enum StateError {
     },
 }
 
-/// Checks `format` and `version`, then reads the whole document with `read`
-/// ([`json::read_stored`], the token file's rule too).
-pub(crate) fn load<'a, T>(
-    bytes: &'a [u8],
+/// Checks `format` and `version`, then reads the whole document
+/// ([`wire::read_stored`], the token file's rule too).
+pub(crate) fn load<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
     format: &'static str,
     version: u32,
-    read: impl FnOnce(&mut Json<'a>) -> Option<T>,
 ) -> Result<T, StateError> {
-    json::read_stored(bytes, format, version, read).map_err(|refusal| match refusal {
+    wire::read_stored(bytes, format, version).map_err(|refusal| match refusal {
         StoredRefusal::Json { line, column } => StateError::Json {
             format,
             line,

@@ -19,7 +19,7 @@
 
 use std::ops::Range;
 
-use super::graphemes::grapheme_indices;
+use unicode_segmentation::UnicodeSegmentation;
 
 pub use crate::chat::{validate_chat, ChatError, ChatErrorKind, CHAT_MAX_UTF16};
 
@@ -172,7 +172,7 @@ fn kind_of(piece: &str) -> Kind {
 /// at most `piece_max` units (a piece holds at least one `char`).
 fn atoms(text: &str, piece_max: usize) -> Vec<Atom> {
     let mut out = Vec::new();
-    for (start, cluster) in grapheme_indices(text) {
+    for (start, cluster) in text.grapheme_indices(true) {
         let units = utf16_len(cluster);
         if units <= CHAT_MAX_UTF16 {
             out.push(Atom {
@@ -450,7 +450,7 @@ mod tests {
     /// boundaries, plus `char` boundaries inside clusters over the limit.
     fn allowed_cuts(text: &str) -> Vec<usize> {
         let mut cuts = vec![text.len()];
-        for (start, cluster) in grapheme_indices(text) {
+        for (start, cluster) in text.grapheme_indices(true) {
             cuts.push(start);
             if utf16_len(cluster) > CHAT_MAX_UTF16 {
                 cuts.extend(cluster.char_indices().map(|(i, _)| start + i));

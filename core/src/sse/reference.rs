@@ -6,7 +6,7 @@
 
 /// What the reference saw, in the form the tests compare.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Seen {
+pub enum Seen {
     Event {
         event: String,
         data: String,
@@ -23,7 +23,7 @@ pub(crate) enum Seen {
 impl Seen {
     /// What the real parser said, in the reference's terms; `None` for an
     /// oversized frame (the cap is onair's, not the standard's).
-    pub(crate) fn of(item: &super::Item<'_>) -> Option<Seen> {
+    pub fn of(item: &super::Item<'_>) -> Option<Seen> {
         use super::{FrameErrorKind, Item};
         Some(match item {
             Item::Event(f) => Seen::Event {
@@ -43,7 +43,7 @@ impl Seen {
 }
 
 /// Parses a whole stream.
-pub(crate) fn parse(stream: &[u8]) -> Vec<Seen> {
+pub fn parse(stream: &[u8]) -> Vec<Seen> {
     // "Streams must be decoded using the UTF-8 decode algorithm": one leading
     // BOM is dropped and invalid sequences become U+FFFD.
     let bytes = stream.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(stream);

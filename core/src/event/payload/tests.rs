@@ -7,15 +7,11 @@ use super::*;
 use crate::event::DecodeErrorKind;
 use proptest::prelude::*;
 
-/// The reader's answer for a frame, after the fuzz body's checks.
+/// The reader's answer for a frame; wherever the fast path answers, serde_json
+/// answers the same.
 fn answer(name: &str, data: &str) -> Result<Option<Event>, (DecodeErrorKind, String)> {
-    #[cfg(feature = "fuzzing")]
-    {
-        let names = ["chat", "presence", "like", "donation", "end", "message"];
-        let pick = names.iter().position(|n| *n == name).unwrap_or(5);
-        let mut input = vec![pick as u8];
-        input.extend_from_slice(data.as_bytes());
-        crate::fuzz::event_json(&input);
+    if let Some(fast) = super::documented(name, data) {
+        assert_eq!(super::read(name, data), Ok(Some(fast)), "{name} {data}");
     }
     Event::decode(name, data)
 }
@@ -150,11 +146,10 @@ fn unknown_fields_nest_up_to_the_reader_s_bound() {
             r#"{{"user":{{"id":"i"}},"isDj":false,"meta":{deep},"message":"m","sentTime":"t"}}"#
         )
     };
+    // serde_json skips an unknown value without recursion: any depth is
+    // read in bounded stack.
     assert!(fast("chat", &field(40)).is_some());
-    assert!(fast("chat", &field(127)).is_some());
-    let (kind, message) = refused("chat", &field(128));
-    assert_eq!(kind, DecodeErrorKind::InvalidJson);
-    assert!(message.starts_with("nested too deep at byte "), "{message}");
+    assert!(fast("chat", &field(100_000)).is_some());
 }
 
 #[test]
@@ -164,7 +159,7 @@ fn duplicate_keys_are_refused() {
         refused("chat", data),
         (
             DecodeErrorKind::InvalidEvent,
-            "duplicate field `isDj` at byte 39".to_owned()
+            "duplicate field `isDj` at byte 38".to_owned()
         )
     );
 }
@@ -173,8 +168,7 @@ fn duplicate_keys_are_refused() {
 fn lone_surrogates_are_refused_in_read_strings() {
     for message in [r#""\uD83C""#, r#""\uDFA7""#, r#""\uD83Cx""#] {
         let (kind, text) = refused("chat", &chat(message));
-        assert_eq!(kind, DecodeErrorKind::InvalidEvent, "{message}");
-        assert!(text.starts_with("a lone surrogate in a string"), "{text}");
+        assert_eq!(kind, DecodeErrorKind::InvalidJson, "{message}: {text}");
     }
 }
 
@@ -241,7 +235,7 @@ fn temperatures_are_the_nearest_f64() {
         ("01.5", DecodeErrorKind::InvalidJson),
         ("1.", DecodeErrorKind::InvalidJson),
         (".5", DecodeErrorKind::InvalidJson),
-        ("1e400", DecodeErrorKind::InvalidEvent),
+        ("1e400", DecodeErrorKind::InvalidJson),
     ] {
         let data = format!(
             r#"{{"user":{USER},"type":"JOIN","isManager":false,"favoriteTemperature":{t},"time":"t"}}"#
@@ -267,22 +261,23 @@ fn bad_json_and_bad_events_are_told_apart() {
         );
     }
     for (data, message) in [
-        ("null", "expected an object at byte 0"),
+        ("null", "invalid type: null, expected struct Chat at byte 4"),
         (
             r#"{"user":{"id":"i"},"isDj":false,"message":"m"}"#,
             "missing field `sentTime` at byte 46",
         ),
         (
             r#"{"user":{"id":null},"isDj":false,"message":"m","sentTime":"t"}"#,
-            "expected a string at byte 14",
+            "invalid type: null, expected a string at byte 18",
         ),
         (
+            // The value is not quoted: in a token response it could be a secret.
             r#"{"user":{"id":"i"},"isDj":"no","message":"m","sentTime":"t"}"#,
-            "expected a boolean at byte 26",
+            "invalid type: string, expected a boolean at byte 30",
         ),
         (
             r#"{"user":{"id":"i"},"isDj":false,"message":null,"sentTime":"t"}"#,
-            "expected a string at byte 42",
+            "invalid type: null, expected a string at byte 46",
         ),
     ] {
         assert_eq!(

@@ -1,13 +1,12 @@
 //! Replays every committed fuzz seed (`fuzz/corpus/<target>/*`) through its
-//! body in `onair::fuzz`, so stable CI compiles the bodies and checks their
+//! body in this crate, so stable CI compiles the bodies and checks their
 //! invariants on the corpora; a regression input kept from a finding is
 //! replayed the same way. Long runs: `scripts/fuzz`.
-#![cfg(feature = "fuzzing")]
 
 use std::fs;
 use std::path::Path;
 
-use onair::fuzz;
+use onair_fuzz_support as fuzz;
 
 /// A fuzz body: bytes in, a panic when an invariant breaks.
 type Body = fn(&[u8]);
