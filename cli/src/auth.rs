@@ -13,6 +13,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::builder::NonEmptyStringValueParser;
 use onair::endpoint::Endpoint;
 use onair::oauth::{
     AuthProblem, OAuthError, RefreshPolicy, TokenFailure, TokenManager, TokenOutcome, Tokens,
@@ -27,27 +28,11 @@ pub const DEFAULT_TOKENS: &str = "onair-tokens.json";
 /// How long one token request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// `onair auth --help`.
-pub const HELP: &str = "usage: onair auth <exchange|refresh|revoke|show> [options]
-
-  exchange --code C --redirect-uri URI
-      exchange the DJ's consent code for a token pair and save it
-  refresh
-      refresh the saved pair and save the new one (the old refresh token is spent)
-  revoke
-      revoke the saved refresh token (its access tokens too) and delete the file
-  show [--json]
-      scope, generation, expiry times and when a refresh is due (never a secret)
-
-options (each may come from the environment instead; a flag wins):
-  --base-url URL        ONAIR_BASE_URL       the service's base address
-  --client-id ID        ONAIR_CLIENT_ID      the app's client id
-  --client-secret S     ONAIR_CLIENT_SECRET  the app's client secret (never printed)
-  --tokens FILE         ONAIR_TOKENS         the token file (default onair-tokens.json;
-                                             written atomically, mode 0600)
-  --redirect-uri URI    ONAIR_REDIRECT_URI   for exchange
-  (show needs only the token file; prefer ONAIR_CLIENT_SECRET to the flag:
-  other users of the machine can read a process's arguments)
+/// The end of `onair auth --help` and of each subcommand's help.
+const AFTER_HELP: &str = "\
+Each option may come from the environment instead (a flag wins). show needs only
+the token file. Prefer ONAIR_CLIENT_SECRET to the flag: other users of the
+machine can read a process's arguments.
 
 exit codes:
   0  done
@@ -56,6 +41,87 @@ exit codes:
   2  usage error (unknown option, a missing value)
   3  no saved tokens, or the token file cannot be read or written
   4  network failure: no answer from the service (nothing was saved)";
+
+/// `onair auth`'s subcommands (no `Debug`: they hold secrets).
+#[derive(clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Chore,
+}
+
+/// One token chore.
+#[derive(clap::Subcommand)]
+enum Chore {
+    /// Exchange the DJ's consent code for a token pair and save it
+    #[command(after_help = AFTER_HELP)]
+    Exchange {
+        /// The DJ's consent code (required)
+        #[arg(long, value_name = "C", value_parser = NonEmptyStringValueParser::new(),
+              allow_hyphen_values = true)]
+        code: Option<String>,
+        /// The redirect URI the code was issued for (required)
+        #[arg(long, value_name = "URI", env = "ONAIR_REDIRECT_URI", hide_env_values = true,
+              value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
+        redirect_uri: Option<String>,
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Refresh the saved pair and save the new one (the old refresh token is spent)
+    #[command(after_help = AFTER_HELP)]
+    Refresh {
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Revoke the saved refresh token (its access tokens too) and delete the file
+    #[command(after_help = AFTER_HELP)]
+    Revoke {
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Scope, generation, expiry times and when a refresh is due (never a secret)
+    #[command(after_help = AFTER_HELP)]
+    Show {
+        /// Print one JSON object
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        settings: Settings,
+    },
+}
+
+impl Chore {
+    fn name(&self) -> &'static str {
+        match self {
+            Chore::Exchange { .. } => "exchange",
+            Chore::Refresh { .. } => "refresh",
+            Chore::Revoke { .. } => "revoke",
+            Chore::Show { .. } => "show",
+        }
+    }
+}
+
+/// What every chore may be told: where the service and the token file are.
+#[derive(clap::Args)]
+struct Settings {
+    /// The service's base address
+    #[arg(long, value_name = "URL", env = "ONAIR_BASE_URL", hide_env_values = true,
+          value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
+    base_url: Option<String>,
+    /// The app's client id
+    #[arg(long, value_name = "ID", env = "ONAIR_CLIENT_ID", hide_env_values = true,
+          value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
+    client_id: Option<String>,
+    /// The app's client secret (never printed)
+    #[arg(long, value_name = "S", env = "ONAIR_CLIENT_SECRET", hide_env_values = true,
+          value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
+    client_secret: Option<String>,
+    /// The token file (written atomically, mode 0600)
+    #[arg(long, value_name = "FILE", env = "ONAIR_TOKENS", hide_env_values = true,
+          default_value = DEFAULT_TOKENS, value_parser = NonEmptyStringValueParser::new(),
+          allow_hyphen_values = true)]
+    tokens: String,
+}
 
 /// An outcome of the command, as an exit code and the line(s) to print.
 #[derive(Debug)]
@@ -86,64 +152,18 @@ impl Failure {
     }
 }
 
-/// Everything the flags and the environment said.
-#[derive(Default)]
+/// Everything the flags and the environment said (no `Debug`: it holds
+/// secrets).
 struct Options {
-    base_url: Option<String>,
-    client_id: Option<String>,
-    client_secret: Option<String>,
-    tokens: Option<String>,
+    settings: Settings,
     code: Option<String>,
     redirect_uri: Option<String>,
     json: bool,
 }
 
 impl Options {
-    fn parse(command: &str, args: &[String]) -> Result<Options, Failure> {
-        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-        let mut o = Options {
-            base_url: env("ONAIR_BASE_URL"),
-            client_id: env("ONAIR_CLIENT_ID"),
-            client_secret: env("ONAIR_CLIENT_SECRET"),
-            tokens: env("ONAIR_TOKENS"),
-            code: None,
-            redirect_uri: env("ONAIR_REDIRECT_URI"),
-            json: false,
-        };
-        let mut it = args.iter();
-        while let Some(arg) = it.next() {
-            // `--name=value` or `--name value`.
-            let (name, inline) = match arg.split_once('=') {
-                Some((n, v)) if n.starts_with("--") => (n, Some(v.to_owned())),
-                _ => (arg.as_str(), None),
-            };
-            let mut value = || {
-                inline
-                    .clone()
-                    .or_else(|| it.next().cloned())
-                    .filter(|v| !v.is_empty())
-                    .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
-            };
-            match name {
-                "--base-url" => o.base_url = Some(value()?),
-                "--client-id" => o.client_id = Some(value()?),
-                "--client-secret" => o.client_secret = Some(value()?),
-                "--tokens" => o.tokens = Some(value()?),
-                "--code" if command == "exchange" => o.code = Some(value()?),
-                "--redirect-uri" if command == "exchange" => o.redirect_uri = Some(value()?),
-                "--json" if command == "show" && inline.is_none() => o.json = true,
-                // Never quote an unknown argument: it may be a misplaced secret.
-                other if other.starts_with('-') => {
-                    return Err(Failure::Usage(format!("unknown option {other:?}")))
-                }
-                _ => return Err(Failure::Usage("unexpected argument".to_owned())),
-            }
-        }
-        Ok(o)
-    }
-
     fn store(&self) -> FileStore {
-        FileStore::new(self.tokens.as_deref().unwrap_or(DEFAULT_TOKENS))
+        FileStore::new(&self.settings.tokens)
     }
 
     /// The token client's settings; missing or malformed ones are usage errors.
@@ -152,13 +172,10 @@ impl Options {
             v.clone()
                 .ok_or_else(|| Failure::Usage(format!("needs {flag} (or {var})")))
         };
-        let base = need(&self.base_url, "--base-url", "ONAIR_BASE_URL")?;
-        let id = need(&self.client_id, "--client-id", "ONAIR_CLIENT_ID")?;
-        let secret = need(
-            &self.client_secret,
-            "--client-secret",
-            "ONAIR_CLIENT_SECRET",
-        )?;
+        let s = &self.settings;
+        let base = need(&s.base_url, "--base-url", "ONAIR_BASE_URL")?;
+        let id = need(&s.client_id, "--client-id", "ONAIR_CLIENT_ID")?;
+        let secret = need(&s.client_secret, "--client-secret", "ONAIR_CLIENT_SECRET")?;
         let base = BaseUrl::new(&base).map_err(|e| Failure::Usage(format!("--base-url: {e}")))?;
         // The credentials' errors name the problem, never the value.
         let creds = ClientCredentials::new(&id, secret)
@@ -168,22 +185,31 @@ impl Options {
 }
 
 /// Runs `onair auth …`.
-pub fn run(args: &[String]) -> ExitCode {
-    let Some((command, rest)) = args.split_first() else {
-        return Failure::Usage("missing subcommand: exchange, refresh, revoke or show".into())
-            .exit("");
-    };
-    let command = command.as_str();
-    if matches!(command, "-h" | "--help" | "help") || rest.iter().any(|a| a == "--help") {
-        println!("{HELP}");
-        return ExitCode::SUCCESS;
-    }
-    if !matches!(command, "exchange" | "refresh" | "revoke" | "show") {
-        return Failure::Usage(format!("unknown subcommand {command:?}")).exit("");
-    }
-    let options = match Options::parse(command, rest) {
-        Ok(o) => o,
-        Err(f) => return f.exit(command),
+pub fn run(args: Args) -> ExitCode {
+    let command = args.command.name();
+    let options = match args.command {
+        Chore::Exchange {
+            code,
+            redirect_uri,
+            settings,
+        } => Options {
+            settings,
+            code,
+            redirect_uri,
+            json: false,
+        },
+        Chore::Refresh { settings } | Chore::Revoke { settings } => Options {
+            settings,
+            code: None,
+            redirect_uri: None,
+            json: false,
+        },
+        Chore::Show { json, settings } => Options {
+            settings,
+            code: None,
+            redirect_uri: None,
+            json,
+        },
     };
     let result = if command == "show" {
         show(&options)

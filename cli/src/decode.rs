@@ -9,49 +9,38 @@ use onair::event;
 use onair::json::{ItemJson, RawItemJson};
 use onair::sse::{self, Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
 
-use crate::{number_arg, UsageError};
+use crate::UsageError;
 
 /// Default read size: 64 KiB, a typical socket read.
 const DEFAULT_CHUNK: usize = 64 * 1024;
 
-struct Options {
+/// `onair decode`'s options.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print generic SSE items ({type, event, data, id, lastEventId}) instead of typed events
+    #[arg(long)]
     raw: bool,
+    /// Feed the parser N bytes at a time
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_CHUNK,
+          value_parser = crate::cli::positive, allow_hyphen_values = true)]
     chunk: usize,
+    /// The largest frame in bytes; a larger one is reported as frame_too_large
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FRAME_BYTES,
+          value_parser = crate::cli::positive, allow_hyphen_values = true)]
     max_frame_bytes: usize,
 }
 
-fn options(args: &[String]) -> Result<Options, UsageError> {
-    let mut opts = Options {
-        raw: false,
-        chunk: DEFAULT_CHUNK,
-        max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
-    };
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--raw" => opts.raw = true,
-            "--chunk" => opts.chunk = number_arg("--chunk", args.next())?,
-            "--max-frame-bytes" => {
-                opts.max_frame_bytes = number_arg("--max-frame-bytes", args.next())?;
-            }
-            other => return Err(UsageError(format!("decode: unknown option {other:?}"))),
-        }
-    }
-    Ok(opts)
-}
-
 /// Runs the command. Exit 0 at end of input whatever the stream held.
-pub fn run(args: &[String]) -> Result<(), UsageError> {
-    let opts = options(args)?;
+pub fn run(opts: &Args) -> Result<(), UsageError> {
     let stdin = io::stdin();
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     // A closed stdout (e.g. `| head`) ends the run quietly; so does a read error.
-    let _ = decode(&mut stdin.lock(), &mut out, &opts).and_then(|()| out.flush());
+    let _ = decode(&mut stdin.lock(), &mut out, opts).and_then(|()| out.flush());
     Ok(())
 }
 
-fn decode(input: &mut impl Read, out: &mut impl Write, opts: &Options) -> io::Result<()> {
+fn decode(input: &mut impl Read, out: &mut impl Write, opts: &Args) -> io::Result<()> {
     let mut parser = Parser::with_max_frame_bytes(opts.max_frame_bytes);
     let mut buf = vec![0u8; opts.chunk];
     loop {

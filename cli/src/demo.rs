@@ -37,6 +37,79 @@ const DEMO_SCENARIO: &str = include_str!("demo.json");
 /// Emulator time runs this many times faster than real time.
 const DEMO_SPEED: f64 = 20.0;
 
+/// `onair demo`'s options: none for the in-process demo; a deployment's
+/// settings (flags or `ONAIR_*` variables) to run the bot against it. No
+/// `Debug`: it holds the client secret and the consent code.
+#[derive(clap::Args)]
+#[command(after_help = "\
+Without a base URL (and without --remote): the in-process demo, exit 1 if the
+tally differs from the ledger. With one: the bot against that deployment until
+Ctrl-C or SIGTERM, every value from its flag or its ONAIR_* variable (a flag
+wins); scripts/e2e rust runs it so.")]
+pub struct Args {
+    /// Emulator time runs X times real time (the in-process demo)
+    #[arg(long, value_name = "X", default_value_t = DEMO_SPEED,
+          value_parser = crate::cli::speed, allow_hyphen_values = true)]
+    speed: f64,
+    /// Run against a deployment even without --base-url (its values from ONAIR_* variables)
+    #[arg(long)]
+    remote: bool,
+    /// The deployment's base address
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "ONAIR_BASE_URL",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
+    base_url: Option<String>,
+    /// The app's client id
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "ONAIR_CLIENT_ID",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
+    client_id: Option<String>,
+    /// The app's client secret (never printed)
+    #[arg(
+        long,
+        value_name = "S",
+        env = "ONAIR_CLIENT_SECRET",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
+    client_secret: Option<String>,
+    /// The DJ's consent code
+    #[arg(
+        long,
+        value_name = "C",
+        env = "ONAIR_CODE",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
+    code: Option<String>,
+    /// The redirect URI the code was issued for
+    #[arg(
+        long,
+        value_name = "URI",
+        env = "ONAIR_REDIRECT_URI",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
+    redirect_uri: Option<String>,
+    /// Write the bot's tally there as JSON on the way out
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "ONAIR_TALLY_OUT",
+        hide_env_values = true,
+        allow_hyphen_values = true
+    )]
+    tally_out: Option<String>,
+}
+
 struct Remote {
     base_url: String,
     client_id: String,
@@ -46,63 +119,28 @@ struct Remote {
     tally_out: Option<String>,
 }
 
-fn parse(args: &[String]) -> Result<(Option<Remote>, f64), UsageError> {
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let mut base_url = env("ONAIR_BASE_URL");
-    let mut client_id = env("ONAIR_CLIENT_ID");
-    let mut client_secret = env("ONAIR_CLIENT_SECRET");
-    let mut code = env("ONAIR_CODE");
-    let mut redirect_uri = env("ONAIR_REDIRECT_URI");
-    let mut tally_out = env("ONAIR_TALLY_OUT");
-    let mut speed = DEMO_SPEED;
-    let mut remote = false;
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| UsageError(format!("{name} needs a value")))
-        };
-        match arg.as_str() {
-            "--base-url" => base_url = Some(value("--base-url")?),
-            "--client-id" => client_id = Some(value("--client-id")?),
-            "--client-secret" => client_secret = Some(value("--client-secret")?),
-            "--code" => code = Some(value("--code")?),
-            "--redirect-uri" => redirect_uri = Some(value("--redirect-uri")?),
-            "--tally-out" => tally_out = Some(value("--tally-out")?),
-            "--remote" => remote = true,
-            "--speed" => {
-                let v = value("--speed")?;
-                speed = match v.parse::<f64>() {
-                    Ok(x) if x.is_finite() && x > 0.0 => x,
-                    _ => return Err(UsageError(format!("--speed takes a number > 0, not {v:?}"))),
-                };
-            }
-            other => return Err(UsageError(format!("demo: unknown option {other:?}"))),
-        }
-    }
-    if !remote && base_url.is_none() {
-        return Ok((None, speed));
+/// The deployment to run against, if any (`None`: the in-process demo).
+fn remote(args: Args) -> Result<Option<Remote>, UsageError> {
+    if !args.remote && args.base_url.is_none() {
+        return Ok(None);
     }
     let need = |v: Option<String>, name: &str| {
         v.ok_or_else(|| UsageError(format!("demo against a deployment needs {name}")))
     };
-    Ok((
-        Some(Remote {
-            base_url: need(base_url, "--base-url")?,
-            client_id: need(client_id, "--client-id")?,
-            client_secret: need(client_secret, "--client-secret")?,
-            code: need(code, "--code")?,
-            redirect_uri: need(redirect_uri, "--redirect-uri")?,
-            tally_out,
-        }),
-        speed,
-    ))
+    Ok(Some(Remote {
+        base_url: need(args.base_url, "--base-url")?,
+        client_id: need(args.client_id, "--client-id")?,
+        client_secret: need(args.client_secret, "--client-secret")?,
+        code: need(args.code, "--code")?,
+        redirect_uri: need(args.redirect_uri, "--redirect-uri")?,
+        tally_out: args.tally_out,
+    }))
 }
 
 /// Runs the command; exit 1 when the tally disagrees with the ledger.
-pub fn run(args: &[String]) -> Result<std::process::ExitCode, UsageError> {
-    let (remote, speed) = parse(args)?;
+pub fn run(args: Args) -> Result<std::process::ExitCode, UsageError> {
+    let speed = args.speed;
+    let remote = remote(args)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

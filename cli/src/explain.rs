@@ -18,12 +18,7 @@ use serde_json::Value;
 use crate::UsageError;
 
 /// Runs `onair explain` over stdin and stdout.
-pub fn run(args: &[String]) -> Result<(), UsageError> {
-    if let Some(extra) = args.first() {
-        return Err(UsageError(format!(
-            "explain takes no arguments, got {extra:?}"
-        )));
-    }
+pub fn run() -> Result<(), UsageError> {
     let mut input = Vec::new();
     std::io::stdin()
         .read_to_end(&mut input)

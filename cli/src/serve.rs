@@ -16,6 +16,31 @@ use serde_json::json;
 
 use crate::UsageError;
 
+/// `onair serve`'s options.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Ctrl-C or SIGTERM stops it cleanly (open streams are cut, exit 0).")]
+pub struct Args {
+    /// The port on 127.0.0.1 (0: an ephemeral one)
+    #[arg(long, value_name = "N", default_value_t = 0,
+          value_parser = crate::cli::port, allow_hyphen_values = true)]
+    port: u16,
+    /// Emulator time runs X times real time (0: frozen, moved only by the control API's clock/advance)
+    #[arg(long, value_name = "X", default_value_t = 1.0,
+          value_parser = crate::cli::speed_or_frozen, allow_hyphen_values = true)]
+    speed: f64,
+    /// A scenario file, or a built-in one: quiet, busy or faulty
+    #[arg(long, value_name = "FILE|NAME", allow_hyphen_values = true)]
+    scenario: Option<String>,
+    /// The stream's heartbeat interval in emulator milliseconds [default: 15000]
+    #[arg(long, value_name = "N", value_parser = crate::cli::milliseconds,
+          allow_hyphen_values = true)]
+    heartbeat_ms: Option<i64>,
+    /// Print {baseUrl, controlUrl, clientId, clientSecret, redirectUri} as the first line, then nothing
+    #[arg(long)]
+    json: bool,
+}
+
+/// What `onair serve` runs with, its scenario read.
 struct Options {
     port: u16,
     speed: f64,
@@ -24,63 +49,28 @@ struct Options {
     json: bool,
 }
 
-fn value<'a>(name: &str, v: Option<&'a String>) -> Result<&'a str, UsageError> {
-    v.map(String::as_str)
-        .ok_or_else(|| UsageError(format!("{name} needs a value")))
-}
-
-fn parse(args: &[String]) -> Result<Options, UsageError> {
-    let mut o = Options {
-        port: 0,
-        speed: 1.0,
-        scenario: None,
-        heartbeat_ms: None,
-        json: false,
-    };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--json" => o.json = true,
-            "--port" => {
-                let v = value("--port", it.next())?;
-                o.port = v
-                    .parse()
-                    .map_err(|_| UsageError(format!("--port takes 0..65535, not {v:?}")))?;
-            }
-            "--speed" => {
-                let v = value("--speed", it.next())?;
-                o.speed = match v.parse::<f64>() {
-                    Ok(x) if x.is_finite() && x >= 0.0 => x,
-                    _ => return Err(UsageError(format!("--speed takes a number ≥ 0, not {v:?}"))),
-                };
-            }
-            "--heartbeat-ms" => {
-                let v = value("--heartbeat-ms", it.next())?;
-                o.heartbeat_ms = Some(v.parse().map_err(|_| {
-                    UsageError(format!("--heartbeat-ms takes milliseconds, not {v:?}"))
-                })?);
-            }
-            "--scenario" => {
-                let v = value("--scenario", it.next())?;
-                o.scenario = Some(match Scenario::builtin(v) {
-                    Some(s) => s,
-                    None => {
-                        let text = std::fs::read_to_string(v).map_err(|e| {
-                            UsageError(format!("--scenario {v:?} is neither quiet, busy, faulty nor a readable file: {e}"))
-                        })?;
-                        Scenario::from_json(&text).map_err(|e| UsageError(format!("{v}: {e}")))?
-                    }
-                });
-            }
-            other => return Err(UsageError(format!("serve: unknown option {other:?}"))),
-        }
+/// A built-in scenario's name, or a scenario file.
+fn scenario(v: &str) -> Result<Scenario, UsageError> {
+    if let Some(s) = Scenario::builtin(v) {
+        return Ok(s);
     }
-    Ok(o)
+    let text = std::fs::read_to_string(v).map_err(|e| {
+        UsageError(format!(
+            "--scenario {v:?} is neither quiet, busy, faulty nor a readable file: {e}"
+        ))
+    })?;
+    Scenario::from_json(&text).map_err(|e| UsageError(format!("{v}: {e}")))
 }
 
 /// Runs `onair serve` until Ctrl-C or SIGTERM.
-pub fn run(args: &[String]) -> Result<(), UsageError> {
-    let o = parse(args)?;
+pub fn run(args: Args) -> Result<(), UsageError> {
+    let o = Options {
+        port: args.port,
+        speed: args.speed,
+        scenario: args.scenario.as_deref().map(scenario).transpose()?,
+        heartbeat_ms: args.heartbeat_ms,
+        json: args.json,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

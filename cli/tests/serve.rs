@@ -87,3 +87,37 @@ fn serve_rejects_bad_options() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// The `--json` line's exact shape: five string fields in this order (as
+/// serde_json writes the object: keys sorted), one line, nothing after it.
+#[test]
+fn serve_json_line_keeps_its_field_order() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
+        .args(["serve", "--json", "--speed=0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn onair serve");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("first line");
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let exit = child.wait().expect("wait");
+    assert!(exit.success(), "clean stop: {exit:?}");
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("the rest");
+    assert_eq!(rest, "", "nothing after the first line");
+    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    let s = |k: &str| v[k].as_str().expect(k).to_owned();
+    let rebuilt = format!(
+        "{{\"baseUrl\":\"{}\",\"clientId\":\"{}\",\"clientSecret\":\"{}\",\"controlUrl\":\"{}\",\"redirectUri\":\"{}\"}}\n",
+        s("baseUrl"),
+        s("clientId"),
+        s("clientSecret"),
+        s("controlUrl"),
+        s("redirectUri")
+    );
+    assert_eq!(line, rebuilt);
+}
