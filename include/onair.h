@@ -3,9 +3,19 @@
  * Conventions (ffi/README.md): opaque handles onair_X_new / onair_X_free
  * (free accepts NULL); fallible calls return onair_result and write their
  * outputs only on ONAIR_OK; strings cross as (pointer, length) UTF-8, no
- * trailing NUL needed on input; borrowed views are valid until the next
- * call on the handle they came from; no handle may be used from two
- * threads at once.
+ * trailing NUL needed on input.
+ *
+ * Threads: a handle may be used by one thread at a time (move it between
+ * threads freely). A second thread's call on a handle while a call is in
+ * flight returns ONAIR_BUSY (infallible getters: their 0 / false) and
+ * changes nothing. Views and text borrowed from a handle are valid until
+ * the next call on that handle by any thread (a call refused with
+ * ONAIR_BUSY does not count): a program sharing a handle holds its own
+ * lock from the call until it has read what was borrowed. Kit functions
+ * given an onair_event also hold the flag of the bot or decoder it came
+ * from. Free a handle only when no other thread can call it: a free
+ * racing a call in flight does nothing, one racing a call about to start
+ * is a use after free, which C cannot be protected from.
  */
 
 #ifndef ONAIR_H
@@ -148,6 +158,12 @@ enum onair_result
    * There is no current item or action to render (nothing polled yet).
    */
   ONAIR_NO_CURRENT = 23,
+  /**
+   * The handle is in a call on another thread (a handle is used by one
+   * thread at a time): nothing was done, nothing changed, no view it lent
+   * was invalidated. Serialize the calls (a lock), or retry.
+   */
+  ONAIR_BUSY = 24,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -647,42 +663,87 @@ typedef uint32_t onair_sse_item_kind;
 
 /**
  * Greet-once memory of one broadcast's audience (`onair_audience_new`).
+ *
+ * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+ * (`_is_manager`: false; `_len`: 0) and changes nothing. Its
+ * `onair_greeting` is valid until the next call on it by any thread not
+ * refused with ONAIR_BUSY (`onair_commands_match` reading it counts). Free
+ * it only when no other thread may call it.
  */
 typedef struct onair_audience onair_audience;
 
 /**
  * Jittered exponential backoff (the core's: 1 s doubling to 30 s, full
- * jitter, seeded). One thread at a time.
+ * jitter, seeded).
+ *
+ * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+ * (`_reset`: does nothing; `_attempt`: 0) and changes nothing. Free it
+ * only when no other thread may call it.
  */
 typedef struct onair_backoff onair_backoff;
 
 /**
- * The bot machine (`onair_bot_new`). One thread at a time; views it hands
- * out are valid until the next call on it.
+ * The bot machine (`onair_bot_new`).
+ *
+ * Threads: a bot may be used by one thread at a time (move it between
+ * threads freely). A second thread's call while one is in flight returns
+ * ONAIR_BUSY (`_pending_calls`: 0) and changes nothing. The text of
+ * `_last_error`, `_tokens_json` and `_status_json` is valid until the next
+ * call on the bot by any thread that is not refused with ONAIR_BUSY; the
+ * action of `onair_bot_poll` (with its event and `_action_json` text)
+ * until the next poll. A caller sharing a bot between threads holds its
+ * own lock from the call until it has read (or copied) what was lent.
+ * Kit functions given an event of this bot hold the bot's flag for their
+ * call (ONAIR_BUSY while another thread is in a call on the bot).
+ * `onair_bot_free` must not race any other call on the bot.
  */
 typedef struct onair_bot onair_bot;
 
 /**
  * How a bot is set up (`onair_bot_config_new`); read by `onair_bot_new`,
  * which copies it, so it may be freed right after.
+ *
+ * Threads: one call at a time (`onair_bot_new` reading it counts); a
+ * concurrent call gets ONAIR_BUSY and changes nothing.
  */
 typedef struct onair_bot_config onair_bot_config;
 
 /**
  * A bot's chat commands (`onair_commands_new`): prefix, names, who may
  * run each, posters to ignore.
+ *
+ * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY and
+ * changes nothing. Its `onair_invocation` is valid until the next call on
+ * it by any thread not refused with ONAIR_BUSY. Free it only when no other
+ * thread may call it.
  */
 typedef struct onair_commands onair_commands;
 
 /**
- * An SSE framer plus event decoder (`onair_decoder_new`). One thread at a
- * time.
+ * An SSE framer plus event decoder (`onair_decoder_new`).
+ *
+ * Threads: a decoder may be used by one thread at a time (move it between
+ * threads freely). A second thread's call while one is in flight returns
+ * ONAIR_BUSY (`onair_decoder_pending`: 0) and changes nothing. The text
+ * of `_take_json` and the batch of `_take_marshal` and `_feed_marshal` are
+ * valid until the next call on the decoder by any thread that is not
+ * refused with ONAIR_BUSY; the item of `onair_decoder_next` (with its
+ * event and `_item_json` text) until the next call that takes items (see
+ * there). A caller sharing a decoder holds its own lock until it has read
+ * what was lent. Kit functions given an event of this decoder hold its
+ * flag for their call.
+ * `onair_decoder_free` must not race any other call on it.
  */
 typedef struct onair_decoder onair_decoder;
 
 /**
  * Heart and donation milestones with running donor totals
  * (`onair_milestones_new`).
+ *
+ * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+ * (`_donated_by`, `_hearts`, `_total_donated`: 0) and changes nothing. Its
+ * `onair_milestone` is valid until the next call on it by any thread not
+ * refused with ONAIR_BUSY. Free it only when no other thread may call it.
  */
 typedef struct onair_milestones onair_milestones;
 
@@ -690,24 +751,43 @@ typedef struct onair_milestones onair_milestones;
  * A generic SSE parser (`onair_sse_parser_new`): frames with their event
  * name, data, id and last event id, no event decoding. Most bots want
  * `onair_decoder` instead.
+ *
+ * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+ * (`_pending`: 0) and changes nothing. What it lends (`onair_sse_item`,
+ * `_item_json`, `_last_event_id`) is valid until the next call on it by
+ * any thread that is not refused with ONAIR_BUSY. Free it only when no
+ * other thread may call it.
  */
 typedef struct onair_sse_parser onair_sse_parser;
 
 /**
  * A list of strings the caller owns (`onair_text_split`); free with
  * `onair_string_list_free`.
+ *
+ * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+ * (`_len`: 0) and changes nothing. Its strings stay valid until it is
+ * freed. Free it only when no other thread may call it.
  */
 typedef struct onair_string_list onair_string_list;
 
 /**
  * One broadcast's totals by person (`onair_tally_new`), the form the
  * emulator's ledger is compared with.
+ *
+ * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+ * (`_hearts`, `_donated`, `_attendance`: 0) and changes nothing. Free it
+ * only when no other thread may call it.
  */
 typedef struct onair_tally onair_tally;
 
 /**
  * App timers as data for the bot's loop (`onair_timers_new`): fold
  * `onair_timers_next_deadline` into your sleep, then pop what is due.
+ *
+ * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY and
+ * changes nothing. The tag of `_pop_due` is valid until the next call on
+ * it by any thread not refused with ONAIR_BUSY. Free it only when no other
+ * thread may call it.
  */
 typedef struct onair_timers onair_timers;
 
@@ -891,8 +971,11 @@ typedef struct onair_event {
    */
   bool is_live_ended;
   /**
-   * The event itself, for the kit functions (`onair_audience_on_event`,
-   * …) and `onair_event_json`; do not touch. NULL for `ONAIR_EVENT_NONE`.
+   * The handle the event is borrowed from, for the kit functions
+   * (`onair_audience_on_event`, …) and `onair_event_json`, which hold
+   * that handle's busy flag while they read the event (ONAIR_BUSY when
+   * another thread is in a call on it); do not touch. NULL for
+   * `ONAIR_EVENT_NONE`.
    */
   const void *opaque;
 } onair_event;
@@ -1294,7 +1377,8 @@ onair_result onair_bot_config_new(const char *base_url,
                                   struct onair_bot_config **out_config);
 
 /**
- * Frees a configuration. NULL is fine.
+ * Frees a configuration. NULL is fine. Never while another thread is in a
+ * call on it (a free then does nothing: see `onair_bot_free`).
  */
 void onair_bot_config_free(struct onair_bot_config *config);
 
@@ -1376,6 +1460,11 @@ onair_result onair_bot_new(const struct onair_bot_config *config,
 /**
  * Frees a bot (nothing is sent: call `onair_bot_shutdown` and drain the
  * loop first to revoke). NULL is fine.
+ *
+ * Threads: never call it while another thread may be in a call on the bot
+ * or about to start one (the memory goes away under that call: C cannot
+ * be protected from it). Should it happen while a call is in flight, the
+ * bot's flag is set and nothing is freed (the bot stays, leaked).
  */
 void onair_bot_free(struct onair_bot *bot);
 
@@ -1392,9 +1481,17 @@ onair_result onair_bot_last_error(const struct onair_bot *bot,
 
 /**
  * The next thing to do at `now_ms` (unix ms), into `*out_action`
- * (borrowed fields, valid until the next call on the bot). After any
- * report or app command, poll until the action is `ONAIR_ACTION_WAIT`;
- * only then sleep. Polling early or often is safe.
+ * (borrowed fields). After any report or app command, poll until the
+ * action is `ONAIR_ACTION_WAIT`; only then sleep. Polling early or often
+ * is safe.
+ *
+ * The action — its request text, its event (for the kit and
+ * `onair_event_json`), its messages, its `onair_bot_action_json` text —
+ * stays valid until the next `onair_bot_poll` or `onair_bot_free`: the
+ * bot's other calls (reports, commands, `_shutdown`, getters), from any
+ * thread, leave it as it is. So a loop may finish reading an event while
+ * another thread queues chat (each call holding the caller's lock or
+ * answered ONAIR_BUSY).
  *
  * Errors: NULL `bot` or `out_action` → ONAIR_NULL_PARAMETER (nothing is
  * taken from the bot).
@@ -1549,7 +1646,7 @@ onair_result onair_bot_request_reconnect(struct onair_bot *bot, uint64_t now_ms)
  * Stops the bot: queued calls are cancelled, the stream is closed, and
  * with `revoke` the tokens are revoked (one last SEND) and forgotten.
  * Poll until the action is `ONAIR_ACTION_STOPPED` (code `shut_down`),
- * doing what it says on the way.
+ * doing what it says on the way. The action last polled stays valid.
  *
  * Errors: NULL `bot` → ONAIR_NULL_PARAMETER.
  */
@@ -1643,7 +1740,8 @@ onair_result onair_bot_cancel_timer(struct onair_bot *bot,
 onair_result onair_decoder_new(size_t max_frame_bytes, struct onair_decoder **out_decoder);
 
 /**
- * Frees a decoder. NULL is fine.
+ * Frees a decoder. NULL is fine. Never while another thread may be in a
+ * call on it (should one be in flight, nothing is freed).
  */
 void onair_decoder_free(struct onair_decoder *decoder);
 
@@ -1665,9 +1763,14 @@ onair_result onair_decoder_feed(struct onair_decoder *decoder, const uint8_t *by
 onair_result onair_decoder_finish(struct onair_decoder *decoder);
 
 /**
- * Takes the next decoded item into `*out_item` (borrowed fields, valid
- * until the next call on this decoder). When everything fed has been
- * taken, `out_item->kind` is `ONAIR_ITEM_NONE`.
+ * Takes the next decoded item into `*out_item` (borrowed fields). When
+ * everything fed has been taken, `out_item->kind` is `ONAIR_ITEM_NONE`.
+ *
+ * The item — its views, its event (for the kit and `onair_event_json`),
+ * its `onair_decoder_item_json` text — stays valid until the next
+ * `onair_decoder_next`, `_take_json`, `_take_marshal`, `_feed_marshal` or
+ * `_free`: feeding more, `_finish`, `_pending` and `_item_json` leave it
+ * as it is.
  *
  * Errors: NULL `decoder` or `out_item` → ONAIR_NULL_PARAMETER (nothing taken).
  */
@@ -1746,7 +1849,7 @@ onair_result onair_decoder_feed_marshal(struct onair_decoder *decoder,
 /**
  * Items decoded and not yet taken.
  *
- * Errors: NULL `decoder` → 0.
+ * Errors: NULL `decoder`, or a call on it in flight on another thread → 0.
  */
 size_t onair_decoder_pending(const struct onair_decoder *decoder);
 
@@ -1760,7 +1863,8 @@ size_t onair_decoder_pending(const struct onair_decoder *decoder);
 onair_result onair_text_split(const char *text, size_t len, struct onair_string_list **out_list);
 
 /**
- * The number of strings in a list; NULL → 0.
+ * The number of strings in a list; NULL, or a call on it in flight on
+ * another thread → 0.
  */
 size_t onair_string_list_len(const struct onair_string_list *list);
 
@@ -1858,7 +1962,8 @@ onair_result onair_audience_end_broadcast(struct onair_audience *audience);
  * `event` is a view from a decoder or a bot, still valid.
  *
  * Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
- * ONAIR_NO_EVENT.
+ * ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
+ * in a call on another thread → ONAIR_BUSY (nothing recorded).
  */
 onair_result onair_audience_on_event(struct onair_audience *audience,
                                      const struct onair_event *event,
@@ -1873,7 +1978,8 @@ bool onair_audience_is_manager(const struct onair_audience *audience,
                                size_t user_id_len);
 
 /**
- * People remembered in this broadcast; NULL → 0.
+ * People remembered in this broadcast; NULL, or a call on it in flight
+ * on another thread → 0.
  */
 size_t onair_audience_len(const struct onair_audience *audience);
 
@@ -1935,7 +2041,9 @@ onair_result onair_commands_ignore(struct onair_commands *commands,
  * borrowed from `commands` until the next call on it.
  *
  * Errors: NULL `commands`, `event` or `out_invocation` →
- * ONAIR_NULL_PARAMETER; a view without an event → ONAIR_NO_EVENT.
+ * ONAIR_NULL_PARAMETER; a view without an event → ONAIR_NO_EVENT;
+ * `commands`, `audience` or the bot or decoder the event came from in a
+ * call on another thread → ONAIR_BUSY (nothing changes).
  */
 onair_result onair_commands_match(struct onair_commands *commands,
                                   const struct onair_audience *audience,
@@ -2000,7 +2108,8 @@ onair_result onair_milestones_end_broadcast(struct onair_milestones *milestones)
  * milestone, if any, it crossed.
  *
  * Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
- * ONAIR_NO_EVENT.
+ * ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
+ * in a call on another thread → ONAIR_BUSY (nothing recorded).
  */
 onair_result onair_milestones_on_event(struct onair_milestones *milestones,
                                        const struct onair_event *event,
@@ -2015,12 +2124,14 @@ uint64_t onair_milestones_donated_by(const struct onair_milestones *milestones,
                                      size_t user_id_len);
 
 /**
- * The broadcast's hearts so far; NULL → 0.
+ * The broadcast's hearts so far; NULL, or a call on it in flight on
+ * another thread → 0.
  */
 uint64_t onair_milestones_hearts(const struct onair_milestones *milestones);
 
 /**
- * The broadcast's donations so far; NULL → 0.
+ * The broadcast's donations so far; NULL, or a call on it in flight on
+ * another thread → 0.
  */
 uint64_t onair_milestones_total_donated(const struct onair_milestones *milestones);
 
@@ -2108,7 +2219,8 @@ void onair_tally_free(struct onair_tally *tally);
  * Records an event (chat, joins, hearts, donations; the DJ is kept out).
  *
  * Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
- * ONAIR_NO_EVENT.
+ * ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
+ * in a call on another thread → ONAIR_BUSY (nothing recorded).
  */
 onair_result onair_tally_record(struct onair_tally *tally, const struct onair_event *event);
 
@@ -2122,17 +2234,20 @@ onair_result onair_tally_record(struct onair_tally *tally, const struct onair_ev
 onair_result onair_tally_json(const struct onair_tally *tally, char **out_json, size_t *out_len);
 
 /**
- * Hearts in the tally; NULL → 0.
+ * Hearts in the tally; NULL, or a call on it in flight on another
+ * thread → 0.
  */
 uint64_t onair_tally_hearts(const struct onair_tally *tally);
 
 /**
- * Currency donated in the tally; NULL → 0.
+ * Currency donated in the tally; NULL, or a call on it in flight on
+ * another thread → 0.
  */
 uint64_t onair_tally_donated(const struct onair_tally *tally);
 
 /**
- * People who joined (the ledger's attendance); NULL → 0.
+ * People who joined (the ledger's attendance); NULL, or a call on it in
+ * flight on another thread → 0.
  */
 size_t onair_tally_attendance(const struct onair_tally *tally);
 
@@ -2224,12 +2339,14 @@ void onair_backoff_free(struct onair_backoff *backoff);
 onair_result onair_backoff_next_delay_ms(struct onair_backoff *backoff, uint64_t *out_ms);
 
 /**
- * Starts over after a success. NULL is ignored.
+ * Starts over after a success. NULL is ignored, and so is a call while
+ * another thread is in a call on the backoff.
  */
 void onair_backoff_reset(struct onair_backoff *backoff);
 
 /**
- * Attempts counted since the last reset; NULL → 0.
+ * Attempts counted since the last reset; NULL, or a call on it in flight
+ * on another thread → 0.
  */
 uint32_t onair_backoff_attempt(const struct onair_backoff *backoff);
 
@@ -2294,7 +2411,8 @@ onair_result onair_sse_parser_last_event_id(struct onair_sse_parser *parser,
                                             struct onair_str *out_id);
 
 /**
- * Items parsed and not yet taken; NULL → 0.
+ * Items parsed and not yet taken; NULL, or a call on it in flight on
+ * another thread → 0.
  */
 size_t onair_sse_parser_pending(const struct onair_sse_parser *parser);
 
@@ -2306,7 +2424,8 @@ size_t onair_sse_parser_pending(const struct onair_sse_parser *parser);
  * gets its length.
  *
  * Errors: NULL `event` or `out` → ONAIR_NULL_PARAMETER; a view without an
- * event → ONAIR_NO_EVENT.
+ * event → ONAIR_NO_EVENT; the bot or decoder that lent the event is in a
+ * call on another thread → ONAIR_BUSY.
  */
 onair_result onair_event_json(const struct onair_event *event, char **out, size_t *out_len);
 

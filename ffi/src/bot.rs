@@ -8,20 +8,31 @@ use onair_core::chat::ChatErrorKind;
 use onair_core::json::ActionJson;
 use onair_core::timers::{Timer, TimerError};
 use onair_core::{
-    Action, BaseUrl, Bot, BotConfig, CallError, ClientCredentials, Misuse, RequestId, Tokens,
+    Action, BaseUrl, Bot, BotConfig, CallError, ClientCredentials, Event, Misuse, RequestId, Tokens,
 };
 use zeroize::Zeroizing;
 
+use crate::handle::{free, handles, hold, new_handle, Guarded, Head, Lends};
 use crate::onair_result::{self, *};
 use crate::view::{headers_in, onair_event, onair_header, onair_str};
-use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out, str_in};
+use crate::{boundary, boundary_or, bytes_in, out, str_in};
 
 // ---- configuration ---------------------------------------------------------------
 
 /// How a bot is set up (`onair_bot_config_new`); read by `onair_bot_new`,
 /// which copies it, so it may be freed right after.
+///
+/// Threads: one call at a time (`onair_bot_new` reading it counts); a
+/// concurrent call gets ONAIR_BUSY and changes nothing.
 #[derive(Debug)]
-pub struct onair_bot_config(BotConfig);
+pub struct onair_bot_config(Guarded<BotConfig>);
+
+impl Lends for BotConfig {}
+
+handles! {
+    onair_bot_config => BotConfig,
+    onair_bot => BotState,
+}
 
 /// A configuration with the spec's defaults for the service at `base_url`
 /// (absolute http(s), e.g. `https://api.example` or
@@ -57,23 +68,17 @@ pub unsafe extern "C" fn onair_bot_config_new(
         let base = BaseUrl::new(url).map_err(|_| ONAIR_INVALID_BASE_URL)?;
         let credentials =
             ClientCredentials::new(id, secret).map_err(|_| ONAIR_INVALID_CREDENTIALS)?;
-        *slot = Box::into_raw(Box::new(onair_bot_config(BotConfig::new(
-            base,
-            credentials,
-        ))));
+        *slot = new_handle::<onair_bot_config>(BotConfig::new(base, credentials));
         Ok(())
     })
 }
 
-/// Frees a configuration. NULL is fine.
+/// Frees a configuration. NULL is fine. Never while another thread is in a
+/// call on it (a free then does nothing: see `onair_bot_free`).
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_config_free(config: *mut onair_bot_config) {
-    boundary_or((), || {
-        if !config.is_null() {
-            // SAFETY: a pointer from onair_bot_config_new, freed once.
-            drop(unsafe { Box::from_raw(config) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(config) })
 }
 
 /// Whether to open the event stream at all (default true; a bot that only
@@ -87,7 +92,7 @@ pub unsafe extern "C" fn onair_bot_config_set_events(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { arg_mut(config) }?.0.events = events;
+        unsafe { hold(config) }?.events = events;
         Ok(())
     })
 }
@@ -103,11 +108,12 @@ pub unsafe extern "C" fn onair_bot_config_set_request_timeout_ms(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        let c = unsafe { arg_mut(config) }?;
+        let mut held = unsafe { hold(config) }?;
+        let c = &mut *held;
         if timeout_ms == 0 {
             return Err(ONAIR_INVALID_ARGUMENT);
         }
-        c.0.request_timeout_ms = timeout_ms;
+        c.request_timeout_ms = timeout_ms;
         Ok(())
     })
 }
@@ -123,11 +129,12 @@ pub unsafe extern "C" fn onair_bot_config_set_max_attempts(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        let c = unsafe { arg_mut(config) }?;
+        let mut held = unsafe { hold(config) }?;
+        let c = &mut *held;
         if attempts == 0 {
             return Err(ONAIR_INVALID_ARGUMENT);
         }
-        c.0.max_attempts = attempts;
+        c.max_attempts = attempts;
         Ok(())
     })
 }
@@ -142,7 +149,7 @@ pub unsafe extern "C" fn onair_bot_config_set_max_queued_calls(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { arg_mut(config) }?.0.max_queued_calls = max_calls;
+        unsafe { hold(config) }?.max_queued_calls = max_calls;
         Ok(())
     })
 }
@@ -158,11 +165,12 @@ pub unsafe extern "C" fn onair_bot_config_set_watchdog_ms(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        let c = unsafe { arg_mut(config) }?;
+        let mut held = unsafe { hold(config) }?;
+        let c = &mut *held;
         if watchdog_ms == 0 {
             return Err(ONAIR_INVALID_ARGUMENT);
         }
-        c.0.stream.watchdog_ms = watchdog_ms;
+        c.stream.watchdog_ms = watchdog_ms;
         Ok(())
     })
 }
@@ -177,11 +185,12 @@ pub unsafe extern "C" fn onair_bot_config_set_connect_timeout_ms(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        let c = unsafe { arg_mut(config) }?;
+        let mut held = unsafe { hold(config) }?;
+        let c = &mut *held;
         if timeout_ms == 0 {
             return Err(ONAIR_INVALID_ARGUMENT);
         }
-        c.0.stream.connect_timeout_ms = timeout_ms;
+        c.stream.connect_timeout_ms = timeout_ms;
         Ok(())
     })
 }
@@ -197,17 +206,32 @@ pub unsafe extern "C" fn onair_bot_config_set_refresh_margin_ms(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { arg_mut(config) }?.0.refresh.margin_ms = margin_ms;
+        unsafe { hold(config) }?.refresh.margin_ms = margin_ms;
         Ok(())
     })
 }
 
 // ---- the bot ---------------------------------------------------------------------
 
-/// The bot machine (`onair_bot_new`). One thread at a time; views it hands
-/// out are valid until the next call on it.
+/// The bot machine (`onair_bot_new`).
+///
+/// Threads: a bot may be used by one thread at a time (move it between
+/// threads freely). A second thread's call while one is in flight returns
+/// ONAIR_BUSY (`_pending_calls`: 0) and changes nothing. The text of
+/// `_last_error`, `_tokens_json` and `_status_json` is valid until the next
+/// call on the bot by any thread that is not refused with ONAIR_BUSY; the
+/// action of `onair_bot_poll` (with its event and `_action_json` text)
+/// until the next poll. A caller sharing a bot between threads holds its
+/// own lock from the call until it has read (or copied) what was lent.
+/// Kit functions given an event of this bot hold the bot's flag for their
+/// call (ONAIR_BUSY while another thread is in a call on the bot).
+/// `onair_bot_free` must not race any other call on the bot.
 #[derive(Debug)]
-pub struct onair_bot {
+pub struct onair_bot(Guarded<BotState>);
+
+/// The state behind an `onair_bot`.
+#[derive(Debug)]
+pub(crate) struct BotState {
     bot: Bot,
     current: Option<Current>,
     /// The token file of `onair_bot_tokens_json`, NUL-terminated.
@@ -235,7 +259,16 @@ struct Current {
     json: Zeroizing<Vec<u8>>,
 }
 
-impl onair_bot {
+impl Lends for BotState {
+    fn lent(&self) -> Option<&Event> {
+        match &self.current.as_ref()?.action {
+            Action::Event { event, .. } => Some(event),
+            _ => None,
+        }
+    }
+}
+
+impl BotState {
     fn fail(&mut self, code: onair_result, detail: impl std::fmt::Display) -> onair_result {
         self.last_error = format!("{detail}").into_bytes();
         self.last_error.retain(|&b| b != 0);
@@ -291,7 +324,7 @@ pub unsafe extern "C" fn onair_bot_new(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        let config = unsafe { arg(config) }?;
+        let config = unsafe { hold(config) }?;
         let slot = out(out_bot)?;
         let saved = if saved_tokens.is_null() {
             None
@@ -300,27 +333,28 @@ pub unsafe extern "C" fn onair_bot_new(
             let json = unsafe { bytes_in(saved_tokens.cast(), saved_tokens_len) }?;
             Some(Tokens::from_json(json).map_err(|_| ONAIR_INVALID_TOKENS)?)
         };
-        *slot = Box::into_raw(Box::new(onair_bot {
-            bot: Bot::new(config.0.clone(), saved, seed),
+        *slot = new_handle::<onair_bot>(BotState {
+            bot: Bot::new((*config).clone(), saved, seed),
             current: None,
             tokens: Zeroizing::new(Vec::new()),
             last_error: vec![0],
             status: Vec::new(),
-        }));
+        });
         Ok(())
     })
 }
 
 /// Frees a bot (nothing is sent: call `onair_bot_shutdown` and drain the
 /// loop first to revoke). NULL is fine.
+///
+/// Threads: never call it while another thread may be in a call on the bot
+/// or about to start one (the memory goes away under that call: C cannot
+/// be protected from it). Should it happen while a call is in flight, the
+/// bot's flag is set and nothing is freed (the bot stays, leaked).
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_free(bot: *mut onair_bot) {
-    boundary_or((), || {
-        if !bot.is_null() {
-            // SAFETY: a pointer from onair_bot_new, freed once.
-            drop(unsafe { Box::from_raw(bot) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(bot) })
 }
 
 /// The detail of the last error this bot returned (a line for logs; empty
@@ -336,7 +370,7 @@ pub unsafe extern "C" fn onair_bot_last_error(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg(bot) }?;
+        let b = unsafe { hold(bot) }?;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         *p = b.last_error.as_ptr().cast();
         *l = b.last_error.len().saturating_sub(1);
@@ -624,7 +658,8 @@ impl Current {
         current
     }
 
-    fn view(&mut self) -> onair_action {
+    /// The view of the action; an event's `opaque` is the bot's `head`.
+    fn view(&mut self, head: *const Head) -> onair_action {
         use onair_action_kind::*;
         let mut v = onair_action::NONE;
         let mut message: Option<String> = None;
@@ -650,7 +685,7 @@ impl Current {
             }
             Action::Event { id, event } => {
                 v.kind = ONAIR_ACTION_EVENT;
-                v.event = onair_event::view(id.as_ref(), event);
+                v.event = onair_event::view(id.as_ref(), event, head);
             }
             Action::Notice(notice) => {
                 use onair_notice_kind::*;
@@ -783,9 +818,17 @@ impl Current {
 }
 
 /// The next thing to do at `now_ms` (unix ms), into `*out_action`
-/// (borrowed fields, valid until the next call on the bot). After any
-/// report or app command, poll until the action is `ONAIR_ACTION_WAIT`;
-/// only then sleep. Polling early or often is safe.
+/// (borrowed fields). After any report or app command, poll until the
+/// action is `ONAIR_ACTION_WAIT`; only then sleep. Polling early or often
+/// is safe.
+///
+/// The action — its request text, its event (for the kit and
+/// `onair_event_json`), its messages, its `onair_bot_action_json` text —
+/// stays valid until the next `onair_bot_poll` or `onair_bot_free`: the
+/// bot's other calls (reports, commands, `_shutdown`, getters), from any
+/// thread, leave it as it is. So a loop may finish reading an event while
+/// another thread queues chat (each call holding the caller's lock or
+/// answered ONAIR_BUSY).
 ///
 /// Errors: NULL `bot` or `out_action` → ONAIR_NULL_PARAMETER (nothing is
 /// taken from the bot).
@@ -797,11 +840,13 @@ pub unsafe extern "C" fn onair_bot_poll(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let head = held.head();
+        let b = &mut *held;
         let slot = out(out_action)?;
         let action = b.bot.poll(now_ms);
         let current = b.current.insert(Current::new(action));
-        *slot = current.view();
+        *slot = current.view(head);
         Ok(())
     })
 }
@@ -822,7 +867,8 @@ pub unsafe extern "C" fn onair_bot_action_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         let c = b.current.as_mut().ok_or(ONAIR_NO_CURRENT)?;
         if c.json.is_empty() {
@@ -858,7 +904,8 @@ pub unsafe extern "C" fn onair_bot_on_response(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         // SAFETY: (pointer, length) pairs from the caller.
         let headers = unsafe { headers_in(headers, headers_len) }?;
         // SAFETY: as above.
@@ -882,7 +929,8 @@ pub unsafe extern "C" fn onair_bot_on_transport_error(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let r = b.bot.on_transport_error(RequestId(request_id), now_ms);
         b.report(r)
     })
@@ -907,7 +955,8 @@ pub unsafe extern "C" fn onair_bot_on_stream_open(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         // SAFETY: (pointer, length) from the caller.
         let headers = unsafe { headers_in(headers, headers_len) }?;
         let r = b
@@ -934,7 +983,8 @@ pub unsafe extern "C" fn onair_bot_on_stream_bytes(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         // SAFETY: (pointer, length) from the caller.
         let chunk = unsafe { bytes_in(bytes, len) }?;
         let r = b.bot.on_stream_bytes(RequestId(request_id), chunk, now_ms);
@@ -955,7 +1005,8 @@ pub unsafe extern "C" fn onair_bot_on_stream_closed(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let r = b.bot.on_stream_closed(RequestId(request_id), now_ms);
         b.report(r)
     })
@@ -978,7 +1029,8 @@ pub unsafe extern "C" fn onair_bot_authorize(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         if code.is_null() || redirect_uri.is_null() {
             return Err(ONAIR_NULL_PARAMETER);
         }
@@ -995,7 +1047,7 @@ pub unsafe extern "C" fn onair_bot_authorize(
 }
 
 fn queued(
-    b: &mut onair_bot,
+    b: &mut BotState,
     call: Result<onair_core::CallId, CallError>,
     out_call: &mut u64,
 ) -> Result<(), onair_result> {
@@ -1020,7 +1072,8 @@ pub unsafe extern "C" fn onair_bot_send_chat(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let slot = out(out_call)?;
         if message.is_null() {
             return Err(ONAIR_NULL_PARAMETER);
@@ -1042,7 +1095,8 @@ pub unsafe extern "C" fn onair_bot_fetch_broadcast(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let slot = out(out_call)?;
         let call = b.bot.fetch_broadcast();
         queued(b, call, slot)
@@ -1060,7 +1114,8 @@ pub unsafe extern "C" fn onair_bot_list_listeners(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let slot = out(out_call)?;
         let call = b.bot.list_listeners();
         queued(b, call, slot)
@@ -1077,7 +1132,8 @@ pub unsafe extern "C" fn onair_bot_fetch_fans(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let slot = out(out_call)?;
         let call = b.bot.fetch_fans();
         queued(b, call, slot)
@@ -1095,7 +1151,7 @@ pub unsafe extern "C" fn onair_bot_request_reconnect(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        unsafe { arg_mut(bot) }?.bot.request_reconnect(now_ms);
+        unsafe { hold(bot) }?.bot.request_reconnect(now_ms);
         Ok(())
     })
 }
@@ -1103,14 +1159,14 @@ pub unsafe extern "C" fn onair_bot_request_reconnect(
 /// Stops the bot: queued calls are cancelled, the stream is closed, and
 /// with `revoke` the tokens are revoked (one last SEND) and forgotten.
 /// Poll until the action is `ONAIR_ACTION_STOPPED` (code `shut_down`),
-/// doing what it says on the way.
+/// doing what it says on the way. The action last polled stays valid.
 ///
 /// Errors: NULL `bot` → ONAIR_NULL_PARAMETER.
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_shutdown(bot: *mut onair_bot, revoke: bool) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        unsafe { arg_mut(bot) }?.bot.shutdown(revoke);
+        unsafe { hold(bot) }?.bot.shutdown(revoke);
         Ok(())
     })
 }
@@ -1130,7 +1186,8 @@ pub unsafe extern "C" fn onair_bot_tokens_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         let json = match b.bot.tokens().tokens() {
             Some(t) => t.to_json(),
@@ -1148,7 +1205,7 @@ pub unsafe extern "C" fn onair_bot_tokens_json(
 pub unsafe extern "C" fn onair_bot_pending_calls(bot: *const onair_bot) -> usize {
     // SAFETY: checked pointer from onair_bot_new.
     boundary_or(0, || {
-        unsafe { arg(bot) }.map_or(0, |b| b.bot.pending_calls())
+        unsafe { hold(bot) }.map_or(0, |b| b.bot.pending_calls())
     })
 }
 
@@ -1167,7 +1224,8 @@ pub unsafe extern "C" fn onair_bot_status_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         b.status = nul_terminated(b.bot.status(now_ms).to_json());
         *p = b.status.as_ptr().cast();
@@ -1201,7 +1259,8 @@ pub unsafe extern "C" fn onair_bot_schedule(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let tag = tag_arg(tag, tag_len)?;
         let r = b.bot.schedule(at_ms, tag);
         b.timer(r)
@@ -1223,7 +1282,8 @@ pub unsafe extern "C" fn onair_bot_every(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let tag = tag_arg(tag, tag_len)?;
         let r = b.bot.every(period_ms, tag, first_at_ms);
         b.timer(r)
@@ -1246,7 +1306,8 @@ pub unsafe extern "C" fn onair_bot_set_timer(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let tag = tag_arg(tag, tag_len)?;
         let mut timer = if period_ms == 0 {
             Timer::at(at_ms)
@@ -1273,7 +1334,8 @@ pub unsafe extern "C" fn onair_bot_cancel_timer(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { arg_mut(bot) }?;
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
         let tag = tag_arg(tag, tag_len)?;
         let found = b.bot.cancel_timer(tag);
         if let Ok(slot) = out(out_found) {

@@ -3,19 +3,37 @@
 use std::collections::VecDeque;
 use std::ffi::c_char;
 
-use onair_core::event::{Decoder, Item};
+use onair_core::event::{Decoder, Event, Item};
 use onair_core::json::ItemJson;
 use onair_core::marshal;
 use onair_core::sse::Parser;
 
+use crate::handle::{free, handles, hold, new_handle, Guarded, Head, Lends};
 use crate::onair_result::{self, *};
 use crate::view::{onair_event, onair_str};
-use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out};
+use crate::{boundary, boundary_or, bytes_in, out};
 
-/// An SSE framer plus event decoder (`onair_decoder_new`). One thread at a
-/// time.
+/// An SSE framer plus event decoder (`onair_decoder_new`).
+///
+/// Threads: a decoder may be used by one thread at a time (move it between
+/// threads freely). A second thread's call while one is in flight returns
+/// ONAIR_BUSY (`onair_decoder_pending`: 0) and changes nothing. The text
+/// of `_take_json` and the batch of `_take_marshal` and `_feed_marshal` are
+/// valid until the next call on the decoder by any thread that is not
+/// refused with ONAIR_BUSY; the item of `onair_decoder_next` (with its
+/// event and `_item_json` text) until the next call that takes items (see
+/// there). A caller sharing a decoder holds its own lock until it has read
+/// what was lent. Kit functions given an event of this decoder hold its
+/// flag for their call.
+/// `onair_decoder_free` must not race any other call on it.
 #[derive(Debug)]
-pub struct onair_decoder {
+pub struct onair_decoder(Guarded<DecoderState>);
+
+handles! { onair_decoder => DecoderState }
+
+/// The state behind an `onair_decoder`.
+#[derive(Debug)]
+pub(crate) struct DecoderState {
     decoder: Decoder,
     queue: VecDeque<Item>,
     current: Option<Item>,
@@ -72,6 +90,15 @@ pub struct onair_item {
     pub error_message: onair_str,
 }
 
+impl Lends for DecoderState {
+    fn lent(&self) -> Option<&Event> {
+        match self.current.as_ref()? {
+            Item::Event { event, .. } => Some(event),
+            _ => None,
+        }
+    }
+}
+
 impl onair_item {
     const NONE: onair_item = onair_item {
         kind: onair_item_kind::ONAIR_ITEM_NONE,
@@ -84,13 +111,14 @@ impl onair_item {
         error_message: onair_str::NULL,
     };
 
-    fn view(item: &Item) -> onair_item {
+    /// The view of `item`; an event's `opaque` is its decoder's `head`.
+    fn view(item: &Item, head: *const Head) -> onair_item {
         use onair_item_kind::*;
         let mut v = Self::NONE;
         match item {
             Item::Event { id, event } => {
                 v.kind = ONAIR_ITEM_EVENT;
-                v.event = onair_event::view(id.as_ref(), event);
+                v.event = onair_event::view(id.as_ref(), event, head);
                 v.id = v.event.id;
             }
             Item::Unknown { event, id, data } => {
@@ -139,26 +167,23 @@ pub unsafe extern "C" fn onair_decoder_new(
         } else {
             Parser::with_max_frame_bytes(max_frame_bytes)
         };
-        *slot = Box::into_raw(Box::new(onair_decoder {
+        *slot = new_handle::<onair_decoder>(DecoderState {
             decoder: Decoder::with_parser(parser),
             queue: VecDeque::new(),
             current: None,
             json: Vec::new(),
             batch: Vec::new(),
-        }));
+        });
         Ok(())
     })
 }
 
-/// Frees a decoder. NULL is fine.
+/// Frees a decoder. NULL is fine. Never while another thread may be in a
+/// call on it (should one be in flight, nothing is freed).
 #[no_mangle]
 pub unsafe extern "C" fn onair_decoder_free(decoder: *mut onair_decoder) {
-    boundary_or((), || {
-        if !decoder.is_null() {
-            // SAFETY: a pointer from onair_decoder_new, freed once.
-            drop(unsafe { Box::from_raw(decoder) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(decoder) })
 }
 
 /// Feeds a chunk of the stream's body, split anywhere (no NUL needed; any
@@ -174,7 +199,8 @@ pub unsafe extern "C" fn onair_decoder_feed(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
+        let mut held = unsafe { hold(decoder) }?;
+        let d = &mut *held;
         // SAFETY: the caller promises `len` bytes.
         let input = unsafe { bytes_in(bytes, len) }?;
         d.queue.extend(d.decoder.items(input));
@@ -190,7 +216,8 @@ pub unsafe extern "C" fn onair_decoder_feed(
 pub unsafe extern "C" fn onair_decoder_finish(decoder: *mut onair_decoder) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
+        let mut held = unsafe { hold(decoder) }?;
+        let d = &mut *held;
         if let Some(item) = d.decoder.finish() {
             d.queue.push_back(item);
         }
@@ -198,9 +225,14 @@ pub unsafe extern "C" fn onair_decoder_finish(decoder: *mut onair_decoder) -> on
     })
 }
 
-/// Takes the next decoded item into `*out_item` (borrowed fields, valid
-/// until the next call on this decoder). When everything fed has been
-/// taken, `out_item->kind` is `ONAIR_ITEM_NONE`.
+/// Takes the next decoded item into `*out_item` (borrowed fields). When
+/// everything fed has been taken, `out_item->kind` is `ONAIR_ITEM_NONE`.
+///
+/// The item — its views, its event (for the kit and `onair_event_json`),
+/// its `onair_decoder_item_json` text — stays valid until the next
+/// `onair_decoder_next`, `_take_json`, `_take_marshal`, `_feed_marshal` or
+/// `_free`: feeding more, `_finish`, `_pending` and `_item_json` leave it
+/// as it is.
 ///
 /// Errors: NULL `decoder` or `out_item` → ONAIR_NULL_PARAMETER (nothing taken).
 #[no_mangle]
@@ -210,14 +242,16 @@ pub unsafe extern "C" fn onair_decoder_next(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
+        let mut held = unsafe { hold(decoder) }?;
+        let head = held.head();
+        let d = &mut *held;
         let slot = out(out_item)?;
         d.json.clear();
         d.current = d.queue.pop_front();
         *slot = d
             .current
             .as_ref()
-            .map_or(onair_item::NONE, onair_item::view);
+            .map_or(onair_item::NONE, |item| onair_item::view(item, head));
         Ok(())
     })
 }
@@ -236,7 +270,8 @@ pub unsafe extern "C" fn onair_decoder_item_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
+        let mut held = unsafe { hold(decoder) }?;
+        let d = &mut *held;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         let item = d.current.as_ref().ok_or(ONAIR_NO_CURRENT)?;
         if d.json.is_empty() {
@@ -265,7 +300,8 @@ pub unsafe extern "C" fn onair_decoder_take_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
+        let mut held = unsafe { hold(decoder) }?;
+        let d = &mut *held;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         d.json.clear();
         d.current = None;
@@ -314,7 +350,8 @@ pub unsafe extern "C" fn onair_decoder_take_marshal(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
+        let mut held = unsafe { hold(decoder) }?;
+        let d = &mut *held;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         d.json.clear();
         d.current = None;
@@ -345,7 +382,8 @@ pub unsafe extern "C" fn onair_decoder_feed_marshal(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_decoder_new.
-        let d = unsafe { arg_mut(decoder) }?;
+        let mut held = unsafe { hold(decoder) }?;
+        let d = &mut *held;
         // SAFETY: the caller promises `len` bytes.
         let input = unsafe { bytes_in(bytes, len) }?;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
@@ -368,9 +406,9 @@ pub unsafe extern "C" fn onair_decoder_feed_marshal(
 
 /// Items decoded and not yet taken.
 ///
-/// Errors: NULL `decoder` → 0.
+/// Errors: NULL `decoder`, or a call on it in flight on another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_decoder_pending(decoder: *const onair_decoder) -> usize {
     // SAFETY: checked pointer from onair_decoder_new.
-    boundary_or(0, || unsafe { arg(decoder) }.map_or(0, |d| d.queue.len()))
+    boundary_or(0, || unsafe { hold(decoder) }.map_or(0, |d| d.queue.len()))
 }

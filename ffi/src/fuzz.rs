@@ -455,7 +455,7 @@ fn check_event(what: &str, v: &onair_event, id: Option<&str>, want: &Event) {
     use crate::onair_event_kind::*;
     // SAFETY: a view from a live handle, checked before its next call.
     let got = unsafe { event_in(v) }.unwrap_or_else(|e| panic!("{what}: no event ({e:?})"));
-    assert_eq!(got, want, "{what}: opaque event");
+    assert_eq!(&*got, want, "{what}: opaque event");
     assert_eq!(view_str(what, v.name), Some(want.name()), "{what}: name");
     assert_eq!(view_str(what, v.id), id, "{what}: id");
     for s in [
@@ -2373,7 +2373,7 @@ impl Fuzz {
                 {
                     // SAFETY: the view's event is alive (checked by the call's success).
                     let ev = unsafe { event_in(&view) }.expect("OK only with an event");
-                    let want = a.shadow.on_event(ev);
+                    let want = a.shadow.on_event(&ev);
                     let what = "onair_audience_on_event";
                     let kind = match &want {
                         None => onair_greeting_kind::ONAIR_GREETING_NONE,
@@ -2514,7 +2514,7 @@ impl Fuzz {
                         Some(a) if !audience.is_null() => &a.shadow,
                         _ => &empty,
                     };
-                    let want = match ev {
+                    let want = match &*ev {
                         Event::Chat(chat) => c.shadow.match_chat(chat, aud),
                         _ => None,
                     };
@@ -2641,7 +2641,7 @@ impl Fuzz {
                     // SAFETY: the view's event is alive.
                     let ev = unsafe { event_in(&view) }.expect("OK only with an event");
                     let what = "onair_milestones_on_event";
-                    match m.shadow.on_event(ev) {
+                    match m.shadow.on_event(&ev) {
                         None => {
                             assert_eq!(v.kind, onair_milestone_kind::ONAIR_MILESTONE_NONE, "{what}")
                         }
@@ -2843,7 +2843,7 @@ impl Fuzz {
                 if let (ONAIR_OK, Some(t)) = (r, &mut self.tally) {
                     // SAFETY: the view's event is alive.
                     t.shadow
-                        .record(unsafe { event_in(&view) }.expect("OK only with an event"));
+                        .record(&unsafe { event_in(&view) }.expect("OK only with an event"));
                 }
             }
             2 => {
@@ -2910,7 +2910,7 @@ impl Fuzz {
             let id = view_str("onair_event.id", view.id).map(onair_core::time::FrameId::new);
             let want = ItemJson(&Item::Event {
                 id,
-                event: ev.clone(),
+                event: Event::clone(&ev),
             })
             .to_line();
             assert_eq!(text, want, "onair_event_json");

@@ -11,9 +11,10 @@ use onair_core::tally::Tally;
 use onair_core::timers::{Tag, TimerError, Timers};
 use onair_core::Event;
 
+use crate::handle::{free, handles, hold, new_handle, Guarded, Lends};
 use crate::onair_result::{self, *};
 use crate::view::{event_in, onair_event, onair_str};
-use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out, str_in, string_out};
+use crate::{boundary, boundary_or, bytes_in, out, str_in, string_out};
 
 fn text_arg<'a>(p: *const c_char, len: usize) -> Result<&'a str, onair_result> {
     if p.is_null() {
@@ -27,8 +28,23 @@ fn text_arg<'a>(p: *const c_char, len: usize) -> Result<&'a str, onair_result> {
 
 /// A list of strings the caller owns (`onair_text_split`); free with
 /// `onair_string_list_free`.
+///
+/// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+/// (`_len`: 0) and changes nothing. Its strings stay valid until it is
+/// freed. Free it only when no other thread may call it.
 #[derive(Debug)]
-pub struct onair_string_list(Vec<String>);
+pub struct onair_string_list(Guarded<Vec<String>>);
+
+impl Lends for Vec<String> {}
+
+handles! {
+    onair_string_list => Vec<String>,
+    onair_audience => AudienceState,
+    onair_commands => CommandsState,
+    onair_milestones => MilestonesState,
+    onair_timers => TimersState,
+    onair_tally => Tally,
+}
 
 /// Splits chat text into messages the service accepts (at most 200 UTF-16
 /// units each, cut only between grapheme clusters, at spaces when it can;
@@ -44,16 +60,17 @@ pub unsafe extern "C" fn onair_text_split(
     boundary(|| {
         let slot = out(out_list)?;
         let t = text_arg(text, len)?;
-        *slot = Box::into_raw(Box::new(onair_string_list(text::split(t))));
+        *slot = new_handle::<onair_string_list>(text::split(t));
         Ok(())
     })
 }
 
-/// The number of strings in a list; NULL → 0.
+/// The number of strings in a list; NULL, or a call on it in flight on
+/// another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_string_list_len(list: *const onair_string_list) -> usize {
     // SAFETY: checked pointer from this library.
-    boundary_or(0, || unsafe { arg(list) }.map_or(0, |l| l.0.len()))
+    boundary_or(0, || unsafe { hold(list) }.map_or(0, |l| l.len()))
 }
 
 /// String `index` of a list, borrowed (not NUL-terminated), valid until
@@ -69,9 +86,9 @@ pub unsafe extern "C" fn onair_string_list_get(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let l = unsafe { arg(list) }?;
+        let l = unsafe { hold(list) }?;
         let slot = out(out_str)?;
-        let s = l.0.get(index).ok_or(ONAIR_OUT_OF_RANGE)?;
+        let s = l.get(index).ok_or(ONAIR_OUT_OF_RANGE)?;
         *slot = onair_str::of(s);
         Ok(())
     })
@@ -80,12 +97,8 @@ pub unsafe extern "C" fn onair_string_list_get(
 /// Frees a list. NULL is fine.
 #[no_mangle]
 pub unsafe extern "C" fn onair_string_list_free(list: *mut onair_string_list) {
-    boundary_or((), || {
-        if !list.is_null() {
-            // SAFETY: a pointer from this library, freed once.
-            drop(unsafe { Box::from_raw(list) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(list) })
 }
 
 /// Cuts `text` to at most `limit_utf16` UTF-16 units, ending with
@@ -130,8 +143,20 @@ pub unsafe extern "C" fn onair_text_utf16_len(
 // ---- audience --------------------------------------------------------------------
 
 /// Greet-once memory of one broadcast's audience (`onair_audience_new`).
+///
+/// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+/// (`_is_manager`: false; `_len`: 0) and changes nothing. Its
+/// `onair_greeting` is valid until the next call on it by any thread not
+/// refused with ONAIR_BUSY (`onair_commands_match` reading it counts). Free
+/// it only when no other thread may call it.
 #[derive(Debug)]
-pub struct onair_audience {
+pub struct onair_audience(Guarded<AudienceState>);
+
+impl Lends for AudienceState {}
+
+/// The state behind an `onair_audience`.
+#[derive(Debug)]
+pub(crate) struct AudienceState {
     audience: Audience,
     greeting: Option<Greeting>,
 }
@@ -163,10 +188,10 @@ pub struct onair_greeting {
 }
 
 fn audience_box(audience: Audience) -> *mut onair_audience {
-    Box::into_raw(Box::new(onair_audience {
+    new_handle(AudienceState {
         audience,
         greeting: None,
-    }))
+    })
 }
 
 /// A new, empty audience memory. Free with `onair_audience_free`.
@@ -211,12 +236,8 @@ pub unsafe extern "C" fn onair_audience_from_json(
 /// Frees an audience memory. NULL is fine.
 #[no_mangle]
 pub unsafe extern "C" fn onair_audience_free(audience: *mut onair_audience) {
-    boundary_or((), || {
-        if !audience.is_null() {
-            // SAFETY: a pointer from this library, freed once.
-            drop(unsafe { Box::from_raw(audience) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(audience) })
 }
 
 /// The audience's stored form, to save across a restart, into a string the
@@ -231,7 +252,7 @@ pub unsafe extern "C" fn onair_audience_to_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let a = unsafe { arg(audience) }?;
+        let a = unsafe { hold(audience) }?;
         let slot = out(out_json)?;
         string_out(a.audience.to_json(), slot, out(out_len).ok());
         Ok(())
@@ -250,7 +271,8 @@ pub unsafe extern "C" fn onair_audience_start_broadcast(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let a = unsafe { arg_mut(audience) }?;
+        let mut held = unsafe { hold(audience) }?;
+        let a = &mut *held;
         let new = a.audience.start_broadcast(live_id);
         if let Ok(slot) = out(out_new) {
             *slot = new;
@@ -268,7 +290,7 @@ pub unsafe extern "C" fn onair_audience_end_broadcast(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        unsafe { arg_mut(audience) }?.audience.end_broadcast();
+        unsafe { hold(audience) }?.audience.end_broadcast();
         Ok(())
     })
 }
@@ -278,7 +300,8 @@ pub unsafe extern "C" fn onair_audience_end_broadcast(
 /// `event` is a view from a decoder or a bot, still valid.
 ///
 /// Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
-/// ONAIR_NO_EVENT.
+/// ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
+/// in a call on another thread → ONAIR_BUSY (nothing recorded).
 #[no_mangle]
 pub unsafe extern "C" fn onair_audience_on_event(
     audience: *mut onair_audience,
@@ -287,11 +310,12 @@ pub unsafe extern "C" fn onair_audience_on_event(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let a = unsafe { arg_mut(audience) }?;
+        let mut held = unsafe { hold(audience) }?;
+        let a = &mut *held;
         let slot = out(out_greeting)?;
         // SAFETY: a view from this library.
         let ev = unsafe { event_in(event) }?;
-        a.greeting = a.audience.on_event(ev);
+        a.greeting = a.audience.on_event(&ev);
         *slot = match &a.greeting {
             None => onair_greeting {
                 kind: onair_greeting_kind::ONAIR_GREETING_NONE,
@@ -323,19 +347,20 @@ pub unsafe extern "C" fn onair_audience_is_manager(
 ) -> bool {
     boundary_or(false, || {
         // SAFETY: checked pointer from this library.
-        let (Ok(a), Ok(id)) = (unsafe { arg(audience) }, text_arg(user_id, user_id_len)) else {
+        let (Ok(a), Ok(id)) = (unsafe { hold(audience) }, text_arg(user_id, user_id_len)) else {
             return false;
         };
         a.audience.is_manager(id)
     })
 }
 
-/// People remembered in this broadcast; NULL → 0.
+/// People remembered in this broadcast; NULL, or a call on it in flight
+/// on another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_audience_len(audience: *const onair_audience) -> usize {
     // SAFETY: checked pointer from this library.
     boundary_or(0, || {
-        unsafe { arg(audience) }.map_or(0, |a| a.audience.len())
+        unsafe { hold(audience) }.map_or(0, |a| a.audience.len())
     })
 }
 
@@ -343,8 +368,19 @@ pub unsafe extern "C" fn onair_audience_len(audience: *const onair_audience) -> 
 
 /// A bot's chat commands (`onair_commands_new`): prefix, names, who may
 /// run each, posters to ignore.
+///
+/// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY and
+/// changes nothing. Its `onair_invocation` is valid until the next call on
+/// it by any thread not refused with ONAIR_BUSY. Free it only when no other
+/// thread may call it.
 #[derive(Debug)]
-pub struct onair_commands {
+pub struct onair_commands(Guarded<CommandsState>);
+
+impl Lends for CommandsState {}
+
+/// The state behind an `onair_commands`.
+#[derive(Debug)]
+pub(crate) struct CommandsState {
     commands: Commands,
     matched: Option<Result<Invocation, Denied>>,
     args: Vec<onair_str>,
@@ -436,11 +472,11 @@ pub unsafe extern "C" fn onair_commands_new(
 ) -> onair_result {
     boundary(|| {
         let slot = out(out_commands)?;
-        *slot = Box::into_raw(Box::new(onair_commands {
+        *slot = new_handle::<onair_commands>(CommandsState {
             commands: Commands::new(),
             matched: None,
             args: Vec::new(),
-        }));
+        });
         Ok(())
     })
 }
@@ -448,12 +484,8 @@ pub unsafe extern "C" fn onair_commands_new(
 /// Frees a command registry. NULL is fine.
 #[no_mangle]
 pub unsafe extern "C" fn onair_commands_free(commands: *mut onair_commands) {
-    boundary_or((), || {
-        if !commands.is_null() {
-            // SAFETY: a pointer from this library, freed once.
-            drop(unsafe { Box::from_raw(commands) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(commands) })
 }
 
 fn rebuild(
@@ -461,7 +493,8 @@ fn rebuild(
     f: impl FnOnce(Commands) -> Commands,
 ) -> Result<(), onair_result> {
     // SAFETY: checked pointer from this library.
-    let c = unsafe { arg_mut(commands) }?;
+    let mut held = unsafe { hold(commands) }?;
+    let c = &mut *held;
     c.commands = f(std::mem::take(&mut c.commands));
     Ok(())
 }
@@ -540,7 +573,9 @@ pub unsafe extern "C" fn onair_commands_ignore(
 /// borrowed from `commands` until the next call on it.
 ///
 /// Errors: NULL `commands`, `event` or `out_invocation` →
-/// ONAIR_NULL_PARAMETER; a view without an event → ONAIR_NO_EVENT.
+/// ONAIR_NULL_PARAMETER; a view without an event → ONAIR_NO_EVENT;
+/// `commands`, `audience` or the bot or decoder the event came from in a
+/// call on another thread → ONAIR_BUSY (nothing changes).
 #[no_mangle]
 pub unsafe extern "C" fn onair_commands_match(
     commands: *mut onair_commands,
@@ -550,14 +585,20 @@ pub unsafe extern "C" fn onair_commands_match(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let c = unsafe { arg_mut(commands) }?;
+        let mut held = unsafe { hold(commands) }?;
+        let c = &mut *held;
         let slot = out(out_invocation)?;
         // SAFETY: a view from this library.
         let ev = unsafe { event_in(event) }?;
         let empty = Audience::new();
-        // SAFETY: NULL or a pointer from this library.
-        let audience = unsafe { audience.as_ref() }.map_or(&empty, |a| &a.audience);
-        c.matched = match ev {
+        let audience_held = if audience.is_null() {
+            None
+        } else {
+            // SAFETY: a pointer from this library, held for this call too.
+            Some(unsafe { hold(audience) }?)
+        };
+        let audience = audience_held.as_deref().map_or(&empty, |a| &a.audience);
+        c.matched = match &*ev {
             Event::Chat(chat) => c.commands.match_chat(chat, audience),
             _ => None,
         };
@@ -604,8 +645,19 @@ pub unsafe extern "C" fn onair_commands_match(
 
 /// Heart and donation milestones with running donor totals
 /// (`onair_milestones_new`).
+///
+/// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+/// (`_donated_by`, `_hearts`, `_total_donated`: 0) and changes nothing. Its
+/// `onair_milestone` is valid until the next call on it by any thread not
+/// refused with ONAIR_BUSY. Free it only when no other thread may call it.
 #[derive(Debug)]
-pub struct onair_milestones {
+pub struct onair_milestones(Guarded<MilestonesState>);
+
+impl Lends for MilestonesState {}
+
+/// The state behind an `onair_milestones`.
+#[derive(Debug)]
+pub(crate) struct MilestonesState {
     milestones: Milestones,
     last: Option<Milestone>,
 }
@@ -639,10 +691,10 @@ pub struct onair_milestone {
 }
 
 fn milestones_box(milestones: Milestones) -> *mut onair_milestones {
-    Box::into_raw(Box::new(onair_milestones {
+    new_handle(MilestonesState {
         milestones,
         last: None,
-    }))
+    })
 }
 
 /// Milestones every `hearts_every` hearts and every `donations_every`
@@ -704,7 +756,7 @@ pub unsafe extern "C" fn onair_milestones_to_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let m = unsafe { arg(milestones) }?;
+        let m = unsafe { hold(milestones) }?;
         let slot = out(out_json)?;
         string_out(m.milestones.to_json(), slot, out(out_len).ok());
         Ok(())
@@ -714,12 +766,8 @@ pub unsafe extern "C" fn onair_milestones_to_json(
 /// Frees milestones. NULL is fine.
 #[no_mangle]
 pub unsafe extern "C" fn onair_milestones_free(milestones: *mut onair_milestones) {
-    boundary_or((), || {
-        if !milestones.is_null() {
-            // SAFETY: a pointer from this library, freed once.
-            drop(unsafe { Box::from_raw(milestones) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(milestones) })
 }
 
 /// Ties the totals to broadcast `live_id` (a new id starts from zero and
@@ -734,7 +782,8 @@ pub unsafe extern "C" fn onair_milestones_start_broadcast(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let m = unsafe { arg_mut(milestones) }?;
+        let mut held = unsafe { hold(milestones) }?;
+        let m = &mut *held;
         let new = m.milestones.start_broadcast(live_id);
         if let Ok(slot) = out(out_new) {
             *slot = new;
@@ -752,7 +801,7 @@ pub unsafe extern "C" fn onair_milestones_end_broadcast(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        unsafe { arg_mut(milestones) }?.milestones.end_broadcast();
+        unsafe { hold(milestones) }?.milestones.end_broadcast();
         Ok(())
     })
 }
@@ -761,7 +810,8 @@ pub unsafe extern "C" fn onair_milestones_end_broadcast(
 /// milestone, if any, it crossed.
 ///
 /// Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
-/// ONAIR_NO_EVENT.
+/// ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
+/// in a call on another thread → ONAIR_BUSY (nothing recorded).
 #[no_mangle]
 pub unsafe extern "C" fn onair_milestones_on_event(
     milestones: *mut onair_milestones,
@@ -770,11 +820,12 @@ pub unsafe extern "C" fn onair_milestones_on_event(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let m = unsafe { arg_mut(milestones) }?;
+        let mut held = unsafe { hold(milestones) }?;
+        let m = &mut *held;
         let slot = out(out_milestone)?;
         // SAFETY: a view from this library.
         let ev = unsafe { event_in(event) }?;
-        m.last = m.milestones.on_event(ev);
+        m.last = m.milestones.on_event(&ev);
         *slot = match &m.last {
             Some(Milestone::Hearts { reached, total }) => onair_milestone {
                 kind: onair_milestone_kind::ONAIR_MILESTONE_HEARTS,
@@ -816,30 +867,32 @@ pub unsafe extern "C" fn onair_milestones_donated_by(
 ) -> u64 {
     boundary_or(0, || {
         // SAFETY: checked pointer from this library.
-        let (Ok(m), Ok(id)) = (unsafe { arg(milestones) }, text_arg(user_id, user_id_len)) else {
+        let (Ok(m), Ok(id)) = (unsafe { hold(milestones) }, text_arg(user_id, user_id_len)) else {
             return 0;
         };
         m.milestones.donated_by(id)
     })
 }
 
-/// The broadcast's hearts so far; NULL → 0.
+/// The broadcast's hearts so far; NULL, or a call on it in flight on
+/// another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_milestones_hearts(milestones: *const onair_milestones) -> u64 {
     // SAFETY: checked pointer from this library.
     boundary_or(0, || {
-        unsafe { arg(milestones) }.map_or(0, |m| m.milestones.hearts())
+        unsafe { hold(milestones) }.map_or(0, |m| m.milestones.hearts())
     })
 }
 
-/// The broadcast's donations so far; NULL → 0.
+/// The broadcast's donations so far; NULL, or a call on it in flight on
+/// another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_milestones_total_donated(
     milestones: *const onair_milestones,
 ) -> u64 {
     // SAFETY: checked pointer from this library.
     boundary_or(0, || {
-        unsafe { arg(milestones) }.map_or(0, |m| m.milestones.total_donated())
+        unsafe { hold(milestones) }.map_or(0, |m| m.milestones.total_donated())
     })
 }
 
@@ -847,8 +900,19 @@ pub unsafe extern "C" fn onair_milestones_total_donated(
 
 /// App timers as data for the bot's loop (`onair_timers_new`): fold
 /// `onair_timers_next_deadline` into your sleep, then pop what is due.
+///
+/// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY and
+/// changes nothing. The tag of `_pop_due` is valid until the next call on
+/// it by any thread not refused with ONAIR_BUSY. Free it only when no other
+/// thread may call it.
 #[derive(Debug)]
-pub struct onair_timers {
+pub struct onair_timers(Guarded<TimersState>);
+
+impl Lends for TimersState {}
+
+/// The state behind an `onair_timers`.
+#[derive(Debug)]
+pub(crate) struct TimersState {
     timers: Timers,
     popped: Option<Tag>,
 }
@@ -870,10 +934,10 @@ pub(crate) fn timer_error(e: TimerError) -> onair_result {
 pub unsafe extern "C" fn onair_timers_new(out_timers: *mut *mut onair_timers) -> onair_result {
     boundary(|| {
         let slot = out(out_timers)?;
-        *slot = Box::into_raw(Box::new(onair_timers {
+        *slot = new_handle::<onair_timers>(TimersState {
             timers: Timers::new(),
             popped: None,
-        }));
+        });
         Ok(())
     })
 }
@@ -881,12 +945,8 @@ pub unsafe extern "C" fn onair_timers_new(out_timers: *mut *mut onair_timers) ->
 /// Frees timers. NULL is fine.
 #[no_mangle]
 pub unsafe extern "C" fn onair_timers_free(timers: *mut onair_timers) {
-    boundary_or((), || {
-        if !timers.is_null() {
-            // SAFETY: a pointer from this library, freed once.
-            drop(unsafe { Box::from_raw(timers) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(timers) })
 }
 
 /// Sets timer `tag` to fire once at `at_ms` (replacing one with that tag).
@@ -902,7 +962,8 @@ pub unsafe extern "C" fn onair_timers_schedule(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let t = unsafe { arg_mut(timers) }?;
+        let mut held = unsafe { hold(timers) }?;
+        let t = &mut *held;
         let tag = text_arg(tag, tag_len)?;
         t.timers.schedule(at_ms, tag).map_err(timer_error)
     })
@@ -922,7 +983,8 @@ pub unsafe extern "C" fn onair_timers_every(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let t = unsafe { arg_mut(timers) }?;
+        let mut held = unsafe { hold(timers) }?;
+        let t = &mut *held;
         let tag = text_arg(tag, tag_len)?;
         t.timers
             .every(period_ms, tag, first_at_ms)
@@ -942,7 +1004,8 @@ pub unsafe extern "C" fn onair_timers_cancel(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let t = unsafe { arg_mut(timers) }?;
+        let mut held = unsafe { hold(timers) }?;
+        let t = &mut *held;
         let tag = text_arg(tag, tag_len)?;
         let found = t.timers.cancel(tag);
         if let Ok(slot) = out(out_found) {
@@ -965,7 +1028,7 @@ pub unsafe extern "C" fn onair_timers_next_deadline(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let t = unsafe { arg(timers) }?;
+        let t = unsafe { hold(timers) }?;
         let (has, at) = (out(out_has)?, out(out_at_ms)?);
         let next = t.timers.next_deadline(connected);
         *has = next.is_some();
@@ -988,7 +1051,8 @@ pub unsafe extern "C" fn onair_timers_pop_due(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let t = unsafe { arg_mut(timers) }?;
+        let mut held = unsafe { hold(timers) }?;
+        let t = &mut *held;
         let slot = out(out_tag)?;
         t.popped = t.timers.pop_due(now_ms, connected);
         *slot = onair_str::opt(t.popped.as_ref().map(Tag::as_str));
@@ -1000,8 +1064,14 @@ pub unsafe extern "C" fn onair_timers_pop_due(
 
 /// One broadcast's totals by person (`onair_tally_new`), the form the
 /// emulator's ledger is compared with.
+///
+/// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+/// (`_hearts`, `_donated`, `_attendance`: 0) and changes nothing. Free it
+/// only when no other thread may call it.
 #[derive(Debug)]
-pub struct onair_tally(Tally);
+pub struct onair_tally(Guarded<Tally>);
+
+impl Lends for Tally {}
 
 /// An empty tally. Free with `onair_tally_free`.
 ///
@@ -1010,7 +1080,7 @@ pub struct onair_tally(Tally);
 pub unsafe extern "C" fn onair_tally_new(out_tally: *mut *mut onair_tally) -> onair_result {
     boundary(|| {
         let slot = out(out_tally)?;
-        *slot = Box::into_raw(Box::new(onair_tally(Tally::new())));
+        *slot = new_handle::<onair_tally>(Tally::new());
         Ok(())
     })
 }
@@ -1018,18 +1088,15 @@ pub unsafe extern "C" fn onair_tally_new(out_tally: *mut *mut onair_tally) -> on
 /// Frees a tally. NULL is fine.
 #[no_mangle]
 pub unsafe extern "C" fn onair_tally_free(tally: *mut onair_tally) {
-    boundary_or((), || {
-        if !tally.is_null() {
-            // SAFETY: a pointer from this library, freed once.
-            drop(unsafe { Box::from_raw(tally) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(tally) })
 }
 
 /// Records an event (chat, joins, hearts, donations; the DJ is kept out).
 ///
 /// Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
-/// ONAIR_NO_EVENT.
+/// ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
+/// in a call on another thread → ONAIR_BUSY (nothing recorded).
 #[no_mangle]
 pub unsafe extern "C" fn onair_tally_record(
     tally: *mut onair_tally,
@@ -1037,10 +1104,11 @@ pub unsafe extern "C" fn onair_tally_record(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let t = unsafe { arg_mut(tally) }?;
+        let mut held = unsafe { hold(tally) }?;
+        let t = &mut *held;
         // SAFETY: a view from this library.
         let ev = unsafe { event_in(event) }?;
-        t.0.record(ev);
+        t.record(&ev);
         Ok(())
     })
 }
@@ -1058,10 +1126,10 @@ pub unsafe extern "C" fn onair_tally_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from this library.
-        let t = unsafe { arg(tally) }?;
+        let t = unsafe { hold(tally) }?;
         let slot = out(out_json)?;
         string_out(
-            onair_core::json::TallyJson(&t.0).to_line(),
+            onair_core::json::TallyJson(&t).to_line(),
             slot,
             out(out_len).ok(),
         );
@@ -1069,27 +1137,28 @@ pub unsafe extern "C" fn onair_tally_json(
     })
 }
 
-/// Hearts in the tally; NULL → 0.
+/// Hearts in the tally; NULL, or a call on it in flight on another
+/// thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_tally_hearts(tally: *const onair_tally) -> u64 {
     // SAFETY: checked pointer from this library.
-    boundary_or(0, || {
-        unsafe { arg(tally) }.map_or(0, |t| t.0.total_hearts())
-    })
+    boundary_or(0, || unsafe { hold(tally) }.map_or(0, |t| t.total_hearts()))
 }
 
-/// Currency donated in the tally; NULL → 0.
+/// Currency donated in the tally; NULL, or a call on it in flight on
+/// another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_tally_donated(tally: *const onair_tally) -> u64 {
     // SAFETY: checked pointer from this library.
     boundary_or(0, || {
-        unsafe { arg(tally) }.map_or(0, |t| t.0.total_donated())
+        unsafe { hold(tally) }.map_or(0, |t| t.total_donated())
     })
 }
 
-/// People who joined (the ledger's attendance); NULL → 0.
+/// People who joined (the ledger's attendance); NULL, or a call on it in
+/// flight on another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_tally_attendance(tally: *const onair_tally) -> usize {
     // SAFETY: checked pointer from this library.
-    boundary_or(0, || unsafe { arg(tally) }.map_or(0, |t| t.0.attendance()))
+    boundary_or(0, || unsafe { hold(tally) }.map_or(0, |t| t.attendance()))
 }

@@ -11,6 +11,11 @@
 //! fallback value), never an unwind into C. A unit test reads the sources
 //! and checks that every exported function starts that way, and another
 //! injects a panic into each of them.
+//!
+//! Every handle is a `handle::Guarded` value: each function taking a handle
+//! holds its atomic busy flag for the call (`handle::hold`), so a second
+//! thread's concurrent call gets `ONAIR_BUSY` instead of undefined
+//! behaviour (see the `handle` module).
 #![allow(non_camel_case_types)]
 // Every exported function checks its pointers before it dereferences them;
 // the safety contract of each is its C documentation.
@@ -21,6 +26,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 mod bot;
 mod decoder;
+mod handle;
 mod kit;
 mod problem;
 mod sse;
@@ -109,6 +115,10 @@ pub enum onair_result {
     ONAIR_OUT_OF_RANGE = 22,
     /// There is no current item or action to render (nothing polled yet).
     ONAIR_NO_CURRENT = 23,
+    /// The handle is in a call on another thread (a handle is used by one
+    /// thread at a time): nothing was done, nothing changed, no view it lent
+    /// was invalidated. Serialize the calls (a lock), or retry.
+    ONAIR_BUSY = 24,
 }
 
 use onair_result::*;
@@ -146,6 +156,7 @@ fn result_text(code: u32) -> &'static std::ffi::CStr {
         21 => c"the onair_event holds no event",
         22 => c"index out of range",
         23 => c"nothing current to render",
+        24 => c"the handle is in a call on another thread (nothing was done)",
         _ => c"unknown result code",
     }
 }
@@ -217,18 +228,6 @@ pub(crate) fn boundary_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
 }
 
 // ---- arguments -----------------------------------------------------------------
-
-/// A shared reference from a handle pointer, or `ONAIR_NULL_PARAMETER`.
-pub(crate) unsafe fn arg<'a, T>(p: *const T) -> Result<&'a T, onair_result> {
-    // SAFETY: the caller passes NULL or a pointer from this library.
-    unsafe { p.as_ref() }.ok_or(ONAIR_NULL_PARAMETER)
-}
-
-/// An exclusive reference from a handle pointer, or `ONAIR_NULL_PARAMETER`.
-pub(crate) unsafe fn arg_mut<'a, T>(p: *mut T) -> Result<&'a mut T, onair_result> {
-    // SAFETY: as `arg`; C must not use a handle from two threads at once.
-    unsafe { p.as_mut() }.ok_or(ONAIR_NULL_PARAMETER)
-}
 
 /// An out-parameter, checked before any work is done.
 pub(crate) fn out<'a, T>(p: *mut T) -> Result<&'a mut T, onair_result> {

@@ -8,9 +8,10 @@ use onair_core::endpoint::Endpoint;
 use onair_core::problem::{classify, Problem};
 use onair_core::ratelimit::{QuotaHeaders, RetryAfter};
 
+use crate::handle::{free, handles, hold, new_handle, Guarded, Lends};
 use crate::onair_result::{self, *};
 use crate::view::{headers_in, onair_header, onair_str};
-use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out, str_in, string_out};
+use crate::{boundary, boundary_or, bytes_in, out, str_in, string_out};
 
 /// A classified response (`onair_classify`). `kind` and `advice` point to
 /// static text (never freed, valid for the life of the program): `kind` is
@@ -249,9 +250,17 @@ pub unsafe extern "C" fn onair_retry_after_ms(
 }
 
 /// Jittered exponential backoff (the core's: 1 s doubling to 30 s, full
-/// jitter, seeded). One thread at a time.
+/// jitter, seeded).
+///
+/// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+/// (`_reset`: does nothing; `_attempt`: 0) and changes nothing. Free it
+/// only when no other thread may call it.
 #[derive(Debug)]
-pub struct onair_backoff(Backoff);
+pub struct onair_backoff(Guarded<Backoff>);
+
+handles! { onair_backoff => Backoff }
+
+impl Lends for Backoff {}
 
 /// A backoff with the spec's limits (`base_ms` = `cap_ms` = 0), or custom
 /// ones; `seed` fixes the jitter. Free with `onair_backoff_free`.
@@ -272,7 +281,7 @@ pub unsafe extern "C" fn onair_backoff_new(
             (0, _) | (_, 0) => return Err(ONAIR_INVALID_ARGUMENT),
             (b, c) => Backoff::with_limits(b, c, seed),
         };
-        *slot = Box::into_raw(Box::new(onair_backoff(backoff)));
+        *slot = new_handle::<onair_backoff>(backoff);
         Ok(())
     })
 }
@@ -280,12 +289,8 @@ pub unsafe extern "C" fn onair_backoff_new(
 /// Frees a backoff. NULL is fine.
 #[no_mangle]
 pub unsafe extern "C" fn onair_backoff_free(backoff: *mut onair_backoff) {
-    boundary_or((), || {
-        if !backoff.is_null() {
-            // SAFETY: a pointer from onair_backoff_new, freed once.
-            drop(unsafe { Box::from_raw(backoff) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(backoff) })
 }
 
 /// The next delay in ms (and counts one more attempt).
@@ -298,27 +303,30 @@ pub unsafe extern "C" fn onair_backoff_next_delay_ms(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_backoff_new.
-        let b = unsafe { arg_mut(backoff) }?;
+        let mut held = unsafe { hold(backoff) }?;
+        let b = &mut *held;
         let slot = out(out_ms)?;
-        *slot = b.0.next_delay_ms();
+        *slot = b.next_delay_ms();
         Ok(())
     })
 }
 
-/// Starts over after a success. NULL is ignored.
+/// Starts over after a success. NULL is ignored, and so is a call while
+/// another thread is in a call on the backoff.
 #[no_mangle]
 pub unsafe extern "C" fn onair_backoff_reset(backoff: *mut onair_backoff) {
     boundary_or((), || {
         // SAFETY: checked pointer from onair_backoff_new.
-        if let Ok(b) = unsafe { arg_mut(backoff) } {
-            b.0.reset();
+        if let Ok(mut b) = unsafe { hold(backoff) } {
+            b.reset();
         }
     })
 }
 
-/// Attempts counted since the last reset; NULL → 0.
+/// Attempts counted since the last reset; NULL, or a call on it in flight
+/// on another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_backoff_attempt(backoff: *const onair_backoff) -> u32 {
     // SAFETY: checked pointer from onair_backoff_new.
-    boundary_or(0, || unsafe { arg(backoff) }.map_or(0, |b| b.0.attempt()))
+    boundary_or(0, || unsafe { hold(backoff) }.map_or(0, |b| b.attempt()))
 }

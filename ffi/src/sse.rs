@@ -7,9 +7,10 @@ use std::ffi::c_char;
 use onair_core::json::RawItemJson;
 use onair_core::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
 
+use crate::handle::{free, handles, hold, new_handle, Guarded, Lends};
 use crate::onair_result::{self, *};
 use crate::view::onair_str;
-use crate::{arg, arg_mut, boundary, boundary_or, bytes_in, out};
+use crate::{boundary, boundary_or, bytes_in, out};
 
 /// An owned copy of one parsed item (the parser's items borrow from it and
 /// from the input chunk, which C does not keep).
@@ -84,8 +85,22 @@ impl Owned {
 /// A generic SSE parser (`onair_sse_parser_new`): frames with their event
 /// name, data, id and last event id, no event decoding. Most bots want
 /// `onair_decoder` instead.
+///
+/// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
+/// (`_pending`: 0) and changes nothing. What it lends (`onair_sse_item`,
+/// `_item_json`, `_last_event_id`) is valid until the next call on it by
+/// any thread that is not refused with ONAIR_BUSY. Free it only when no
+/// other thread may call it.
 #[derive(Debug)]
-pub struct onair_sse_parser {
+pub struct onair_sse_parser(Guarded<SseParserState>);
+
+handles! { onair_sse_parser => SseParserState }
+
+impl Lends for SseParserState {}
+
+/// The state behind an `onair_sse_parser`.
+#[derive(Debug)]
+pub(crate) struct SseParserState {
     parser: Parser,
     queue: VecDeque<Owned>,
     current: Option<Owned>,
@@ -152,13 +167,13 @@ pub unsafe extern "C" fn onair_sse_parser_new(
         } else {
             Parser::with_max_frame_bytes(max_frame_bytes)
         };
-        *slot = Box::into_raw(Box::new(onair_sse_parser {
+        *slot = new_handle::<onair_sse_parser>(SseParserState {
             parser,
             queue: VecDeque::new(),
             current: None,
             json: Vec::new(),
             last_event_id: String::new(),
-        }));
+        });
         Ok(())
     })
 }
@@ -166,12 +181,8 @@ pub unsafe extern "C" fn onair_sse_parser_new(
 /// Frees a parser. NULL is fine.
 #[no_mangle]
 pub unsafe extern "C" fn onair_sse_parser_free(parser: *mut onair_sse_parser) {
-    boundary_or((), || {
-        if !parser.is_null() {
-            // SAFETY: a pointer from onair_sse_parser_new, freed once.
-            drop(unsafe { Box::from_raw(parser) });
-        }
-    })
+    // SAFETY: NULL or a handle from this library, freed once.
+    boundary_or((), || unsafe { free(parser) })
 }
 
 /// Feeds a chunk of the stream, split anywhere (any bytes, not kept); the
@@ -186,7 +197,8 @@ pub unsafe extern "C" fn onair_sse_parser_feed(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_sse_parser_new.
-        let p = unsafe { arg_mut(parser) }?;
+        let mut held = unsafe { hold(parser) }?;
+        let p = &mut *held;
         // SAFETY: the caller promises `len` bytes.
         let mut chunk = Chunk::new(unsafe { bytes_in(bytes, len) }?);
         while let Some(item) = p.parser.next_item_in(&mut chunk) {
@@ -204,7 +216,8 @@ pub unsafe extern "C" fn onair_sse_parser_feed(
 pub unsafe extern "C" fn onair_sse_parser_finish(parser: *mut onair_sse_parser) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_sse_parser_new.
-        let p = unsafe { arg_mut(parser) }?;
+        let mut held = unsafe { hold(parser) }?;
+        let p = &mut *held;
         if let Some(item) = p.parser.finish() {
             let owned = Owned::of(item);
             p.queue.push_back(owned);
@@ -224,7 +237,8 @@ pub unsafe extern "C" fn onair_sse_parser_next(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_sse_parser_new.
-        let p = unsafe { arg_mut(parser) }?;
+        let mut held = unsafe { hold(parser) }?;
+        let p = &mut *held;
         let slot = out(out_item)?;
         p.json.clear();
         p.current = p.queue.pop_front();
@@ -281,7 +295,8 @@ pub unsafe extern "C" fn onair_sse_parser_item_json(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_sse_parser_new.
-        let p = unsafe { arg_mut(parser) }?;
+        let mut held = unsafe { hold(parser) }?;
+        let p = &mut *held;
         let (o, l) = (out(out_ptr)?, out(out_len)?);
         let current = p.current.as_ref().ok_or(ONAIR_NO_CURRENT)?;
         if p.json.is_empty() {
@@ -305,7 +320,8 @@ pub unsafe extern "C" fn onair_sse_parser_last_event_id(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_sse_parser_new.
-        let p = unsafe { arg_mut(parser) }?;
+        let mut held = unsafe { hold(parser) }?;
+        let p = &mut *held;
         let slot = out(out_id)?;
         p.last_event_id = p.parser.last_event_id();
         *slot = onair_str::of(&p.last_event_id);
@@ -313,9 +329,10 @@ pub unsafe extern "C" fn onair_sse_parser_last_event_id(
     })
 }
 
-/// Items parsed and not yet taken; NULL → 0.
+/// Items parsed and not yet taken; NULL, or a call on it in flight on
+/// another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_sse_parser_pending(parser: *const onair_sse_parser) -> usize {
     // SAFETY: checked pointer from onair_sse_parser_new.
-    boundary_or(0, || unsafe { arg(parser) }.map_or(0, |p| p.queue.len()))
+    boundary_or(0, || unsafe { hold(parser) }.map_or(0, |p| p.queue.len()))
 }

@@ -6,6 +6,7 @@ use std::ffi::{c_char, c_void};
 use std::ptr;
 
 use crate::boundary;
+use crate::handle::{lend, Head, Lent};
 
 use onair_core::event::{EndReason, Event, LikeType};
 use onair_core::time::FrameId;
@@ -165,8 +166,11 @@ pub struct onair_event {
     pub end_reason: onair_str,
     /// end: the broadcast is over (reason `LIVE_ENDED`).
     pub is_live_ended: bool,
-    /// The event itself, for the kit functions (`onair_audience_on_event`,
-    /// …) and `onair_event_json`; do not touch. NULL for `ONAIR_EVENT_NONE`.
+    /// The handle the event is borrowed from, for the kit functions
+    /// (`onair_audience_on_event`, …) and `onair_event_json`, which hold
+    /// that handle's busy flag while they read the event (ONAIR_BUSY when
+    /// another thread is in a call on it); do not touch. NULL for
+    /// `ONAIR_EVENT_NONE`.
     pub opaque: *const c_void,
 }
 
@@ -198,13 +202,14 @@ impl onair_event {
         opaque: ptr::null(),
     };
 
-    /// A view of `event` (and its frame id), borrowing both.
-    pub(crate) fn view(id: Option<&FrameId>, event: &Event) -> onair_event {
+    /// A view of `event` (and its frame id), borrowing both; `source` is
+    /// the head of the handle that lends `event` (see `handle::Lends`).
+    pub(crate) fn view(id: Option<&FrameId>, event: &Event, source: *const Head) -> onair_event {
         use onair_event_kind::*;
         let mut v = onair_event {
             name: onair_str::of(event.name()),
             id: onair_str::opt(id.map(FrameId::as_str)),
-            opaque: ptr::from_ref(event).cast(),
+            opaque: source.cast(),
             ..Self::NONE
         };
         if let Some(user) = event.user() {
@@ -257,18 +262,18 @@ impl onair_event {
     }
 }
 
-/// The core event behind a view, or `ONAIR_NO_EVENT`.
-pub(crate) unsafe fn event_in<'a>(
-    ev: *const onair_event,
-) -> Result<&'a Event, crate::onair_result> {
+/// The core event behind a view, with the busy flag of the handle that
+/// lends it held until the result is dropped: `ONAIR_NO_EVENT` for a view
+/// without one, `ONAIR_BUSY` when that handle is in a call on another thread.
+pub(crate) unsafe fn event_in<'a>(ev: *const onair_event) -> Result<Lent<'a>, crate::onair_result> {
     if ev.is_null() {
         return Err(crate::onair_result::ONAIR_NULL_PARAMETER);
     }
     // SAFETY: `ev` points to a view this library filled in; only its
-    // `opaque` field is read, which points to an Event its handle keeps.
+    // `opaque` field is read: NULL or the head of the handle that lent it.
     let opaque = unsafe { ptr::addr_of!((*ev).opaque).read() };
-    // SAFETY: as above: NULL or an Event alive until the next call on its handle.
-    unsafe { opaque.cast::<Event>().as_ref() }.ok_or(crate::onair_result::ONAIR_NO_EVENT)
+    // SAFETY: as above; the handle is alive while its views are used.
+    unsafe { lend(opaque.cast()) }
 }
 
 /// Renders the canonical JSON of an event (the `data` object of an
@@ -278,7 +283,8 @@ pub(crate) unsafe fn event_in<'a>(
 /// gets its length.
 ///
 /// Errors: NULL `event` or `out` → ONAIR_NULL_PARAMETER; a view without an
-/// event → ONAIR_NO_EVENT.
+/// event → ONAIR_NO_EVENT; the bot or decoder that lent the event is in a
+/// call on another thread → ONAIR_BUSY.
 #[no_mangle]
 pub unsafe extern "C" fn onair_event_json(
     event: *const onair_event,
@@ -300,7 +306,7 @@ pub unsafe extern "C" fn onair_event_json(
         };
         let item = onair_core::Item::Event {
             id,
-            event: ev.clone(),
+            event: Event::clone(&ev),
         };
         let line = onair_core::json::ItemJson(&item).to_line();
         crate::string_out(line, out, crate::out(out_len).ok());

@@ -2,6 +2,7 @@ mod batch;
 mod boundary;
 mod header;
 mod leaks;
+mod threads;
 mod version;
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -28,7 +28,7 @@ fn abi_version_matches_cargo_toml_metadata() {
 
 #[test]
 fn every_result_code_has_its_own_text() {
-    let texts: Vec<&CStr> = (0..=23)
+    let texts: Vec<&CStr> = (0..=24)
         // SAFETY: static NUL-terminated strings.
         .map(|c| unsafe { CStr::from_ptr(onair_result_message(c)) })
         .collect();
