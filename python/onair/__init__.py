@@ -8,7 +8,13 @@ libonair, which ``pip install`` builds and bundles. Parts:
 - ``Bot``: the machine a driver polls; ``poll()`` returns typed actions to ``match``.
 - the kit: ``split_chat``, ``Commands``, ``Audience``, ``Milestones``, ``Timers``, ``Tally``.
 - decisions: ``classify``, ``explain``, ``parse_quota``, ``Backoff``.
-- errors: ``OnairError`` (with ``kind`` and ``advice``) and its subclasses.
+- errors: ``OnairError`` (with ``kind`` and ``advice``) and its subclasses;
+  ``ClosedError`` (a closed object), ``ReentrantCallError`` (a signal handler
+  calling into the object it interrupted).
+
+Threads: any thread may call any object at any time; each object runs its
+calls one at a time under its own lock (``_guard``). Objects that own a
+libonair handle cannot be copied or pickled; values (events, actions) can.
 """
 
 from __future__ import annotations
@@ -38,10 +44,12 @@ from .decoder import Decoder
 from .errors import (
     BotStopped,
     ChatRejected,
+    ClosedError,
     InvalidConfig,
     MisuseError,
     OnairError,
     QueueFull,
+    ReentrantCallError,
     StaleEventError,
 )
 from .events import (
@@ -95,11 +103,11 @@ def abi_version() -> int:
 
 __all__ = [
     "Action", "AnyAction", "Audience", "Backoff", "Bot", "BotStopped", "Chat", "ChatRejected",
-    "CloseStream", "Commands", "Comment", "Config", "Decoder", "Donation", "Done", "End", "Event",
+    "ClosedError", "CloseStream", "Commands", "Comment", "Config", "Decoder", "Donation", "Done", "End", "Event",
     "EventAction", "FrameError", "Greeting", "Heartbeat", "InvalidConfig", "Invocation", "Item",
     "Like", "MilestoneReached", "Milestones", "MisuseError", "NeedsAuthorization", "Notice",
     "OnairError", "OpenStream", "OtherAction", "OtherEvent", "PersistTokens", "Presence",
-    "Problem", "QueueFull", "Quota", "Request", "Retry", "Send", "StaleEventError", "Stopped",
+    "Problem", "QueueFull", "Quota", "ReentrantCallError", "Request", "Retry", "Send", "StaleEventError", "Stopped",
     "Tally", "Timer", "Timers", "UnknownFrame", "Wait", "abi_version", "classify", "explain",
     "library_version", "now_ms", "parse_quota", "retry_after_ms", "split_chat", "truncate",
     "utf16_len",

@@ -23,10 +23,10 @@ from __future__ import annotations
 import ctypes
 import json
 import time
-from types import TracebackType
-from typing import Any, ClassVar, Union
+from typing import Any, Union
 
 from . import _ffi
+from ._guard import Owner, locked, locked_or
 from .decoder import event_from_view
 from .errors import InvalidConfig, error
 from .events import Event, _Value
@@ -67,11 +67,15 @@ def _text(s: _ffi.Str) -> str | None:
     return ctypes.string_at(s.ptr, s.len).decode("utf-8") if s.ptr else None
 
 
-class Config:
+class Config(Owner):
     """How a bot is set up: the service's base URL and the app's credentials.
 
-    The secret is kept only inside libonair; it never appears in ``repr``.
+    The secret is kept only inside libonair; it never appears in ``repr``. Any
+    thread may use it (``Bot(config)`` reads it under its lock); it cannot be
+    copied or pickled.
     """
+
+    _free = _lib.onair_bot_config_free
 
     def __init__(
         self,
@@ -94,7 +98,8 @@ class Config:
         code = _lib.onair_bot_config_new(u, len(u), i, len(i), s, len(s), ctypes.byref(h))
         if code:
             raise error(code)
-        self._h: int | None = h.value
+        self._h = h.value
+        # Not shared yet: no other thread can see this object before __init__ returns.
         try:
             _check(_lib.onair_bot_config_set_events(self._h, events))
             if request_timeout_ms is not None:
@@ -112,17 +117,6 @@ class Config:
         except BaseException:
             self.close()
             raise
-
-    def close(self) -> None:
-        h, self._h = self._h, None
-        if h is not None:
-            _lib.onair_bot_config_free(h)
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # pragma: no cover
-            pass
 
     def __repr__(self) -> str:
         return f"Config(base_url={self.base_url!r}, client_id={self.client_id!r}, client_secret=<redacted>)"
@@ -329,46 +323,48 @@ _NEEDS_AUTH = NeedsAuthorization()
 Headers = Any  # a mapping or an iterable of (name, value) pairs, str or bytes
 
 
-class Bot:
-    """The bot machine over libonair (``onair_bot``). One thread at a time.
+_SHUTDOWN = "shutdown"
+_SHUTDOWN_REVOKE = "shutdown+revoke"
+
+
+class Bot(Owner):
+    """The bot machine over libonair (``onair_bot``).
 
     ``saved_tokens``: the token file a ``PersistTokens`` gave earlier, or None.
     ``seed``: fixes every jitter (seed from real randomness in production).
     ``now`` arguments are unix ms and default to the wall clock.
+
+    Threads: any thread may call any method at any time (a web handler calling
+    ``send_chat`` while the loop polls): calls run one at a time, each under the
+    bot's lock, which is held until what libonair lent (the action, a string)
+    has been read. The event of an ``EventAction`` stays current for the kit
+    until the next ``poll`` (from any thread). In a signal handler call only
+    ``shutdown()`` or ``close()``: if the signal interrupted a call on this bot,
+    they are recorded and applied when that call returns (it finishes reading
+    its action first); anything else raises ``ReentrantCallError`` there. A bot
+    cannot be copied or pickled.
     """
 
-    _ACTION_KINDS: ClassVar[dict[int, str]] = {}
+    _free = _lib.onair_bot_free
 
     def __init__(self, config: Config, saved_tokens: str | bytes | None = None, seed: int = 0) -> None:
-        self._gen = 0
-        if config._h is None:
-            raise ValueError("the config is closed")
         h = ctypes.c_void_p()
         tok = _b(saved_tokens) if saved_tokens is not None else None
-        code = _lib.onair_bot_new(config._h, tok, len(tok) if tok else 0, seed & (2**64 - 1), ctypes.byref(h))
+        with config._holding("Bot(config)") as ch:
+            code = _lib.onair_bot_new(ch, tok, len(tok) if tok else 0, seed & (2**64 - 1), ctypes.byref(h))
         if code:
             raise InvalidConfig(code)
-        self._h: int | None = h.value
+        self._h = h.value
         self._action = _ffi.Action()
         self._action_ref = ctypes.byref(self._action)
         self._event_addr = ctypes.addressof(self._action) + _EVENT_OFFSET
 
-    # -- plumbing
-    def _handle(self) -> int:
-        h = self._h
-        if h is None:
-            raise ValueError("the bot is closed")
-        self._gen += 1
-        return h
-
+    # -- plumbing (the caller holds the lock)
     def _check(self, code: int) -> None:
         if code:
-            raise error(code, self.last_error())
+            raise error(code, self._last_error())
 
-    def last_error(self) -> str:
-        """The detail of the last error this bot returned (a line for logs)."""
-        if self._h is None:
-            return ""
+    def _last_error(self) -> str:
         p, n = ctypes.c_void_p(), ctypes.c_size_t()
         if _lib.onair_bot_last_error(self._h, ctypes.byref(p), ctypes.byref(n)):
             return ""
@@ -380,12 +376,23 @@ class Bot:
             return None
         return json.loads(_ffi.borrowed(p, n))
 
+    def _request(self, request: str, h: int) -> None:
+        # libonair's shutdown leaves the action last polled as it was: the event in
+        # hand stays current (no _gen bump). It answers only ONAIR_OK here.
+        _lib.onair_bot_shutdown(h, request == _SHUTDOWN_REVOKE)
+
+    @locked_or("")
+    def last_error(self) -> str:
+        """The detail of the last error this bot returned (a line for logs)."""
+        return self._last_error()
+
     # -- poll
+    @locked
     def poll(self, now: int | None = None) -> AnyAction:
         """The next thing to do. After any report or command, poll until ``Wait``."""
-        h = self._handle()
         a = self._action
-        self._check(_lib.onair_bot_poll(h, now_ms() if now is None else now, self._action_ref))
+        self._gen += 1  # the event of the previous action is no longer current
+        self._check(_lib.onair_bot_poll(self._h, now_ms() if now is None else now, self._action_ref))
         k = a.kind
         if k == 3:
             return EventAction(event_from_view(a.event, self, self._event_addr))
@@ -439,12 +446,13 @@ class Bot:
             return Timer(_text(a.tag) or "")
         return OtherAction(self._json())
 
+    @locked
     def action_json(self) -> Any:
         """The core's JSON form of the action last polled (a ``send`` holds secrets)."""
-        self._handle()
         return self._json()
 
     # -- reports
+    @locked
     def on_response(
         self, request_id: int, status: int, headers: Headers, body: bytes, now: int | None = None
     ) -> None:
@@ -452,50 +460,48 @@ class Bot:
         arr, n = _ffi.headers_array(headers)
         self._check(
             _lib.onair_bot_on_response(
-                self._handle(), request_id, status, arr, n, body, len(body), now_ms() if now is None else now
+                self._h, request_id, status, arr, n, body, len(body), now_ms() if now is None else now
             )
         )
 
+    @locked
     def on_transport_error(self, request_id: int, now: int | None = None) -> None:
         """Request ``request_id`` got no response (connect error, reset, …)."""
-        self._check(
-            _lib.onair_bot_on_transport_error(self._handle(), request_id, now_ms() if now is None else now)
-        )
+        self._check(_lib.onair_bot_on_transport_error(self._h, request_id, now_ms() if now is None else now))
 
+    @locked
     def on_stream_open(self, request_id: int, status: int, headers: Headers, now: int | None = None) -> None:
         """The stream's status line and headers."""
         arr, n = _ffi.headers_array(headers)
         self._check(
-            _lib.onair_bot_on_stream_open(
-                self._handle(), request_id, status, arr, n, now_ms() if now is None else now
-            )
+            _lib.onair_bot_on_stream_open(self._h, request_id, status, arr, n, now_ms() if now is None else now)
         )
 
+    @locked
     def on_stream_bytes(self, request_id: int, chunk: bytes, now: int | None = None) -> None:
         """A chunk of the open stream's body, split anywhere. Then poll."""
         self._check(
-            _lib.onair_bot_on_stream_bytes(
-                self._handle(), request_id, chunk, len(chunk), now_ms() if now is None else now
-            )
+            _lib.onair_bot_on_stream_bytes(self._h, request_id, chunk, len(chunk), now_ms() if now is None else now)
         )
 
+    @locked
     def on_stream_closed(self, request_id: int, now: int | None = None) -> None:
         """The stream connection ended (end of body or a network error)."""
-        self._check(
-            _lib.onair_bot_on_stream_closed(self._handle(), request_id, now_ms() if now is None else now)
-        )
+        self._check(_lib.onair_bot_on_stream_closed(self._h, request_id, now_ms() if now is None else now))
 
     # -- commands
+    @locked
     def authorize(self, code: str, redirect_uri: str) -> None:
         """The DJ's consent code and the redirect URI it was issued for."""
         c, u = _b(code), _b(redirect_uri)
-        self._check(_lib.onair_bot_authorize(self._handle(), c, len(c), u, len(u)))
+        self._check(_lib.onair_bot_authorize(self._h, c, len(c), u, len(u)))
 
     def _call(self, fn: Any, *args: Any) -> int:
         out = ctypes.c_uint64()
-        self._check(fn(self._handle(), *args, ctypes.byref(out)))
+        self._check(fn(self._h, *args, ctypes.byref(out)))
         return int(out.value)
 
+    @locked
     def send_chat(self, message: str) -> int:
         """Queues a chat message (at most 200 UTF-16 units, not blank); returns the call id.
 
@@ -503,94 +509,83 @@ class Bot:
         m = _b(message)
         return self._call(_lib.onair_bot_send_chat, m, len(m))
 
+    @locked
     def fetch_broadcast(self) -> int:
         """Queues ``GET /v1/live`` (answer: ``Done`` kind ``broadcast``)."""
         return self._call(_lib.onair_bot_fetch_broadcast)
 
+    @locked
     def list_listeners(self) -> int:
         """Queues the whole listener list (answer: ``Done`` kind ``listeners``)."""
         return self._call(_lib.onair_bot_list_listeners)
 
+    @locked
     def fetch_fans(self) -> int:
         """Queues the fan ranking (answer: ``Done`` kind ``fans``)."""
         return self._call(_lib.onair_bot_fetch_fans)
 
+    @locked
     def request_reconnect(self, now: int | None = None) -> None:
         """Reconnects the stream at once, without backoff."""
-        self._check(_lib.onair_bot_request_reconnect(self._handle(), now_ms() if now is None else now))
+        self._check(_lib.onair_bot_request_reconnect(self._h, now_ms() if now is None else now))
 
     def shutdown(self, revoke: bool = False) -> None:
-        """Stops the bot; poll until ``Stopped("shut_down")``, doing what it says."""
-        self._check(_lib.onair_bot_shutdown(self._handle(), revoke))
+        """Stops the bot; poll until ``Stopped("shut_down")``, doing what it says.
 
+        Never waits, so it is safe in a signal handler: applied at once when no call
+        on the bot is in progress, otherwise when that call returns (before any later
+        call does its work). The event in hand stays current."""
+        if self.closed:
+            raise self._closed_error()
+        self._requests.append(_SHUTDOWN_REVOKE if revoke else _SHUTDOWN)
+        self._try_requests()
+
+    @locked
     def schedule(self, at_ms: int, tag: str) -> None:
         """Fires ``Timer(tag)`` once at ``at_ms``."""
         t = _b(tag)
-        self._check(_lib.onair_bot_schedule(self._handle(), at_ms, t, len(t)))
+        self._check(_lib.onair_bot_schedule(self._h, at_ms, t, len(t)))
 
+    @locked
     def every(self, period_ms: int, tag: str, first_at_ms: int) -> None:
         """Fires ``Timer(tag)`` every ``period_ms`` from ``first_at_ms``."""
         t = _b(tag)
-        self._check(_lib.onair_bot_every(self._handle(), period_ms, t, len(t), first_at_ms))
+        self._check(_lib.onair_bot_every(self._h, period_ms, t, len(t), first_at_ms))
 
+    @locked
     def set_timer(self, tag: str, at_ms: int, period_ms: int = 0, while_connected: bool = False) -> None:
         """Sets timer ``tag`` in full (``period_ms`` 0: once)."""
         t = _b(tag)
-        self._check(_lib.onair_bot_set_timer(self._handle(), t, len(t), at_ms, period_ms, while_connected))
+        self._check(_lib.onair_bot_set_timer(self._h, t, len(t), at_ms, period_ms, while_connected))
 
+    @locked
     def cancel_timer(self, tag: str) -> bool:
         """Cancels timer ``tag``; whether it was set."""
         t = _b(tag)
         found = ctypes.c_bool()
-        self._check(_lib.onair_bot_cancel_timer(self._handle(), t, len(t), ctypes.byref(found)))
+        self._check(_lib.onair_bot_cancel_timer(self._h, t, len(t), ctypes.byref(found)))
         return bool(found.value)
 
     # -- getters
+    @locked
     def tokens_json(self) -> str | None:
         """The token file of the pair in force (a secret), or None before authorization."""
         p, n = ctypes.c_void_p(), ctypes.c_size_t()
-        if _lib.onair_bot_tokens_json(self._handle(), ctypes.byref(p), ctypes.byref(n)):
+        if _lib.onair_bot_tokens_json(self._h, ctypes.byref(p), ctypes.byref(n)):
             return None
         return _ffi.borrowed(p, n)
 
+    @locked
     def status(self, now: int | None = None) -> Any:
         """The core's status snapshot (connection state, counters, scope…) as a dict; no secret."""
         p, n = ctypes.c_void_p(), ctypes.c_size_t()
         self._check(
-            _lib.onair_bot_status_json(self._handle(), now_ms() if now is None else now, ctypes.byref(p), ctypes.byref(n))
+            _lib.onair_bot_status_json(self._h, now_ms() if now is None else now, ctypes.byref(p), ctypes.byref(n))
         )
         return json.loads(_ffi.borrowed(p, n))
 
     @property
+    @locked_or(0)
     def pending_calls(self) -> int:
-        """App calls queued and not yet answered."""
-        return int(_lib.onair_bot_pending_calls(self._h)) if self._h else 0
-
-    # -- lifetime
-    def close(self) -> None:
-        """Frees the bot now (nothing is sent; idempotent)."""
-        h, self._h = self._h, None
-        self._gen += 1
-        if h is not None:
-            _lib.onair_bot_free(h)
-
-    @property
-    def closed(self) -> bool:
-        return self._h is None
-
-    def __enter__(self) -> Bot:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # pragma: no cover
-            pass
-
-    def __repr__(self) -> str:
-        return f"Bot(closed={self._h is None})"
+        """App calls queued and not yet answered (0 once closed)."""
+        return int(_lib.onair_bot_pending_calls(self._h))

@@ -7,9 +7,9 @@ import json
 import marshal
 from collections.abc import Iterable, Iterator
 from typing import Any
-from types import TracebackType
 
 from . import _ffi
+from ._guard import Owner, locked
 from .errors import check
 from .events import (
     Chat,
@@ -146,7 +146,7 @@ def _item_from_line(o: dict[str, Any]) -> Item:
     raise ValueError(f"unknown item type {t!r}")  # pragma: no cover - a newer libonair
 
 
-class Decoder:
+class Decoder(Owner):
     """SSE framing plus event decoding (the core's), fed chunks split anywhere.
 
     ::
@@ -159,7 +159,9 @@ class Decoder:
 
     ``max_frame_bytes`` caps one frame (0: the core's default); a larger frame
     becomes a ``FrameError("frame_too_large")`` and memory stays bounded.
-    A decoder is for one thread at a time.
+    Any thread may call it: calls run one at a time under the decoder's lock,
+    held until libonair's batch has been read (``feed`` feeds and takes its
+    chunk's items in one locked step); it cannot be copied or pickled.
 
     Three paths over libonair, the same items (tests check it):
 
@@ -171,15 +173,16 @@ class Decoder:
       batch differently from the JSON path, checked once at import, the
       default is the JSON path.)
     - ``kit_views=True``: one call per item into the tagged ``onair_item``
-      struct; each event also keeps the core's event while it is current, so
-      it can go to the kit (``Tally.record``, ``Audience.on_event``, …) in the
-      loop body. (A ``Bot``'s events always can.)
+      struct; each event also keeps the core's event while it is current (until
+      the decoder's next item), so it can go to the kit (``Tally.record``,
+      ``Audience.on_event``, …) in the loop body. (A ``Bot``'s events always can.)
     - the canonical JSON lines (``onair_decoder_take_json`` + ``json.loads``),
       kept as the tests' oracle for the marshal path (``_form = "json"``).
     """
 
+    _free = _lib.onair_decoder_free
+
     def __init__(self, max_frame_bytes: int = 0, *, kit_views: bool = False) -> None:
-        self._gen = 0
         self._views = kit_views
         self._form = "marshal" if MARSHAL_OK else "json"
         self._p = ctypes.c_void_p()
@@ -187,7 +190,7 @@ class Decoder:
         self._pn = (ctypes.byref(self._p), ctypes.byref(self._n))
         h = ctypes.c_void_p()
         check(_lib.onair_decoder_new(max_frame_bytes, ctypes.byref(h)))
-        self._h: int | None = h.value
+        self._h = h.value
         self._hp = h  # the handle as a c_void_p, for the unchecked call
         self._len = ctypes.c_size_t()
         self._view = memoryview(b"")
@@ -197,33 +200,64 @@ class Decoder:
         self._event_addr = ctypes.addressof(self._item) + _EVENT_OFFSET
 
     def _handle(self) -> int:
+        """The handle, for tests and benchmarks calling libonair directly (no lock)."""
         h = self._h
         if h is None:
-            raise ValueError("the decoder is closed")
+            raise self._closed_error()
         return h
+
+    def _closed(self) -> None:
+        self._view = memoryview(b"")
+        self._view_at, self._view_len = 0, 0
 
     def feed(self, chunk: bytes) -> Iterator[Item]:
         """Feeds a chunk (any bytes-like object) and iterates over the items it completes."""
         if type(chunk) is not bytes:
             chunk = bytes(chunk)  # bytearray, memoryview; the unchecked call below takes bytes only
         if self._form != "marshal" or self._views:
-            check(_lib.onair_decoder_feed(self._handle(), chunk, len(chunk)))
-            return self._drain()
+            items = self._feed_and_take(chunk)
+            return self._drain_views() if items is None else items
         # The default path: one call feeds and renders the chunk's items (this
-        # method is the hot loop's only Python per chunk: _batch() inlined).
-        if self._h is None:
-            raise ValueError("the decoder is closed")
-        self._gen += 1
-        self._len.value = len(chunk)
-        rc = _feed_marshal(self._hp, chunk, self._len, *self._pn)
-        if rc:
-            check(rc)
-        p, n = self._p.value, self._n.value
-        if p != self._view_at or n > self._view_len:
-            return self._read_marshal()
-        tags, records = _marshal_loads(self._view[:n])
+        # method is the hot loop's only Python per chunk: `locked` and _batch()
+        # inlined). The batch is read (marshal.loads copies it all) under the lock.
+        if self._held_here():
+            raise self._reentered("feed")
+        lock = self._lock
+        if self._closing:
+            raise self._closed_error()
+        try:
+            with lock:
+                if self._requests:
+                    self._apply_requests()
+                if self._h is None:
+                    raise self._closed_error()
+                self._gen += 1
+                self._len.value = len(chunk)
+                rc = _feed_marshal(self._hp, chunk, self._len, *self._pn)
+                if rc:
+                    check(rc)
+                p, n = self._p.value, self._n.value
+                if p != self._view_at or n > self._view_len:
+                    tags, records = _marshal_loads(self._batch())
+                else:
+                    tags, records = _marshal_loads(self._view[:n])
+                if self._requests:
+                    self._apply_requests()
+        finally:
+            if self._requests:
+                self._try_requests()
         # One C loop: each record (a tuple) becomes an object of its tag's class.
         return map(_new, map(_CLASS_OF, tags), records)
+
+    @locked
+    def _feed_and_take(self, chunk: bytes | None) -> Iterator[Item] | None:
+        """Feeds ``chunk`` (None: finishes the stream), then takes every pending item
+        under the same lock; None on the kit-views path (items come one by one)."""
+        if chunk is None:
+            check(_lib.onair_decoder_finish(self._h))
+        else:
+            check(_lib.onair_decoder_feed(self._h, chunk, len(chunk)))
+        return None if self._views else self._take()
 
     def _read_marshal(self) -> Iterator[Item]:
         tags, records = _marshal_loads(self._batch())
@@ -234,8 +268,8 @@ class Decoder:
 
         A view of libonair's buffer, rebuilt when the buffer moves or grows past
         it (rarely: the buffer keeps its capacity), instead of a copy per chunk.
-        Only read before the next call on this decoder, and marshal.loads copies
-        everything out of it.
+        Only read under the lock, before the next call on this decoder, and
+        marshal.loads copies everything out of it.
         """
         p, n = self._p.value or 0, self._n.value
         if p != self._view_at or n > self._view_len:
@@ -245,12 +279,14 @@ class Decoder:
 
     def finish(self) -> Iterator[Item]:
         """Ends the stream: a cut-off frame comes out as ``FrameError("incomplete_frame")``."""
-        check(_lib.onair_decoder_finish(self._handle()))
-        return self._drain()
+        items = self._feed_and_take(None)
+        return self._drain_views() if items is None else items
 
     def __iter__(self) -> Iterator[Item]:
         """The items decoded and not yet taken."""
-        return self._drain()
+        if self._views:
+            return self._drain_views()
+        return self._take_locked()
 
     def events(self, chunks: Iterable[bytes]) -> Iterator[Event]:
         """Feeds every chunk, then finishes; yields only typed events."""
@@ -263,92 +299,67 @@ class Decoder:
                 yield item
 
     @property
+    @locked
     def pending(self) -> int:
         """Items decoded and not yet taken."""
-        return int(_lib.onair_decoder_pending(self._handle()))
+        return int(_lib.onair_decoder_pending(self._h))
 
-    def _drain(self) -> Iterator[Item]:
-        if self._views:
-            return self._drain_views()
-        if self._form == "json":
-            return self._drain_json()
-        return self._drain_marshal()
+    @locked
+    def _take_locked(self) -> Iterator[Item]:
+        return self._take()
 
-    def _drain_marshal(self) -> Iterator[Item]:
-        h = self._handle()
+    def _take(self) -> Iterator[Item]:
+        """Every pending item, as objects built from Python data (the caller holds the lock)."""
         self._gen += 1
-        check(_lib.onair_decoder_take_marshal(h, *self._pn))
+        if self._form == "json":
+            check(_lib.onair_decoder_take_json(self._h, *self._pn))
+            n = self._n.value
+            if n == 0:
+                return iter(())
+            text = _string_at(self._p.value or 0, n - 1).decode()  # without the last newline
+            rows = _loads("[" + text.replace("\n", ",") + "]")
+            return map(_item_from_line, rows)
+        check(_lib.onair_decoder_take_marshal(self._h, *self._pn))
         return self._read_marshal()
 
-    def _drain_json(self) -> Iterator[Item]:
-        h = self._handle()
-        self._gen += 1
-        check(_lib.onair_decoder_take_json(h, *self._pn))
-        n = self._n.value
-        if n == 0:
-            return iter(())
-        text = _string_at(self._p.value or 0, n - 1).decode()  # without the last newline
-        rows = _loads("[" + text.replace("\n", ",") + "]")
-        return map(_item_from_line, rows)
-
     def _drain_views(self) -> Iterator[Item]:
-        nxt = _lib.onair_decoder_next
-        item = self._item
-        ref = self._item_ref
+        """One item per step, each taken and read under the lock (never held across a yield)."""
         while True:
-            h = self._handle()
-            self._gen += 1
-            nxt(h, ref)
-            kind = item.kind
-            if kind == 1:
-                yield event_from_view(item.event, self, self._event_addr)
-            elif kind == 0:
+            item = self._next_view()
+            if item is None:
                 return
-            elif kind == 3:
-                yield _HEARTBEAT
-            elif kind == 4:
-                yield Comment(_ss(item.text))
-            elif kind == 5:
-                yield Retry(item.retry_ms)
-            elif kind == 2:
-                yield UnknownFrame(_s(item.name), _s(item.id), _s(item.text))
-            else:
-                yield FrameError(
-                    _ss(item.error_code), _ss(item.error_message), _s(item.name), _s(item.id), _s(item.text)
-                )
+            yield item
 
+    @locked
+    def _next_view(self) -> Item | None:
+        item = self._item
+        self._gen += 1  # the previous item's event is no longer current
+        check(_lib.onair_decoder_next(self._h, self._item_ref))
+        kind = item.kind
+        if kind == 1:
+            return event_from_view(item.event, self, self._event_addr)
+        if kind == 0:
+            return None
+        if kind == 3:
+            return _HEARTBEAT
+        if kind == 4:
+            return Comment(_ss(item.text))
+        if kind == 5:
+            return Retry(item.retry_ms)
+        if kind == 2:
+            return UnknownFrame(_s(item.name), _s(item.id), _s(item.text))
+        return FrameError(_ss(item.error_code), _ss(item.error_message), _s(item.name), _s(item.id), _s(item.text))
+
+    @locked
     def item_json(self) -> str:
         """The canonical JSON line (``onair decode``'s) of the item last taken."""
         p = ctypes.c_void_p()
         n = ctypes.c_size_t()
-        check(_lib.onair_decoder_item_json(self._handle(), ctypes.byref(p), ctypes.byref(n)))
+        check(_lib.onair_decoder_item_json(self._h, ctypes.byref(p), ctypes.byref(n)))
         return _ffi.borrowed(p, n)
 
-    def close(self) -> None:
-        """Frees the decoder now (idempotent)."""
-        h, self._h = self._h, None
-        self._gen += 1
-        self._view = memoryview(b"")
-        self._view_at, self._view_len = 0, 0
-        if h is not None:
-            _lib.onair_decoder_free(h)
-
-    def __enter__(self) -> Decoder:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # pragma: no cover - interpreter shutdown
-            pass
-
     def __repr__(self) -> str:
-        return f"Decoder(closed={self._h is None})"
+        return f"Decoder(closed={self.closed})"
 
 
 # Every kind of item and every marshal code libonair writes: nulls, True and False,

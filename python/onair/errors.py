@@ -36,6 +36,7 @@ _CODES: dict[int, tuple[str, str]] = {
     21: ("no_event", "pass an event from a decoder or a bot"),
     22: ("out_of_range", "use an index below the length"),
     23: ("no_current", "poll or take an item first"),
+    24: ("busy", "the handle is in a call on another thread: serialize calls on it (the package's objects do)"),
 }
 
 
@@ -96,6 +97,19 @@ class StaleEventError(MisuseError):
             "decode with Decoder(kit_views=True) to feed the kit"
         )
         self.detail = ""
+
+
+class ClosedError(ValueError):
+    """The object was closed (``close()``, ``with``): its libonair handle is gone."""
+
+
+class ReentrantCallError(RuntimeError):
+    """A method was called while the same thread is inside a call on the same object.
+
+    That happens in a signal handler that interrupted a call: there, call only
+    ``close()`` or ``Bot.shutdown()`` (they take effect when the interrupted
+    call returns), or set a flag and act on it in the loop.
+    """
 
 
 _CLASSES: dict[int, type[OnairError]] = {

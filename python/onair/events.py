@@ -23,11 +23,19 @@ from __future__ import annotations
 import importlib
 import operator
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Protocol
 
 
 class _Source(Protocol):
+    """What lends events to the kit: a ``Bot``, a ``Decoder(kit_views=True)`` (``_guard.Owner``)."""
+
     _gen: int
+
+    @property
+    def closed(self) -> bool: ...
+
+    def _holding(self, what: str = ...) -> AbstractContextManager[int]: ...
 
 
 class _Value:
@@ -89,10 +97,13 @@ class Item(tuple):  # type: ignore[type-arg]
 class Event(Item):
     """A typed service event. ``id`` is the frame id (``<epochMillis>-<offset>``) or None.
 
-    While it is current (in the loop body that received it), it can be given
-    to the kit: ``Tally.record``, ``Audience.on_event``, ``Commands.match``,
+    While it is current (in the loop body that received it: until the bot's next
+    ``poll``, the decoder's next item), it can be given to the kit:
+    ``Tally.record``, ``Audience.on_event``, ``Commands.match``,
     ``Milestones.on_event``. (Events of ``Decoder(kit_views=True)`` and of a
-    ``Bot`` carry that link; the default ``Decoder``'s do not.)
+    ``Bot`` carry that link; the default ``Decoder``'s do not.) The kit call
+    holds the source's lock while it reads the event, so another thread's
+    ``poll`` cannot take it away mid-read.
     """
 
     # No __slots__: the link to the core's event (_src, _gen, _addr) is set
@@ -109,6 +120,11 @@ class Event(Item):
         """The SSE event name (``"chat"``, ``"like"``, …)."""
         return self.NAME
 
+    def __getstate__(self) -> None:
+        """Copies and pickles are plain values: the link to the bot or decoder that
+        lent the event (which cannot be copied) stays behind."""
+        return None
+
     def to_wire(self) -> dict[str, Any]:
         """The event's fields under their wire names (``user.id`` nested as ``{"user": {"id"}}``)."""
         out: dict[str, Any] = {}
@@ -120,15 +136,6 @@ class Event(Item):
             else:
                 out[wire] = value
         return out
-
-    def _view(self) -> int:
-        """The address of the borrowed ``onair_event`` view, checked to be current."""
-        from .errors import StaleEventError
-
-        src = self._src
-        if src is None or src._gen != self._gen:
-            raise StaleEventError()
-        return self._addr
 
 
 _USER = {"user_id": "user.id", "nickname": "user.nickname"}

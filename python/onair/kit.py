@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import ctypes
 import json
-from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 from . import _ffi
+from ._guard import Owner, lent, locked, locked_or
 from .errors import error
 from .events import Event, _Value
 
 _lib = _ffi.lib
-T = TypeVar("T", bound="_Handle")
 
 
 def _b(text: str | bytes) -> bytes:
@@ -35,46 +34,10 @@ def _owned(fn: Any, *args: Any) -> str:
     return _ffi.take_owned(p, n)
 
 
-class _Handle:
-    """A libonair handle: ``close()`` frees it now, ``with`` closes it, ``__del__`` is a fallback."""
-
-    _free: Any = None
-    _h: int | None = None
-    _gen: int = 0
-
-    def _handle(self) -> int:
-        h = self._h
-        if h is None:
-            raise ValueError(f"the {type(self).__name__} is closed")
-        self._gen += 1
-        return h
-
-    def close(self) -> None:
-        """Frees the handle now (idempotent)."""
-        h, self._h = self._h, None
-        if h is not None:
-            type(self)._free(h)
-
-    @property
-    def closed(self) -> bool:
-        return self._h is None
-
-    def __enter__(self: T) -> T:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # pragma: no cover
-            pass
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(closed={self._h is None})"
+class _Handle(Owner):
+    """A libonair handle of the kit: ``close()`` frees it now, ``with`` closes it,
+    ``__del__`` is a fallback. Any thread may call any method (one call at a time,
+    under the object's lock); it cannot be copied or pickled (see ``_guard``)."""
 
 
 def _new(fn: Any, *args: Any) -> int:
@@ -129,26 +92,32 @@ class Tally(_Handle):
     def __init__(self) -> None:
         self._h = _new(_lib.onair_tally_new)
 
+    @locked
     def record(self, event: Event) -> None:
         """Records a current event (chat, joins, hearts, donations; the DJ kept out)."""
-        _check(_lib.onair_tally_record(self._handle(), event._view()))
+        with lent(event) as view:
+            _check(_lib.onair_tally_record(self._h, view))
 
+    @locked
     def json(self) -> str:
         """The core's tally JSON (``{"hearts","donated","attendance","people"}``)."""
-        return _owned(_lib.onair_tally_json, self._handle())
+        return _owned(_lib.onair_tally_json, self._h)
 
     def to_dict(self) -> Any:
         return json.loads(self.json())
 
     @property
+    @locked_or(0)
     def hearts(self) -> int:
         return int(_lib.onair_tally_hearts(self._h))
 
     @property
+    @locked_or(0)
     def donated(self) -> int:
         return int(_lib.onair_tally_donated(self._h))
 
     @property
+    @locked_or(0)
     def attendance(self) -> int:
         """People who joined."""
         return int(_lib.onair_tally_attendance(self._h))
@@ -180,33 +149,40 @@ class Audience(_Handle):
             b = _b(stored)
             self._h = _new(_lib.onair_audience_from_json, b, len(b))
 
+    @locked
     def to_json(self) -> str:
         """The stored form, to save across a restart."""
-        return _owned(_lib.onair_audience_to_json, self._handle())
+        return _owned(_lib.onair_audience_to_json, self._h)
 
+    @locked
     def start_broadcast(self, live_id: int) -> bool:
         """Ties the memory to broadcast ``live_id``; True when it is a new one."""
         out = ctypes.c_bool()
-        _check(_lib.onair_audience_start_broadcast(self._handle(), live_id, ctypes.byref(out)))
+        _check(_lib.onair_audience_start_broadcast(self._h, live_id, ctypes.byref(out)))
         return bool(out.value)
 
+    @locked
     def end_broadcast(self) -> None:
         """Forgets the broadcast (after its ``End`` with ``LIVE_ENDED``)."""
-        _check(_lib.onair_audience_end_broadcast(self._handle()))
+        _check(_lib.onair_audience_end_broadcast(self._h))
 
+    @locked
     def on_event(self, event: Event) -> Greeting | None:
         """Records a current event; whom to greet, if anyone."""
         g = _ffi.Greeting()
-        _check(_lib.onair_audience_on_event(self._handle(), event._view(), ctypes.byref(g)))
+        with lent(event) as view:
+            _check(_lib.onair_audience_on_event(self._h, view, ctypes.byref(g)))
         if g.kind == 0:
             return None
         kind = "first" if g.kind == 1 else "welcome_back"
         return Greeting(kind, _t(g.user_id) or "", _t(g.nickname), bool(g.is_manager))
 
+    @locked_or(False)
     def is_manager(self, user_id: str) -> bool:
         b = _b(user_id)
         return bool(_lib.onair_audience_is_manager(self._h, b, len(b)))
 
+    @locked_or(0)
     def __len__(self) -> int:
         return int(_lib.onair_audience_len(self._h))
 
@@ -249,30 +225,40 @@ class Commands(_Handle):
         if prefix is not None:
             self.set_prefix(prefix)
 
+    @locked
     def set_prefix(self, prefix: str) -> None:
         b = _b(prefix)
-        _check(_lib.onair_commands_set_prefix(self._handle(), b, len(b)))
+        _check(_lib.onair_commands_set_prefix(self._h, b, len(b)))
 
+    @locked
     def add_prefix(self, prefix: str) -> None:
         b = _b(prefix)
-        _check(_lib.onair_commands_add_prefix(self._handle(), b, len(b)))
+        _check(_lib.onair_commands_add_prefix(self._h, b, len(b)))
 
+    @locked
     def add(self, name: str, allowed: str = "anyone") -> None:
         """Registers ``name`` (matched without case); ``allowed``: anyone, managers, dj."""
         if allowed not in ALLOWED:
             raise ValueError(f"allowed must be one of {sorted(ALLOWED)}")
         b = _b(name)
-        _check(_lib.onair_commands_add(self._handle(), b, len(b), ALLOWED[allowed]))
+        _check(_lib.onair_commands_add(self._h, b, len(b), ALLOWED[allowed]))
 
+    @locked
     def ignore(self, user_id: str) -> None:
         b = _b(user_id)
-        _check(_lib.onair_commands_ignore(self._handle(), b, len(b)))
+        _check(_lib.onair_commands_ignore(self._h, b, len(b)))
 
+    @locked
     def match(self, event: Event, audience: Audience | None = None) -> Invocation | None:
         """Matches a current chat event (other events match nothing)."""
         inv = _ffi.Invocation()
-        aud = audience._h if audience is not None else None
-        _check(_lib.onair_commands_match(self._handle(), aud, event._view(), ctypes.byref(inv)))
+        if audience is None:
+            with lent(event) as view:
+                _check(_lib.onair_commands_match(self._h, None, view, ctypes.byref(inv)))
+        else:
+            # Locks in order: these commands (held), the audience, the event's source.
+            with audience._holding("Commands.match(audience=...)") as aud, lent(event) as view:
+                _check(_lib.onair_commands_match(self._h, aud, view, ctypes.byref(inv)))
         if inv.kind == 0:
             return None
         args = [_t(inv.args[i]) or "" for i in range(inv.args_len)]
@@ -314,36 +300,44 @@ class Milestones(_Handle):
             b = _b(stored)
             self._h = _new(_lib.onair_milestones_from_json, b, len(b))
 
+    @locked
     def to_json(self) -> str:
-        return _owned(_lib.onair_milestones_to_json, self._handle())
+        return _owned(_lib.onair_milestones_to_json, self._h)
 
+    @locked
     def start_broadcast(self, live_id: int) -> bool:
         out = ctypes.c_bool()
-        _check(_lib.onair_milestones_start_broadcast(self._handle(), live_id, ctypes.byref(out)))
+        _check(_lib.onair_milestones_start_broadcast(self._h, live_id, ctypes.byref(out)))
         return bool(out.value)
 
+    @locked
     def end_broadcast(self) -> None:
-        _check(_lib.onair_milestones_end_broadcast(self._handle()))
+        _check(_lib.onair_milestones_end_broadcast(self._h))
 
+    @locked
     def on_event(self, event: Event) -> MilestoneReached | None:
         """Records a current event (hearts, donations); the milestone it crossed, if any."""
         m = _ffi.Milestone()
-        _check(_lib.onair_milestones_on_event(self._handle(), event._view(), ctypes.byref(m)))
+        with lent(event) as view:
+            _check(_lib.onair_milestones_on_event(self._h, view, ctypes.byref(m)))
         if m.kind == 0:
             return None
         return MilestoneReached(
             "hearts" if m.kind == 1 else "donated", m.reached, m.total, _t(m.user_id), _t(m.nickname)
         )
 
+    @locked_or(0)
     def donated_by(self, user_id: str) -> int:
         b = _b(user_id)
         return int(_lib.onair_milestones_donated_by(self._h, b, len(b)))
 
     @property
+    @locked_or(0)
     def hearts(self) -> int:
         return int(_lib.onair_milestones_hearts(self._h))
 
     @property
+    @locked_or(0)
     def total_donated(self) -> int:
         return int(_lib.onair_milestones_total_donated(self._h))
 
@@ -359,31 +353,36 @@ class Timers(_Handle):
     def __init__(self) -> None:
         self._h = _new(_lib.onair_timers_new)
 
+    @locked
     def schedule(self, at_ms: int, tag: str) -> None:
         b = _b(tag)
-        _check(_lib.onair_timers_schedule(self._handle(), at_ms, b, len(b)))
+        _check(_lib.onair_timers_schedule(self._h, at_ms, b, len(b)))
 
+    @locked
     def every(self, period_ms: int, tag: str, first_at_ms: int) -> None:
         b = _b(tag)
-        _check(_lib.onair_timers_every(self._handle(), period_ms, b, len(b), first_at_ms))
+        _check(_lib.onair_timers_every(self._h, period_ms, b, len(b), first_at_ms))
 
+    @locked
     def cancel(self, tag: str) -> bool:
         b = _b(tag)
         found = ctypes.c_bool()
-        _check(_lib.onair_timers_cancel(self._handle(), b, len(b), ctypes.byref(found)))
+        _check(_lib.onair_timers_cancel(self._h, b, len(b), ctypes.byref(found)))
         return bool(found.value)
 
+    @locked
     def next_deadline(self, connected: bool = True) -> int | None:
         has, at = ctypes.c_bool(), ctypes.c_uint64()
-        _check(_lib.onair_timers_next_deadline(self._handle(), connected, ctypes.byref(has), ctypes.byref(at)))
+        _check(_lib.onair_timers_next_deadline(self._h, connected, ctypes.byref(has), ctypes.byref(at)))
         return int(at.value) if has.value else None
 
+    @locked
     def pop_due(self, now_ms: int, connected: bool = True) -> list[str]:
         """Every tag due at ``now_ms``."""
         out: list[str] = []
         s = _ffi.Str()
         while True:
-            _check(_lib.onair_timers_pop_due(self._handle(), now_ms, connected, ctypes.byref(s)))
+            _check(_lib.onair_timers_pop_due(self._h, now_ms, connected, ctypes.byref(s)))
             tag = _t(s)
             if tag is None:
                 return out
@@ -477,14 +476,17 @@ class Backoff(_Handle):
     def __init__(self, seed: int = 0, base_ms: int = 0, cap_ms: int = 0) -> None:
         self._h = _new(_lib.onair_backoff_new, base_ms, cap_ms, seed)
 
+    @locked
     def next_delay_ms(self) -> int:
         out = ctypes.c_uint64()
-        _check(_lib.onair_backoff_next_delay_ms(self._handle(), ctypes.byref(out)))
+        _check(_lib.onair_backoff_next_delay_ms(self._h, ctypes.byref(out)))
         return int(out.value)
 
+    @locked
     def reset(self) -> None:
-        _lib.onair_backoff_reset(self._handle())
+        _lib.onair_backoff_reset(self._h)
 
     @property
+    @locked_or(0)
     def attempt(self) -> int:
         return int(_lib.onair_backoff_attempt(self._h))
