@@ -414,6 +414,11 @@ export interface BotOptions {
  * `poll(now)` until it returns a `wait` action; only then sleep. Times are
  * unix milliseconds (default `Date.now()`). Reports throw `MisuseError` for
  * an id the bot never issued or one that does not fit; nothing changes then.
+ *
+ * A bot belongs to the thread that created it: it lives in that thread's
+ * WebAssembly instance, which cannot be shared with `worker_threads`
+ * Workers. Do not post or transfer it to a Worker (a structured clone is not
+ * a bot); keep it on one thread and message that thread from the others.
  */
 export class Bot {
   /** Throws `ConfigError` (bad URL, credentials) or `TokensError` (bad stored tokens). */
