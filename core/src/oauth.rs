@@ -607,53 +607,18 @@ pub enum OAuthError {
     Request(#[from] RequestError),
 }
 
-/// The spec's 401 rule (7.3) for one requester (a call, the stream): on a
-/// 401, refresh the token once and try again; a 401 again after that refresh
-/// means the grant is gone. Calls and the stream share this one rule.
-///
-/// ```
-/// use onair::oauth::{AfterUnauthorized, RefreshOnce};
-///
-/// let mut rule = RefreshOnce::default();
-/// assert_eq!(rule.on_unauthorized(), AfterUnauthorized::RefreshThenRetry);
-/// assert_eq!(rule.on_unauthorized(), AfterUnauthorized::Reauthorize);
-/// rule.on_success();
-/// assert_eq!(rule.on_unauthorized(), AfterUnauthorized::RefreshThenRetry);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RefreshOnce {
-    refreshed: bool,
-}
-
-/// What a 401 asks for under [`RefreshOnce`].
+/// What to do about a 401 (spec 7.3), as [`TokenManager::on_unauthorized`]
+/// decides it for every requester alike (calls and the stream).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AfterUnauthorized {
-    /// Refresh the access token, then try once more.
-    RefreshThenRetry,
-    /// The refreshed token was refused too: the DJ must authorize again.
+pub enum Unauthorized {
+    /// The request went out with a pair that has been replaced since: send
+    /// it again with the new one (no refresh is spent).
+    RetryWithNewer,
+    /// Refresh the access token (it is due now), then try once more.
+    Refresh,
+    /// The pair a refresh brought for an earlier 401 was refused too: the DJ
+    /// must authorize again. Nothing goes out with this pair any more.
     Reauthorize,
-}
-
-impl RefreshOnce {
-    /// A 401 arrived.
-    pub fn on_unauthorized(&mut self) -> AfterUnauthorized {
-        if self.refreshed {
-            AfterUnauthorized::Reauthorize
-        } else {
-            self.refreshed = true;
-            AfterUnauthorized::RefreshThenRetry
-        }
-    }
-
-    /// Anything but a 401 arrived: the next 401 gets its refresh again.
-    pub fn on_success(&mut self) {
-        self.refreshed = false;
-    }
-
-    /// Whether a refresh was already spent on a 401.
-    pub fn has_refreshed(&self) -> bool {
-        self.refreshed
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -673,7 +638,11 @@ pub struct TokenManager {
     tokens: Option<Tokens>,
     problem: Option<AuthProblem>,
     in_flight: Option<InFlight>,
-    access_rejected: bool,
+    /// A 401 made a refresh due now.
+    refresh_now: bool,
+    /// The generation of a pair that a refresh for a 401 brought, until a
+    /// request sent with it is accepted: a 401 for it means the grant is gone.
+    on_probation: Option<u64>,
     generation: u64,
     used_codes: Vec<u64>,
 }
@@ -687,7 +656,8 @@ impl TokenManager {
             tokens: None,
             problem: Some(AuthProblem::NotAuthorized),
             in_flight: None,
-            access_rejected: false,
+            refresh_now: false,
+            on_probation: None,
             generation: 0,
             used_codes: Vec::new(),
         }
@@ -736,7 +706,7 @@ impl TokenManager {
             return None;
         }
         let t = self.tokens.as_ref()?;
-        if self.access_rejected {
+        if self.refresh_now {
             return Some(0);
         }
         Some(
@@ -746,8 +716,8 @@ impl TokenManager {
     }
 
     /// Whether a refresh should start now: tokens are usable, nothing is in
-    /// flight, and the refresh time has come (or the access token was
-    /// rejected, see [`TokenManager::access_rejected`]).
+    /// flight, and the refresh time has come (or a 401 asked for one, see
+    /// [`TokenManager::on_unauthorized`]).
     pub fn refresh_due(&self, now_ms: u64) -> bool {
         self.in_flight.is_none() && self.refresh_at_ms().is_some_and(|at| now_ms >= at)
     }
@@ -766,22 +736,55 @@ impl TokenManager {
         }
     }
 
-    /// A bot call got 401 with the current access token: make a refresh due
-    /// now. (The caller retries its call once after the refresh; a second 401
-    /// means re-authorization, spec 7.3.)
-    pub fn access_rejected(&mut self) {
-        if self.tokens.is_some() {
-            self.access_rejected = true;
+    /// The spec's 401 rule (7.3), the one home of it for every requester (a
+    /// call, the stream): a request sent with the pair of `sent_generation`
+    /// was answered 401.
+    ///
+    /// - A newer pair is in force: retry with it.
+    /// - Otherwise refresh once (the refresh is due now), then retry.
+    /// - A 401 for the pair that refresh brought, before anything was
+    ///   accepted with it: the grant is gone; a person must authorize again
+    ///   ([`AuthProblem::AccessRejected`]: nothing goes out with it).
+    ///
+    /// Any other answer to a request resets the rule
+    /// ([`on_accepted`](Self::on_accepted)).
+    ///
+    /// ```
+    /// use onair::oauth::{RefreshPolicy, TokenManager, Tokens, Unauthorized};
+    /// # let client = onair::api::TokenClient::new(
+    /// #     onair::BaseUrl::new("https://a.test")?,
+    /// #     onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?,
+    /// # );
+    /// # let saved = Tokens::from_json(br#"{"format":"onair.tokens","version":1,"generation":1,
+    /// #   "access_token":"A","access_expires_at_ms":3600000,"issued_at_ms":0,"refresh_token":"R",
+    /// #   "refresh_expires_at_ms":90000000,"scope":"live.read"}"#)?;
+    /// let mut tokens = TokenManager::with_tokens(client, RefreshPolicy::default(), saved);
+    /// assert_eq!(tokens.on_unauthorized(1), Unauthorized::Refresh);
+    /// assert!(tokens.refresh_due(0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_unauthorized(&mut self, sent_generation: u64) -> Unauthorized {
+        if self.tokens.is_none() || self.problem.is_some() {
+            return Unauthorized::Reauthorize;
         }
+        if sent_generation < self.generation {
+            return Unauthorized::RetryWithNewer;
+        }
+        if self.on_probation == Some(sent_generation) {
+            self.problem = Some(AuthProblem::AccessRejected);
+            self.refresh_now = false;
+            self.on_probation = None;
+            return Unauthorized::Reauthorize;
+        }
+        self.refresh_now = true;
+        Unauthorized::Refresh
     }
 
-    /// The service refused the access token after a refresh (a second 401,
-    /// spec 7.3): nothing may go out with this pair any more; a person must
-    /// authorize again ([`AuthProblem::AccessRejected`]).
-    pub fn reject_access(&mut self) {
-        if self.tokens.is_some() {
-            self.problem = Some(AuthProblem::AccessRejected);
-            self.access_rejected = false;
+    /// A request sent with the pair of `generation` got an answer other than
+    /// 401: that pair works, and a later 401 gets its one refresh again.
+    pub fn on_accepted(&mut self, generation: u64) {
+        if self.on_probation == Some(generation) {
+            self.on_probation = None;
         }
     }
 
@@ -875,7 +878,13 @@ impl TokenManager {
                     );
                     self.tokens = Some(tokens.clone());
                     self.problem = None;
-                    self.access_rejected = false;
+                    // A pair that a 401 asked for must prove itself; a new
+                    // consent starts with a clean slate.
+                    self.on_probation = match in_flight {
+                        InFlight::Refresh { .. } if self.refresh_now => Some(self.generation),
+                        _ => None,
+                    };
+                    self.refresh_now = false;
                     return Ok(TokenOutcome::Persist(tokens));
                 }
                 Err(e) => TokenFailure::InvalidBody(e),
@@ -951,7 +960,8 @@ impl TokenManager {
         self.generation = self.generation.max(tokens.generation);
         self.tokens = Some(tokens);
         self.problem = None;
-        self.access_rejected = false;
+        self.refresh_now = false;
+        self.on_probation = None;
         true
     }
 
@@ -973,7 +983,8 @@ impl TokenManager {
         };
         self.tokens = None;
         self.problem = Some(AuthProblem::Revoked);
-        self.access_rejected = false;
+        self.refresh_now = false;
+        self.on_probation = None;
         Ok(request)
     }
 }

@@ -8,7 +8,7 @@
 //! | end `RECONNECT` | close; connect at once, same token, every time (a storm brake acts only on connections that end again within [`StreamConfig::storm_window_ms`] of opening with no frame before the end, and says so with [`StreamNotice`]) |
 //! | dropped without an end frame | exponential backoff, 1 s doubling to 30 s, full jitter ([`Backoff`]) |
 //! | 404 (not on air) | retry after a jittered few seconds, never hammering |
-//! | 401 | refresh once and connect; a second 401 in a row stops: `reauthorize` ([`RefreshOnce`], the rule calls share) |
+//! | 401 | refresh, then connect: [`Step::RefreshToken`] says it is for a 401, and the caller's one-refresh rule ([`TokenManager::on_unauthorized`](crate::oauth::TokenManager::on_unauthorized), the rule calls share) decides whether a refresh is spent or a person must authorize again |
 //! | 403 without code | stop: `reconsent` |
 //! | 403 `OAPI_MNGR_0209` | stop: `join_forbidden` |
 //! | 5xx | exponential backoff |
@@ -55,7 +55,7 @@ use crate::endpoint::Endpoint;
 use crate::event::{Decoder, EndReason, Event, Item};
 use crate::http::Header;
 use crate::misuse::Misuse;
-use crate::oauth::{AfterUnauthorized, AuthProblem, RefreshOnce};
+use crate::oauth::AuthProblem;
 use crate::problem::{classify, Advice, Problem};
 use crate::sse;
 use crate::stop::Stop;
@@ -106,7 +106,13 @@ pub enum Step {
     Close,
     /// Refresh the access token, then report
     /// [`ConnectLoop::on_token_refreshed`] or [`ConnectLoop::on_refresh_failed`].
-    RefreshToken,
+    RefreshToken {
+        /// The service answered 401 (rather than ending the stream with
+        /// `TOKEN_EXPIRED`): apply the spec's one-refresh rule
+        /// ([`TokenManager::on_unauthorized`](crate::oauth::TokenManager::on_unauthorized))
+        /// before spending a refresh; it may say a person must authorize again.
+        unauthorized: bool,
+    },
     /// Something worth a log line; nothing to do.
     Notice(StreamNotice),
     /// Nothing to do until `until_ms` (unix ms), or until you have something
@@ -191,7 +197,8 @@ pub struct ConnectLoop {
     /// `RECONNECT` ends in a row that came within the storm window of the
     /// open, before any frame.
     quick_reconnects: u32,
-    unauthorized: RefreshOnce,
+    /// The refresh asked for answers a 401 (not an expiry).
+    unauthorized: bool,
     last_problem: Option<Problem>,
     /// The last attempt found the DJ not on air (404, or `LIVE_ENDED`).
     not_on_air: bool,
@@ -211,7 +218,7 @@ impl ConnectLoop {
             storm: Backoff::new(seed ^ 0x5EED_0000_0000_5707),
             rng: SplitMix64::new(seed ^ 0x0404_0404_0404_0404),
             quick_reconnects: 0,
-            unauthorized: RefreshOnce::default(),
+            unauthorized: false,
             last_problem: None,
             not_on_air: false,
         }
@@ -240,7 +247,9 @@ impl ConnectLoop {
             }
             State::RefreshAt(at) if now_ms >= at => {
                 self.state = State::Refreshing;
-                Step::RefreshToken
+                Step::RefreshToken {
+                    unauthorized: self.unauthorized,
+                }
             }
             State::Connecting { .. } | State::Open { .. } => match self.deadline() {
                 Some(deadline) if now_ms >= deadline => {
@@ -351,7 +360,6 @@ impl ConnectLoop {
         }
         self.not_on_air = problem.advice == Advice::WaitNotOnAir;
         if problem.is_ok() {
-            self.unauthorized.on_success();
             self.state = State::Open {
                 opened_ms: now_ms,
                 last_bytes_ms: now_ms,
@@ -360,16 +368,9 @@ impl ConnectLoop {
             return Ok(());
         }
         self.last_problem = Some(problem.clone());
-        if problem.advice != Advice::RefreshToken {
-            self.unauthorized.on_success();
-        }
+        self.unauthorized = problem.advice == Advice::RefreshToken;
         self.state = match problem.advice {
-            Advice::RefreshToken => match self.unauthorized.on_unauthorized() {
-                AfterUnauthorized::RefreshThenRetry => State::RefreshAt(now_ms),
-                AfterUnauthorized::Reauthorize => {
-                    self.stopped(Stop::Reauthorize(AuthProblem::AccessRejected))
-                }
-            },
+            Advice::RefreshToken => State::RefreshAt(now_ms),
             Advice::WaitNotOnAir => State::ConnectAt(now_ms.saturating_add(self.not_on_air_ms())),
             Advice::RetryAfter => match problem.retry_after() {
                 Some(retry) => State::ConnectAt(retry.until_ms(now_ms)),
@@ -434,6 +435,7 @@ impl ConnectLoop {
         if !matches!(self.state, State::Refreshing | State::RefreshAt(_)) {
             return Err(Misuse::NotRefreshing);
         }
+        self.unauthorized = false;
         self.state = State::ConnectAt(now_ms);
         Ok(())
     }
@@ -515,7 +517,7 @@ impl ConnectLoop {
         self.backoff.reset();
         self.storm.reset();
         self.quick_reconnects = 0;
-        self.unauthorized = RefreshOnce::default();
+        self.unauthorized = false;
         self.last_problem = None;
     }
 
@@ -573,7 +575,10 @@ impl ConnectLoop {
         self.not_on_air = *reason == EndReason::LiveEnded;
         self.state = match reason {
             EndReason::LiveEnded => State::ConnectAt(now_ms.saturating_add(self.not_on_air_ms())),
-            EndReason::TokenExpired => State::RefreshAt(now_ms),
+            EndReason::TokenExpired => {
+                self.unauthorized = false;
+                State::RefreshAt(now_ms)
+            }
             // The spec's table: reconnect at once, every time. Only a storm
             // (a connection ending again at once, before any frame) is braked.
             EndReason::Reconnect if quick => {

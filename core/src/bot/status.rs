@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use super::*;
+
 use crate::scope::{Permission, Scope};
 
 /// Where the event stream stands.
@@ -130,6 +132,84 @@ impl Status {
     /// The status as one line of JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl Bot {
+    /// A snapshot for dashboards and logs (see [`Status`]).
+    ///
+    /// ```
+    /// use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    /// use onair::bot::Connection;
+    ///
+    /// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
+    /// let status = bot.status(0);
+    /// assert_eq!(status.connection, Connection::NeedsAuthorization);
+    /// assert!(status.to_json().starts_with(r#"{"connection":{"state":"needsAuthorization"}"#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn status(&self, now_ms: u64) -> Status {
+        let connection = if let Some(stop) = &self.stopped {
+            Connection::Stopped {
+                code: stop.code().to_owned(),
+                message: stop.to_string(),
+            }
+        } else if self.tokens.problem() == Some(&AuthProblem::NotAuthorized) {
+            Connection::NeedsAuthorization
+        } else if !self.events {
+            Connection::Off
+        } else {
+            match self.stream.phase() {
+                Phase::Open => Connection::Connected {
+                    since_ms: self.stream.open_since_ms().unwrap_or(now_ms),
+                },
+                Phase::Connecting => Connection::Connecting { since_ms: None },
+                Phase::Refreshing => Connection::Refreshing,
+                Phase::Stopped => Connection::Stopped {
+                    code: self.stream.stop().map_or("stopped", Stop::code).to_owned(),
+                    message: self.stream.stop().map(Stop::to_string).unwrap_or_default(),
+                },
+                _ => {
+                    let at = self.stream.next_connect_at_ms().unwrap_or(now_ms);
+                    if self.stream.waiting_for_broadcast() {
+                        Connection::WaitingForBroadcast {
+                            next_attempt_ms: at,
+                        }
+                    } else if self.tokens.access_token(now_ms).is_none() {
+                        Connection::Refreshing
+                    } else {
+                        Connection::BackingOff { until_ms: at }
+                    }
+                }
+            }
+        };
+        let scope = self
+            .tokens
+            .tokens()
+            .map(|t| t.scope().clone())
+            .unwrap_or_default();
+        let (cannot, notes) = status::limits(&scope);
+        Status {
+            connection,
+            counters: self.counters.clone(),
+            scope: scope.iter().map(|p| p.as_str().to_owned()).collect(),
+            cannot,
+            notes,
+            pending_calls: self.pending_calls(),
+            token_generation: self.tokens.tokens().map(Tokens::generation),
+            access_expires_at_ms: self.tokens.tokens().map(Tokens::access_expires_at_ms),
+            refresh_at_ms: self.tokens.refresh_at_ms(),
+            quota_blocks: self
+                .quota
+                .blocks(now_ms)
+                .into_iter()
+                .map(|b| QuotaBlock {
+                    scope: b.scope.map(|p| p.as_str().to_owned()),
+                    until_ms: b.until_ms,
+                })
+                .collect(),
+        }
     }
 }
 

@@ -385,15 +385,57 @@ fn refresh_token_expiry_and_absence_block() {
 fn a_rejected_access_token_makes_refresh_due_now() {
     let mut m = authorized();
     assert!(!m.refresh_due(T0 + MIN));
-    m.access_rejected();
+    let g1 = m.tokens().unwrap().generation();
+    assert_eq!(m.on_unauthorized(g1), Unauthorized::Refresh);
     assert!(m.refresh_due(T0 + MIN));
     m.start_refresh(T0 + MIN).unwrap();
     m.on_response(200, &pair_body("AT2", Some("RT2"), None), T0 + MIN)
         .unwrap();
     assert!(!m.refresh_due(T0 + 2 * MIN));
     let mut fresh = manager();
-    fresh.access_rejected();
+    assert_eq!(fresh.on_unauthorized(0), Unauthorized::Reauthorize);
     assert!(!fresh.refresh_due(T0));
+}
+
+#[test]
+fn the_one_refresh_rule_is_per_pair_and_reset_by_any_other_answer() {
+    let mut m = authorized();
+    let g1 = m.tokens().unwrap().generation();
+    // A 401: one refresh.
+    assert_eq!(m.on_unauthorized(g1), Unauthorized::Refresh);
+    // Another requester's 401 with the same pair meanwhile: the same refresh.
+    assert_eq!(m.on_unauthorized(g1), Unauthorized::Refresh);
+    m.start_refresh(T0).unwrap();
+    m.on_response(200, &pair_body("AT2", Some("RT2"), None), T0)
+        .unwrap();
+    let g2 = m.tokens().unwrap().generation();
+    // A late 401 for the old pair: retry with the new one, no refresh spent.
+    assert_eq!(m.on_unauthorized(g1), Unauthorized::RetryWithNewer);
+    assert!(!m.refresh_due(T0));
+    // The pair that answers a 401 is refused too: the grant is gone.
+    assert_eq!(m.on_unauthorized(g2), Unauthorized::Reauthorize);
+    assert_eq!(m.problem(), Some(&AuthProblem::AccessRejected));
+    assert!(m.access_token(T0).is_none());
+
+    // Once a request is accepted with the new pair, a later 401 gets its
+    // refresh again.
+    let mut m = authorized();
+    let g1 = m.tokens().unwrap().generation();
+    assert_eq!(m.on_unauthorized(g1), Unauthorized::Refresh);
+    m.start_refresh(T0).unwrap();
+    m.on_response(200, &pair_body("AT2", Some("RT2"), None), T0)
+        .unwrap();
+    let g2 = m.tokens().unwrap().generation();
+    m.on_accepted(g2);
+    assert_eq!(m.on_unauthorized(g2), Unauthorized::Refresh);
+
+    // A scheduled refresh's pair is not on probation.
+    let mut m = authorized();
+    m.start_refresh(T0).unwrap();
+    m.on_response(200, &pair_body("AT2", Some("RT2"), None), T0)
+        .unwrap();
+    let g2 = m.tokens().unwrap().generation();
+    assert_eq!(m.on_unauthorized(g2), Unauthorized::Refresh);
 }
 
 #[test]
@@ -607,7 +649,10 @@ proptest! {
                     prop_assert_eq!(m.on_transport_failure(now).is_ok(), in_flight);
                     in_flight = false;
                 }
-                Op::Rejected => m.access_rejected(),
+                Op::Rejected => {
+                    let g = m.tokens().map_or(0, Tokens::generation);
+                    let _ = m.on_unauthorized(g);
+                }
                 Op::Revoke => {
                     let r = m.revoke();
                     if in_flight { prop_assert_eq!(r.unwrap_err(), OAuthError::Misuse(Misuse::TokenRequestInFlight)); }

@@ -61,8 +61,12 @@ impl Script {
                     self.note("connect");
                     return step;
                 }
-                Step::RefreshToken => {
-                    self.note("refresh token");
+                Step::RefreshToken { unauthorized } => {
+                    self.note(if unauthorized {
+                        "refresh token (401)"
+                    } else {
+                        "refresh token"
+                    });
                     return step;
                 }
                 Step::Stopped(ref why) => {
@@ -158,7 +162,9 @@ fn spec_4_6_row_end_live_ended() {
 #[test]
 fn spec_4_6_row_end_token_expired() {
     let mut s = open_then(2, &end("TOKEN_EXPIRED"));
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken {
+        unauthorized: false,
+    });
     assert_eq!(s.now, T0 + 2_000, "refresh at once");
     s.lp.on_token_refreshed(s.now).unwrap();
     s.note("token refreshed");
@@ -220,18 +226,15 @@ fn spec_4_6_row_401() {
     let mut s = Script::new(6);
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, None));
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken { unauthorized: true });
     s.lp.on_token_refreshed(s.now).unwrap();
     s.note("token refreshed");
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, Some("OAPI_MNGR_0203")));
-    s.expect(Step::Stopped(Stop::Reauthorize(
-        AuthProblem::AccessRejected,
-    )));
-    assert_eq!(
-        s.lp.poll(s.now + 1_000_000),
-        Step::Stopped(Stop::Reauthorize(AuthProblem::AccessRejected))
-    );
+    // Every 401 asks for a refresh, marked as a 401: whether one is spent or
+    // the DJ must authorize again is the one-refresh rule's
+    // (`TokenManager::on_unauthorized`), which calls share.
+    s.expect(Step::RefreshToken { unauthorized: true });
     assert_eq!(s.lp.deadline(), None);
     insta::assert_json_snapshot!(s.log);
 }
@@ -241,10 +244,10 @@ fn a_stop_lifted_for_new_tokens_waits_for_them_then_connects() {
     let mut s = Script::new(6);
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, None));
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken { unauthorized: true });
     s.lp.on_token_refreshed(s.now).unwrap();
     s.expect(Step::Connect);
-    s.respond(401, &sse_error(401, None));
+    s.respond(403, &sse_error(403, None));
     assert!(matches!(s.lp.poll(s.now), Step::Stopped(_)));
     // A new consent code is being exchanged: no stop, no connect, no deadline.
     s.lp.await_new_tokens();
@@ -257,7 +260,7 @@ fn a_stop_lifted_for_new_tokens_waits_for_them_then_connects() {
     s.lp.on_token_refreshed(s.now).unwrap();
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, None));
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken { unauthorized: true });
 }
 
 #[test]
@@ -327,7 +330,9 @@ fn a_day_in_the_bots_life() {
     // The token expires: refresh, then reconnect at once.
     s.bytes(15_000, HEARTBEAT);
     s.bytes(10_000, &end("TOKEN_EXPIRED"));
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken {
+        unauthorized: false,
+    });
     s.now += 300;
     s.lp.on_token_refreshed(s.now).unwrap();
     s.note("token refreshed");
@@ -396,21 +401,20 @@ fn a_day_in_the_bots_life() {
     s.note("connection dropped");
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, Some("OAPI_MNGR_0203")));
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken { unauthorized: true });
     s.lp.on_token_refreshed(s.now).unwrap();
     s.note("token refreshed");
     s.expect(Step::Connect);
     s.respond(401, &sse_error(401, None));
-    s.expect(Step::Stopped(Stop::Reauthorize(
-        AuthProblem::AccessRejected,
-    )));
+    // The bot's one-refresh rule stops here (TokenManager::on_unauthorized).
+    s.expect(Step::RefreshToken { unauthorized: true });
     let refreshes_after_401 = s
         .log
         .iter()
         .skip_while(|l| !l.contains("HTTP 401"))
-        .filter(|l| l.ends_with("refresh token"))
+        .filter(|l| l.ends_with("refresh token (401)"))
         .count();
-    assert_eq!(refreshes_after_401, 1);
+    assert_eq!(refreshes_after_401, 2);
     assert_eq!(
         s.lp.last_problem().map(|p| p.kind),
         Some(ProblemKind::Unauthorized)
@@ -497,12 +501,18 @@ fn refresh_failures() {
     let mut s = Script::new(13);
     s.open();
     s.bytes(1_000, &end("TOKEN_EXPIRED"));
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken {
+        unauthorized: false,
+    });
     assert_eq!(s.lp.poll(s.now), Step::Wait { until_ms: None });
     s.lp.on_refresh_failed(None, s.now).unwrap();
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken {
+        unauthorized: false,
+    });
     s.lp.on_refresh_failed(Some(&server), s.now).unwrap();
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken {
+        unauthorized: false,
+    });
     s.lp.on_refresh_failed(Some(&invalid_grant), s.now).unwrap();
     s.expect(Step::Stopped(Stop::Reauthorize(
         AuthProblem::RefreshRejected,
@@ -511,7 +521,9 @@ fn refresh_failures() {
     s.lp.restart(s.now);
     s.open();
     s.bytes(1_000, &end("TOKEN_EXPIRED"));
-    s.expect(Step::RefreshToken);
+    s.expect(Step::RefreshToken {
+        unauthorized: false,
+    });
     s.lp.on_refresh_failed(Some(&invalid_client), s.now)
         .unwrap();
     s.expect(Step::Stopped(Stop::InvalidClient));
@@ -603,7 +615,7 @@ proptest! {
                         match lp.poll(now) {
                             Step::Wait { until_ms: Some(t) } => { prop_assert!(t > now); break; }
                             Step::Wait { until_ms: None } | Step::Stopped(_) => break,
-                            Step::Connect | Step::RefreshToken | Step::Close | Step::Notice(_) => {}
+                            Step::Connect | Step::RefreshToken { .. } | Step::Close | Step::Notice(_) => {}
                         }
                     }
                 }

@@ -1,0 +1,299 @@
+//! App calls: the queue, pacing, retries and the answer of each.
+
+use super::*;
+
+/// An app call waiting in the queue or in flight.
+#[derive(Debug, Clone)]
+pub(super) struct Call {
+    pub(super) id: CallId,
+    pub(super) op: Op,
+    /// Attempts made so far.
+    pub(super) attempts: u32,
+    /// Not before this time (retry delays).
+    pub(super) not_before_ms: u64,
+    /// A 401 was met with this token generation: wait for a newer one.
+    pub(super) wait_for_newer_than: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Op {
+    Broadcast,
+    Listeners(ListenerPager),
+    Fans,
+    Chat(String),
+}
+
+impl Op {
+    pub(super) fn endpoint(&self) -> Endpoint {
+        match self {
+            Op::Broadcast => Endpoint::Live,
+            Op::Listeners(_) => Endpoint::Listeners,
+            Op::Fans => Endpoint::Fans,
+            Op::Chat(_) => Endpoint::Chat,
+        }
+    }
+}
+
+impl Bot {
+    /// Queues a chat message after checking it locally (at most 200 UTF-16
+    /// units, not blank), so no quota call is spent on one the server would
+    /// refuse. Messages go out in the order queued.
+    pub fn send_chat(&mut self, message: &str) -> Result<CallId, CallError> {
+        crate::chat::validate_chat(message)?;
+        let call = self.queue(Op::Chat(message.to_owned()))?;
+        self.chat_calls.push(call);
+        Ok(call)
+    }
+
+    /// Queues `GET /v1/live`.
+    pub fn fetch_broadcast(&mut self) -> Result<CallId, CallError> {
+        self.queue(Op::Broadcast)
+    }
+
+    /// Queues the listener list: every page, deduplicated by `id`.
+    pub fn list_listeners(&mut self) -> Result<CallId, CallError> {
+        self.queue(Op::Listeners(ListenerPager::new()))
+    }
+
+    /// Queues `GET /v1/live/fans`.
+    pub fn fetch_fans(&mut self) -> Result<CallId, CallError> {
+        self.queue(Op::Fans)
+    }
+
+    /// App calls queued and not yet answered (in flight included).
+    pub fn pending_calls(&self) -> usize {
+        self.calls.len()
+            + self
+                .in_flight
+                .iter()
+                .filter(|f| matches!(f.purpose, Purpose::Call(..)))
+                .count()
+    }
+
+    pub(super) fn queue(&mut self, op: Op) -> Result<CallId, CallError> {
+        if let Some(stop) = &self.stopped {
+            if !stop.resumes_with_new_consent() {
+                return Err(CallError::Stopped(stop.clone()));
+            }
+        }
+        if self.calls.len() >= self.max_queued_calls {
+            return Err(CallError::QueueFull {
+                limit: self.max_queued_calls,
+            });
+        }
+        self.next_call += 1;
+        let id = CallId(self.next_call);
+        self.calls.push_back(Call {
+            id,
+            op,
+            attempts: 0,
+            not_before_ms: 0,
+            wait_for_newer_than: None,
+        });
+        Ok(id)
+    }
+
+    /// When the head call could go, if it waits only for time.
+    pub(super) fn call_deadline(&self, now_ms: u64) -> Option<u64> {
+        let head = self.calls.front()?;
+        let blocked = self
+            .in_flight
+            .iter()
+            .any(|f| matches!(f.purpose, Purpose::Call(..)))
+            || head
+                .wait_for_newer_than
+                .is_some_and(|seen| self.generation() <= seen)
+            || self.tokens.access_token(now_ms).is_none();
+        if blocked {
+            return None;
+        }
+        let quota_at = self.quota.next_call_at_endpoint(head.op.endpoint(), now_ms);
+        Some(quota_at.max(head.not_before_ms))
+    }
+
+    pub(super) fn poll_calls(&mut self, now_ms: u64) -> Option<Action> {
+        let at = self.call_deadline(now_ms)?;
+        let head = self.calls.front()?;
+        let quota_at = self.quota.next_call_at_endpoint(head.op.endpoint(), now_ms);
+        if quota_at > now_ms.saturating_add(MAX_QUEUE_WAIT_MS) {
+            let call = self.calls.pop_front()?;
+            return Some(done(
+                call.id,
+                CallResult::Failed(CallFailure::QuotaBlocked { until_ms: quota_at }),
+            ));
+        }
+        if at > now_ms {
+            return None;
+        }
+        let generation = self.generation();
+        let token = self.tokens.access_token(now_ms)?;
+        let mut call = self.calls.pop_front()?;
+        let built = match &mut call.op {
+            Op::Broadcast => api::live(&self.base_url, token),
+            Op::Fans => api::fans(&self.base_url, token),
+            Op::Chat(message) => api::chat(&self.base_url, token, message),
+            Op::Listeners(pager) => match pager.next_request(&self.base_url, token) {
+                Ok(Some(request)) => Ok(request),
+                Ok(None) => {
+                    let listeners = std::mem::take(pager).into_listeners();
+                    return Some(done(call.id, CallResult::Listeners(listeners)));
+                }
+                Err(e) => Err(e),
+            },
+        };
+        match built {
+            Ok(request) => {
+                call.attempts += 1;
+                Some(self.send(Purpose::Call(Box::new(call), generation), request, now_ms))
+            }
+            Err(_) => Some(done(call.id, CallResult::Failed(CallFailure::Cancelled))),
+        }
+    }
+
+    pub(super) fn on_call_response<H: Header>(
+        &mut self,
+        mut call: Call,
+        sent_generation: u64,
+        status: u16,
+        headers: impl IntoIterator<Item = H>,
+        body: &[u8],
+        now_ms: u64,
+    ) {
+        let endpoint = call.op.endpoint();
+        let problem = classify(endpoint, status, headers, body);
+        self.quota.on_response(endpoint, &problem, now_ms);
+        if problem.advice != Advice::RefreshToken {
+            self.tokens.on_accepted(sent_generation);
+        }
+        if problem.is_ok() {
+            self.call_backoff.reset();
+            self.on_call_success(call, body);
+            return;
+        }
+        match problem.advice {
+            // The one-refresh rule (spec 7.3): a newer pair, one refresh, or
+            // the DJ must authorize again; the call waits for the pair it
+            // needs either way (a new consent's, after a stop).
+            Advice::RefreshToken => {
+                match self.on_unauthorized(sent_generation) {
+                    Unauthorized::RetryWithNewer => {}
+                    Unauthorized::Refresh | Unauthorized::Reauthorize => {
+                        self.notice(endpoint, &problem);
+                        call.wait_for_newer_than = Some(sent_generation);
+                        call.attempts = call.attempts.saturating_sub(1);
+                    }
+                }
+                self.requeue_front(call, now_ms);
+            }
+            Advice::RetrySoon | Advice::RetryBackoff => {
+                self.notice(endpoint, &problem);
+                let quota_paced = matches!(
+                    problem.kind,
+                    ProblemKind::ChatRateLimited | ProblemKind::QuotaPerSecond
+                );
+                if quota_paced {
+                    // The quota tracker already holds the next call back.
+                    self.retry_in(call, 0, CallFailure::Problem(problem), now_ms);
+                } else {
+                    self.retry_or_fail(call, true, CallFailure::Problem(problem), now_ms);
+                }
+            }
+            Advice::RetryAfter => {
+                self.notice(endpoint, &problem);
+                let until_ms = self.quota.next_call_at_endpoint(endpoint, now_ms);
+                self.out.push_back(done(
+                    call.id,
+                    CallResult::Failed(CallFailure::QuotaBlocked { until_ms }),
+                ));
+            }
+            _ => {
+                // Not on air, a missing permission, a malformed request, the
+                // bot blocked: a state of the broadcast this call cannot change.
+                self.out.push_back(done(
+                    call.id,
+                    CallResult::Failed(CallFailure::Problem(problem)),
+                ));
+            }
+        }
+    }
+
+    pub(super) fn on_call_success(&mut self, mut call: Call, body: &[u8]) {
+        let result = match &mut call.op {
+            Op::Chat(_) => CallResult::ChatSent,
+            Op::Broadcast => match api::decode_broadcast(body) {
+                Ok(broadcast) => CallResult::Broadcast(broadcast),
+                Err(e) => CallResult::Failed(CallFailure::InvalidBody(e)),
+            },
+            Op::Fans => match api::decode_fans(body) {
+                Ok(fans) => CallResult::Fans(fans),
+                Err(e) => CallResult::Failed(CallFailure::InvalidBody(e)),
+            },
+            Op::Listeners(pager) => match pager.on_body(body) {
+                Ok(PagerProgress::More) => {
+                    call.attempts = 0;
+                    self.calls.push_front(call);
+                    return;
+                }
+                Ok(PagerProgress::Complete) => {
+                    CallResult::Listeners(std::mem::take(pager).into_listeners())
+                }
+                Err(e) => CallResult::Failed(CallFailure::Pager(e)),
+            },
+        };
+        self.out.push_back(done(call.id, result));
+    }
+
+    /// Puts a call back at the head of the queue to be sent again as it is
+    /// (a listeners page is asked for again), unless the bot has stopped
+    /// for good.
+    pub(super) fn requeue_front(&mut self, mut call: Call, now_ms: u64) {
+        if self
+            .stopped
+            .as_ref()
+            .is_some_and(|s| !s.resumes_with_new_consent())
+        {
+            self.out
+                .push_back(done(call.id, CallResult::Failed(CallFailure::Cancelled)));
+            return;
+        }
+        if let Op::Listeners(pager) = &mut call.op {
+            pager.retry_page();
+        }
+        call.not_before_ms = call.not_before_ms.max(now_ms);
+        self.calls.push_front(call);
+    }
+
+    /// Queues the call again after a backoff delay, or fails it when its
+    /// attempts are used up (or it must not be repeated).
+    pub(super) fn retry_or_fail(
+        &mut self,
+        call: Call,
+        repeatable: bool,
+        failure: CallFailure,
+        now_ms: u64,
+    ) {
+        if !repeatable {
+            self.out
+                .push_back(done(call.id, CallResult::Failed(failure)));
+            return;
+        }
+        let delay = self.call_backoff.next_delay_ms();
+        self.retry_in(call, delay, failure, now_ms);
+    }
+
+    pub(super) fn retry_in(
+        &mut self,
+        mut call: Call,
+        delay_ms: u64,
+        failure: CallFailure,
+        now_ms: u64,
+    ) {
+        if call.attempts >= self.max_attempts {
+            self.out
+                .push_back(done(call.id, CallResult::Failed(failure)));
+            return;
+        }
+        call.not_before_ms = now_ms.saturating_add(delay_ms);
+        self.requeue_front(call, now_ms);
+    }
+}

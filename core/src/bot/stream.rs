@@ -1,0 +1,258 @@
+//! The event stream: the connection the driver holds and what its bytes say.
+
+use super::*;
+
+/// The stream connection the driver holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Conn {
+    /// Asked for; no response yet.
+    Opening(RequestId),
+    /// 2xx: bytes are events.
+    Open(RequestId),
+    /// An error status: bytes are its body, classified when it closes.
+    Failed {
+        id: RequestId,
+        status: u16,
+        headers: Vec<(Vec<u8>, Vec<u8>)>,
+        body: Vec<u8>,
+    },
+}
+
+impl Conn {
+    pub(super) fn id(&self) -> RequestId {
+        match self {
+            Conn::Opening(id) | Conn::Open(id) | Conn::Failed { id, .. } => *id,
+        }
+    }
+}
+
+impl Bot {
+    /// Reconnects the stream at once without backoff: after the DJ makes the
+    /// bot a manager, presence events start on the next connection.
+    pub fn request_reconnect(&mut self, now_ms: u64) {
+        self.stream.request_reconnect(now_ms);
+    }
+
+    pub(super) fn poll_stream(&mut self, now_ms: u64) -> Option<Action> {
+        if !self.events {
+            return None;
+        }
+        loop {
+            if self.stream.deadline().is_some_and(|at| at > now_ms) {
+                return None;
+            }
+            // Only a usable token can open the stream. Without one a refresh is
+            // due or under way (or a person must act), and its answer moves
+            // the loop on; a connection the loop is done with is closed now.
+            if self.stream.phase() == Phase::Waiting && self.tokens.access_token(now_ms).is_none() {
+                let conn = self.conn.take()?;
+                return Some(Action::CloseStream { id: conn.id() });
+            }
+            match self.stream.poll(now_ms) {
+                Step::Connect => {
+                    let Some(token) = self.tokens.access_token(now_ms) else {
+                        // Cannot happen (checked above); fail the attempt.
+                        let _ = self.stream.on_connect_failed(now_ms);
+                        return None;
+                    };
+                    match api::events(&self.base_url, token) {
+                        Ok(request) => {
+                            let id = self.request_id();
+                            self.conn = Some(Conn::Opening(id));
+                            self.stream_generation = self.generation();
+                            return Some(Action::OpenStream { id, request });
+                        }
+                        Err(_) => {
+                            // A token with control characters (refused when a
+                            // pair is read, so never here): nothing to send.
+                            self.halt(Stop::Reauthorize(AuthProblem::AccessRejected));
+                            return None;
+                        }
+                    }
+                }
+                Step::Close => {
+                    if let Some(conn) = self.conn.take() {
+                        if matches!(conn, Conn::Open(_)) && !self.end_seen {
+                            // The watchdog found it silent.
+                            self.counters.drops += 1;
+                        }
+                        return Some(Action::CloseStream { id: conn.id() });
+                    }
+                }
+                Step::RefreshToken { unauthorized } => {
+                    // A 401 goes through the one-refresh rule, like a call's.
+                    if unauthorized
+                        && self.on_unauthorized(self.stream_generation) == Unauthorized::Reauthorize
+                    {
+                        return None;
+                    }
+                    // When the bot has refreshed since that connection
+                    // opened, the new pair is the refresh: reconnect with it
+                    // (one refresh per expiry or 401).
+                    if self.generation() > self.stream_generation
+                        && self.tokens.access_token(now_ms).is_some()
+                    {
+                        let _ = self.stream.on_token_refreshed(now_ms);
+                        continue;
+                    }
+                    self.stream_wants_refresh = true;
+                    return None;
+                }
+                Step::Notice(StreamNotice::ReconnectStormBraked { until_ms }) => {
+                    return Some(Action::Notice(Notice::ReconnectStormBraked { until_ms }));
+                }
+                Step::Wait { .. } => return None,
+                Step::Stopped(stop) => {
+                    self.halt(stop);
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// The status line and headers of [`Action::OpenStream`]. A 2xx opens the
+    /// stream; any other status is a failure whose body follows through
+    /// [`Bot::on_stream_bytes`] and is judged at [`Bot::on_stream_closed`].
+    pub fn on_stream_open<H: Header>(
+        &mut self,
+        id: RequestId,
+        status: u16,
+        headers: impl IntoIterator<Item = H>,
+        now_ms: u64,
+    ) -> Result<(), Misuse> {
+        match &self.conn {
+            Some(Conn::Opening(open)) if *open == id => {}
+            Some(conn) if conn.id() == id => return Err(Misuse::NotAStream(id)),
+            _ => return self.late_stream_report(id),
+        }
+        if (200..300).contains(&status) {
+            self.stream
+                .on_response(status, headers, b"", now_ms)
+                .map_err(|_| Misuse::NotAStream(id))?;
+            self.conn = Some(Conn::Open(id));
+            self.tokens.on_accepted(self.stream_generation);
+            self.end_seen = false;
+            self.counters.connects += 1;
+        } else {
+            self.conn = Some(Conn::Failed {
+                id,
+                status,
+                headers: headers
+                    .into_iter()
+                    .take(64)
+                    .map(|h| (h.name().to_vec(), h.value().to_vec()))
+                    .collect(),
+                body: Vec::new(),
+            });
+        }
+        Ok(())
+    }
+
+    /// A report on a stream id that is not the current connection: harmless
+    /// for a connection the bot closed, misuse otherwise.
+    pub(super) fn late_stream_report(&self, id: RequestId) -> Result<(), Misuse> {
+        if !self.issued(id) {
+            Err(Misuse::UnknownRequest(id))
+        } else if self.is_plain_request(id) {
+            Err(Misuse::NotAStream(id))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// A chunk of the open stream's body, split anywhere.
+    pub fn on_stream_bytes(
+        &mut self,
+        id: RequestId,
+        chunk: &[u8],
+        now_ms: u64,
+    ) -> Result<(), Misuse> {
+        match &mut self.conn {
+            Some(Conn::Open(open)) if *open == id => {}
+            Some(Conn::Failed {
+                id: failed, body, ..
+            }) if *failed == id => {
+                let room = MAX_STREAM_ERROR_BODY.saturating_sub(body.len());
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                return Ok(());
+            }
+            Some(Conn::Opening(opening)) if *opening == id => {
+                return Err(Misuse::StreamNotStarted(id))
+            }
+            _ => return self.late_stream_report(id),
+        }
+        let counters = &mut self.counters;
+        for item in self.stream.on_bytes(chunk, now_ms) {
+            match item {
+                Item::Event { id, event } => {
+                    match &event {
+                        Event::Chat(_) => counters.chat += 1,
+                        Event::Presence(_) => counters.presence += 1,
+                        Event::Like(_) => counters.like += 1,
+                        Event::Donation(_) => counters.donation += 1,
+                        Event::End(end) => {
+                            self.end_seen = true;
+                            match end.reason {
+                                EndReason::LiveEnded => counters.ends_live_ended += 1,
+                                EndReason::TokenExpired => counters.ends_token_expired += 1,
+                                EndReason::Reconnect => counters.ends_reconnect += 1,
+                                EndReason::Other(_) => counters.drops += 1,
+                            }
+                        }
+                    }
+                    self.out.push_back(Action::Event { id, event });
+                }
+                Item::Unknown { event, data, .. } => {
+                    counters.unknown_events += 1;
+                    self.out
+                        .push_back(Action::Notice(Notice::UnknownEvent { event, data }));
+                }
+                Item::Error(e) => {
+                    counters.decode_errors += 1;
+                    self.out.push_back(Action::Notice(Notice::FrameSkipped(e)));
+                }
+                Item::Heartbeat => {
+                    counters.heartbeats += 1;
+                    counters.last_heartbeat_ms = Some(now_ms);
+                }
+                Item::Comment(_) | Item::Retry(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The stream connection ended (end of body or network error). Reporting
+    /// it for a connection the bot asked to close is allowed and changes
+    /// nothing.
+    pub fn on_stream_closed(&mut self, id: RequestId, now_ms: u64) -> Result<(), Misuse> {
+        let Some(conn) = self.conn.take_if(|c| c.id() == id) else {
+            return self.late_stream_report(id);
+        };
+        match conn {
+            Conn::Failed {
+                status,
+                headers,
+                body,
+                ..
+            } => {
+                if let Ok(problem) = self.stream.on_response(status, &headers, &body, now_ms) {
+                    if problem.advice != Advice::RefreshToken {
+                        // Past the gateway: the token was accepted.
+                        self.tokens.on_accepted(self.stream_generation);
+                    }
+                    self.notice(Endpoint::Events, &problem);
+                }
+            }
+            Conn::Opening(_) => {
+                let _ = self.stream.on_connect_failed(now_ms);
+            }
+            Conn::Open(_) => {
+                if !self.end_seen {
+                    self.counters.drops += 1;
+                }
+                self.stream.on_closed(now_ms);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,163 @@
+//! Tokens: consent, refreshes, the one-refresh rule on 401, revocation.
+
+use super::*;
+
+impl Bot {
+    /// Exchanges the code from DJ consent (single use: sent once, never
+    /// retried). The answer to [`Action::NeedsAuthorization`], and the way
+    /// back after [`Stop::Reauthorize`].
+    pub fn authorize(&mut self, code: &str, redirect_uri: &str) {
+        if self
+            .stopped
+            .as_ref()
+            .is_some_and(|s| !s.resumes_with_new_consent())
+        {
+            return;
+        }
+        self.pending_code = Some((Secret::new(code), redirect_uri.to_owned()));
+        if self.stopped.take().is_some() {
+            // The stream starts over once the new pair is in. Until then it
+            // waits: the connect-loop may hold the stop itself (a second 401
+            // on the stream), and must not report it again meanwhile.
+            self.restart_stream = true;
+            self.stream.await_new_tokens();
+        }
+    }
+
+    /// Stops the bot: queued calls are cancelled, the stream is closed, and
+    /// with `revoke` the tokens are revoked (one last request, sent once any
+    /// token request in flight has been answered) and forgotten. A pair that
+    /// arrives meanwhile is still handed out for persistence.
+    pub fn shutdown(&mut self, revoke: bool) {
+        self.revoke_pending = revoke;
+        self.try_revoke();
+        self.halt(Stop::ShutDown);
+    }
+
+    pub(super) fn generation(&self) -> u64 {
+        self.tokens.tokens().map_or(0, Tokens::generation)
+    }
+
+    pub(super) fn poll_tokens(&mut self, now_ms: u64) -> Option<Action> {
+        if self.token_request_in_flight() {
+            return None;
+        }
+        if let Some((code, redirect_uri)) = self.pending_code.take() {
+            return match self
+                .tokens
+                .start_exchange(code.expose(), &redirect_uri, now_ms)
+            {
+                Ok(request) => Some(self.send(Purpose::Token, request, now_ms)),
+                Err(_) => {
+                    // The same code again, or a malformed one: it cannot be used.
+                    self.halt(Stop::Reauthorize(AuthProblem::CodeUnusable));
+                    None
+                }
+            };
+        }
+        match self.tokens.problem() {
+            None => {}
+            // Not authorized yet: `NeedsAuthorization`, not a stop.
+            Some(AuthProblem::NotAuthorized) => return None,
+            Some(problem) => {
+                let stop = Stop::from(problem.clone());
+                self.halt(stop);
+                return None;
+            }
+        }
+        // A 401 makes the refresh due at once (TokenManager::on_unauthorized).
+        let wanted = self.stream_wants_refresh || self.tokens.refresh_due(now_ms);
+        if !wanted || now_ms < self.token_retry_at_ms {
+            return None;
+        }
+        match self.tokens.start_refresh(now_ms) {
+            Ok(request) => Some(self.send(Purpose::Token, request, now_ms)),
+            Err(_) => {
+                // Blocked (no refresh token, or it expired).
+                if let Some(problem) = self.tokens.problem() {
+                    let stop = Stop::from(problem.clone());
+                    self.halt(stop);
+                }
+                None
+            }
+        }
+    }
+
+    pub(super) fn try_revoke(&mut self) {
+        if !self.revoke_pending {
+            return;
+        }
+        match self.tokens.revoke() {
+            Ok(request) => {
+                self.revoke_pending = false;
+                // Sent at "time 0" of its own: the bot is stopping, so its
+                // deadline never matters; it is kept only to match the report.
+                let id = self.request_id();
+                self.in_flight.push(InFlight {
+                    id,
+                    purpose: Purpose::Revoke,
+                    deadline_ms: u64::MAX,
+                });
+                self.out.push_back(Action::Send {
+                    id,
+                    request,
+                    timeout_ms: self.request_timeout_ms,
+                });
+            }
+            // A refresh or exchange is in flight: its answer comes first.
+            Err(OAuthError::Misuse(Misuse::TokenRequestInFlight)) => {}
+            Err(_) => self.revoke_pending = false,
+        }
+    }
+
+    pub(super) fn on_token_response<H: Header>(
+        &mut self,
+        status: u16,
+        headers: impl IntoIterator<Item = H>,
+        body: &[u8],
+        now_ms: u64,
+    ) {
+        let problem = classify(Endpoint::Token, status, headers, body);
+        if let Ok(outcome) = self.tokens.on_response(status, body, now_ms) {
+            if !matches!(outcome, TokenOutcome::Persist(_)) {
+                self.notice(Endpoint::Token, &problem);
+            }
+            self.on_token_outcome(outcome, now_ms);
+        }
+    }
+
+    pub(super) fn on_token_outcome(&mut self, outcome: TokenOutcome, now_ms: u64) {
+        match outcome {
+            TokenOutcome::Persist(tokens) => {
+                self.token_backoff.reset();
+                self.token_retry_at_ms = 0;
+                if self.stream_wants_refresh {
+                    self.stream_wants_refresh = false;
+                    let _ = self.stream.on_token_refreshed(now_ms);
+                }
+                let restart = std::mem::take(&mut self.restart_stream);
+                if self.stopped.is_none() && (restart || self.stream.phase() == Phase::Stopped) {
+                    self.stream.restart(now_ms);
+                }
+                self.out.push_back(Action::PersistTokens(tokens));
+            }
+            TokenOutcome::RetryLater(_) => {
+                self.token_retry_at_ms = now_ms.saturating_add(self.token_backoff.next_delay_ms());
+            }
+            TokenOutcome::Blocked(problem) => self.halt(Stop::from(problem)),
+        }
+        self.try_revoke();
+    }
+
+    /// The one-refresh rule ([`TokenManager::on_unauthorized`]) for a 401 of
+    /// a request sent with the pair of `sent_generation` (a call or the
+    /// stream alike): when it says the grant is gone, the bot stops for
+    /// re-authorization.
+    pub(super) fn on_unauthorized(&mut self, sent_generation: u64) -> Unauthorized {
+        let decision = self.tokens.on_unauthorized(sent_generation);
+        if decision == Unauthorized::Reauthorize {
+            self.halt(Stop::Reauthorize(AuthProblem::AccessRejected));
+        }
+        decision
+    }
+}
