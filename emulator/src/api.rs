@@ -11,7 +11,8 @@ use serde::Serialize;
 use crate::clock::iso;
 use crate::oauth::{self, Auth, Form};
 use crate::quota::Refusal;
-use crate::reply::Reply;
+use crate::reply::{Reply, ReplyBody};
+use crate::requests::{fingerprint, RequestFacts};
 use crate::scope::Perm;
 use crate::world::{ApiError, World};
 
@@ -115,8 +116,101 @@ struct FansBody<'a> {
     fans: Vec<Fan<'a>>,
 }
 
-/// Answers one request to a non-control path.
-pub fn handle(w: &mut World, r: &Request<'_>, now: i64) -> Reply {
+/// The permission a bot endpoint needs (`None` for the stream and others).
+fn permission_of(path: &str) -> Option<Perm> {
+    match path {
+        "/v1/live" => Some(Perm::LiveRead),
+        "/v1/live/listeners" => Some(Perm::ListenersRead),
+        "/v1/live/fans" => Some(Perm::FansRead),
+        "/v1/live/chat" => Some(Perm::ChatSend),
+        _ => None,
+    }
+}
+
+/// What the request log can know of a request before it is answered: on a
+/// token endpoint the grant, the app named and the credential's fingerprint;
+/// on a bot endpoint the permission and the access token's app and integration.
+fn learn(w: &World, r: &Request<'_>) -> RequestFacts {
+    let mut facts = RequestFacts::default();
+    match r.path {
+        "/v1/oauth/token" | "/v1/oauth/revoke" => {
+            let form = parse_form(r.body);
+            let app = oauth::presented_app(w, r.authorization, &form);
+            facts.client_id = app.map(|a| w.apps[a].client_id.clone());
+            let value = |name: &str| {
+                form.iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.as_str())
+            };
+            let (credential, integration) = if r.path == "/v1/oauth/revoke" {
+                facts.grant = Some("revoke".to_owned());
+                let token = value("token");
+                let of = token.and_then(|t| {
+                    w.access
+                        .get(t)
+                        .map(|a| a.integration)
+                        .or_else(|| w.refresh.get(t).map(|r| r.integration))
+                });
+                (token, of)
+            } else {
+                let grant = value("grant_type");
+                facts.grant = grant.map(|g| g.chars().take(40).collect());
+                match grant {
+                    Some("authorization_code") => {
+                        let code = value("code");
+                        (
+                            code,
+                            code.and_then(|c| w.codes.get(c)).map(|c| c.integration),
+                        )
+                    }
+                    Some("refresh_token") => {
+                        let rt = value("refresh_token");
+                        (rt, rt.and_then(|t| w.refresh.get(t)).map(|r| r.integration))
+                    }
+                    _ => (None, None),
+                }
+            };
+            facts.credential = credential.map(fingerprint);
+            facts.integration = integration
+                .filter(|i| Some(w.integrations[*i].app) == app)
+                .map(|i| w.integrations[i].id.clone());
+        }
+        "/v1/live" | "/v1/live/listeners" | "/v1/live/fans" | "/v1/live/chat"
+        | "/v1/live/events" => {
+            facts.permission = permission_of(r.path).map(Perm::name);
+            let known = oauth::bearer_token(r.authorization).and_then(|t| w.access.get(t));
+            if let Some(a) = known {
+                let i = &w.integrations[a.integration];
+                facts.integration = Some(i.id.clone());
+                facts.client_id = Some(w.apps[i.app].client_id.clone());
+            }
+        }
+        _ => {}
+    }
+    facts
+}
+
+/// The `error` of a token endpoint's OAuth error body.
+fn oauth_error_of(reply: &Reply) -> Option<String> {
+    let ReplyBody::Json(text) = &reply.body else {
+        return None;
+    };
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    Some(v.get("error")?.as_str()?.to_owned())
+}
+
+/// Answers one request to a non-control path; `facts` gets what the request
+/// log records of it.
+pub fn handle(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) -> Reply {
+    *facts = learn(w, r);
+    let reply = answer(w, r, now, facts);
+    if r.path.starts_with("/v1/oauth/") && reply.status >= 400 {
+        facts.oauth_error = oauth_error_of(&reply);
+    }
+    reply
+}
+
+fn answer(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) -> Reply {
     let path = r.path;
     let allowed = match path {
         "/v1/oauth/token" | "/v1/oauth/revoke" | "/v1/live/chat" => "POST",
@@ -172,12 +266,7 @@ pub fn handle(w: &mut World, r: &Request<'_>, now: i64) -> Reply {
     if path == "/v1/live/events" {
         return events(w, r, auth, now);
     }
-    let perm = match path {
-        "/v1/live" => Perm::LiveRead,
-        "/v1/live/listeners" => Perm::ListenersRead,
-        "/v1/live/fans" => Perm::FansRead,
-        _ => Perm::ChatSend,
-    };
+    let perm = permission_of(path).unwrap_or(Perm::ChatSend);
     if !auth.scope.has(perm) {
         return Reply::problem(
             path,
@@ -191,10 +280,14 @@ pub fn handle(w: &mut World, r: &Request<'_>, now: i64) -> Reply {
     let headers = match w.quotas.take(now, app, auth.integration, perm) {
         Ok(h) => h,
         Err(Refusal::PerSecond) => {
+            facts.quota = Some("perSecond");
             w.log(format!("429 per-second quota on {path}"));
             return Reply::empty(429).header("x-ratelimit-remaining", "0");
         }
         Err(Refusal::Daily { scope, retry_after }) => {
+            facts.quota = Some("daily");
+            facts.daily_scope = scope.map(Perm::name);
+            facts.retry_after = Some(retry_after);
             w.log(format!(
                 "429 daily quota on {path} ({})",
                 scope.map_or("app", |p| p.name())

@@ -75,6 +75,15 @@ struct EndReq {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
+struct StallReq {
+    dj: Option<String>,
+    client_id: Option<String>,
+    count: Option<usize>,
+    for_ms: Option<i64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 struct AdvanceReq {
     ms: i64,
 }
@@ -160,6 +169,7 @@ pub fn state_json(w: &World, dj: usize) -> Value {
         "botBlocked": d.bot_blocked,
         "botKicked": d.bot_kicked,
         "openStreams": w.open_streams(dj),
+        "stalledStreams": w.stalled_streams(dj),
         "listenerCount": live.map(|l| l.counts().0),
     })
 }
@@ -392,6 +402,33 @@ fn run(
             });
             Ok(ok(json!({"dropped": dropped})))
         }
+        ("/streams/stall", _, true) => {
+            let req: StallReq = parse(body)?;
+            if req
+                .for_ms
+                .is_some_and(|ms| !(0..=MAX_ADVANCE_MS).contains(&ms))
+            {
+                return Err(bad("forMs must be between 0 and ten years"));
+            }
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            let only = match req.client_id.as_deref() {
+                Some(c) => Some(
+                    w.app_by_id(Some(c))
+                        .map_err(|e| Reply::control_error(404, &e))?,
+                ),
+                None => None,
+            };
+            let apps: Vec<usize> = w.integrations.iter().map(|i| i.app).collect();
+            let stalled = w.stall_streams(
+                dj,
+                |s| only.is_none_or(|a| apps.get(s.integration) == Some(&a)),
+                req.count.unwrap_or(usize::MAX),
+                req.for_ms.map(|ms| now.saturating_add(ms)),
+                now,
+            );
+            Ok(ok(json!({"stalled": stalled})))
+        }
         ("/state", true, _) => {
             let w = shared.world();
             let dj = dj_of(&w, query_dj.as_deref())?;
@@ -472,14 +509,37 @@ fn run(
             Ok(ok(json!({"messages": w.chat_log})))
         }
         ("/requests", true, _) => {
+            let filter = crate::requests::RequestFilter::parse(query).map_err(bad)?;
             let w = shared.world();
-            Ok(ok(
-                json!({"total": w.request_count, "requests": w.requests}),
-            ))
+            let requests: Vec<&crate::requests::RequestRecord> =
+                w.requests.iter().filter(|r| filter.accepts(r)).collect();
+            Ok(ok(json!({"total": w.request_count, "requests": requests})))
         }
         ("/ledger", true, _) => {
+            let pairs: Vec<(String, String)> =
+                form_urlencoded::parse(query.unwrap_or("").as_bytes())
+                    .into_owned()
+                    .collect();
+            let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v);
             let w = shared.world();
-            Ok(ok(json!(w.ledger())))
+            if let Some(dj) = param("dj") {
+                dj_of(&w, Some(dj))?;
+            }
+            let mut ledger = w.ledger();
+            if let Some(dj) = param("dj") {
+                ledger.broadcasts.retain(|b| b.dj == *dj);
+            }
+            if let Some(client) = param("clientId") {
+                for b in &mut ledger.broadcasts {
+                    b.bots.retain(|bot| bot.client_id == *client);
+                }
+            }
+            Ok(ok(json!(ledger)))
+        }
+        ("/djs", true, _) => {
+            let w = shared.world();
+            let djs: Vec<Value> = (0..w.djs.len()).map(|d| state_json(&w, d)).collect();
+            Ok(ok(json!({"djs": djs})))
         }
         ("/wire", true, _) => {
             let w = shared.world();
@@ -569,12 +629,14 @@ fn run(
             | "/emit"
             | "/streams/end"
             | "/streams/drop"
+            | "/streams/stall"
             | "/state"
             | "/quota"
             | "/fail"
             | "/chat"
             | "/requests"
             | "/ledger"
+            | "/djs"
             | "/wire"
             | "/leave"
             | "/ban"

@@ -1,6 +1,6 @@
 //! The HTTP/1.1 server: accepts on 127.0.0.1, reads each request with a
 //! capped body and a deadline, hands it to the control API or the bot
-//! endpoints, and writes the reply (streaming for the event stream).
+//! endpoints (or the consent page), and writes the reply (streaming for the event stream).
 //!
 //! Bad input gets an answer, never a crash: hyper answers malformed request
 //! lines and headers with 400 (431 for oversized headers) and closes; a
@@ -26,11 +26,12 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 
 use crate::api;
+use crate::consent;
 use crate::control;
 use crate::reply::{Reply, ReplyBody};
+use crate::requests::{RequestFacts, RequestRecord};
 use crate::shared::Shared;
 use crate::stream::StreamBody;
-use crate::world::RequestRecord;
 
 /// Largest request body read (bigger ones get 413).
 pub const MAX_BODY: usize = 64 * 1024;
@@ -140,6 +141,8 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
     };
     let now = shared.clock.now_ms();
     let control = path == "/_emulator" || path.starts_with("/_emulator/");
+    let consent = path == consent::PATH;
+    let mut facts = RequestFacts::default();
     let reply = match body {
         Err(status) => {
             let msg = match status {
@@ -156,6 +159,18 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
             reply.headers.push(("cache-control", "no-store".to_owned()));
             reply
         }
+        Ok(_) if consent => {
+            let mut w = shared.world();
+            let reply = consent::authorize(
+                &mut w,
+                &method,
+                query.as_deref(),
+                header(&parts, "accept"),
+                now,
+            );
+            w.log(format!("{method} {path} → {}", reply.status));
+            reply
+        }
         Ok(bytes) => {
             let r = api::Request {
                 method: &method,
@@ -168,10 +183,10 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
                 kill: Some(kill),
             };
             let mut w = shared.world();
-            api::handle(&mut w, &r, now)
+            api::handle(&mut w, &r, now, &mut facts)
         }
     };
-    if !control {
+    if !control && !consent {
         let query = query.map(|q| redact_query(&q));
         let mut w = shared.world();
         w.log(format!("{method} {path} → {}", reply.status));
@@ -181,6 +196,8 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
             path,
             query,
             status: reply.status,
+            seq: 0,
+            facts,
         });
     }
     to_response(reply)

@@ -64,6 +64,12 @@ pub struct Connection {
     pub end: Option<String>,
     /// Closed without an end frame (drop, kick, slow reader cut, client gone).
     pub dropped: bool,
+    /// Frozen by `POST /_emulator/streams/stall`: nothing was written after
+    /// `stalledAtMs` (events, heartbeats, end frames), so nothing after it is
+    /// counted here.
+    pub stalled: bool,
+    /// Emulator time the connection froze; `null` unless `stalled`.
+    pub stalled_at_ms: Option<i64>,
     /// Frames with an `event:` line written (events, unknown events, the end frame).
     pub frames: u64,
     /// Events written, by name.
@@ -233,6 +239,15 @@ impl BotLedger {
         (0..inner.connections.len())
             .filter(|i| inner.connections[*i].closed_at_ms.is_none())
             .collect()
+    }
+
+    /// Marks connection `conn` stalled at `now_ms` (idempotent; the first time stays).
+    pub fn stall(&self, conn: usize, now_ms: i64) {
+        let mut inner = self.lock();
+        if let Some(c) = inner.connections.get_mut(conn) {
+            c.stalled = true;
+            c.stalled_at_ms.get_or_insert(now_ms);
+        }
     }
 
     /// Closes connection `conn` (idempotent).

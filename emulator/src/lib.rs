@@ -32,16 +32,18 @@
 //!
 //! Leaves: [`clock`], [`rng`], [`scope`], [`wire`]. Protocol: [`events`]
 //! (payloads and defaults), [`stream`] (fan-out and the stream writer),
-//! [`ledger`], [`quota`]. State: [`room`] (a broadcast on air and who is in
-//! it), [`world`] (apps, tokens, DJs, fan-out, streams),
-//! [`oauth`]. Front: [`api`] (bot endpoints), [`control`], [`http`] (server),
-//! [`scenario`].
+//! [`ledger`], [`quota`], [`requests`] (the request log). State: [`room`]
+//! (a broadcast on air and who is in it), [`world`] (apps, tokens, DJs,
+//! fan-out, streams), [`oauth`]. Front: [`api`] (bot endpoints),
+//! [`consent`] (the consent page), [`control`], [`http`] (server),
+//! [`scenario`] (one timeline per DJ with [`Builder::djs`]).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod api;
 pub mod clock;
+pub mod consent;
 pub mod control;
 pub mod events;
 pub mod http;
@@ -49,6 +51,7 @@ pub mod ledger;
 pub mod oauth;
 pub mod quota;
 pub mod reply;
+pub mod requests;
 pub mod rng;
 pub mod room;
 pub mod scenario;
@@ -93,6 +96,7 @@ pub struct Builder {
     start_ms: Option<i64>,
     seed: Option<u64>,
     scenario: Option<Scenario>,
+    djs: usize,
     cfg: Config,
 }
 
@@ -104,6 +108,7 @@ impl Default for Builder {
             start_ms: None,
             seed: None,
             scenario: None,
+            djs: 0,
             cfg: Config::default(),
         }
     }
@@ -165,6 +170,24 @@ impl Builder {
         self
     }
 
+    /// `n` more DJs, `dj-1` … `dj-n`, beside the default DJ `main` (a hosted
+    /// service's load: one app, many DJs, each with its own bot). The
+    /// scenario, if any, runs for each of them too, on its own timeline:
+    /// see [`scenario::run_for_djs`]. Default 0.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let emu = onair_emulator::Emulator::builder().djs(3).speed(0.0).start().await?;
+    /// assert_eq!(emu.dj_names(), ["main", "dj-1", "dj-2", "dj-3"]);
+    /// emu.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn djs(mut self, n: usize) -> Self {
+        self.djs = n;
+        self
+    }
+
     /// Binds 127.0.0.1 and starts serving (call inside a tokio runtime).
     ///
     /// # Errors
@@ -178,7 +201,11 @@ impl Builder {
         let seed = self
             .seed
             .unwrap_or(wall as u64 ^ u64::from(addr.port()) << 48);
-        let world = World::new(self.cfg, seed, Arc::clone(&clock), log.clone());
+        let mut world = World::new(self.cfg, seed, Arc::clone(&clock), log.clone());
+        let djs: Vec<String> = (1..=self.djs).map(|k| format!("dj-{k}")).collect();
+        for name in &djs {
+            world.add_dj(name);
+        }
         let shared = Arc::new(Shared::new(clock, world));
         let (stop, stop_rx) = watch::channel(false);
         let mut tasks = vec![tokio::spawn(http::serve(
@@ -191,13 +218,13 @@ impl Builder {
             let sh = Arc::clone(&shared);
             shared.progress.send_replace(shared::Progress {
                 name: Some(s.name.clone()),
-                total: s.steps.len(),
+                total: s.steps.len() * (djs.len() + 1),
                 ..shared::Progress::default()
             });
             let mut stop_rx = stop_rx;
             tasks.push(tokio::spawn(async move {
                 tokio::select! {
-                    _ = scenario::run(sh, s) => {}
+                    _ = scenario::run_for_djs(sh, s, &djs) => {}
                     _ = stop_rx.changed() => {}
                 }
             }));
@@ -275,6 +302,16 @@ impl Running {
         }
     }
 
+    /// The DJs' names, the default DJ (`main`) first.
+    pub fn dj_names(&self) -> Vec<String> {
+        self.shared
+            .world()
+            .djs
+            .iter()
+            .map(|d| d.name.clone())
+            .collect()
+    }
+
     /// Emulator time now, epoch ms.
     pub fn now_ms(&self) -> i64 {
         self.shared.clock.now_ms()
@@ -333,6 +370,7 @@ impl Running {
             for dj in 0..w.djs.len() {
                 w.drop_streams(dj, |_| true);
             }
+            w.stalled.clear();
         }
         let _ = self.stop.send(true);
         for t in self.tasks {

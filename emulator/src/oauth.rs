@@ -38,10 +38,10 @@ pub fn is_uuid(s: &str) -> bool {
             .all(|(p, n)| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// Client authentication (spec 5.2): Basic wins, then form fields; returns the app index.
-fn client(w: &World, authorization: Option<&str>, form: &Form) -> Result<usize, Reply> {
+/// The client credentials presented (spec 5.2): Basic wins, then form fields.
+fn presented(authorization: Option<&str>, form: &Form) -> Result<(String, String), Reply> {
     let bad = |why: &str| Reply::oauth_error(401, "invalid_client", why);
-    let (id, secret) = match authorization {
+    match authorization {
         Some(h) => {
             let Some(b64) = h
                 .strip_prefix("Basic ")
@@ -57,13 +57,26 @@ fn client(w: &World, authorization: Option<&str>, form: &Form) -> Result<usize, 
                 return Err(bad("malformed Basic credentials"));
             };
             // RFC 6749 2.3.1: both parts are form-urlencoded before encoding.
-            (form_value(id), form_value(secret))
+            Ok((form_value(id), form_value(secret)))
         }
         None => match (field(form, "client_id"), field(form, "client_secret")) {
-            (Some(id), Some(secret)) => (id.to_owned(), secret.to_owned()),
-            _ => return Err(bad("client authentication missing")),
+            (Some(id), Some(secret)) => Ok((id.to_owned(), secret.to_owned())),
+            _ => Err(bad("client authentication missing")),
         },
-    };
+    }
+}
+
+/// The registered app whose client id a token request presents (whether or
+/// not its secret is right): what the request log names.
+pub fn presented_app(w: &World, authorization: Option<&str>, form: &Form) -> Option<usize> {
+    let (id, _) = presented(authorization, form).ok()?;
+    w.apps.iter().position(|a| a.client_id == id)
+}
+
+/// Client authentication (spec 5.2): Basic wins, then form fields; returns the app index.
+fn client(w: &World, authorization: Option<&str>, form: &Form) -> Result<usize, Reply> {
+    let bad = |why: &str| Reply::oauth_error(401, "invalid_client", why);
+    let (id, secret) = presented(authorization, form)?;
     if !is_uuid(&id) {
         return Err(bad("client_id must be a UUID"));
     }
@@ -280,16 +293,20 @@ pub struct Auth {
     pub expires_at: i64,
 }
 
-/// The Bearer check of every bot endpoint (spec 5.1).
-pub fn bearer(w: &World, authorization: Option<&str>, now: i64) -> Result<Auth, ApiError> {
-    let unauthorized = || ApiError::new(401, None, "Invalid or missing access token.");
-    let token = authorization
+/// The access token of a `Bearer` authorization header.
+pub fn bearer_token(authorization: Option<&str>) -> Option<&str> {
+    authorization
         .and_then(|h| {
             h.strip_prefix("Bearer ")
                 .or_else(|| h.strip_prefix("bearer "))
         })
         .map(str::trim)
-        .ok_or_else(unauthorized)?;
+}
+
+/// The Bearer check of every bot endpoint (spec 5.1).
+pub fn bearer(w: &World, authorization: Option<&str>, now: i64) -> Result<Auth, ApiError> {
+    let unauthorized = || ApiError::new(401, None, "Invalid or missing access token.");
+    let token = bearer_token(authorization).ok_or_else(unauthorized)?;
     let a = w.access.get(token).ok_or_else(unauthorized)?;
     if let Some(at) = a.revoked_at {
         if now - at < 60_000 {

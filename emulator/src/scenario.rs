@@ -17,6 +17,7 @@
 //! | `wire` | `POST /wire` |
 //! | `streamsEnd` | `POST /streams/end` |
 //! | `streamsDrop` | `POST /streams/drop` |
+//! | `streamsStall` | `POST /streams/stall` |
 //! | `advance` | `POST /clock/advance` |
 //! | `narrow` | `POST /consent/narrow` |
 //! | `disconnect` | `POST /integration/disconnect` |
@@ -124,6 +125,7 @@ fn action_path(action: &str) -> Option<&'static str> {
         "wire" => "/wire",
         "streamsEnd" => "/streams/end",
         "streamsDrop" => "/streams/drop",
+        "streamsStall" => "/streams/stall",
         "advance" => "/clock/advance",
         "narrow" => "/consent/narrow",
         "disconnect" => "/integration/disconnect",
@@ -145,7 +147,47 @@ fn num(step: &Map<String, Value>, key: &str, default: u64) -> u64 {
 
 /// Plays `scenario` to the end, updating progress.
 pub async fn run(shared: Arc<Shared>, scenario: Scenario) {
-    let total = scenario.steps.len();
+    run_for_djs(shared, scenario, &[]).await;
+}
+
+/// One DJ's copy of a scenario's timeline (see [`run_for_djs`]).
+#[derive(Debug, Clone)]
+struct Copy {
+    /// The DJ addressed by steps without `"dj"` (`None`: the default DJ,
+    /// and every step played as written).
+    dj: Option<String>,
+    /// Emulator ms to wait before the first step.
+    offset_ms: i64,
+    /// Mixed into every `generate` seed (0: the seeds as written).
+    salt: u64,
+}
+
+/// Steps a DJ's copy leaves to the default DJ's timeline: they act on the
+/// whole emulator (quotas, faults, the clock), so one play is enough.
+const APP_WIDE: [&str; 3] = ["quota", "fail", "advance"];
+
+/// A copy's start offset and seed salt: fixed by its number, different
+/// for each, so that the copies are not in lockstep.
+fn copy_of(n: usize, dj: &str) -> Copy {
+    let mut rng = Rng::new(0x5eed_0000_0000 ^ n as u64);
+    Copy {
+        dj: Some(dj.to_owned()),
+        offset_ms: 250 + rng.below(4_750) as i64,
+        salt: rng.next_u64() | 1,
+    }
+}
+
+/// Plays `scenario` for the default DJ as written and, at the same time,
+/// once for each DJ of `djs` (a hosted service's load: one app, many DJs,
+/// each with its own broadcast). In a DJ's copy a step without `"dj"`
+/// addresses that DJ; steps naming a DJ and the app-wide steps (`quota`,
+/// `fail`, `advance`) are played by the default DJ's timeline only; the
+/// copy starts a fixed 0.25–5 s of emulator time later and its `generate`
+/// seeds are mixed with a number of its own, so no two DJs are in
+/// lockstep. Progress counts the steps of every timeline; done when all are.
+pub async fn run_for_djs(shared: Arc<Shared>, scenario: Scenario, djs: &[String]) {
+    let per = scenario.steps.len();
+    let total = per * (djs.len() + 1);
     shared.progress.send_replace(crate::shared::Progress {
         name: Some(scenario.name.clone()),
         position: 0,
@@ -154,75 +196,23 @@ pub async fn run(shared: Arc<Shared>, scenario: Scenario) {
         waiting: None,
         error: None,
     });
-    let mut at = shared.clock.now_ms();
-    for (i, step) in scenario.steps.iter().enumerate() {
-        let after = step
-            .get("afterMs")
-            .and_then(Value::as_i64)
-            .unwrap_or(0)
-            .max(0);
-        at = at.max(shared.clock.now_ms() - 5).saturating_add(after);
-        sleep_until(&shared, at).await;
-        let action = step.get("do").and_then(Value::as_str).unwrap_or("");
-        let dj = step.get("dj").and_then(Value::as_str).map(str::to_owned);
-        let result = match action {
-            "waitForStream" => {
-                wait_for_stream(
-                    &shared,
-                    dj.as_deref(),
-                    num(step, "count", 1) as usize,
-                    num(step, "timeoutMs", 60_000),
-                )
-                .await;
-                Ok(())
-            }
-            "waitForRequest" => {
-                let path = step
-                    .get("path")
-                    .and_then(Value::as_str)
-                    .unwrap_or("/v1/live")
-                    .to_owned();
-                wait_for_request(
-                    &shared,
-                    &path,
-                    num(step, "count", 1),
-                    num(step, "timeoutMs", 60_000),
-                )
-                .await;
-                Ok(())
-            }
-            "generate" => generate(&shared, dj.as_deref(), step).await,
-            _ => {
-                let mut body = step.clone();
-                body.remove("do");
-                body.remove("afterMs");
-                let path = action_path(action).unwrap_or("/");
-                let reply = control::handle(
-                    &shared,
-                    "POST",
-                    path,
-                    None,
-                    Value::Object(body).to_string().as_bytes(),
-                );
-                if reply.status == 200 {
-                    Ok(())
-                } else {
-                    Err(format!("step {i} ({action}) answered {}", reply.status))
-                }
-            }
-        };
-        at = shared.clock.now_ms();
-        shared.progress.send_modify(|p| {
-            p.position = i + 1;
-            p.waiting = None;
-            if let Err(e) = &result {
-                p.error.get_or_insert(e.clone());
-            }
-        });
-        if let Err(e) = result {
-            shared.world().log(format!("scenario: {e}"));
-        }
+    let scenario = Arc::new(scenario);
+    let mut copies = tokio::task::JoinSet::new();
+    for (i, dj) in djs.iter().enumerate() {
+        let (sh, sc, copy) = (
+            Arc::clone(&shared),
+            Arc::clone(&scenario),
+            copy_of(i + 1, dj),
+        );
+        copies.spawn(async move { timeline(&sh, &sc, &copy).await });
     }
+    let main = Copy {
+        dj: None,
+        offset_ms: 0,
+        salt: 0,
+    };
+    timeline(&shared, &scenario, &main).await;
+    while copies.join_next().await.is_some() {}
     // Done means the ledger is final: wait (briefly) until every frame the
     // scenario queued has been handed to its connection.
     shared
@@ -233,12 +223,111 @@ pub async fn run(shared: Arc<Shared>, scenario: Scenario) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     shared.progress.send_modify(|p| {
+        p.position = p.total;
         p.done = true;
         p.waiting = None;
     });
     shared
         .world()
         .log(format!("scenario {} done", scenario.name));
+}
+
+/// Plays one timeline: the scenario as written (`copy.dj` `None`) or a DJ's copy.
+async fn timeline(shared: &Shared, scenario: &Scenario, copy: &Copy) {
+    let mut at = shared.clock.now_ms().saturating_add(copy.offset_ms);
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let action = step.get("do").and_then(Value::as_str).unwrap_or("");
+        let skipped = copy.dj.is_some() && (APP_WIDE.contains(&action) || step.contains_key("dj"));
+        let result = if skipped {
+            Ok(())
+        } else {
+            let after = step
+                .get("afterMs")
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+                .max(0);
+            at = at.max(shared.clock.now_ms() - 5).saturating_add(after);
+            sleep_until(shared, at).await;
+            let dj = step
+                .get("dj")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .or_else(|| copy.dj.clone());
+            let r = play(shared, i, action, step, dj, copy.salt).await;
+            at = shared.clock.now_ms();
+            r
+        };
+        shared.progress.send_modify(|p| {
+            p.position += 1;
+            p.waiting = None;
+            if let Err(e) = &result {
+                p.error.get_or_insert(e.clone());
+            }
+        });
+        if let Err(e) = result {
+            shared.world().log(format!("scenario: {e}"));
+        }
+    }
+}
+
+/// Plays one step for `dj` (`None`: the default DJ).
+async fn play(
+    shared: &Shared,
+    i: usize,
+    action: &str,
+    step: &Map<String, Value>,
+    dj: Option<String>,
+    salt: u64,
+) -> Result<(), String> {
+    match action {
+        "waitForStream" => {
+            wait_for_stream(
+                shared,
+                dj.as_deref(),
+                num(step, "count", 1) as usize,
+                num(step, "timeoutMs", 60_000),
+            )
+            .await;
+            Ok(())
+        }
+        "waitForRequest" => {
+            let path = step
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or("/v1/live")
+                .to_owned();
+            wait_for_request(
+                shared,
+                &path,
+                num(step, "count", 1),
+                num(step, "timeoutMs", 60_000),
+            )
+            .await;
+            Ok(())
+        }
+        "generate" => generate(shared, dj.as_deref(), step, salt).await,
+        _ => {
+            let mut body = step.clone();
+            body.remove("do");
+            body.remove("afterMs");
+            if let Some(dj) = dj {
+                body.insert("dj".to_owned(), Value::String(dj));
+            }
+            let path = action_path(action).unwrap_or("/");
+            let reply = control::handle(
+                shared,
+                "POST",
+                path,
+                None,
+                Value::Object(body).to_string().as_bytes(),
+            );
+            if reply.status == 200 {
+                Ok(())
+            } else {
+                Err(format!("step {i} ({action}) answered {}", reply.status))
+            }
+        }
+    }
 }
 
 async fn wait_for_stream(shared: &Shared, dj: Option<&str>, count: usize, timeout_ms: u64) {
@@ -362,8 +451,9 @@ async fn generate(
     shared: &Shared,
     dj: Option<&str>,
     step: &Map<String, Value>,
+    salt: u64,
 ) -> Result<(), String> {
-    let seed = num(step, "seed", 7);
+    let seed = num(step, "seed", 7) ^ salt;
     let count = num(step, "count", 1000);
     let interval = num(step, "intervalMs", 10) as i64;
     let people = num(step, "people", 400).max(1);

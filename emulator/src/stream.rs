@@ -8,6 +8,14 @@
 //! it hands them to hyper, and ends in one of two ways: cleanly right after an
 //! end frame, or with an error (the connection is aborted with no end frame:
 //! a silent drop) when the emulator lets go of the queue without one.
+//!
+//! A stream can also be *stalled* (`POST /_emulator/streams/stall`): the
+//! emulator stops offering it frames and the body finishes the frame it was
+//! writing, then writes nothing more — no event, heartbeat or end frame —
+//! while the connection stays open, as a half-open TCP connection or a NAT
+//! that forgot the flow looks to a bot. Frames still queued are discarded
+//! uncounted; the connection ends when the bot closes it, or when the
+//! emulator lets go of the queue (a give-up time, a drop, shutdown).
 
 use std::io;
 use std::pin::Pin;
@@ -55,6 +63,7 @@ pub struct StreamHandle {
     pub next_heartbeat: i64,
     tx: mpsc::Sender<Arc<Frame>>,
     cut: Arc<AtomicBool>,
+    stalled: Arc<AtomicBool>,
     kill: Option<Arc<Notify>>,
     ledger: Arc<BotLedger>,
     conn: usize,
@@ -103,6 +112,24 @@ impl StreamHandle {
     pub fn is_open(&self) -> bool {
         !self.tx.is_closed() && !self.cut.load(Ordering::Acquire)
     }
+
+    /// Freezes the connection at `now_ms`: the body writes nothing more
+    /// (after the frame it is writing) and keeps the connection open; the
+    /// ledger marks the connection stalled. The caller stops offering frames.
+    pub fn stall(&self, now_ms: i64) {
+        self.stalled.store(true, Ordering::Release);
+        self.ledger.stall(self.conn, now_ms);
+    }
+
+    /// Whether [`StreamHandle::stall`] was called.
+    pub fn is_stalled(&self) -> bool {
+        self.stalled.load(Ordering::Acquire)
+    }
+
+    /// The ledger record this handle feeds: (bot, connection index).
+    pub fn ledger_conn(&self) -> (&Arc<BotLedger>, usize) {
+        (&self.ledger, self.conn)
+    }
 }
 
 /// Creates a stream: the emulator's handle and the response body.
@@ -126,6 +153,7 @@ pub fn open(
 ) -> (StreamHandle, StreamBody) {
     let (tx, rx) = mpsc::channel(capacity.max(1));
     let cut = Arc::new(AtomicBool::new(false));
+    let stalled = Arc::new(AtomicBool::new(false));
     let handle = StreamHandle {
         id,
         integration,
@@ -136,6 +164,7 @@ pub fn open(
         next_heartbeat,
         tx,
         cut: Arc::clone(&cut),
+        stalled: Arc::clone(&stalled),
         kill,
         ledger: Arc::clone(&ledger),
         conn,
@@ -143,6 +172,7 @@ pub fn open(
     let body = StreamBody {
         rx,
         cut,
+        stalled,
         pending: prefix,
         chunk_bytes,
         flush_first: false,
@@ -164,6 +194,7 @@ type PollFrame = Poll<Option<Result<BodyFrame<Bytes>, io::Error>>>;
 pub struct StreamBody {
     rx: mpsc::Receiver<Arc<Frame>>,
     cut: Arc<AtomicBool>,
+    stalled: Arc<AtomicBool>,
     pending: Option<Bytes>,
     chunk_bytes: usize,
     flush_first: bool,
@@ -212,6 +243,19 @@ impl Body for StreamBody {
         }
         if this.ended {
             return Poll::Ready(None);
+        }
+        if this.stalled.load(Ordering::Acquire) {
+            // Frozen: what is still queued is never written (nor counted);
+            // the connection stays open until the emulator lets go of it.
+            loop {
+                match this.rx.poll_recv(cx) {
+                    Poll::Ready(Some(_)) => continue,
+                    Poll::Ready(None) => {
+                        return Poll::Ready(Some(Err(io::Error::other("stalled stream let go"))))
+                    }
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
         }
         match this.rx.poll_recv(cx) {
             Poll::Ready(Some(frame)) => {

@@ -15,6 +15,7 @@ use crate::clock::{iso, Clock};
 use crate::events::{self, Defaults, EventInfo, Kind};
 use crate::ledger::{BotLedger, Ledger};
 use crate::quota::Quotas;
+pub use crate::requests::RequestRecord;
 use crate::rng::Rng;
 pub use crate::room::{ListenerRow, Live, Member};
 use crate::scope::Scope;
@@ -184,22 +185,6 @@ pub struct ChatRecord {
     pub message: String,
 }
 
-/// One request received (no headers or bodies: secrets never recorded).
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RequestRecord {
-    /// Emulator time.
-    pub at_ms: i64,
-    /// Method.
-    pub method: String,
-    /// Path.
-    pub path: String,
-    /// Query string (`null` when none).
-    pub query: Option<String>,
-    /// Status answered.
-    pub status: u16,
-}
-
 /// An error of a bot endpoint: status, detailCode (none: gateway shape), message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
@@ -238,6 +223,18 @@ impl ApiError {
 
 const MAX_REQUESTS: usize = 20_000;
 
+/// A stalled stream (`POST /_emulator/streams/stall`): out of its broadcast's
+/// fan-out, its handle kept so that the connection stays open.
+#[derive(Debug)]
+pub struct Stalled {
+    /// The DJ whose broadcast it was part of.
+    pub dj: usize,
+    /// The handle (holding it keeps the connection open).
+    pub handle: StreamHandle,
+    /// When the emulator gives up on it and drops it (emulator ms), if ever.
+    pub give_up_at: Option<i64>,
+}
+
 /// Everything the emulator knows.
 #[derive(Debug)]
 pub struct World {
@@ -269,6 +266,8 @@ pub struct World {
     pub request_count: u64,
     /// Requests received by path.
     pub path_counts: HashMap<String, u64>,
+    /// Stalled streams, until their bot closes them or the emulator gives up.
+    pub stalled: Vec<Stalled>,
     ledger: Vec<(usize, u64, Vec<Arc<BotLedger>>)>,
     next_live_id: u64,
     next_stream_id: u64,
@@ -295,6 +294,7 @@ impl World {
             requests: VecDeque::new(),
             request_count: 0,
             path_counts: HashMap::new(),
+            stalled: Vec::new(),
             ledger: Vec::new(),
             next_live_id: 1_000_001 + (seed % 1000) * 1000,
             next_stream_id: 1,
@@ -397,9 +397,10 @@ impl World {
         self.integrations.len() - 1
     }
 
-    /// Records a request.
-    pub fn record_request(&mut self, r: RequestRecord) {
+    /// Records a request (its `seq` is set here).
+    pub fn record_request(&mut self, mut r: RequestRecord) {
         self.request_count += 1;
+        r.seq = self.request_count;
         *self.path_counts.entry(r.path.clone()).or_insert(0) += 1;
         if self.requests.len() >= MAX_REQUESTS {
             self.requests.pop_front();
@@ -496,18 +497,70 @@ impl World {
         n
     }
 
-    /// Cuts the streams of `dj` that `which` selects, with no end frame.
+    /// Cuts the streams of `dj` that `which` selects, stalled ones included,
+    /// with no end frame.
     pub fn drop_streams(&mut self, dj: usize, which: impl Fn(&StreamHandle) -> bool) -> usize {
-        let Some(live) = self.djs[dj].live.as_mut() else {
-            return 0;
-        };
-        let before = live.streams.len();
-        live.streams.retain(|s| !which(s));
-        let n = before - live.streams.len();
+        let before = self.stalled.len();
+        self.stalled.retain(|s| s.dj != dj || !which(&s.handle));
+        let mut n = before - self.stalled.len();
+        if let Some(live) = self.djs[dj].live.as_mut() {
+            let before = live.streams.len();
+            live.streams.retain(|s| !which(s));
+            n += before - live.streams.len();
+        }
         if n > 0 {
             self.log(format!("{n} stream(s) dropped (no end frame)"));
         }
         n
+    }
+
+    /// Freezes at most `count` open streams of `dj` that `which` selects, in
+    /// opening order (see [`Stalled`]); the emulator drops one still open at
+    /// `give_up_at`, if given. Returns how many froze.
+    pub fn stall_streams(
+        &mut self,
+        dj: usize,
+        which: impl Fn(&StreamHandle) -> bool,
+        count: usize,
+        give_up_at: Option<i64>,
+        now: i64,
+    ) -> usize {
+        let Some(live) = self.djs[dj].live.as_mut() else {
+            return 0;
+        };
+        let mut frozen = Vec::new();
+        let mut kept = Vec::with_capacity(live.streams.len());
+        for s in live.streams.drain(..) {
+            if frozen.len() < count && s.is_open() && which(&s) {
+                frozen.push(s);
+            } else {
+                kept.push(s);
+            }
+        }
+        live.streams = kept;
+        let n = frozen.len();
+        let name = self.djs[dj].name.clone();
+        for handle in frozen {
+            handle.stall(now);
+            self.log(format!(
+                "[{name}] stream {} stalled: open, nothing more written",
+                handle.id
+            ));
+            self.stalled.push(Stalled {
+                dj,
+                handle,
+                give_up_at,
+            });
+        }
+        n
+    }
+
+    /// Stalled streams of `dj` whose bot has not closed them yet.
+    pub fn stalled_streams(&self, dj: usize) -> usize {
+        self.stalled
+            .iter()
+            .filter(|s| s.dj == dj && s.handle.is_open())
+            .count()
     }
 
     /// Whether some open stream of `dj` has more than half its queue in use
@@ -521,17 +574,19 @@ impl World {
             .is_some_and(|l| l.streams.iter().any(|s| s.is_open() && s.queued() > half))
     }
 
-    /// Whether the ledger is final for now: every connection is either closed
-    /// or still open with nothing queued (no frame waits to be written).
+    /// Whether the ledger is final for now: every connection is either closed,
+    /// stalled (nothing more will be written to it), or still open with
+    /// nothing queued (no frame waits to be written).
     pub fn settled(&self) -> bool {
         self.ledger.iter().all(|(_, _, bots)| {
             bots.iter().all(|bot| {
                 bot.open_connections().into_iter().all(|conn| {
-                    self.djs.iter().filter_map(|d| d.live.as_ref()).any(|live| {
-                        live.streams
-                            .iter()
-                            .any(|s| s.feeds(bot, conn) && s.is_open() && s.queued() == 0)
-                    })
+                    self.stalled.iter().any(|s| s.handle.feeds(bot, conn))
+                        || self.djs.iter().filter_map(|d| d.live.as_ref()).any(|live| {
+                            live.streams
+                                .iter()
+                                .any(|s| s.feeds(bot, conn) && s.is_open() && s.queued() == 0)
+                        })
                 })
             })
         })
@@ -847,6 +902,21 @@ impl World {
     /// every clock jump).
     pub fn tick(&mut self, now: i64) {
         let hb_ms = self.cfg.heartbeat_ms;
+        if !self.stalled.is_empty() {
+            let mut gave_up = Vec::new();
+            self.stalled.retain(|s| {
+                if s.give_up_at.is_some_and(|t| now >= t) && s.handle.is_open() {
+                    gave_up.push(s.handle.id);
+                    return false;
+                }
+                s.handle.is_open()
+            });
+            for id in gave_up {
+                self.log(format!(
+                    "stream {id}: the emulator gave up on the stalled connection (dropped)"
+                ));
+            }
+        }
         for dj in 0..self.djs.len() {
             let expired = self.end_streams(dj, "TOKEN_EXPIRED", |s| now >= s.token_expires_at);
             if expired > 0 {

@@ -1,6 +1,7 @@
 //! Every JSON body the emulator writes, byte for byte: REST resources, problem
 //! bodies (7.1), stream open failures (7.2), OAuth bodies (4.1, 7.4), event
-//! payloads and frames (2.6, 4.6), control errors and the ledger. One seeded,
+//! payloads and frames (2.6, 4.6), control errors, the consent page, the
+//! request log and the ledger. One seeded,
 //! frozen-clock run; the transcript is an insta snapshot, so a change in any
 //! field's name, order, nullability or escaping shows up as a diff.
 
@@ -487,6 +488,54 @@ async fn every_body_the_emulator_writes() {
     // The theft signal: a reused code revokes everything of the integration.
     let r = env.exchange(&code).await;
     t.response("token: a reused code", r).await;
+
+    // The consent page: a redirect with the code, an HTML refusal, the DJ chooser.
+    let no_follow = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let authorize = |query: String| format!("{}/oauth/authorize?{query}", env.base);
+    let r = no_follow
+        .get(authorize(format!(
+            "response_type=code&client_id={}&state=s%20%261&scope=events.chat&dj=late",
+            env.client_id
+        )))
+        .send()
+        .await
+        .unwrap();
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    let page_code = location
+        .split(['?', '&'])
+        .find_map(|p| p.strip_prefix("code="))
+        .unwrap()
+        .to_owned();
+    t.secret(&page_code, "code 3");
+    t.entries
+        .push(format!("== consent page: location\n{location}"));
+    t.response("consent page: found", r).await;
+    let r = no_follow
+        .get(authorize("client_id=nobody&state=s".to_owned()))
+        .send()
+        .await
+        .unwrap();
+    t.response("consent page: unknown client", r).await;
+    let r = no_follow
+        .get(authorize(format!("client_id={}&state=s", env.client_id)))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .unwrap();
+    t.response("consent page: which DJ", r).await;
+    t.response(
+        "control: stall",
+        control_raw(&env, "POST", "/streams/stall", r#"{"count":1}"#).await,
+    )
+    .await;
+
+    // The token requests as the log shows them (fingerprints, never values).
+    let r = control_raw(&env, "GET", "/requests?path=/v1/oauth/token", "").await;
+    t.response("control: requests of the token endpoint", r)
+        .await;
 
     // The ledger of the whole run.
     let r = control_raw(&env, "GET", "/ledger", "").await;

@@ -81,6 +81,18 @@ impl Env {
         v
     }
 
+    /// A control call's status only (for the error cases).
+    pub async fn ctl_status(&self, path: &str, body: Value) -> u16 {
+        self.http
+            .post(format!("{}/_emulator{path}", self.base))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+    }
+
     pub async fn ctl_get(&self, path: &str) -> Value {
         let r = self
             .http

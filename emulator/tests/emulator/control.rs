@@ -67,10 +67,24 @@ async fn control_api_shapes_hold() {
     let r = env.ctl_get("/requests").await;
     let reqs = r["requests"].as_array().unwrap();
     assert!(!reqs.is_empty());
+    // The code exchange: the five first fields, its number, and what the
+    // log learned (the credential is a fingerprint, never the code).
     assert_eq!(
         keys(&reqs[0]),
-        ["atMs", "method", "path", "query", "status"]
+        [
+            "atMs",
+            "clientId",
+            "credential",
+            "grant",
+            "integration",
+            "method",
+            "path",
+            "query",
+            "seq",
+            "status"
+        ]
     );
+    assert_eq!(reqs[0]["seq"], 1);
     let text = r.to_string();
     assert!(
         !text.contains(&access) && !text.contains(&env.secret),
@@ -91,7 +105,9 @@ async fn control_api_shapes_hold() {
             "end",
             "events",
             "frames",
-            "openedAtMs"
+            "openedAtMs",
+            "stalled",
+            "stalledAtMs"
         ]
     );
     assert_eq!(

@@ -6,9 +6,13 @@
 mod bad_input;
 mod bodies;
 mod common;
+mod consent;
 mod control;
+mod djs;
 mod endpoints;
 mod handling;
 mod oauth;
+mod requests;
 mod scenario;
+mod stall;
 mod stream;

@@ -23,7 +23,12 @@ async fn live_id(env: &Env, access: &str) -> Option<u64> {
     r.json::<Value>().await.unwrap()["liveId"].as_u64()
 }
 
-/// A small bot: reconnects by the 4.6 table (fast, for tests) and tallies per broadcast.
+/// The test bot's watchdog: a stream silent this long (emulator time; three
+/// heartbeats) is dead — closed and opened again.
+const WATCHDOG_MS: i64 = 45_000;
+
+/// A small bot: reconnects by the 4.6 table (fast, for tests), closes a
+/// stream silent for [`WATCHDOG_MS`] of emulator time, and tallies per broadcast.
 async fn run_bot(env: &Env) -> BTreeMap<u64, Tally> {
     let (mut access, mut refresh) = env.tokens(ALL).await;
     let mut tallies: BTreeMap<u64, Tally> = BTreeMap::new();
@@ -61,17 +66,22 @@ async fn run_bot(env: &Env) -> BTreeMap<u64, Tally> {
             t
         });
         let mut decoder = Decoder::new();
+        let mut heard = env.emu.now_ms();
         loop {
             let chunk = match tokio::time::timeout(Duration::from_millis(100), r.chunk()).await {
                 Err(_) => {
                     if scenario_done(env).await {
                         break 'outer;
                     }
+                    if env.emu.now_ms() - heard >= WATCHDOG_MS {
+                        break; // silent too long: close it, reconnect
+                    }
                     continue;
                 }
                 Ok(Ok(Some(c))) => c,
                 Ok(_) => break, // dropped: reconnect
             };
+            heard = env.emu.now_ms();
             let mut input = &chunk[..];
             while let Some(item) = decoder.next_item(&mut input) {
                 if let Item::Event { event, .. } = item {
@@ -220,11 +230,30 @@ async fn faulty_scenario_tally_equals_ledger() {
     for want in ["drop", "RECONNECT", "TOKEN_EXPIRED", "LIVE_ENDED"] {
         assert!(ends.contains(&want), "{want} in {ends:?}");
     }
+    // The frozen connection: open and silent until the bot's watchdog
+    // closed it (before the emulator would have given up, 50 s after).
+    let stalled: Vec<&Value> = conns.iter().filter(|c| c["stalled"] == true).collect();
+    assert_eq!(stalled.len(), 1, "{conns:?}");
+    let (at, closed) = (
+        stalled[0]["stalledAtMs"].as_i64().unwrap(),
+        stalled[0]["closedAtMs"].as_i64().unwrap(),
+    );
+    assert!(
+        (WATCHDOG_MS..50_000).contains(&(closed - at)),
+        "closed {} ms after it froze",
+        closed - at
+    );
+    assert_eq!(stalled[0]["end"], Value::Null);
+    assert_eq!(stalled[0]["dropped"], true);
+    // The chat during the stall reached no one; the chat after it did.
+    let people = &ledger["broadcasts"][0]["bots"][0]["totals"]["people"];
+    assert_eq!(people["ufrost01"]["chats"], 1, "{}", people["ufrost01"]);
+    assert_eq!(people["ufrost02"]["chats"], 1, "{}", people["ufrost02"]);
     assert_eq!(ledger["broadcasts"].as_array().unwrap().len(), 2);
     let p = env.ctl_get("/scenario").await;
     assert_eq!(
         (p["position"].as_u64(), p["total"].as_u64()),
-        (Some(38), Some(38))
+        (Some(45), Some(45))
     );
 }
 
