@@ -1,13 +1,15 @@
 //! `onair serve`: the service emulator on 127.0.0.1.
 //!
-//! `onair serve [--port N] [--speed X] [--scenario FILE|NAME] [--heartbeat-ms N] [--json]`
+//! `onair serve [--port N] [--speed X] [--scenario FILE|NAME] [--heartbeat-ms N] [--djs N] [--json]`
 //!
 //! With `--json` the first stdout line is exactly one JSON object
 //! `{"baseUrl","controlUrl","clientId","clientSecret","redirectUri"}` and
 //! nothing else is printed (a test harness that stops reading cannot block
 //! the emulator). Without it: where it listens, the app's credentials, a
-//! curl line for a consent code, then one readable line per thing that
-//! happens. Ctrl-C (or SIGTERM) stops it cleanly.
+//! curl line for a consent code and the consent page's address, then one
+//! readable line per thing that happens. Ctrl-C (or SIGTERM) stops it
+//! cleanly. `--djs N` adds the DJs `dj-1` … `dj-N` beside `main` and plays
+//! the scenario for each of them too (a hosted service's load).
 
 use std::io::Write;
 
@@ -35,6 +37,10 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = crate::cli::milliseconds,
           allow_hyphen_values = true)]
     heartbeat_ms: Option<i64>,
+    /// N more DJs, dj-1 … dj-N, beside main; the scenario plays for each of them too
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = djs,
+          allow_hyphen_values = true)]
+    djs: usize,
     /// Print {baseUrl, controlUrl, clientId, clientSecret, redirectUri} as the first line, then nothing
     #[arg(long)]
     json: bool,
@@ -46,7 +52,20 @@ struct Options {
     speed: f64,
     scenario: Option<Scenario>,
     heartbeat_ms: Option<i64>,
+    djs: usize,
     json: bool,
+}
+
+/// Most DJs `--djs` takes (each is a little state and, with a scenario, a
+/// timeline of its own).
+const MAX_DJS: usize = 100_000;
+
+/// A number of DJs, 0 to [`MAX_DJS`].
+fn djs(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(n) if n <= MAX_DJS => Ok(n),
+        _ => Err(format!("takes 0..{MAX_DJS}")),
+    }
 }
 
 /// A built-in scenario's name, or a scenario file.
@@ -69,6 +88,7 @@ pub fn run(args: Args) -> Result<(), UsageError> {
         speed: args.speed,
         scenario: args.scenario.as_deref().map(scenario).transpose()?,
         heartbeat_ms: args.heartbeat_ms,
+        djs: args.djs,
         json: args.json,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -80,7 +100,7 @@ pub fn run(args: Args) -> Result<(), UsageError> {
 
 async fn serve(o: Options) -> Result<(), UsageError> {
     let scenario_name = o.scenario.as_ref().map(|s| s.name.clone());
-    let mut b = Emulator::builder().port(o.port).speed(o.speed);
+    let mut b = Emulator::builder().port(o.port).speed(o.speed).djs(o.djs);
     if let Some(s) = o.scenario {
         b = b.scenario(s);
     }
@@ -111,17 +131,25 @@ async fn serve(o: Options) -> Result<(), UsageError> {
         let scopes = "live.read listeners.read fans.read events.chat events.presence events.like events.donation chat.send";
         let _ = writeln!(
             out,
-            "onair emulator on {} (speed {}x{})\n  control API:   {}\n  client id:     {}\n  client secret: {}\n  redirect uri:  {}\n\
+            "onair emulator on {} (speed {}x{}{})\n  control API:   {}\n  client id:     {}\n  client secret: {}\n  redirect uri:  {}\n\
              get a consent code:\n  curl -s -X POST {}/consent -d '{{\"scope\":\"{scopes}\"}}'\n\
+             or through the consent page (302 to the redirect uri with the code):\n  {}/oauth/authorize?client_id={}&state=STATE\n\
              Ctrl-C stops.",
             emu.base_url(),
             o.speed,
             scenario_name.map(|n| format!(", scenario {n}")).unwrap_or_default(),
+            if o.djs > 0 {
+                format!(", DJs main and dj-1 … dj-{}", o.djs)
+            } else {
+                String::new()
+            },
             emu.control_url(),
             app.client_id,
             app.client_secret,
             app.redirect_uri,
             emu.control_url(),
+            emu.base_url(),
+            app.client_id,
         );
         let _ = out.flush();
     }

@@ -79,6 +79,9 @@ fn serve_rejects_bad_options() {
         &["serve", "--port", "x"][..],
         &["serve", "--scenario", "/no/such/file"],
         &["serve", "--bogus"],
+        &["serve", "--djs", "-1"],
+        &["serve", "--djs", "many"],
+        &["serve", "--djs", "100001"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_onair"))
             .args(args)
@@ -120,4 +123,67 @@ fn serve_json_line_keeps_its_field_order() {
         s("redirectUri")
     );
     assert_eq!(line, rebuilt);
+}
+
+/// `--djs N`: N more DJs beside `main`, the scenario played for each; a
+/// consent through the consent page for one of them.
+#[test]
+fn serve_djs_plays_the_scenario_for_every_dj() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
+        .args([
+            "serve",
+            "--json",
+            "--speed",
+            "0",
+            "--scenario",
+            "quiet",
+            "--djs",
+            "3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn onair serve");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("first line");
+    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    let base = v["baseUrl"].as_str().expect("baseUrl");
+    let addr = base.trim_start_matches("http://");
+    let djs = http_get(addr, "/_emulator/djs");
+    let body = djs.split("\r\n\r\n").nth(1).expect("a body");
+    let list: serde_json::Value = serde_json::from_str(body).expect("JSON");
+    let names: Vec<&str> = list["djs"]
+        .as_array()
+        .expect("djs")
+        .iter()
+        .map(|d| d["dj"].as_str().expect("dj"))
+        .collect();
+    assert_eq!(names, ["main", "dj-1", "dj-2", "dj-3"]);
+    let progress = http_get(addr, "/_emulator/scenario");
+    let steps = onair_emulator::Scenario::builtin("quiet")
+        .expect("quiet")
+        .steps
+        .len();
+    assert!(
+        progress.contains(&format!("\"total\":{}", 4 * steps)),
+        "{progress}"
+    );
+    let consent = http_get(
+        addr,
+        &format!(
+            "/oauth/authorize?client_id={}&state=s1&dj=dj-2",
+            v["clientId"].as_str().expect("clientId")
+        ),
+    );
+    assert!(consent.starts_with("HTTP/1.1 302"), "{consent}");
+    assert!(
+        consent.contains("location: http://127.0.0.1/callback?code="),
+        "{consent}"
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let exit = child.wait().expect("wait");
+    assert!(exit.success(), "clean stop: {exit:?}");
 }
