@@ -33,7 +33,7 @@
  * function is removed); adding functions or result codes keeps it.
  * Compare it with `onair_abi_version()` at start-up.
  */
-#define ONAIR_ABI_VERSION 1
+#define ONAIR_ABI_VERSION 2
 
 /**
  * The library's major version (Cargo.toml).
@@ -52,7 +52,7 @@
 
 /**
  * What a fallible call returns. Codes are never reused: a code that
- * goes away leaves a hole. `onair_result_message()` gives a static text.
+ * goes away leaves a hole (13, 14). `onair_result_message()` gives a static text.
  */
 enum onair_result
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -114,14 +114,6 @@ enum onair_result
    * The chat message is over 200 UTF-16 units (nothing was queued).
    */
   ONAIR_CHAT_TOO_LONG = 12,
-  /**
-   * The bot's call queue is full (nothing was queued).
-   */
-  ONAIR_QUEUE_FULL = 13,
-  /**
-   * The bot has stopped for good (nothing was queued).
-   */
-  ONAIR_STOPPED = 14,
   /**
    * The bot holds no tokens yet.
    */
@@ -236,6 +228,11 @@ enum onair_action_kind
    * `onair_bot_set_timer`).
    */
   ONAIR_ACTION_TIMER = 11,
+  /**
+   * The bot gave up on request `request_id` (no report within its
+   * timeout; `code` is its endpoint): drop it. A late report is ignored.
+   */
+  ONAIR_ACTION_TIMED_OUT = 12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -375,6 +372,14 @@ enum onair_failure_kind
    * A failure newer than this header.
    */
   ONAIR_FAILURE_OTHER = 7,
+  /**
+   * Refused when made: the call queue was full (`message` says its limit).
+   */
+  ONAIR_FAILURE_QUEUE_FULL = 8,
+  /**
+   * Refused when made: the bot had stopped for good (`code` is the stop's).
+   */
+  ONAIR_FAILURE_STOPPED = 9,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -409,10 +414,6 @@ enum onair_notice_kind
    */
   ONAIR_NOTICE_PROBLEM = 3,
   /**
-   * Request `request_id` timed out; the bot treated it as failed.
-   */
-  ONAIR_NOTICE_REQUEST_TIMED_OUT = 4,
-  /**
    * Reconnects keep ending at once: the next waits until `until_ms`.
    */
   ONAIR_NOTICE_RECONNECT_STORM_BRAKED = 5,
@@ -420,6 +421,11 @@ enum onair_notice_kind
    * A notice newer than this header.
    */
   ONAIR_NOTICE_OTHER = 6,
+  /**
+   * App call `call_id` was made while the bot waits for the DJ's consent:
+   * it is held, and goes out once `onair_bot_authorize` brings a pair.
+   */
+  ONAIR_NOTICE_CALL_HELD = 7,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -990,7 +996,7 @@ typedef struct onair_action {
    */
   onair_action_kind kind;
   /**
-   * SEND, OPEN_STREAM, CLOSE_STREAM, NOTICE (timed out): the request.
+   * SEND, OPEN_STREAM, CLOSE_STREAM, TIMED_OUT: the request.
    */
   uint64_t request_id;
   /**
@@ -1006,7 +1012,7 @@ typedef struct onair_action {
    */
   struct onair_event event;
   /**
-   * DONE: the app call (as returned by the command).
+   * DONE, NOTICE call held: the app call (as returned by the command).
    */
   uint64_t call_id;
   /**
@@ -1033,12 +1039,13 @@ typedef struct onair_action {
   /**
    * STOPPED: the stop's code (`reauthorize`, `reconsent`,
    * `join_forbidden`, `invalid_client`, `fix_request`, `unexpected`,
-   * `shut_down`); DONE/NOTICE with a problem: its kind; FRAME_SKIPPED:
-   * the decode error's code; UNKNOWN_EVENT: the event name.
+   * `shut_down`); DONE/NOTICE with a problem: its kind; FAILURE_STOPPED:
+   * the stop's code; FRAME_SKIPPED: the decode error's code;
+   * UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint.
    */
   struct onair_str code;
   /**
-   * STOPPED, NOTICE, DONE failed: a line for logs (NUL-terminated).
+   * STOPPED, NOTICE, DONE failed, TIMED_OUT: a line for logs (NUL-terminated).
    */
   struct onair_str message;
   /**
@@ -1601,11 +1608,14 @@ onair_result onair_bot_authorize(struct onair_bot *bot,
 /**
  * Queues a chat message (checked first: at most 200 UTF-16 units, not
  * blank; messages go out in order, paced and retried by the bot). The
- * call's id goes to `*out_call`; its answer comes as `ONAIR_ACTION_DONE`.
+ * call's id goes to `*out_call`; its answer comes as `ONAIR_ACTION_DONE`,
+ * a full queue or a stopped bot included (`ONAIR_FAILURE_QUEUE_FULL`,
+ * `ONAIR_FAILURE_STOPPED`); made while the bot waits for consent, it is held
+ * (`ONAIR_NOTICE_CALL_HELD`).
  *
  * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
- * ONAIR_INVALID_UTF8; ONAIR_CHAT_EMPTY, ONAIR_CHAT_TOO_LONG,
- * ONAIR_QUEUE_FULL, ONAIR_STOPPED (nothing queued).
+ * ONAIR_INVALID_UTF8; ONAIR_CHAT_EMPTY, ONAIR_CHAT_TOO_LONG (nothing
+ * queued).
  */
 onair_result onair_bot_send_chat(struct onair_bot *bot,
                                  const char *message,
@@ -1615,7 +1625,10 @@ onair_result onair_bot_send_chat(struct onair_bot *bot,
 /**
  * Queues `GET /v1/live` (answer: ONAIR_DONE_BROADCAST, data in the JSON form).
  *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; ONAIR_QUEUE_FULL, ONAIR_STOPPED.
+ * Always queued: a full queue or a stopped bot is answered by its DONE
+ * (see `onair_bot_send_chat`).
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER.
  */
 onair_result onair_bot_fetch_broadcast(struct onair_bot *bot, uint64_t *out_call);
 
@@ -1623,14 +1636,20 @@ onair_result onair_bot_fetch_broadcast(struct onair_bot *bot, uint64_t *out_call
  * Queues the listener list, every page, deduplicated (answer:
  * ONAIR_DONE_LISTENERS, data in the JSON form).
  *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; ONAIR_QUEUE_FULL, ONAIR_STOPPED.
+ * Always queued: a full queue or a stopped bot is answered by its DONE
+ * (see `onair_bot_send_chat`).
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER.
  */
 onair_result onair_bot_list_listeners(struct onair_bot *bot, uint64_t *out_call);
 
 /**
  * Queues `GET /v1/live/fans` (answer: ONAIR_DONE_FANS, data in the JSON form).
  *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; ONAIR_QUEUE_FULL, ONAIR_STOPPED.
+ * Always queued: a full queue or a stopped bot is answered by its DONE
+ * (see `onair_bot_send_chat`).
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER.
  */
 onair_result onair_bot_fetch_fans(struct onair_bot *bot, uint64_t *out_call);
 

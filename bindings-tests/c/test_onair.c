@@ -461,8 +461,18 @@ static void test_bot_errors(void) {
   CHECK(onair_bot_send_chat(bot, S("hi"), NULL) == ONAIR_NULL_PARAMETER);
   /* A queue of one. */
   CHECK(onair_bot_fetch_fans(bot, &call) == ONAIR_OK && call == 1);
-  CHECK(onair_bot_list_listeners(bot, &call) == ONAIR_QUEUE_FULL && call == 1);
+  /* The second is taken and refused by its DONE, never dropped silently. */
+  CHECK(onair_bot_list_listeners(bot, &call) == ONAIR_OK && call == 2);
   CHECK(onair_bot_pending_calls(bot) == 1);
+  {
+    onair_action full;
+    /* Not authorized yet: the first is held, and said so. */
+    CHECK(onair_bot_poll(bot, 0, &full) == ONAIR_OK && full.kind == ONAIR_ACTION_NOTICE);
+    CHECK(full.notice == ONAIR_NOTICE_CALL_HELD && full.call_id == 1);
+    CHECK(onair_bot_poll(bot, 0, &full) == ONAIR_OK && full.kind == ONAIR_ACTION_DONE && full.call_id == 2);
+    CHECK(full.done == ONAIR_DONE_FAILED && full.failure == ONAIR_FAILURE_QUEUE_FULL);
+    CHECK(contains(full.message.ptr, full.message.len, "full"));
+  }
   CHECK(onair_bot_authorize(bot, NULL, 0, S("x")) == ONAIR_NULL_PARAMETER);
   CHECK(onair_bot_authorize(bot, S("c"), BAD_UTF8, 2) == ONAIR_INVALID_UTF8);
   CHECK(onair_bot_poll(bot, 0, NULL) == ONAIR_NULL_PARAMETER);
@@ -665,7 +675,9 @@ static void test_bot_loop(void) {
   CHECK(onair_bot_shutdown(bot, false) == ONAIR_OK);
   CHECK(poll_until(bot, &now, ONAIR_ACTION_STOPPED, &a));
   CHECK(eq(a.code, "shut_down") && !a.resumes_with_new_consent && a.message.len > 0);
-  CHECK(onair_bot_send_chat(bot, S("late"), &call) == ONAIR_STOPPED);
+  CHECK(onair_bot_send_chat(bot, S("late"), &call) == ONAIR_OK);
+  CHECK(onair_bot_poll(bot, now, &a) == ONAIR_OK && a.kind == ONAIR_ACTION_DONE && a.call_id == call);
+  CHECK(a.failure == ONAIR_FAILURE_STOPPED && eq(a.code, "shut_down"));
   /* A late report for the closed stream is harmless. */
   CHECK(onair_bot_on_stream_closed(bot, stream, now) == ONAIR_OK);
 

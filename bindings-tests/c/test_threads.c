@@ -226,8 +226,8 @@ static void *bot_app(void *arg) {
     size_t len;
     onair_result r;
     lock(job);
-    CALL(t, "send_chat", r, onair_bot_send_chat(bot, S("hello there"), &call), ONAIR_QUEUE_FULL, ONAIR_STOPPED);
-    CALL(t, "fetch_broadcast", r, onair_bot_fetch_broadcast(bot, &call), ONAIR_QUEUE_FULL, ONAIR_STOPPED);
+    CALL(t, "send_chat", r, onair_bot_send_chat(bot, S("hello there"), &call), ONAIR_OK, ONAIR_OK);
+    CALL(t, "fetch_broadcast", r, onair_bot_fetch_broadcast(bot, &call), ONAIR_OK, ONAIR_OK);
     unlock(job);
     lock(job);
     CALL(t, "status_json", r, onair_bot_status_json(bot, 1000, &text, &len), ONAIR_OK, ONAIR_OK);

@@ -200,16 +200,22 @@ test('misuse throws MisuseError and changes nothing', () => {
   bot.onStreamBytes(streamId, ':heartbeat\n\n', 21);
 });
 
-test('app calls refused at once throw CallError', () => {
+test('a chat the server would refuse throws CallError; every other call is answered by its done', () => {
   const bot = new Bot({ baseUrl: BASE, clientId: CLIENT_ID, clientSecret: 's', seed: 1 });
   assert.throws(() => bot.sendChat('   '), (e) => e instanceof CallError && e.kind === 'chat_empty');
   assert.throws(() => bot.sendChat('a'.repeat(201)), (e) => e instanceof CallError && e.kind === 'chat_too_long');
-  assert.equal(typeof bot.sendChat('a'.repeat(200)), 'number');
+  const chat = bot.sendChat('a'.repeat(200));
+  assert.equal(typeof chat, 'number');
   bot.shutdown();
-  assert.throws(() => bot.fetchFans(), (e) => e instanceof CallError && e.kind === 'stopped');
+  const fans = bot.fetchFans();
+  const held = bot.poll(1);
+  assert.ok(held.type === 'notice' && held.notice.kind === 'callHeld' && held.notice.call === chat);
   const cancelled = bot.poll(1);
   assert.ok(cancelled.type === 'done' && cancelled.result.kind === 'failed');
   assert.equal(cancelled.result.failure, 'cancelled');
+  const refused = bot.poll(1);
+  assert.ok(refused.type === 'done' && refused.call === fans && refused.result.kind === 'failed');
+  assert.ok(refused.result.failure === 'stopped' && refused.result.stop.code === 'shut_down');
   const stopped = bot.poll(1);
   assert.ok(stopped.type === 'stopped' && stopped.stop.code === 'shut_down');
   assert.deepEqual(bot.poll(2), stopped, 'sticky');

@@ -123,10 +123,7 @@ def main(seconds: float) -> dict[str, Any]:
                         tally.record(ev)  # current: a shutdown in between leaves it so
                     case onair.Wait(until):
                         if i % 3 == 0:
-                            try:
-                                bot.send_chat("hello there")
-                            except onair.BotStopped:
-                                pass
+                            bot.send_chat("hello there")
                         try:
                             bot.on_stream_bytes(stream, BOT_STREAM, now[0])
                         except onair.MisuseError:

@@ -66,9 +66,12 @@ def test_bot_errors() -> None:
             bot.send_chat("a" * 201)
         assert c.value.kind == "chat_too_long" and "split" in c.value.advice
         assert bot.fetch_fans() == 1
-        with pytest.raises(onair.QueueFull):
-            bot.list_listeners()
+        # A full queue is the call's Done, never a silent drop.
+        assert bot.list_listeners() == 2
         assert bot.pending_calls == 1
+        actions = [bot.poll(0), bot.poll(0)]
+        assert any(isinstance(a, onair.Done) and a.call_id == 2 and a.failure == "queue_full" for a in actions)
+        assert any(isinstance(a, onair.Notice) and a.kind == "call_held" and a.call_id == 1 for a in actions)
 
 
 def test_bot_loop() -> None:
@@ -205,8 +208,9 @@ def test_bot_loop() -> None:
             assert message and not st2.resumes_with_new_consent
         case _:
             raise AssertionError(st2)
-    with pytest.raises(onair.BotStopped):
-        bot.send_chat("late")
+    late = bot.send_chat("late")
+    refused = bot.poll(now[0])
+    assert isinstance(refused, onair.Done) and refused.call_id == late and refused.failure == "stopped"
     bot.on_stream_closed(stream, now[0])
     for h in (audience, commands, milestones, tally):
         h.close()

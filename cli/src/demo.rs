@@ -239,17 +239,18 @@ fn handle(
             let _ = name;
         }
         BotEvent::Done { call, result } => refbot.on_done(call, &result),
+        BotEvent::TimedOut { endpoint } => {
+            screen.line(&format!(
+                "  ! {endpoint}: no answer in time, failed by the bot"
+            ));
+        }
         BotEvent::Notice(notice) => {
             use onair::bot::Notice;
             match notice {
                 Notice::Problem { endpoint, problem } => {
                     screen.line(&format!("  ! {endpoint}: {problem}"));
                 }
-                Notice::RequestTimedOut { endpoint, .. } => {
-                    screen.line(&format!(
-                        "  ! {endpoint}: no answer in time, failed by the bot"
-                    ));
-                }
+                Notice::CallHeld { .. } => {}
                 Notice::ReconnectStormBraked { .. } => {
                     screen.line("  ! RECONNECT storm: the next connect waits");
                 }

@@ -133,7 +133,7 @@ impl RefBot {
         self.current().tally.record(event);
         if self.asked_broadcast.is_none() {
             // Once per broadcast, for the summary: not a poll.
-            self.asked_broadcast = bot.fetch_broadcast().ok();
+            self.asked_broadcast = Some(bot.fetch_broadcast());
         }
         if !self.announcing {
             let first = now_ms.saturating_add(ANNOUNCE_EVERY_MS);

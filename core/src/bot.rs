@@ -24,8 +24,10 @@
 //! | polling | [`poll`](Bot::poll) | the next [`Action`] |
 //! | getters | [`tokens`](Bot::tokens), [`quota`](Bot::quota), [`stream`](Bot::stream), [`stop`](Bot::stop) | where things stand |
 //!
-//! 1. After any report or app command, call `poll(now)` until it returns
-//!    [`Action::Wait`]; only then sleep (str0m's "drain until timeout").
+//! 1. After any report or app command, call `poll(now)` until it returns an
+//!    action that ends the drain ([`Action::ends_drain`]): [`Action::Wait`],
+//!    [`Action::NeedsAuthorization`] or [`Action::Stopped`]; only then sleep
+//!    (str0m's "drain until timeout").
 //! 2. `Wait { until_ms }`: sleep until `until_ms`, or until a report arrives
 //!    (a response, stream bytes, a close), whichever is first; then poll
 //!    again. `until_ms` is always later than the `now` you polled with, and is
@@ -34,7 +36,8 @@
 //!    passed makes it act at once, and no deadline is ever lost.
 //! 3. [`Action::Send`] carries the request's `timeout_ms`. The bot keeps that
 //!    deadline itself (it is folded into `Wait`); when it passes without a
-//!    report, the bot treats the request as failed. Give your client no
+//!    report, the bot treats the request as failed and says so with
+//!    [`Action::TimedOut`] (drop that request). Give your client no
 //!    shorter timeout, or none. A stream ([`Action::OpenStream`]) must get no
 //!    whole-body timeout at all: the bot's connect timeout and heartbeat
 //!    watchdog cover it, and it asks you to close it ([`Action::CloseStream`]).
@@ -49,8 +52,15 @@
 //!    reopens and queued calls complete. Other stops need a person to fix
 //!    something outside the bot (permissions, a block, the app's credentials).
 //!
+//! 6. App calls ([`Bot::fetch_broadcast`], …) always return a [`CallId`] and
+//!    are always answered by one [`Action::Done`]: a full queue or a stopped
+//!    bot is a `Done` with its reason; a call made while the bot waits for
+//!    consent is held ([`Notice::CallHeld`]). Only a chat message the server
+//!    would refuse is an error at once ([`Bot::send_chat`]).
+//!
 //! **The rules it follows.** 401 on a call or the stream → one refresh, then
-//! once more; a second 401 → [`Stop::Reauthorize`] ([`crate::oauth::RefreshOnce`]).
+//! once more; a second 401 → [`Stop::Reauthorize`] (the one-refresh rule,
+//! [`TokenManager::on_unauthorized`](crate::oauth::TokenManager::on_unauthorized)).
 //! Chat is validated before it is queued and retried a bounded number of
 //! times on 429 `OAPI_MNGR_0302` and 403 `OAPI_MNGR_0208`, paced by the
 //! quota tracker. Calls wait out per-second pacing and backoff; a call whose
@@ -148,7 +158,8 @@ pub struct BotConfig {
     /// [`StreamConfig`] instead, and open streams the heartbeat watchdog.
     pub request_timeout_ms: u64,
     /// How many app calls may wait in the queue (default 100); one more is
-    /// refused with [`CallError::QueueFull`], never dropped silently.
+    /// answered at once by a `Done` with [`CallFailure::QueueFull`], never
+    /// dropped silently.
     pub max_queued_calls: usize,
 }
 
@@ -210,6 +221,15 @@ pub enum Action {
         /// The connection to close.
         id: RequestId,
     },
+    /// The bot gave up on this request: no report came within its
+    /// `timeout_ms`, and the bot counted it as failed (and retries or
+    /// answers the call itself). Drop it; a late report is ignored.
+    TimedOut {
+        /// The request.
+        id: RequestId,
+        /// Its endpoint.
+        endpoint: Endpoint,
+    },
     /// A stream event.
     Event {
         /// The frame's id, when it had one.
@@ -235,8 +255,9 @@ pub enum Action {
         tag: Tag,
     },
     /// The bot has no tokens yet: send the DJ through consent and give the
-    /// code to [`Bot::authorize`]. Polling keeps returning this until then;
-    /// app calls made meanwhile wait and complete afterwards.
+    /// code to [`Bot::authorize`]. Like `Wait`, it ends a drain: polling keeps
+    /// returning it until then. App calls made meanwhile are held
+    /// ([`Notice::CallHeld`]) and go out afterwards.
     NeedsAuthorization,
     /// Nothing to do until `until_ms` (unix ms), or until something is
     /// reported; `None`: nothing is scheduled, only a report moves the bot.
@@ -244,8 +265,41 @@ pub enum Action {
         /// When to poll again at the latest; always later than the `now` polled.
         until_ms: Option<u64>,
     },
-    /// The bot has stopped; a person must act. Polling keeps returning this.
+    /// The bot has stopped; a person must act. Like `Wait`, it ends a drain:
+    /// polling keeps returning it (until [`Bot::authorize`] lifts a
+    /// [`Stop::Reauthorize`]).
     Stopped(Stop),
+}
+
+impl Action {
+    /// Whether this action ends a drain: `Wait`, `NeedsAuthorization` and
+    /// `Stopped` all say the bot has nothing more to do until time passes, a
+    /// report arrives or a person acts. Poll until one of them, then sleep
+    /// until [`Action::wake_at`] (or a report).
+    ///
+    /// ```
+    /// use onair::Action;
+    /// assert!(Action::NeedsAuthorization.ends_drain());
+    /// assert!(Action::Wait { until_ms: Some(5) }.ends_drain());
+    /// assert!(!Action::CloseStream { id: onair::RequestId(1) }.ends_drain());
+    /// ```
+    pub fn ends_drain(&self) -> bool {
+        matches!(
+            self,
+            Action::Wait { .. } | Action::NeedsAuthorization | Action::Stopped(_)
+        )
+    }
+
+    /// When a drain that ended with this action should poll again at the
+    /// latest (unix ms): `Wait`'s `until_ms`; `None` for the others (only a
+    /// report or a person moves the bot on) and for an action that does not
+    /// end a drain.
+    pub fn wake_at(&self) -> Option<u64> {
+        match self {
+            Action::Wait { until_ms } => *until_ms,
+            _ => None,
+        }
+    }
 }
 
 /// A thing worth logging that needs no action.
@@ -269,13 +323,12 @@ pub enum Notice {
         /// What it was.
         problem: Problem,
     },
-    /// A request got no report within its timeout; the bot treated it as
-    /// failed (a late report is ignored).
-    RequestTimedOut {
-        /// The request.
-        id: RequestId,
-        /// Its endpoint.
-        endpoint: Endpoint,
+    /// An app call was made while the bot waits for the DJ's consent
+    /// ([`Action::NeedsAuthorization`] or a [`Stop::Reauthorize`] stop): it
+    /// is held, and goes out once [`Bot::authorize`] brings a pair.
+    CallHeld {
+        /// The call.
+        call: CallId,
     },
     /// Stream connections keep ending with `RECONNECT` at once: the next
     /// connect waits until `until_ms`.
@@ -322,23 +375,14 @@ pub enum CallFailure {
     Transport,
     /// The bot stopped before the call could finish.
     Cancelled,
-}
-
-/// An app call refused at once (a local error: nothing was queued).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CallError {
-    /// The chat message would be refused by the server.
-    #[error(transparent)]
-    Chat(#[from] ChatError),
-    /// The call queue holds [`BotConfig::max_queued_calls`] calls already.
-    #[error("the call queue is full ({limit} calls waiting)")]
+    /// Refused when it was made: the call queue held this many calls
+    /// ([`BotConfig::max_queued_calls`]).
     QueueFull {
         /// The limit.
         limit: usize,
     },
-    /// The bot has stopped (and the stop is not one a new consent resumes).
-    #[error("the bot has stopped: {0}")]
+    /// Refused when it was made: the bot has stopped for good (a stop a new
+    /// consent does not lift).
     Stopped(Stop),
 }
 

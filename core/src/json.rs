@@ -20,8 +20,8 @@
 //! The bot's actions ([`crate::bot::Action`], via [`ActionJson`]) have one
 //! JSON form too, for bindings that hand actions to another language as
 //! JSON: an object with a `type` (`send`, `openStream`, `closeStream`,
-//! `event`, `notice`, `done`, `persistTokens`, `timer`, `needsAuthorization`,
-//! `wait`, `stopped`) and camelCase fields; an `event` action is the typed
+//! `timedOut`, `event`, `notice`, `done`, `persistTokens`, `timer`,
+//! `needsAuthorization`, `wait`, `stopped`) and camelCase fields; an `event` action is the typed
 //! item line above with `"type":"event"`. A `send` carries the request whole
 //! (its `Authorization` header and form body included: it must be sent), so
 //! treat that JSON as a secret; every other action holds no secret but
@@ -338,10 +338,8 @@ enum NoticeLine<'a> {
         endpoint: &'static str,
         problem: Explanation,
     },
-    #[serde(rename_all = "camelCase")]
-    RequestTimedOut {
-        id: u64,
-        endpoint: &'static str,
+    CallHeld {
+        call: u64,
     },
     #[serde(rename_all = "camelCase")]
     ReconnectStormBraked {
@@ -360,10 +358,7 @@ impl<'a> NoticeLine<'a> {
                 endpoint: endpoint.as_str(),
                 problem: problem.explain(None),
             },
-            Notice::RequestTimedOut { id, endpoint } => NoticeLine::RequestTimedOut {
-                id: id.0,
-                endpoint: endpoint.as_str(),
-            },
+            Notice::CallHeld { call } => NoticeLine::CallHeld { call: call.0 },
             Notice::ReconnectStormBraked { until_ms } => NoticeLine::ReconnectStormBraked {
                 until_ms: *until_ms,
             },
@@ -385,14 +380,15 @@ enum ResultLine<'a> {
         fans: &'a crate::model::FanRanking,
     },
     ChatSent,
-    Failed(FailedLine),
+    Failed(FailedLine<'a>),
 }
 
 /// A failed call: `problem` or `untilMs` first when the failure has one,
-/// then `failure` (its code) and `message` (for a body or pager failure).
+/// then `failure` (its code), `message` (a body, pager or queue failure)
+/// and `stop` (a call refused by a stopped bot).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct FailedLine {
+struct FailedLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     problem: Option<Explanation>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -400,6 +396,8 @@ struct FailedLine {
     failure: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop: Option<StopJson<'a>>,
 }
 
 impl<'a> ResultLine<'a> {
@@ -415,6 +413,7 @@ impl<'a> ResultLine<'a> {
                     until_ms: None,
                     failure: "",
                     message: None,
+                    stop: None,
                 };
                 line.failure = match failure {
                     CallFailure::Problem(p) => {
@@ -435,6 +434,15 @@ impl<'a> ResultLine<'a> {
                     }
                     CallFailure::Transport => "transport",
                     CallFailure::Cancelled => "cancelled",
+                    CallFailure::QueueFull { limit } => {
+                        line.message =
+                            Some(format!("the call queue is full ({limit} calls waiting)"));
+                        "queue_full"
+                    }
+                    CallFailure::Stopped(stop) => {
+                        line.stop = Some(StopJson(stop));
+                        "stopped"
+                    }
                 };
                 ResultLine::Failed(line)
             }
@@ -463,6 +471,10 @@ enum ActionLine<'a> {
     },
     CloseStream {
         id: u64,
+    },
+    TimedOut {
+        id: u64,
+        endpoint: &'static str,
     },
     Event {
         event: &'static str,
@@ -511,6 +523,10 @@ impl Serialize for ActionJson<'_> {
                 request: RequestJson(request),
             },
             Action::CloseStream { id } => ActionLine::CloseStream { id: id.0 },
+            Action::TimedOut { id, endpoint } => ActionLine::TimedOut {
+                id: id.0,
+                endpoint: endpoint.as_str(),
+            },
             Action::Event { id, event } => ActionLine::Event {
                 event: event.name(),
                 id,

@@ -70,7 +70,7 @@ pub mod kit;
 pub mod fuzz;
 
 // What a driver needs, at the root.
-pub use bot::{Action, Bot, BotConfig, CallError, CallFailure, CallId, CallResult, Notice};
+pub use bot::{Action, Bot, BotConfig, CallFailure, CallId, CallResult, Notice};
 pub use event::{Decoder, Event, Item};
 pub use http::{BaseUrl, Header, HttpRequest};
 pub use misuse::{Misuse, RequestId};

@@ -72,7 +72,7 @@ impl Stop {
     /// The stop a classified error response of `endpoint` asks for, when its
     /// advice is to stop (`None` for a problem that is retried or waited out).
     /// A 401 is not a stop by itself: the one-refresh rule decides
-    /// ([`crate::oauth::RefreshOnce`]).
+    /// ([`TokenManager::on_unauthorized`](crate::oauth::TokenManager::on_unauthorized)).
     pub fn for_problem(endpoint: Endpoint, problem: &Problem) -> Option<Stop> {
         Some(match problem.advice {
             Advice::Reconsent => Stop::Reconsent {

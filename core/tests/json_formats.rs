@@ -195,10 +195,11 @@ fn actions() -> Vec<Action> {
             endpoint: Endpoint::Chat,
             problem: problem.clone(),
         }),
-        Action::Notice(Notice::RequestTimedOut {
+        Action::TimedOut {
             id: RequestId(3),
             endpoint: Endpoint::Token,
-        }),
+        },
+        Action::Notice(Notice::CallHeld { call: CallId(11) }),
         Action::Notice(Notice::ReconnectStormBraked { until_ms: 77 }),
         done(1, CallResult::Broadcast(broadcast)),
         done(2, CallResult::Listeners(listeners)),
@@ -222,6 +223,11 @@ fn actions() -> Vec<Action> {
         ),
         done(9, CallResult::Failed(CallFailure::Transport)),
         done(10, CallResult::Failed(CallFailure::Cancelled)),
+        done(
+            12,
+            CallResult::Failed(CallFailure::QueueFull { limit: 100 }),
+        ),
+        done(13, CallResult::Failed(CallFailure::Stopped(Stop::ShutDown))),
         Action::PersistTokens(tokens(true)),
         Action::PersistTokens(tokens(false)),
         Action::Timer {

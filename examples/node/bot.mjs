@@ -62,7 +62,7 @@ function say(text) {
       chats.queued++;
     } catch (e) {
       if (!(e instanceof CallError)) throw e;
-      if (chats.refused++ === 0 || e.kind !== 'queue_full') log(`chat not sent (${e.kind}): ${e.message}`);
+      log(`chat not sent (${e.kind}): ${e.message}`);
     }
   }
 }
@@ -200,6 +200,7 @@ for (;;) {
       void openStream(action.id, action.request);
       break;
     case 'closeStream':
+    case 'timedOut':
       streams.get(action.id)?.abort();
       break;
     case 'event':
@@ -211,6 +212,7 @@ for (;;) {
     case 'done': {
       const result = action.result;
       if (result.kind !== 'failed' || result.failure === 'cancelled') break;
+      if (result.failure === 'queue_full' && chats.refused++ > 0) break;
       // e.g. chat after the broadcast ended: not_on_air.
       log(`call ${action.call} failed: ${result.failure === 'problem' ? result.problem.kind : result.failure}`);
       break;

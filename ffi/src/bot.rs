@@ -4,11 +4,11 @@
 use std::ffi::c_char;
 
 use onair_core::bot::{CallFailure, CallResult, Notice};
-use onair_core::chat::ChatErrorKind;
+use onair_core::chat::{ChatError, ChatErrorKind};
 use onair_core::json::ActionJson;
 use onair_core::timers::{Timer, TimerError};
 use onair_core::{
-    Action, BaseUrl, Bot, BotConfig, CallError, ClientCredentials, Event, Misuse, RequestId, Tokens,
+    Action, BaseUrl, Bot, BotConfig, ClientCredentials, Event, Misuse, RequestId, Tokens,
 };
 use zeroize::Zeroizing;
 
@@ -286,13 +286,10 @@ impl BotState {
         self.fail(code, e)
     }
 
-    fn call_error(&mut self, e: CallError) -> onair_result {
-        let code = match &e {
-            CallError::Chat(c) if c.kind == ChatErrorKind::Empty => ONAIR_CHAT_EMPTY,
-            CallError::Chat(_) => ONAIR_CHAT_TOO_LONG,
-            CallError::QueueFull { .. } => ONAIR_QUEUE_FULL,
-            CallError::Stopped(_) => ONAIR_STOPPED,
-            _ => ONAIR_MISUSE,
+    fn chat_error(&mut self, e: ChatError) -> onair_result {
+        let code = match e.kind {
+            ChatErrorKind::Empty => ONAIR_CHAT_EMPTY,
+            _ => ONAIR_CHAT_TOO_LONG,
         };
         self.fail(code, e)
     }
@@ -415,6 +412,9 @@ pub enum onair_action_kind {
     /// App timer `tag` fired (`onair_bot_schedule`, `onair_bot_every`,
     /// `onair_bot_set_timer`).
     ONAIR_ACTION_TIMER = 11,
+    /// The bot gave up on request `request_id` (no report within its
+    /// timeout; `code` is its endpoint): drop it. A late report is ignored.
+    ONAIR_ACTION_TIMED_OUT = 12,
 }
 
 /// How an app call ended (`ONAIR_ACTION_DONE`).
@@ -457,6 +457,10 @@ pub enum onair_failure_kind {
     ONAIR_FAILURE_CANCELLED = 6,
     /// A failure newer than this header.
     ONAIR_FAILURE_OTHER = 7,
+    /// Refused when made: the call queue was full (`message` says its limit).
+    ONAIR_FAILURE_QUEUE_FULL = 8,
+    /// Refused when made: the bot had stopped for good (`code` is the stop's).
+    ONAIR_FAILURE_STOPPED = 9,
 }
 
 /// What a notice says (`ONAIR_ACTION_NOTICE`).
@@ -471,12 +475,13 @@ pub enum onair_notice_kind {
     ONAIR_NOTICE_UNKNOWN_EVENT = 2,
     /// An error response the bot is handling itself; `code` is its kind.
     ONAIR_NOTICE_PROBLEM = 3,
-    /// Request `request_id` timed out; the bot treated it as failed.
-    ONAIR_NOTICE_REQUEST_TIMED_OUT = 4,
     /// Reconnects keep ending at once: the next waits until `until_ms`.
     ONAIR_NOTICE_RECONNECT_STORM_BRAKED = 5,
     /// A notice newer than this header.
     ONAIR_NOTICE_OTHER = 6,
+    /// App call `call_id` was made while the bot waits for the DJ's consent:
+    /// it is held, and goes out once `onair_bot_authorize` brings a pair.
+    ONAIR_NOTICE_CALL_HELD = 7,
 }
 
 /// A request to send, ready for libcurl: `method`, `url` and each of
@@ -524,7 +529,7 @@ impl onair_request {
 pub struct onair_action {
     /// What to do.
     pub kind: onair_action_kind,
-    /// SEND, OPEN_STREAM, CLOSE_STREAM, NOTICE (timed out): the request.
+    /// SEND, OPEN_STREAM, CLOSE_STREAM, TIMED_OUT: the request.
     pub request_id: u64,
     /// SEND, OPEN_STREAM: what to send.
     pub request: onair_request,
@@ -532,7 +537,7 @@ pub struct onair_action {
     pub timeout_ms: u64,
     /// EVENT: the event.
     pub event: onair_event,
-    /// DONE: the app call (as returned by the command).
+    /// DONE, NOTICE call held: the app call (as returned by the command).
     pub call_id: u64,
     /// DONE: how it ended.
     pub done: onair_done_kind,
@@ -547,10 +552,11 @@ pub struct onair_action {
     pub until_ms: u64,
     /// STOPPED: the stop's code (`reauthorize`, `reconsent`,
     /// `join_forbidden`, `invalid_client`, `fix_request`, `unexpected`,
-    /// `shut_down`); DONE/NOTICE with a problem: its kind; FRAME_SKIPPED:
-    /// the decode error's code; UNKNOWN_EVENT: the event name.
+    /// `shut_down`); DONE/NOTICE with a problem: its kind; FAILURE_STOPPED:
+    /// the stop's code; FRAME_SKIPPED: the decode error's code;
+    /// UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint.
     pub code: onair_str,
-    /// STOPPED, NOTICE, DONE failed: a line for logs (NUL-terminated).
+    /// STOPPED, NOTICE, DONE failed, TIMED_OUT: a line for logs (NUL-terminated).
     pub message: onair_str,
     /// STOPPED: a new consent code (`onair_bot_authorize`) resumes the bot.
     pub resumes_with_new_consent: bool,
@@ -683,6 +689,12 @@ impl Current {
                 v.kind = ONAIR_ACTION_CLOSE_STREAM;
                 v.request_id = id.0;
             }
+            Action::TimedOut { id, endpoint } => {
+                v.kind = ONAIR_ACTION_TIMED_OUT;
+                v.request_id = id.0;
+                v.code = onair_str::of(endpoint.as_str());
+                message = Some(format!("{id} ({}) timed out", endpoint.as_str()));
+            }
             Action::Event { id, event } => {
                 v.kind = ONAIR_ACTION_EVENT;
                 v.event = onair_event::view(id.as_ref(), event, head);
@@ -706,10 +718,10 @@ impl Current {
                         v.code = onair_str::of(problem.kind.as_str());
                         message = Some(format!("{}: {problem}", endpoint.as_str()));
                     }
-                    Notice::RequestTimedOut { id, endpoint } => {
-                        v.notice = ONAIR_NOTICE_REQUEST_TIMED_OUT;
-                        v.request_id = id.0;
-                        message = Some(format!("{id} ({}) timed out", endpoint.as_str()));
+                    Notice::CallHeld { call } => {
+                        v.notice = ONAIR_NOTICE_CALL_HELD;
+                        v.call_id = call.0;
+                        message = Some(format!("{call} held until the DJ authorizes the bot"));
                     }
                     Notice::ReconnectStormBraked { until_ms } => {
                         v.notice = ONAIR_NOTICE_RECONNECT_STORM_BRAKED;
@@ -751,6 +763,16 @@ impl Current {
                             }
                             CallFailure::Transport => ONAIR_FAILURE_TRANSPORT,
                             CallFailure::Cancelled => ONAIR_FAILURE_CANCELLED,
+                            CallFailure::QueueFull { limit } => {
+                                message =
+                                    Some(format!("the call queue is full ({limit} calls waiting)"));
+                                ONAIR_FAILURE_QUEUE_FULL
+                            }
+                            CallFailure::Stopped(stop) => {
+                                v.code = onair_str::of(stop.code());
+                                message = Some(stop.to_string());
+                                ONAIR_FAILURE_STOPPED
+                            }
                             _ => ONAIR_FAILURE_OTHER,
                         };
                         ONAIR_DONE_FAILED
@@ -1046,23 +1068,16 @@ pub unsafe extern "C" fn onair_bot_authorize(
     })
 }
 
-fn queued(
-    b: &mut BotState,
-    call: Result<onair_core::CallId, CallError>,
-    out_call: &mut u64,
-) -> Result<(), onair_result> {
-    let id = call.map_err(|e| b.call_error(e))?;
-    *out_call = id.0;
-    Ok(())
-}
-
 /// Queues a chat message (checked first: at most 200 UTF-16 units, not
 /// blank; messages go out in order, paced and retried by the bot). The
-/// call's id goes to `*out_call`; its answer comes as `ONAIR_ACTION_DONE`.
+/// call's id goes to `*out_call`; its answer comes as `ONAIR_ACTION_DONE`,
+/// a full queue or a stopped bot included (`ONAIR_FAILURE_QUEUE_FULL`,
+/// `ONAIR_FAILURE_STOPPED`); made while the bot waits for consent, it is held
+/// (`ONAIR_NOTICE_CALL_HELD`).
 ///
 /// Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
-/// ONAIR_INVALID_UTF8; ONAIR_CHAT_EMPTY, ONAIR_CHAT_TOO_LONG,
-/// ONAIR_QUEUE_FULL, ONAIR_STOPPED (nothing queued).
+/// ONAIR_INVALID_UTF8; ONAIR_CHAT_EMPTY, ONAIR_CHAT_TOO_LONG (nothing
+/// queued).
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_send_chat(
     bot: *mut onair_bot,
@@ -1080,14 +1095,18 @@ pub unsafe extern "C" fn onair_bot_send_chat(
         }
         // SAFETY: (pointer, length) from the caller.
         let text = unsafe { str_in(message, message_len) }?;
-        let call = b.bot.send_chat(text);
-        queued(b, call, slot)
+        let call = b.bot.send_chat(text).map_err(|e| b.chat_error(e))?;
+        *slot = call.0;
+        Ok(())
     })
 }
 
 /// Queues `GET /v1/live` (answer: ONAIR_DONE_BROADCAST, data in the JSON form).
 ///
-/// Errors: NULL pointer → ONAIR_NULL_PARAMETER; ONAIR_QUEUE_FULL, ONAIR_STOPPED.
+/// Always queued: a full queue or a stopped bot is answered by its DONE
+/// (see `onair_bot_send_chat`).
+///
+/// Errors: NULL pointer → ONAIR_NULL_PARAMETER.
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_fetch_broadcast(
     bot: *mut onair_bot,
@@ -1098,15 +1117,18 @@ pub unsafe extern "C" fn onair_bot_fetch_broadcast(
         let mut held = unsafe { hold(bot) }?;
         let b = &mut *held;
         let slot = out(out_call)?;
-        let call = b.bot.fetch_broadcast();
-        queued(b, call, slot)
+        *slot = b.bot.fetch_broadcast().0;
+        Ok(())
     })
 }
 
 /// Queues the listener list, every page, deduplicated (answer:
 /// ONAIR_DONE_LISTENERS, data in the JSON form).
 ///
-/// Errors: NULL pointer → ONAIR_NULL_PARAMETER; ONAIR_QUEUE_FULL, ONAIR_STOPPED.
+/// Always queued: a full queue or a stopped bot is answered by its DONE
+/// (see `onair_bot_send_chat`).
+///
+/// Errors: NULL pointer → ONAIR_NULL_PARAMETER.
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_list_listeners(
     bot: *mut onair_bot,
@@ -1117,14 +1139,17 @@ pub unsafe extern "C" fn onair_bot_list_listeners(
         let mut held = unsafe { hold(bot) }?;
         let b = &mut *held;
         let slot = out(out_call)?;
-        let call = b.bot.list_listeners();
-        queued(b, call, slot)
+        *slot = b.bot.list_listeners().0;
+        Ok(())
     })
 }
 
 /// Queues `GET /v1/live/fans` (answer: ONAIR_DONE_FANS, data in the JSON form).
 ///
-/// Errors: NULL pointer → ONAIR_NULL_PARAMETER; ONAIR_QUEUE_FULL, ONAIR_STOPPED.
+/// Always queued: a full queue or a stopped bot is answered by its DONE
+/// (see `onair_bot_send_chat`).
+///
+/// Errors: NULL pointer → ONAIR_NULL_PARAMETER.
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_fetch_fans(
     bot: *mut onair_bot,
@@ -1135,8 +1160,8 @@ pub unsafe extern "C" fn onair_bot_fetch_fans(
         let mut held = unsafe { hold(bot) }?;
         let b = &mut *held;
         let slot = out(out_call)?;
-        let call = b.bot.fetch_fans();
-        queued(b, call, slot)
+        *slot = b.bot.fetch_fans().0;
+        Ok(())
     })
 }
 

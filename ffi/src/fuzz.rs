@@ -49,8 +49,8 @@ use onair_core::sse::{self, Parser};
 use onair_core::tally::Tally;
 use onair_core::timers::{Timer, TimerError, Timers};
 use onair_core::{
-    Action, BaseUrl, Bot, BotConfig, CallError, ClientCredentials, Event, HttpRequest, Item,
-    Misuse, RequestId, Tokens,
+    Action, BaseUrl, Bot, BotConfig, ClientCredentials, Event, HttpRequest, Item, Misuse,
+    RequestId, Tokens,
 };
 
 use crate::onair_result::{self, *};
@@ -689,6 +689,10 @@ fn check_action(v: &onair_action, want: &Action, now: u64) {
         Action::CloseStream { id } => {
             assert_eq!((v.kind, v.request_id), (ONAIR_ACTION_CLOSE_STREAM, id.0));
         }
+        Action::TimedOut { id, endpoint } => {
+            assert_eq!((v.kind, v.request_id), (ONAIR_ACTION_TIMED_OUT, id.0));
+            assert_eq!(view_str(what, v.code), Some(endpoint.as_str()));
+        }
         Action::Event { id, event } => {
             assert_eq!(v.kind, ONAIR_ACTION_EVENT, "{what}");
             check_event(what, &v.event, id.as_ref().map(|i| i.as_str()), event);
@@ -747,13 +751,10 @@ fn report_code(r: Result<(), Misuse>) -> onair_result {
     r.map_or_else(misuse_code, |()| ONAIR_OK)
 }
 
-fn call_code(e: &CallError) -> onair_result {
-    match e {
-        CallError::Chat(c) if c.kind == onair_core::chat::ChatErrorKind::Empty => ONAIR_CHAT_EMPTY,
-        CallError::Chat(_) => ONAIR_CHAT_TOO_LONG,
-        CallError::QueueFull { .. } => ONAIR_QUEUE_FULL,
-        CallError::Stopped(_) => ONAIR_STOPPED,
-        _ => ONAIR_MISUSE,
+fn call_code(e: &onair_core::chat::ChatError) -> onair_result {
+    match e.kind {
+        onair_core::chat::ChatErrorKind::Empty => ONAIR_CHAT_EMPTY,
+        _ => ONAIR_CHAT_TOO_LONG,
     }
 }
 
@@ -2105,9 +2106,9 @@ impl Fuzz {
                 let shadow = match &mut self.bot {
                     Some(b) if !e.any() => Some(match op % 14 {
                         1 => b.shadow.send_chat(message.text().unwrap_or_default()),
-                        2 => b.shadow.fetch_broadcast(),
-                        3 => b.shadow.list_listeners(),
-                        _ => b.shadow.fetch_fans(),
+                        2 => Ok(b.shadow.fetch_broadcast()),
+                        3 => Ok(b.shadow.list_listeners()),
+                        _ => Ok(b.shadow.fetch_fans()),
                     }),
                     _ => None,
                 };

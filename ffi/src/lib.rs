@@ -51,7 +51,7 @@ pub use view::*;
 /// ABI breaks (a function's signature or a struct's layout changes, or a
 /// function is removed); adding functions or result codes keeps it.
 /// Compare it with `onair_abi_version()` at start-up.
-pub const ONAIR_ABI_VERSION: u32 = 1;
+pub const ONAIR_ABI_VERSION: u32 = 2;
 /// The library's major version (Cargo.toml).
 pub const ONAIR_VERSION_MAJOR: u32 = 0;
 /// The library's minor version (Cargo.toml).
@@ -60,7 +60,7 @@ pub const ONAIR_VERSION_MINOR: u32 = 1;
 pub const ONAIR_VERSION_PATCH: u32 = 0;
 
 /// What a fallible call returns. Codes are never reused: a code that
-/// goes away leaves a hole. `onair_result_message()` gives a static text.
+/// goes away leaves a hole (13, 14). `onair_result_message()` gives a static text.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum onair_result {
@@ -93,10 +93,8 @@ pub enum onair_result {
     ONAIR_CHAT_EMPTY = 11,
     /// The chat message is over 200 UTF-16 units (nothing was queued).
     ONAIR_CHAT_TOO_LONG = 12,
-    /// The bot's call queue is full (nothing was queued).
-    ONAIR_QUEUE_FULL = 13,
-    /// The bot has stopped for good (nothing was queued).
-    ONAIR_STOPPED = 14,
+    // 13 and 14 (a full call queue, a stopped bot) are gone since ABI 2:
+    // app calls are always taken and answer those by their DONE action.
     /// The bot holds no tokens yet.
     ONAIR_NO_TOKENS = 15,
     /// The endpoint name is not one of the core's (`token`, `chat`, …).
@@ -145,8 +143,6 @@ fn result_text(code: u32) -> &'static std::ffi::CStr {
         10 => c"misuse of the bot's contract",
         11 => c"the chat message is empty",
         12 => c"the chat message is over 200 UTF-16 units",
-        13 => c"the call queue is full",
-        14 => c"the bot has stopped",
         15 => c"the bot holds no tokens",
         16 => c"unknown endpoint name",
         17 => c"an argument is out of range",

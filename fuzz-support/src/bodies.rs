@@ -9,7 +9,7 @@
 //! that is their purpose. Nothing here is used by the library itself.
 
 use onair::api::{self, ListenerPager};
-use onair::bot::{Action, Bot, BotConfig, Notice};
+use onair::bot::{Action, Bot, BotConfig};
 use onair::chat::{validate_chat, ChatErrorKind, CHAT_MAX_UTF16};
 use onair::endpoint::Endpoint;
 use onair::event::{self, Decoder, Event, Item};
@@ -1038,7 +1038,7 @@ impl Driver {
                 Action::CloseStream { id } if self.stream.is_some_and(|(open, _)| open == id) => {
                     self.stream = None;
                 }
-                Action::Notice(Notice::RequestTimedOut { id, .. }) => {
+                Action::TimedOut { id, .. } => {
                     self.pending.retain(|(p, _)| *p != id);
                 }
                 _ => {}

@@ -36,19 +36,18 @@ from .bot import (
     Request,
     Send,
     Stopped,
+    TimedOut,
     Timer,
     Wait,
     now_ms,
 )
 from .decoder import Decoder
 from .errors import (
-    BotStopped,
     ChatRejected,
     ClosedError,
     InvalidConfig,
     MisuseError,
     OnairError,
-    QueueFull,
     ReentrantCallError,
     StaleEventError,
 )
@@ -102,13 +101,13 @@ def abi_version() -> int:
 
 
 __all__ = [
-    "Action", "AnyAction", "Audience", "Backoff", "Bot", "BotStopped", "Chat", "ChatRejected",
+    "Action", "AnyAction", "Audience", "Backoff", "Bot", "Chat", "ChatRejected",
     "ClosedError", "CloseStream", "Commands", "Comment", "Config", "Decoder", "Donation", "Done", "End", "Event",
     "EventAction", "FrameError", "Greeting", "Heartbeat", "InvalidConfig", "Invocation", "Item",
     "Like", "MilestoneReached", "Milestones", "MisuseError", "NeedsAuthorization", "Notice",
     "OnairError", "OpenStream", "OtherAction", "OtherEvent", "PersistTokens", "Presence",
-    "Problem", "QueueFull", "Quota", "ReentrantCallError", "Request", "Retry", "Send", "StaleEventError", "Stopped",
-    "Tally", "Timer", "Timers", "UnknownFrame", "Wait", "abi_version", "classify", "explain",
+    "Problem", "Quota", "ReentrantCallError", "Request", "Retry", "Send", "StaleEventError", "Stopped",
+    "Tally", "TimedOut", "Timer", "Timers", "UnknownFrame", "Wait", "abi_version", "classify", "explain",
     "library_version", "now_ms", "parse_quota", "retry_after_ms", "split_chat", "truncate",
     "utf16_len",
 ]

@@ -25,7 +25,7 @@ from ctypes import (
 from pathlib import Path
 from typing import Any
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 u8p = c_void_p  # (pointer, length) byte inputs: bytes objects convert to c_char_p
 

@@ -43,14 +43,16 @@ _FAILURE = {
     5: "transport",
     6: "cancelled",
     7: "other",
+    8: "queue_full",
+    9: "stopped",
 }
 _NOTICE = {
     1: "frame_skipped",
     2: "unknown_event",
     3: "problem",
-    4: "request_timed_out",
     5: "reconnect_storm_braked",
     6: "other",
+    7: "call_held",
 }
 
 
@@ -205,19 +207,32 @@ class EventAction(Action):
         self.event = event
 
 
+class TimedOut(Action):
+    """The bot gave up on request ``request_id`` (no report within its timeout):
+    drop it; a late report is ignored."""
+
+    __slots__ = ("request_id", "endpoint")
+    _fields = ("request_id", "endpoint")
+    __match_args__ = ("request_id",)
+
+    def __init__(self, request_id: int, endpoint: str) -> None:
+        self.request_id, self.endpoint = request_id, endpoint
+
+
 class Notice(Action):
     """Worth a log line, needs no action. ``kind``: ``frame_skipped``, ``unknown_event``,
-    ``problem``, ``request_timed_out``, ``reconnect_storm_braked``."""
+    ``problem``, ``reconnect_storm_braked``, ``call_held`` (``call_id`` is held until
+    the DJ authorizes the bot)."""
 
-    __slots__ = ("kind", "code", "message", "request_id", "until_ms")
-    _fields = ("kind", "code", "message", "request_id", "until_ms")
+    __slots__ = ("kind", "code", "message", "call_id", "until_ms")
+    _fields = ("kind", "code", "message", "call_id", "until_ms")
     __match_args__ = ("kind", "message")
 
     def __init__(
-        self, kind: str, code: str | None, message: str, request_id: int | None, until_ms: int | None
+        self, kind: str, code: str | None, message: str, call_id: int | None, until_ms: int | None
     ) -> None:
         self.kind, self.code, self.message = kind, code, message
-        self.request_id, self.until_ms = request_id, until_ms
+        self.call_id, self.until_ms = call_id, until_ms
 
 
 class Done(Action):
@@ -314,7 +329,7 @@ class OtherAction(Action):
 
 
 AnyAction = Union[
-    Send, OpenStream, CloseStream, EventAction, Notice, Done, PersistTokens,
+    Send, OpenStream, CloseStream, TimedOut, EventAction, Notice, Done, PersistTokens,
     NeedsAuthorization, Wait, Stopped, Timer, OtherAction,
 ]
 
@@ -423,7 +438,7 @@ class Bot(Owner):
                 _NOTICE.get(a.notice, "other"),
                 _text(a.code),
                 _text(a.message) or "",
-                a.request_id if a.notice == 4 else None,
+                a.call_id if a.notice == 7 else None,
                 a.until_ms if a.has_until_ms else None,
             )
         if k == 5:
@@ -444,6 +459,8 @@ class Bot(Owner):
             return Stopped(_text(a.code) or "", _text(a.message) or "", a.resumes_with_new_consent)
         if k == 11:
             return Timer(_text(a.tag) or "")
+        if k == 12:
+            return TimedOut(a.request_id, _text(a.code) or "")
         return OtherAction(self._json())
 
     @locked
@@ -505,7 +522,8 @@ class Bot(Owner):
     def send_chat(self, message: str) -> int:
         """Queues a chat message (at most 200 UTF-16 units, not blank); returns the call id.
 
-        Raises ``ChatRejected``, ``QueueFull`` or ``BotStopped`` (nothing queued)."""
+        Raises ``ChatRejected`` (nothing queued). A full queue or a stopped bot is
+        answered by the call's ``Done`` (``failure`` ``queue_full`` / ``stopped``)."""
         m = _b(message)
         return self._call(_lib.onair_bot_send_chat, m, len(m))
 

@@ -25,8 +25,6 @@ _CODES: dict[int, tuple[str, str]] = {
     10: ("misuse", "see the message; follow the bot's driver contract"),
     11: ("chat_empty", "send some non-blank text"),
     12: ("chat_too_long", "split the text first (onair.split_chat)"),
-    13: ("queue_full", "wait for Done actions before queueing more calls"),
-    14: ("stopped", "the bot has stopped: see its Stopped action"),
     15: ("no_tokens", "authorize the bot first"),
     16: ("unknown_endpoint", "use one of the core's endpoint names (token, chat, events, …)"),
     17: ("invalid_argument", "pass a value in the documented range"),
@@ -62,14 +60,6 @@ class MisuseError(OnairError):
 
 class ChatRejected(OnairError):
     """The chat message was not queued (empty, or over 200 UTF-16 units)."""
-
-
-class QueueFull(OnairError):
-    """The bot's call queue is full; nothing was queued."""
-
-
-class BotStopped(OnairError):
-    """The bot has stopped for good; nothing was queued."""
 
 
 class InvalidConfig(OnairError):
@@ -122,8 +112,6 @@ _CLASSES: dict[int, type[OnairError]] = {
     10: MisuseError,
     11: ChatRejected,
     12: ChatRejected,
-    13: QueueFull,
-    14: BotStopped,
     23: MisuseError,
 }
 

@@ -231,7 +231,7 @@ export type Notice =
   | { kind: 'frameSkipped'; error: ErrorItem }
   | { kind: 'unknownEvent'; event: string; data: string }
   | { kind: 'problem'; endpoint: Endpoint; problem: Explanation }
-  | { kind: 'requestTimedOut'; id: number; endpoint: Endpoint }
+  | { kind: 'callHeld'; call: number }
   | { kind: 'reconnectStormBraked'; untilMs: number };
 
 export interface Broadcast {
@@ -266,6 +266,8 @@ export type CallFailure =
   | { kind: 'failed'; failure: 'problem'; problem: Explanation }
   | { kind: 'failed'; failure: 'quota_blocked'; untilMs: number }
   | { kind: 'failed'; failure: 'invalid_body' | 'pager'; message: string }
+  | { kind: 'failed'; failure: 'queue_full'; message: string }
+  | { kind: 'failed'; failure: 'stopped'; stop: Stop }
   | { kind: 'failed'; failure: 'transport' | 'cancelled' };
 
 /** The answer to an app call: `switch (result.kind)` narrows. */
@@ -294,6 +296,12 @@ export interface OpenStreamAction {
 export interface CloseStreamAction {
   type: 'closeStream';
   id: number;
+}
+/** The bot gave up on request `id` (no report within its timeout): abort it; a late report is ignored. */
+export interface TimedOutAction {
+  type: 'timedOut';
+  id: number;
+  endpoint: Endpoint;
 }
 export interface NoticeAction {
   type: 'notice';
@@ -335,6 +343,7 @@ export type Action =
   | SendAction
   | OpenStreamAction
   | CloseStreamAction
+  | TimedOutAction
   | OnairEvent
   | NoticeAction
   | DoneAction
@@ -431,8 +440,9 @@ export class Bot {
   onStreamClosed(id: number, nowMs?: number): void;
   /** Exchanges a consent code (single use). */
   authorize(code: string, redirectUri: string): void;
-  /** Queues a chat message; its call id. Throws `CallError` (`chat_too_long`, `chat_empty`, `queue_full`, `stopped`). */
+  /** Queues a chat message; its call id. Throws `CallError` (`chat_too_long`, `chat_empty`: nothing queued). A full queue or a stopped bot is the call's `done` (`queue_full`, `stopped`). */
   sendChat(message: string): number;
+  /** Queues `GET /v1/live`; its call id. Every call is answered by one `done` (a full queue or a stopped bot included); made while the bot waits for consent it is held (notice `callHeld`). */
   fetchBroadcast(): number;
   listListeners(): number;
   fetchFans(): number;
@@ -729,7 +739,7 @@ export class MisuseError extends OnairError {
   readonly kind: MisuseKind;
 }
 export class CallError extends OnairError {
-  readonly kind: 'chat_too_long' | 'chat_empty' | 'queue_full' | 'stopped' | 'call';
+  readonly kind: 'chat_too_long' | 'chat_empty';
 }
 export class ConfigError extends OnairError {
   readonly kind: 'invalid_base_url' | 'invalid_credentials';

@@ -168,25 +168,25 @@ impl Bot {
     /// Queues a chat message; its call id.
     #[wasm_bindgen(js_name = sendChat)]
     pub fn send_chat(&mut self, message: &str) -> Result<f64, JsValue> {
-        call(self.inner.send_chat(message))
+        chat(self.inner.send_chat(message))
     }
 
     /// Queues `GET /v1/live`; its call id.
     #[wasm_bindgen(js_name = fetchBroadcast)]
-    pub fn fetch_broadcast(&mut self) -> Result<f64, JsValue> {
-        call(self.inner.fetch_broadcast())
+    pub fn fetch_broadcast(&mut self) -> f64 {
+        self.inner.fetch_broadcast().0 as f64
     }
 
     /// Queues the listener list; its call id.
     #[wasm_bindgen(js_name = listListeners)]
-    pub fn list_listeners(&mut self) -> Result<f64, JsValue> {
-        call(self.inner.list_listeners())
+    pub fn list_listeners(&mut self) -> f64 {
+        self.inner.list_listeners().0 as f64
     }
 
     /// Queues `GET /v1/live/fans`; its call id.
     #[wasm_bindgen(js_name = fetchFans)]
-    pub fn fetch_fans(&mut self) -> Result<f64, JsValue> {
-        call(self.inner.fetch_fans())
+    pub fn fetch_fans(&mut self) -> f64 {
+        self.inner.fetch_fans().0 as f64
     }
 
     /// Reconnects the stream at once.
@@ -268,17 +268,11 @@ fn load_error(e: &onair::oauth::LoadError) -> &'static str {
     }
 }
 
-fn call(result: Result<onair::CallId, onair::CallError>) -> Result<f64, JsValue> {
+/// A chat message the server would refuse: `CallError` with its kind
+/// (`chat_empty`, `chat_too_long`); nothing was queued.
+fn chat(result: Result<onair::CallId, onair::chat::ChatError>) -> Result<f64, JsValue> {
     match result {
         Ok(id) => Ok(id.0 as f64),
-        Err(e) => {
-            let kind = match &e {
-                onair::CallError::Chat(chat) => chat.kind.code(),
-                onair::CallError::QueueFull { .. } => "queue_full",
-                onair::CallError::Stopped(_) => "stopped",
-                _ => "call",
-            };
-            Err(error("CallError", kind, &e.to_string()))
-        }
+        Err(e) => Err(error("CallError", e.kind.code(), &e.to_string())),
     }
 }

@@ -37,26 +37,47 @@ impl Op {
 impl Bot {
     /// Queues a chat message after checking it locally (at most 200 UTF-16
     /// units, not blank), so no quota call is spent on one the server would
-    /// refuse. Messages go out in the order queued.
-    pub fn send_chat(&mut self, message: &str) -> Result<CallId, CallError> {
+    /// refuse: a message that fails the check is the caller's to fix, and
+    /// nothing is queued. Messages go out in the order queued; each one's
+    /// fate comes as [`Action::Done`] (a full queue or a stopped bot too, see
+    /// [`fetch_broadcast`](Self::fetch_broadcast)).
+    ///
+    /// ```
+    /// # use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    /// # let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// # let mut bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
+    /// assert!(bot.send_chat("hello!").is_ok());
+    /// assert_eq!(bot.send_chat("   ").unwrap_err().kind, onair::chat::ChatErrorKind::Empty);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn send_chat(&mut self, message: &str) -> Result<CallId, ChatError> {
         crate::chat::validate_chat(message)?;
-        let call = self.queue(Op::Chat(message.to_owned()))?;
+        let call = self.queue(Op::Chat(message.to_owned()));
         self.chat_calls.push(call);
         Ok(call)
     }
 
-    /// Queues `GET /v1/live`.
-    pub fn fetch_broadcast(&mut self) -> Result<CallId, CallError> {
+    /// Queues `GET /v1/live`; the answer comes as [`Action::Done`].
+    ///
+    /// Every app call is accepted: a call the bot cannot take (its queue
+    /// holds [`BotConfig::max_queued_calls`] calls, or it has stopped for
+    /// good) is answered at once by `Done` with
+    /// [`CallFailure::QueueFull`] or [`CallFailure::Stopped`]; a call made
+    /// while the bot waits for the DJ's consent is held
+    /// ([`Notice::CallHeld`]) and goes out with the new pair.
+    pub fn fetch_broadcast(&mut self) -> CallId {
         self.queue(Op::Broadcast)
     }
 
-    /// Queues the listener list: every page, deduplicated by `id`.
-    pub fn list_listeners(&mut self) -> Result<CallId, CallError> {
+    /// Queues the listener list: every page, deduplicated by `id`. See
+    /// [`fetch_broadcast`](Self::fetch_broadcast) for how it is answered.
+    pub fn list_listeners(&mut self) -> CallId {
         self.queue(Op::Listeners(ListenerPager::new()))
     }
 
-    /// Queues `GET /v1/live/fans`.
-    pub fn fetch_fans(&mut self) -> Result<CallId, CallError> {
+    /// Queues `GET /v1/live/fans`. See
+    /// [`fetch_broadcast`](Self::fetch_broadcast) for how it is answered.
+    pub fn fetch_fans(&mut self) -> CallId {
         self.queue(Op::Fans)
     }
 
@@ -70,19 +91,31 @@ impl Bot {
                 .count()
     }
 
-    pub(super) fn queue(&mut self, op: Op) -> Result<CallId, CallError> {
-        if let Some(stop) = &self.stopped {
-            if !stop.resumes_with_new_consent() {
-                return Err(CallError::Stopped(stop.clone()));
-            }
-        }
-        if self.calls.len() >= self.max_queued_calls {
-            return Err(CallError::QueueFull {
-                limit: self.max_queued_calls,
-            });
-        }
+    /// Takes a call: queued, held for consent, or refused at once with its
+    /// reason (a `Done` on the next poll, never a silent drop).
+    pub(super) fn queue(&mut self, op: Op) -> CallId {
         self.next_call += 1;
         let id = CallId(self.next_call);
+        if let Some(stop) = self
+            .stopped
+            .as_ref()
+            .filter(|s| !s.resumes_with_new_consent())
+        {
+            let failure = CallFailure::Stopped(stop.clone());
+            self.out.push_back(done(id, CallResult::Failed(failure)));
+            return id;
+        }
+        if self.calls.len() >= self.max_queued_calls {
+            let failure = CallFailure::QueueFull {
+                limit: self.max_queued_calls,
+            };
+            self.out.push_back(done(id, CallResult::Failed(failure)));
+            return id;
+        }
+        if self.awaits_consent() {
+            self.out
+                .push_back(Action::Notice(Notice::CallHeld { call: id }));
+        }
         self.calls.push_back(Call {
             id,
             op,
@@ -90,7 +123,7 @@ impl Bot {
             not_before_ms: 0,
             wait_for_newer_than: None,
         });
-        Ok(id)
+        id
     }
 
     /// When the head call could go, if it waits only for time.

@@ -46,10 +46,10 @@ impl Bot {
                 Purpose::Revoke => Endpoint::Revoke,
                 Purpose::Call(call, _) => call.op.endpoint(),
             };
-            self.out.push_back(Action::Notice(Notice::RequestTimedOut {
+            self.out.push_back(Action::TimedOut {
                 id: expired.id,
                 endpoint,
-            }));
+            });
             self.on_no_response(expired.purpose, now_ms);
         }
     }

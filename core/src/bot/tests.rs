@@ -128,11 +128,8 @@ fn streaming() -> (Bot, RequestId) {
     (bot, id)
 }
 
-fn chat_error(e: CallError) -> crate::chat::ChatError {
-    match e {
-        CallError::Chat(e) => e,
-        other => panic!("not a chat error: {other:?}"),
-    }
+fn chat_error(e: crate::chat::ChatError) -> crate::chat::ChatError {
+    e
 }
 
 fn events_of(actions: &[Action]) -> Vec<&Event> {
@@ -258,7 +255,7 @@ fn a_full_session_with_canned_responses() {
     // The DJ revokes: 401 → exactly one refresh → refused → stopped(reauthorize).
     now += 10_000;
     bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
-    let call = bot.fetch_broadcast().unwrap();
+    let call = bot.fetch_broadcast();
     let (id, request) = only_send(&drain(&mut bot, now));
     assert!(request.url.ends_with("/v1/live"));
     bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
@@ -325,7 +322,7 @@ fn a_full_session_with_canned_responses() {
 fn a_second_401_after_a_good_refresh_stops_without_another_refresh() {
     let (mut bot, _) = authorized("live.read", false);
     let now = T0 + MIN;
-    let call = bot.fetch_broadcast().unwrap();
+    let call = bot.fetch_broadcast();
     let (id, _) = only_send(&drain(&mut bot, now));
     bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
     let (id, request) = only_send(&drain(&mut bot, now));
@@ -472,7 +469,7 @@ fn a_bot_with_only_events_chat_streams_and_never_polls_live() {
 #[test]
 fn listeners_are_paged_and_deduplicated() {
     let (mut bot, _) = authorized("listeners.read", false);
-    let call = bot.list_listeners().unwrap();
+    let call = bot.list_listeners();
     let (id, request) = only_send(&drain(&mut bot, T0));
     assert!(request.url.ends_with("/v1/live/listeners"));
     bot.on_response(
@@ -513,7 +510,7 @@ fn listeners_are_paged_and_deduplicated() {
 #[test]
 fn a_daily_quota_block_fails_calls_fast_for_that_permission_only() {
     let (mut bot, _) = authorized("live.read fans.read", false);
-    let call = bot.fetch_fans().unwrap();
+    let call = bot.fetch_fans();
     let (id, _) = only_send(&drain(&mut bot, T0));
     let headers = [
         ("Retry-After", "3600"),
@@ -525,11 +522,11 @@ fn a_daily_quota_block_fails_calls_fast_for_that_permission_only() {
             if *call == c && *until_ms == T0 + 3_600_000)
     };
     assert!(drain(&mut bot, T0).iter().any(|a| blocked(a, call)));
-    let again = bot.fetch_fans().unwrap();
+    let again = bot.fetch_fans();
     let actions = drain(&mut bot, T0 + 1);
     assert!(actions.iter().any(|a| blocked(a, again)), "{actions:?}");
     assert!(sends(&actions).is_empty());
-    bot.fetch_broadcast().unwrap();
+    bot.fetch_broadcast();
     let (_, request) = only_send(&drain(&mut bot, T0 + 2));
     assert!(request.url.ends_with("/v1/live"));
 }
@@ -537,7 +534,7 @@ fn a_daily_quota_block_fails_calls_fast_for_that_permission_only() {
 #[test]
 fn calls_wait_out_per_second_pacing() {
     let (mut bot, _) = authorized("live.read", false);
-    bot.fetch_broadcast().unwrap();
+    bot.fetch_broadcast();
     let (id, _) = only_send(&drain(&mut bot, T0));
     let headers = [
         ("x-ratelimit-remaining", "0"),
@@ -549,7 +546,7 @@ fn calls_wait_out_per_second_pacing() {
     assert!(
         matches!(actions[0], Action::Done { result: CallResult::Broadcast(ref b), .. } if b.live_id == 1)
     );
-    bot.fetch_broadcast().unwrap();
+    bot.fetch_broadcast();
     let actions = drain(&mut bot, T0);
     assert!(sends(&actions).is_empty());
     assert_eq!(wait_until(&actions), Some(T0 + 250));
@@ -559,7 +556,7 @@ fn calls_wait_out_per_second_pacing() {
 #[test]
 fn not_on_air_fails_a_call_but_keeps_the_bot() {
     let (mut bot, _) = authorized("live.read", false);
-    let call = bot.fetch_broadcast().unwrap();
+    let call = bot.fetch_broadcast();
     let (id, _) = only_send(&drain(&mut bot, T0));
     bot.on_response(
         id,
@@ -702,7 +699,7 @@ fn driver_mistakes_are_local_errors() {
 #[test]
 fn shutdown_revokes_closes_and_stops() {
     let (mut bot, stream) = streaming();
-    let call = bot.fetch_fans().unwrap();
+    let call = bot.fetch_fans();
     bot.shutdown(true);
     let actions = drain(&mut bot, T0);
     let (id, request) = only_send(&actions);
@@ -876,7 +873,7 @@ proptest! {
                     }
                     Action::OpenStream { id, .. } => stream = Some(id),
                     Action::CloseStream { id } if stream == Some(id) => stream = None,
-                    Action::Notice(Notice::RequestTimedOut { id, .. }) => {
+                    Action::TimedOut { id, .. } => {
                         pending.retain(|(p, _)| *p != id);
                     }
                     _ => {}
@@ -955,8 +952,15 @@ fn shutdown_during_a_refresh_persists_the_new_pair_then_revokes_it() {
 #[test]
 fn contract_not_yet_authorized_is_its_own_action_and_calls_wait_for_it() {
     let mut bot = Bot::new(config(), None, 1);
-    let call = bot.fetch_broadcast().unwrap();
-    assert_eq!(drain(&mut bot, T0), [Action::NeedsAuthorization]);
+    let call = bot.fetch_broadcast();
+    // The call is held, and the app is told so.
+    assert_eq!(
+        drain(&mut bot, T0),
+        [
+            Action::Notice(Notice::CallHeld { call }),
+            Action::NeedsAuthorization
+        ]
+    );
     // Sticky until a code comes, whatever the time.
     assert_eq!(
         drain(&mut bot, T0 + 86_400_000),
@@ -1017,7 +1021,7 @@ fn contract_a_due_deadline_makes_poll_act_now_even_when_polled_late() {
 #[test]
 fn contract_a_send_carries_its_timeout_and_the_bot_keeps_the_deadline() {
     let (mut bot, _) = authorized("live.read chat.send", false);
-    let fetch = bot.fetch_broadcast().unwrap();
+    let fetch = bot.fetch_broadcast();
     let actions = drain(&mut bot, T0);
     let Some(Action::Send { id, timeout_ms, .. }) = actions.first().cloned() else {
         panic!("{actions:?}")
@@ -1027,10 +1031,10 @@ fn contract_a_send_carries_its_timeout_and_the_bot_keeps_the_deadline() {
     // No report in time: the bot fails the request itself and, a GET being
     // safe to repeat, sends it again after a backoff delay.
     let actions = drain(&mut bot, T0 + 30_000);
-    assert!(actions.contains(&Action::Notice(Notice::RequestTimedOut {
+    assert!(actions.contains(&Action::TimedOut {
         id,
         endpoint: Endpoint::Live
-    })));
+    }));
     let retry_at = wait_until(&actions).unwrap();
     assert!(retry_at <= T0 + 30_000 + 1_000, "first backoff step");
     let (again, _) = only_send(&drain(&mut bot, retry_at));
@@ -1198,7 +1202,7 @@ fn contract_only_instant_reconnect_storms_are_braked_with_a_notice() {
 #[test]
 fn contract_a_401_in_the_middle_of_paging_refreshes_once_and_completes_the_paging() {
     let (mut bot, _) = authorized("listeners.read", false);
-    let call = bot.list_listeners().unwrap();
+    let call = bot.list_listeners();
     let (id, _) = only_send(&drain(&mut bot, T0));
     bot.on_response(
         id,
@@ -1245,21 +1249,28 @@ fn contract_a_401_in_the_middle_of_paging_refreshes_once_and_completes_the_pagin
 }
 
 #[test]
-fn contract_a_full_queue_is_a_clear_local_error_never_a_silent_drop() {
+fn contract_a_full_queue_is_a_clear_answer_never_a_silent_drop() {
     let mut config = config();
     config.max_queued_calls = 2;
     let mut bot = Bot::new(config, None, 1);
-    bot.send_chat("one").unwrap();
+    let one = bot.send_chat("one").unwrap();
     bot.send_chat("two").unwrap();
-    assert_eq!(
-        bot.send_chat("three"),
-        Err(CallError::QueueFull { limit: 2 })
-    );
+    let three = bot.send_chat("three").unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(actions.contains(&Action::Done {
+        call: three,
+        result: CallResult::Failed(CallFailure::QueueFull { limit: 2 })
+    }));
+    // Not yet authorized: the queued ones are held, and said so.
+    assert!(actions.contains(&Action::Notice(Notice::CallHeld { call: one })));
     bot.shutdown(false);
-    assert!(matches!(
-        bot.fetch_fans(),
-        Err(CallError::Stopped(Stop::ShutDown))
-    ));
+    let fans = bot.fetch_fans();
+    let actions = drain(&mut bot, T0);
+    assert!(actions.contains(&Action::Done {
+        call: fans,
+        result: CallResult::Failed(CallFailure::Stopped(Stop::ShutDown))
+    }));
+    assert_eq!(bot.status(T0).counters.chats_failed, 3);
 }
 
 // ---- a whole session, as a transcript ---------------------------------------------
@@ -1286,6 +1297,7 @@ fn transcript_line(now: u64, action: &Action) -> String {
         }
         Action::OpenStream { id, request } => format!("{id} open stream {}", request.url),
         Action::CloseStream { id } => format!("{id} close stream"),
+        Action::TimedOut { id, endpoint } => format!("{id} timed out ({endpoint})"),
         Action::Event { id, event } => format!(
             "event {} {}",
             event.name(),
@@ -1731,7 +1743,7 @@ fn stop_for_consent(how: ConsentStop) -> (Bot, u64) {
                 .unwrap();
         }
         ConsentStop::Disconnected => {
-            bot.fetch_fans().unwrap();
+            bot.fetch_fans();
             let (id, _) = only_send(&drain(&mut bot, now));
             bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
             let (id, request) = only_send(&drain(&mut bot, now));
@@ -1740,7 +1752,7 @@ fn stop_for_consent(how: ConsentStop) -> (Bot, u64) {
                 .unwrap();
         }
         ConsentStop::CallTwice401 => {
-            bot.fetch_fans().unwrap();
+            bot.fetch_fans();
             let (id, _) = only_send(&drain(&mut bot, now));
             bot.on_response(id, 401, NO_HEADERS, b"", now).unwrap();
             let (id, _) = only_send(&drain(&mut bot, now));

@@ -160,4 +160,14 @@ impl Bot {
         }
         decision
     }
+
+    /// Whether the bot waits for the DJ's consent: no pair yet, or a stop a
+    /// new consent code lifts.
+    pub(super) fn awaits_consent(&self) -> bool {
+        self.stopped
+            .as_ref()
+            .is_some_and(Stop::resumes_with_new_consent)
+            || (self.stopped.is_none()
+                && self.tokens.problem() == Some(&AuthProblem::NotAuthorized))
+    }
 }

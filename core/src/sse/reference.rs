@@ -1,7 +1,7 @@
 //! A naive reference parser, written from the WHATWG HTML standard's "event
 //! stream interpretation" (9.2.6) and nothing else: decode the whole stream as
 //! UTF-8, split it into lines, process each line. Tests and fuzzing only: it
-//! is the oracle the real [`Parser`](super::Parser) is checked against, so it
+//! is the oracle the real [`Parser`](crate::sse::Parser) is checked against, so it
 //! shares no code with it and favours plainness over speed.
 
 /// What the reference saw, in the form the tests compare.

@@ -84,6 +84,12 @@ pub enum BotEvent {
     },
     /// Worth a log line; nothing to do.
     Notice(Notice),
+    /// A request got no answer within its timeout: the driver dropped it,
+    /// and the bot retries or fails its call (a [`BotEvent::Done`] follows).
+    TimedOut {
+        /// The request's endpoint.
+        endpoint: Endpoint,
+    },
     /// An app timer is due (`bot_mut().schedule(…)`, `every(…)`).
     Timer {
         /// The timer's tag.
@@ -241,16 +247,15 @@ impl Driver {
                 Action::Send { id, request, .. } => self.spawn_send(id, request, now),
                 Action::OpenStream { id, request } => self.spawn_stream(id, request, now),
                 Action::CloseStream { id } => self.abort(id),
+                Action::TimedOut { id, endpoint } => {
+                    // The bot gave up on it: stop waiting for a server that
+                    // may never answer.
+                    self.abort(id);
+                    return Some(BotEvent::TimedOut { endpoint });
+                }
                 Action::Event { id, event } => return Some(BotEvent::Event { id, event }),
                 Action::Done { call, result } => return Some(BotEvent::Done { call, result }),
-                Action::Notice(notice) => {
-                    if let Notice::RequestTimedOut { id, .. } = &notice {
-                        // The bot gave up on it: stop waiting for a server
-                        // that may never answer.
-                        self.abort(*id);
-                    }
-                    return Some(BotEvent::Notice(notice));
-                }
+                Action::Notice(notice) => return Some(BotEvent::Notice(notice)),
                 Action::Timer { tag } => return Some(BotEvent::Timer { tag }),
                 Action::PersistTokens(tokens) => {
                     if let Some(store) = &self.store {
@@ -303,8 +308,7 @@ impl Driver {
                             store.save(&tokens)?;
                         }
                     }
-                    Action::CloseStream { id } => self.abort(id),
-                    Action::Notice(Notice::RequestTimedOut { id, .. }) => self.abort(id),
+                    Action::CloseStream { id } | Action::TimedOut { id, .. } => self.abort(id),
                     Action::Stopped(_) => break,
                     _ => {}
                 }

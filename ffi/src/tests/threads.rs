@@ -348,6 +348,11 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
         assert_eq!(onair_bot_cancel_timer(bot, p("t"), 1, &mut found), ONAIR_OK);
         assert!(!found);
         let mut a = std::mem::zeroed::<onair_action>();
+        // The two calls are held for consent (two notices), then the ask.
+        for _ in 0..2 {
+            assert_eq!(onair_bot_poll(bot, 5, &mut a), ONAIR_OK);
+            assert_eq!(a.notice, onair_notice_kind::ONAIR_NOTICE_CALL_HELD);
+        }
         assert_eq!(onair_bot_poll(bot, 5, &mut a), ONAIR_OK);
         assert_eq!(a.kind, onair_action_kind::ONAIR_ACTION_NEEDS_AUTHORIZATION);
         onair_bot_free(bot);
