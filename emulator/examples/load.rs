@@ -9,6 +9,16 @@
 //!
 //! The emulator runs in a child process (this binary with `--server`), so its
 //! CPU and memory are measured apart from the client's.
+//!
+//! With `--djs N` it measures a hosted service's load instead: one app, the
+//! default DJ and `dj-1` … `dj-N`, each playing a broadcast of `--rate`
+//! generated events per second for `--seconds` (`Builder::djs`), each read by
+//! its own bot (consent for its DJ, one stream, reconnects); it reports the
+//! events decoded against the ledger, the emulator's CPU and its RSS.
+//!
+//! ```sh
+//! cargo run --release -p onair-emulator --example load -- --djs 1000 --rate 10 --seconds 60
+//! ```
 
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
@@ -56,13 +66,36 @@ fn proc_rss_kb(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// The broadcast every DJ plays in the `--djs` mode: `rate` events a
+/// second (of 60 people) for `seconds`, then the end.
+fn night(rate: u64, seconds: u64) -> String {
+    json!({"name": "night", "steps": [
+        {"do": "state", "botManager": true},
+        {"do": "liveStart", "title": "load"},
+        {"do": "waitForStream", "timeoutMs": 120_000},
+        {"afterMs": 100, "do": "emit", "event": "chat", "data": {"isDj": true, "message": "hi"}},
+        {"afterMs": 100, "do": "generate", "seed": 1, "count": rate * seconds,
+         "intervalMs": 1000 / rate.max(1), "people": 60, "djChatEvery": 0},
+        {"afterMs": 500, "do": "liveEnd"}
+    ]})
+    .to_string()
+}
+
 fn server() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let emu = onair_emulator::Emulator::builder().start().await.unwrap();
+        let mut builder = onair_emulator::Emulator::builder();
+        let djs = arg("--djs", 0) as usize;
+        if djs > 0 {
+            let scenario = night(arg("--rate", 10), arg("--seconds", 60));
+            builder = builder
+                .djs(djs)
+                .scenario(onair_emulator::Scenario::from_json(&scenario).unwrap());
+        }
+        let emu = builder.start().await.unwrap();
         let app = emu.app();
         println!("{}", json!({"baseUrl": emu.base_url(), "clientId": app.client_id, "clientSecret": app.client_secret, "redirectUri": app.redirect_uri}));
         std::io::stdout().flush().unwrap();
@@ -85,8 +118,15 @@ fn main() {
     let streams = arg("--streams", 1000) as usize;
     let rate = arg("--rate", 100);
     let seconds = arg("--seconds", 20);
+    let djs = arg("--djs", 0);
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .arg("--server")
+        .args(["--server", "--djs", &djs.to_string()])
+        .args([
+            "--rate",
+            &rate.to_string(),
+            "--seconds",
+            &seconds.to_string(),
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -102,7 +142,11 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    rt.block_on(run(base, info, pid, streams, rate, seconds));
+    if djs > 0 {
+        rt.block_on(run_djs(base, info, pid, djs as usize));
+    } else {
+        rt.block_on(run(base, info, pid, streams, rate, seconds));
+    }
     drop(child.stdin.take());
     let _ = child.wait();
 }
@@ -314,5 +358,139 @@ async fn run(base: String, info: Value, pid: u32, streams: usize, rate: u64, sec
         f64::from(pct(0.99)) / 1000.0,
         f64::from(all.last().copied().unwrap_or(0)) / 1000.0,
         all.len()
+    );
+}
+
+/// The `--djs` mode: a bot per DJ, until every broadcast ended.
+async fn run_djs(base: String, info: Value, pid: u32, djs: usize) {
+    let http = reqwest::Client::new();
+    let ctl = format!("{base}/_emulator");
+    let rss_before = proc_rss_kb(pid);
+    let cpu0 = proc_cpu_ticks(pid);
+    let t0 = Instant::now();
+    let names: Vec<String> = std::iter::once("main".to_owned())
+        .chain((1..=djs).map(|k| format!("dj-{k}")))
+        .collect();
+    let received = Arc::new(AtomicU64::new(0));
+    let mut bots = Vec::with_capacity(names.len());
+    for dj in &names {
+        let consent: Value = http
+            .post(format!("{ctl}/consent"))
+            .json(&json!({"dj": dj}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let tokens: Value = http
+            .post(format!("{base}/v1/oauth/token"))
+            .basic_auth(
+                info["clientId"].as_str().unwrap(),
+                info["clientSecret"].as_str(),
+            )
+            .form(&[
+                ("grant_type", "authorization_code"),
+                ("code", consent["code"].as_str().unwrap()),
+                ("redirect_uri", info["redirectUri"].as_str().unwrap()),
+            ])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let access = tokens["access_token"].as_str().unwrap().to_owned();
+        let url = format!("{base}/v1/live/events");
+        let received = Arc::clone(&received);
+        bots.push(tokio::spawn(async move {
+            let client = reqwest::Client::new();
+            loop {
+                let r = client
+                    .get(&url)
+                    .bearer_auth(&access)
+                    .header("accept", "text/event-stream")
+                    .send()
+                    .await;
+                let Ok(mut r) = r else { continue };
+                if r.status().as_u16() != 200 {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+                let mut decoder = Decoder::new();
+                while let Ok(Some(chunk)) = r.chunk().await {
+                    let mut input = &chunk[..];
+                    while let Some(item) = decoder.next_item(&mut input) {
+                        match item {
+                            Item::Event {
+                                event: Event::End(_),
+                                ..
+                            } => return,
+                            Item::Event { .. } => {
+                                received.fetch_add(1, Ordering::Relaxed);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    let setup = t0.elapsed().as_secs_f64();
+    let mut rss_peak = 0;
+    loop {
+        rss_peak = rss_peak.max(proc_rss_kb(pid));
+        let p: Value = http
+            .get(format!("{ctl}/scenario"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if p["done"] == true {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = (proc_cpu_ticks(pid) - cpu0) as f64 / 100.0;
+    for b in bots {
+        let _ = tokio::time::timeout(Duration::from_secs(10), b).await;
+    }
+    let ledger: Value = http
+        .get(format!("{ctl}/ledger"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let delivered: u64 = ledger["broadcasts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["bots"].as_array().unwrap())
+        .flat_map(|b| b["connections"].as_array().unwrap())
+        .map(|c| {
+            ["chat", "presence", "like", "donation"]
+                .iter()
+                .map(|k| c["events"][k].as_u64().unwrap_or(0))
+                .sum::<u64>()
+        })
+        .sum();
+    let got = received.load(Ordering::Relaxed);
+    println!(
+        "{} DJs (main + dj-1..dj-{djs}), one app, a bot each: consents and streams in {setup:.1} s, scenario done after {wall:.1} s",
+        names.len()
+    );
+    println!(
+        "events: ledger {delivered}, decoded by the bots {got} ({:.0}/s over the run)",
+        got as f64 / wall
+    );
+    println!(
+        "emulator CPU {cpu:.1} s ({:.0}% of one core over the run); RSS {rss_before} kB before, peak {rss_peak} kB ({:.1} kB per DJ)",
+        cpu / wall * 100.0,
+        rss_peak.saturating_sub(rss_before) as f64 / names.len() as f64
     );
 }

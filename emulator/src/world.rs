@@ -468,10 +468,13 @@ impl World {
         which: impl Fn(&StreamHandle) -> bool,
     ) -> usize {
         let d = &mut self.djs[dj];
-        let wire = d.wire.clone();
         let Some(live) = d.live.as_mut() else {
             return 0;
         };
+        if !live.streams.iter().any(&which) {
+            return 0; // the common case of every tick: build no frame
+        }
+        let wire = d.wire.clone();
         let data = to_json(&End { reason });
         let frame = Arc::new(Frame {
             bytes: event_frame(&wire, None, "end", &data),
@@ -924,21 +927,24 @@ impl World {
                 self.log(format!("[{name}] {expired} stream(s) ended TOKEN_EXPIRED"));
             }
             let d = &mut self.djs[dj];
-            let hb = Arc::new(Frame {
-                bytes: d.wire.heartbeat(),
-                info: None,
-                end: None,
-                counted: false,
-            });
             let Some(live) = d.live.as_mut() else {
                 continue;
             };
-            live.streams.retain_mut(|s| {
-                if hb_ms > 0 && now >= s.next_heartbeat {
+            let due = hb_ms > 0 && live.streams.iter().any(|s| now >= s.next_heartbeat);
+            let hb = due.then(|| {
+                Arc::new(Frame {
+                    bytes: d.wire.heartbeat(),
+                    info: None,
+                    end: None,
+                    counted: false,
+                })
+            });
+            live.streams.retain_mut(|s| match &hb {
+                Some(hb) if now >= s.next_heartbeat => {
                     s.next_heartbeat = now + hb_ms;
-                    return s.offer(&hb) == Offer::Queued;
+                    s.offer(hb) == Offer::Queued
                 }
-                s.is_open()
+                _ => s.is_open(),
             });
         }
     }
