@@ -120,16 +120,6 @@ impl StreamHandle {
         self.stalled.store(true, Ordering::Release);
         self.ledger.stall(self.conn, now_ms);
     }
-
-    /// Whether [`StreamHandle::stall`] was called.
-    pub fn is_stalled(&self) -> bool {
-        self.stalled.load(Ordering::Acquire)
-    }
-
-    /// The ledger record this handle feeds: (bot, connection index).
-    pub fn ledger_conn(&self) -> (&Arc<BotLedger>, usize) {
-        (&self.ledger, self.conn)
-    }
 }
 
 /// Creates a stream: the emulator's handle and the response body.

@@ -205,3 +205,36 @@ async fn a_stall_step_freezes_the_bot_until_its_watchdog_reconnects() {
     assert_eq!(conns[1]["stalled"], false);
     assert_eq!(env.ctl_get("/scenario").await["error"], Value::Null);
 }
+
+#[tokio::test]
+async fn a_frame_counted_before_the_freeze_is_written_whole() {
+    // One byte per write: the freeze may land while a frame is half written.
+    // What the ledger counted and what the reader got must still agree.
+    let env = Env::start().await;
+    env.live_start().await;
+    env.ctl("/wire", json!({"chunkBytes": 1})).await;
+    let (access, _) = env.tokens(ALL).await;
+    let mut s = env.stream(&access).await;
+    let long = "a long line ".repeat(16);
+    for _ in 0..3 {
+        env.emit("chat", json!({"user": {"id": "u1"}, "message": long}))
+            .await;
+    }
+    env.ctl("/streams/stall", json!({})).await;
+    // Everything that arrives until 300 ms of silence.
+    let mut got = Vec::new();
+    while let Ok(Ok(Some(chunk))) =
+        tokio::time::timeout(Duration::from_millis(300), s.resp.chunk()).await
+    {
+        got.extend_from_slice(&chunk);
+    }
+    let text = String::from_utf8(got).unwrap();
+    assert!(
+        text.is_empty() || text.ends_with("\n\n"),
+        "half a frame: {text:?}"
+    );
+    let frames = text.matches("event:chat").count();
+    let c = &connections(&env).await[0];
+    assert_eq!(c["frames"], frames, "{c}");
+    assert_eq!(c["events"]["chat"], frames);
+}
