@@ -1823,7 +1823,7 @@ onair_result onair_decoder_take_json(struct onair_decoder *decoder,
 
 /**
  * Takes every item decoded and not yet taken as one batch of CPython
- * `marshal` data (the core's `onair::marshal` form, documented there),
+ * `marshal` data (the form `ffi/src/marshal.rs` documents),
  * borrowed, valid until the next call on this decoder. `marshal.loads` of
  * it is the tuple `(tags, records)`: one tag letter and one tuple of typed
  * fields per item (`?`: None when null):

@@ -199,8 +199,8 @@ def test_a_marshal_that_reads_otherwise_falls_back_to_json(monkeypatch: pytest.M
 
 
 def test_the_record_table_mirrors_the_core() -> None:
-    """RECORDS (Python) and the table of core/src/marshal.rs: the same tags and field names."""
-    doc = (ROOT / "core" / "src" / "marshal.rs").read_text()
+    """RECORDS (Python) and the table of ffi/src/marshal.rs: the same tags and field names."""
+    doc = (ROOT / "ffi" / "src" / "marshal.rs").read_text()
     rows = dict(re.findall(r"^//! \| `(\w)` \| [\w ]+ \| (.*) \|$", doc, re.M))
     assert set(rows) == set(RECORDS), rows
     for tag, (cls, names) in RECORDS.items():

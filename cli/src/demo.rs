@@ -19,8 +19,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use onair::json::TallyJson;
-use onair::stop::Stop;
+use onair::proto::json::TallyJson;
+use onair::proto::stop::Stop;
 use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
 use std::sync::Arc;
 

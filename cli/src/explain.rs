@@ -11,8 +11,8 @@
 
 use std::io::Read;
 
-use onair::endpoint::Endpoint;
-use onair::problem::classify;
+use onair::proto::endpoint::Endpoint;
+use onair::proto::problem::classify;
 use serde_json::Value;
 
 use crate::UsageError;

@@ -9,13 +9,13 @@
 
 use onair::bot::{CallId, CallResult};
 use onair::event::{EndReason, Event};
-use onair::json::TallyJson;
 use onair::kit::audience::{Audience, Greeting};
 use onair::kit::commands::{Allowed, Commands};
 use onair::kit::milestones::{Milestone, Milestones};
+use onair::kit::tally::Tally;
 use onair::kit::text::split;
-use onair::tally::Tally;
-use onair::timers::Timer;
+use onair::proto::json::TallyJson;
+use onair::proto::timers::Timer;
 use onair::Bot;
 
 /// The reminder's period: 30 minutes.
@@ -323,7 +323,9 @@ mod tests {
     async fn what_the_reference_bot_says_through_the_busy_night() {
         let (said, equal) = said_through("busy", 50.0).await;
         assert!(equal, "tally = ledger");
-        assert!(said.iter().all(|s| onair::chat::validate_chat(s).is_ok()));
+        assert!(said
+            .iter()
+            .all(|s| onair::proto::chat::validate_chat(s).is_ok()));
         insta::assert_json_snapshot!(digest(&said));
     }
 

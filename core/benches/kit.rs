@@ -10,8 +10,8 @@ use onair::event::Event;
 use onair::kit::audience::Audience;
 use onair::kit::commands::{Allowed, Commands};
 use onair::kit::milestones::Milestones;
+use onair::kit::tally::Tally;
 use onair::kit::text::split;
-use onair::tally::Tally;
 
 fn kit(c: &mut Criterion) {
     let events = common::service_events();

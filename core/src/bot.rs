@@ -1,8 +1,8 @@
 //! [`Bot`]: one sans-IO machine a driver loop polls.
 //!
-//! It combines the token state ([`oauth`](crate::oauth)), the quota tracker
-//! ([`quota`](crate::quota)), the event-stream connect-loop
-//! ([`stream`](crate::stream)) with its SSE parser and event decoder, and a
+//! It combines the token state ([`oauth`](crate::proto::oauth)), the quota tracker
+//! ([`quota`](crate::proto::quota)), the event-stream connect-loop
+//! ([`stream`](crate::proto::stream)) with its SSE parser and event decoder, and a
 //! queue of app calls. The driver owns the HTTP client, the clock and the
 //! randomness; the bot owns every rule of the service.
 //!
@@ -60,7 +60,7 @@
 //!
 //! **The rules it follows.** 401 on a call or the stream → one refresh, then
 //! once more; a second 401 → [`Stop::Reauthorize`] (the one-refresh rule,
-//! [`TokenManager::on_unauthorized`](crate::oauth::TokenManager::on_unauthorized)).
+//! [`TokenManager::on_unauthorized`](crate::proto::oauth::TokenManager::on_unauthorized)).
 //! Chat is validated before it is queued and retried a bounded number of
 //! times on 429 `OAPI_MNGR_0302` and 403 `OAPI_MNGR_0208`, paced by the
 //! quota tracker. Calls wait out per-second pacing and backoff; a call whose
@@ -71,9 +71,9 @@
 //! # Which layer is for whom
 //!
 //! Bot authors drive [`Bot`] (or a ready-made driver over it). Someone who
-//! builds only a stream reader uses [`crate::stream::ConnectLoop`]; someone
+//! builds only a stream reader uses [`crate::proto::stream::ConnectLoop`]; someone
 //! who manages tokens for many bots in one service uses
-//! [`crate::oauth::TokenManager`]. All three take the time as an argument and
+//! [`crate::proto::oauth::TokenManager`]. All three take the time as an argument and
 //! answer misuse with the same [`Misuse`] error.
 //!
 //! ```
@@ -97,24 +97,24 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-use crate::api::{self, ListenerPager, PagerProgress, TokenClient};
-use crate::backoff::Backoff;
-use crate::chat::ChatError;
-use crate::endpoint::Endpoint;
 use crate::event::{DecodeError, EndReason, Event, Item};
-use crate::http::{BaseUrl, Header, HttpRequest};
-use crate::misuse::{Misuse, RequestId};
-use crate::model::{Broadcast, FanRanking, Listener};
-use crate::oauth::{
+use crate::proto::api::{self, ListenerPager, PagerProgress, TokenClient};
+use crate::proto::backoff::Backoff;
+use crate::proto::chat::ChatError;
+use crate::proto::endpoint::Endpoint;
+use crate::proto::http::{BaseUrl, Header, HttpRequest};
+use crate::proto::misuse::{Misuse, RequestId};
+use crate::proto::model::{Broadcast, FanRanking, Listener};
+use crate::proto::oauth::{
     AuthProblem, OAuthError, RefreshPolicy, TokenManager, TokenOutcome, Tokens, Unauthorized,
 };
-use crate::problem::{classify, Advice, Problem, ProblemKind};
-use crate::quota::QuotaTracker;
-use crate::secret::{ClientCredentials, Secret};
-use crate::stop::Stop;
-use crate::stream::{ConnectLoop, Phase, Step, StreamConfig, StreamNotice};
-use crate::time::FrameId;
-use crate::timers::{Tag, Timer, TimerError, Timers};
+use crate::proto::problem::{classify, Advice, Problem, ProblemKind};
+use crate::proto::quota::QuotaTracker;
+use crate::proto::secret::{ClientCredentials, Secret};
+use crate::proto::stop::Stop;
+use crate::proto::stream::{ConnectLoop, Phase, Step, StreamConfig, StreamNotice};
+use crate::proto::time::FrameId;
+use crate::proto::timers::{Tag, Timer, TimerError, Timers};
 
 use calls::{Call, Op};
 use requests::{InFlight, Purpose};

@@ -23,8 +23,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::sse::{self, FrameErrorKind};
-use crate::time::{FrameId, Timestamp};
+use crate::proto::sse::{self, FrameErrorKind};
+use crate::proto::time::{FrameId, Timestamp};
 use crate::wire::wire_enum;
 
 mod payload;

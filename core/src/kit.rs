@@ -8,7 +8,7 @@
 //! - [`audience`]: who is in the broadcast; greet a first join once, welcome
 //!   a rejoin back once; managers remembered; stored across a restart.
 //! - [`milestones`]: a signal at every multiple of a heart or donation step,
-//!   and each donor's running total, on top of [`tally`](crate::tally).
+//!   and each donor's running total, on top of [`tally`].
 //! - [`timers`]: named one-shot and repeating app timers, optionally only
 //!   while the stream is connected, for the bot's own loop.
 //!
@@ -25,7 +25,7 @@
 //! use onair::kit::audience::{Audience, Greeting};
 //! use onair::kit::commands::{Allowed, Commands};
 //! use onair::kit::text::split;
-//! use onair::time::Timestamp;
+//! use onair::proto::time::Timestamp;
 //!
 //! /// What the bot answers to one event: the chat messages to send.
 //! fn handle(event: &Event, commands: &Commands, audience: &mut Audience) -> Vec<String> {
@@ -100,6 +100,7 @@ pub mod audience;
 pub mod commands;
 pub mod milestones;
 mod stored;
+pub mod tally;
 pub mod text;
 /// The kit's one rule for a `liveId` (spec 2.2: the key of "once per
 /// broadcast" rules): another id than the known one is a new broadcast; the
@@ -111,6 +112,6 @@ fn is_new_broadcast(known: Option<u64>, live_id: u64) -> bool {
 
 /// App timers live below the bot, which hosts them ([`crate::bot::Bot::schedule`]);
 /// they are part of the kit all the same.
-pub use crate::timers;
+pub use crate::proto::timers;
 
 pub use stored::StateError;

@@ -1,67 +1,56 @@
-//! # onair — the sans-IO protocol core for live-broadcast bots
+//! # onair — bots for the live-broadcast bot API
 //!
-//! onair turns what a bot's HTTP client receives from the live-broadcast bot
-//! API into typed values and decisions, and never does I/O itself: you bring
-//! the bytes, the responses and the time.
+//! A bot acts for one DJ: it gets tokens by OAuth 2.0, receives chat, join,
+//! heart and donation events over Server-Sent Events, reads the broadcast and
+//! posts chat. onair keeps every rule of the service in one place and does
+//! no I/O itself: your HTTP client (or a ready-made driver such as
+//! `onair-tokio`) hands the [`Bot`] bytes, responses and the time, and the bot
+//! answers with [`Action`]s: requests to send, events for your code, tokens to
+//! save, a time to wake up.
 //!
-//! The modules form layers; each imports only from layers below it (a test
-//! keeps this true), and each rule of the service has one home:
+//! ```
+//! use onair::{Action, BaseUrl, Bot, BotConfig, ClientCredentials};
 //!
-//! | layer | modules |
+//! let credentials = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "secret")?;
+//! let config = BotConfig::new(BaseUrl::new("https://api.example.test")?, credentials);
+//! let mut bot = Bot::new(config, None, 7);
+//! // No saved tokens: the DJ consents first; the code goes to `authorize`.
+//! assert_eq!(bot.poll(0), Action::NeedsAuthorization);
+//! bot.authorize("code-from-consent", "https://bot.example/callback");
+//! let Action::Send { request, .. } = bot.poll(0) else { panic!() };
+//! assert!(request.url.ends_with("/v1/oauth/token"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## The front door
+//!
+//! | for | items |
 //! |---|---|
-//! | leaves: values, no rule of the service | [`secret`] (redacted, zeroized secrets and client credentials), [`http`] (the request to send, the base URL, response headers in, percent-encoding), [`endpoint`] (the one table of endpoints: method, path, permission), [`scope`] (permissions), [`time`] (timestamps, frame ids), [`backoff`] (1 s doubling to 30 s, full jitter, seeded), [`misuse`] (local errors, request ids) |
-//! | protocol: the wire forms | [`sse`] (incremental framing), [`event`] (typed stream events), [`model`] (REST resources), [`chat`] (the message rules), [`ratelimit`] (quota headers, `Retry-After`) |
-//! | decisions | [`api`] (request builders, response decoders, the listener pager), [`problem`] (a response classified into a problem and advice), [`oauth`] (the token machine, its stored form, the one-refresh rule), [`quota`] (when the next call may go), [`stop`] (the one stop type a person acts on), [`stream`] (the event stream's connect-loop), [`tally`] (per-broadcast totals by person), [`timers`] (app timers the bot hosts) |
-//! | machine | [`bot`] (the one machine a driver polls), [`json`] (the JSON wire form of items and actions, shared by `onair decode` and the bindings), [`marshal`] (items as CPython marshal data, for the Python package) |
-//! | kit: what every bot author writes by hand | [`kit`] (chat split and truncate, commands, greet-once audience memory, milestones, app timers) |
+//! | the machine | [`Bot`], [`BotConfig`], [`Action`], [`Notice`], [`CallId`], [`CallResult`], [`CallFailure`], [`Stop`], [`Status`]; the contract a driver follows is on the [`bot`] module |
+//! | tokens and the app | [`Tokens`], [`ClientCredentials`], [`Secret`], [`BaseUrl`], [`Scope`], [`Permission`] |
+//! | what the bot hears | the events of [`event`] ([`Event`], [`Chat`], [`Presence`], [`Like`], [`Donation`], [`End`], [`User`]) and the REST resources ([`Broadcast`], [`Listener`], [`FanRanking`]) |
+//! | what every bot writes by hand | [`kit`]: safe chat splitting, commands, greetings, milestones, the per-broadcast tally |
+//! | a driver's own HTTP | [`HttpRequest`], [`Header`], [`RequestId`], [`Endpoint`], [`Misuse`] |
+//! | reading a stream alone | [`Decoder`], [`Item`] |
 //!
-//! What a driver needs is re-exported here: [`Bot`], [`BotConfig`],
-//! [`Action`], [`Stop`], [`BaseUrl`], [`ClientCredentials`], [`Tokens`], …
+//! ## The machinery
 //!
-//! ```
-//! use onair::event::{Decoder, EndReason, Event, Item};
-//!
-//! let mut decoder = Decoder::new();
-//! let chunk = b"event:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n";
-//! let seen: Vec<Item> = decoder.items(chunk).collect();
-//! assert!(matches!(
-//!     &seen[0],
-//!     Item::Event { event: Event::End(end), .. } if end.reason == EndReason::LiveEnded
-//! ));
-//! ```
+//! [`proto`] holds the protocol a driver never names: SSE framing, the
+//! stream's connect-loop, the token state, quota pacing, error
+//! classification, request builders, the JSON wire forms. Its modules form
+//! layers, each rule of the service in one home (see [`proto`]).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-// Leaves: no rule of the service, only values.
-pub mod backoff;
-pub mod endpoint;
-pub mod http;
-pub mod misuse;
-pub mod scope;
-pub mod secret;
+// Leaves shared by the machinery, private.
 mod swar;
-pub mod time;
 mod wire;
-// Protocol: the wire forms of the service.
-pub mod chat;
-pub mod event;
-pub mod model;
-pub mod ratelimit;
-pub mod sse;
-// Decisions: what a response or a frame means, and what to do next.
-pub mod api;
-pub mod oauth;
-pub mod problem;
-pub mod quota;
-pub mod stop;
-pub mod stream;
-pub mod tally;
-pub mod timers;
-// The machine a driver polls, and the wire forms of its items and actions.
+
+pub mod proto;
+
+// The bot author's modules.
 pub mod bot;
-pub mod json;
-pub mod marshal;
-// The kit: what every bot author writes by hand, on top of the machine.
+pub mod event;
 pub mod kit;
 
 // Interim: the fuzz input cursor of libonair's fuzz body; not API.
@@ -69,14 +58,25 @@ pub mod kit;
 #[doc(hidden)]
 pub mod fuzz;
 
-// What a driver needs, at the root.
-pub use bot::{Action, Bot, BotConfig, CallFailure, CallId, CallResult, Notice};
-pub use event::{Decoder, Event, Item};
-pub use http::{BaseUrl, Header, HttpRequest};
-pub use misuse::{Misuse, RequestId};
-pub use oauth::Tokens;
-pub use secret::{ClientCredentials, Secret};
-pub use stop::Stop;
+pub use bot::{
+    Action, Bot, BotConfig, CallFailure, CallId, CallResult, Connection, Notice, Status,
+};
+pub use event::{
+    Chat, DecodeError, Decoder, Donation, End, EndReason, Event, Item, Like, LikeType, Presence,
+    PresenceType, User,
+};
+pub use proto::chat::{ChatError, ChatErrorKind};
+pub use proto::endpoint::Endpoint;
+pub use proto::http::{BaseUrl, Header, HttpRequest};
+pub use proto::misuse::{Misuse, RequestId};
+pub use proto::model::{Broadcast, Fan, FanRanking, Listener};
+pub use proto::oauth::{AuthProblem, Tokens};
+pub use proto::problem::{Problem, ProblemKind};
+pub use proto::scope::{Permission, Scope};
+pub use proto::secret::{ClientCredentials, Secret};
+pub use proto::stop::Stop;
+pub use proto::time::{FrameId, Timestamp};
+pub use proto::timers::{Tag, Timer, TimerError};
 
 /// The README's Rust example runs as a doc test, so it cannot rot.
 #[cfg(doctest)]

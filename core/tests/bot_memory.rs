@@ -6,8 +6,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use onair::bot::{Action, Bot, BotConfig};
-use onair::http::BaseUrl;
-use onair::secret::ClientCredentials;
+use onair::proto::http::BaseUrl;
+use onair::proto::secret::ClientCredentials;
 
 /// Counts the net bytes allocated by the current thread.
 struct Counting;

@@ -4,24 +4,24 @@
 //! lines: fields may be added, never changed or removed.
 #![allow(clippy::unwrap_used)]
 
-use onair::api::{PagerError, ResponseError, ResponseErrorKind};
 use onair::bot::{Action, CallFailure, CallId, CallResult, Notice};
-use onair::endpoint::Endpoint;
 use onair::event::{
     Chat, DecodeError, DecodeErrorKind, Decoder, Donation, End, EndReason, Event, Item, Like,
     LikeType, Presence, PresenceType, User,
 };
-use onair::json::{ActionJson, ItemJson, RawItemJson, RequestJson, StopJson, TallyJson};
 use onair::kit::audience::Audience;
 use onair::kit::milestones::Milestones;
-use onair::misuse::RequestId;
-use onair::oauth::{AuthProblem, Tokens};
-use onair::problem::classify;
-use onair::scope::Permission;
-use onair::stop::Stop;
-use onair::tally::Tally;
-use onair::time::{FrameId, Timestamp};
-use onair::timers::Tag;
+use onair::kit::tally::Tally;
+use onair::proto::api::{PagerError, ResponseError, ResponseErrorKind};
+use onair::proto::endpoint::Endpoint;
+use onair::proto::json::{ActionJson, ItemJson, RawItemJson, RequestJson, StopJson, TallyJson};
+use onair::proto::misuse::RequestId;
+use onair::proto::oauth::{AuthProblem, Tokens};
+use onair::proto::problem::classify;
+use onair::proto::scope::Permission;
+use onair::proto::stop::Stop;
+use onair::proto::time::{FrameId, Timestamp};
+use onair::proto::timers::Tag;
 
 fn events() -> Vec<Event> {
     let user = |id: &str, nickname: Option<&str>| User {
@@ -124,7 +124,7 @@ fn decode_error() -> DecodeError {
 }
 
 fn actions() -> Vec<Action> {
-    let base = onair::http::BaseUrl::new("http://127.0.0.1:9/prefix").unwrap();
+    let base = onair::proto::http::BaseUrl::new("http://127.0.0.1:9/prefix").unwrap();
     let credentials =
         onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s3cret").unwrap();
     let config = onair::BotConfig::new(base, credentials);
@@ -152,16 +152,16 @@ fn actions() -> Vec<Action> {
         &[] as &[(&str, &str)],
         br#"{"status":403,"detailCode":"OAPI_MNGR_0208","message":"m"}"#,
     );
-    let listeners = onair::api::decode_listeners(
+    let listeners = onair::proto::api::decode_listeners(
         br#"{"listeners":[{"id":"a","nickname":"A"}],"nextCursor":null}"#,
     )
     .unwrap()
     .listeners;
-    let broadcast = onair::api::decode_broadcast(
+    let broadcast = onair::proto::api::decode_broadcast(
         br#"{"liveId":7,"title":"T \"q\"","startedAt":"2024-11-22T04:33:20Z","closeAirTime":"2024-11-22T06:33:20Z","listenerCount":3,"totalListenerCount":9,"welcomeMessage":"hi","isChatFrozen":false,"categories":["music"],"tags":[]}"#,
     )
     .unwrap();
-    let fans = onair::api::decode_fans(
+    let fans = onair::proto::api::decode_fans(
         br#"{"totalCount":2,"fans":[{"id":"u1","nickname":"N","rank":1,"coinCount":5},{"id":"u2","nickname":"M","rank":2,"coinCount":null}]}"#,
     )
     .unwrap();
@@ -173,9 +173,9 @@ fn actions() -> Vec<Action> {
     all.extend([
         Action::OpenStream {
             id: RequestId(9),
-            request: onair::api::events(
-                &onair::http::BaseUrl::new("https://a.test").unwrap(),
-                &onair::secret::Secret::new("at"),
+            request: onair::proto::api::events(
+                &onair::proto::http::BaseUrl::new("https://a.test").unwrap(),
+                &onair::proto::secret::Secret::new("at"),
             )
             .unwrap(),
         },
@@ -243,7 +243,7 @@ fn actions() -> Vec<Action> {
     all
 }
 
-fn stops(problem: &onair::problem::Problem) -> Vec<Stop> {
+fn stops(problem: &onair::proto::problem::Problem) -> Vec<Stop> {
     vec![
         Stop::Reauthorize(AuthProblem::AccessRejected),
         Stop::Reauthorize(AuthProblem::RefreshRejected),
@@ -292,7 +292,7 @@ fn every_json_line_format_is_pinned() {
         lines.push(ItemJson(item).to_line());
     }
     lines.push("# raw items".to_owned());
-    let mut parser = onair::sse::Parser::new();
+    let mut parser = onair::proto::sse::Parser::new();
     let mut rest = STREAM;
     while let Some(item) = parser.next_item(&mut rest) {
         lines.push(RawItemJson(&item).to_line());
@@ -315,7 +315,7 @@ fn every_json_line_format_is_pinned() {
     lines.push(tokens(false).to_json().to_string());
     lines.push(audience.to_json());
     lines.push(milestones.to_json());
-    let base = onair::http::BaseUrl::new("http://127.0.0.1:1").unwrap();
+    let base = onair::proto::http::BaseUrl::new("http://127.0.0.1:1").unwrap();
     let credentials =
         onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "secret").unwrap();
     let status = onair::Bot::new(

@@ -4,9 +4,9 @@
 use std::ffi::c_char;
 
 use onair_core::bot::{CallFailure, CallResult, Notice};
-use onair_core::chat::{ChatError, ChatErrorKind};
-use onair_core::json::ActionJson;
-use onair_core::timers::{Timer, TimerError};
+use onair_core::proto::chat::{ChatError, ChatErrorKind};
+use onair_core::proto::json::ActionJson;
+use onair_core::proto::timers::{Timer, TimerError};
 use onair_core::{
     Action, BaseUrl, Bot, BotConfig, ClientCredentials, Event, Misuse, RequestId, Tokens,
 };

@@ -3,10 +3,10 @@
 use std::collections::VecDeque;
 use std::ffi::c_char;
 
+use crate::marshal;
 use onair_core::event::{Decoder, Event, Item};
-use onair_core::json::ItemJson;
-use onair_core::marshal;
-use onair_core::sse::Parser;
+use onair_core::proto::json::ItemJson;
+use onair_core::proto::sse::Parser;
 
 use crate::handle::{free, handles, hold, new_handle, Guarded, Head, Lends};
 use crate::onair_result::{self, *};
@@ -321,7 +321,7 @@ pub unsafe extern "C" fn onair_decoder_take_json(
 }
 
 /// Takes every item decoded and not yet taken as one batch of CPython
-/// `marshal` data (the core's `onair::marshal` form, documented there),
+/// `marshal` data (the form `ffi/src/marshal.rs` documents),
 /// borrowed, valid until the next call on this decoder. `marshal.loads` of
 /// it is the tuple `(tags, records)`: one tag letter and one tuple of typed
 /// fields per item (`?`: None when null):

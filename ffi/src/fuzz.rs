@@ -33,21 +33,21 @@ use std::ffi::{c_char, CStr};
 use std::mem::{size_of, MaybeUninit};
 use std::ptr::{null, null_mut};
 
-use onair_core::backoff::Backoff;
 use onair_core::bot::Status;
-use onair_core::endpoint::Endpoint;
 use onair_core::event::Decoder;
 use onair_core::fuzz::Input;
-use onair_core::json::{ActionJson, ItemJson, RawItemJson, TallyJson};
 use onair_core::kit::audience::{Audience, Greeting};
 use onair_core::kit::commands::{Allowed, Commands, Role};
 use onair_core::kit::milestones::{Milestone, Milestones};
+use onair_core::kit::tally::Tally;
 use onair_core::kit::text;
-use onair_core::problem::classify;
-use onair_core::ratelimit::{QuotaHeaders, RetryAfter};
-use onair_core::sse::{self, Parser};
-use onair_core::tally::Tally;
-use onair_core::timers::{Timer, TimerError, Timers};
+use onair_core::proto::backoff::Backoff;
+use onair_core::proto::endpoint::Endpoint;
+use onair_core::proto::json::{ActionJson, ItemJson, RawItemJson, TallyJson};
+use onair_core::proto::problem::classify;
+use onair_core::proto::ratelimit::{QuotaHeaders, RetryAfter};
+use onair_core::proto::sse::{self, Parser};
+use onair_core::proto::timers::{Timer, TimerError, Timers};
 use onair_core::{
     Action, BaseUrl, Bot, BotConfig, ClientCredentials, Event, HttpRequest, Item, Misuse,
     RequestId, Tokens,
@@ -751,9 +751,9 @@ fn report_code(r: Result<(), Misuse>) -> onair_result {
     r.map_or_else(misuse_code, |()| ONAIR_OK)
 }
 
-fn call_code(e: &onair_core::chat::ChatError) -> onair_result {
+fn call_code(e: &onair_core::proto::chat::ChatError) -> onair_result {
     match e.kind {
-        onair_core::chat::ChatErrorKind::Empty => ONAIR_CHAT_EMPTY,
+        onair_core::proto::chat::ChatErrorKind::Empty => ONAIR_CHAT_EMPTY,
         _ => ONAIR_CHAT_TOO_LONG,
     }
 }
@@ -1354,7 +1354,7 @@ impl Fuzz {
                 .expect("an index in range");
             let got = view_str("onair_string_list_get", s).expect("a part is a string");
             assert_eq!(got, want);
-            assert!(text::utf16_len(got) <= onair_core::chat::CHAT_MAX_UTF16);
+            assert!(text::utf16_len(got) <= onair_core::proto::chat::CHAT_MAX_UTF16);
         }
     }
 
@@ -2908,7 +2908,7 @@ impl Fuzz {
             let text = owned("onair_event_json", p, len);
             // SAFETY: the view's event is alive.
             let ev = unsafe { event_in(&view) }.expect("OK only with an event");
-            let id = view_str("onair_event.id", view.id).map(onair_core::time::FrameId::new);
+            let id = view_str("onair_event.id", view.id).map(onair_core::proto::time::FrameId::new);
             let want = ItemJson(&Item::Event {
                 id,
                 event: Event::clone(&ev),

@@ -6,9 +6,9 @@ use std::ffi::c_char;
 use onair_core::kit::audience::{Audience, Greeting};
 use onair_core::kit::commands::{Allowed, Commands, Denied, Invocation, Role};
 use onair_core::kit::milestones::{Milestone, Milestones};
+use onair_core::kit::tally::Tally;
 use onair_core::kit::text;
-use onair_core::tally::Tally;
-use onair_core::timers::{Tag, TimerError, Timers};
+use onair_core::proto::timers::{Tag, TimerError, Timers};
 use onair_core::Event;
 
 use crate::handle::{free, handles, hold, new_handle, Guarded, Lends};
@@ -1129,7 +1129,7 @@ pub unsafe extern "C" fn onair_tally_json(
         let t = unsafe { hold(tally) }?;
         let slot = out(out_json)?;
         string_out(
-            onair_core::json::TallyJson(&t).to_line(),
+            onair_core::proto::json::TallyJson(&t).to_line(),
             slot,
             out(out_len).ok(),
         );

@@ -28,6 +28,7 @@ mod bot;
 mod decoder;
 mod handle;
 mod kit;
+mod marshal;
 mod problem;
 mod sse;
 mod view;

@@ -3,10 +3,10 @@
 
 use std::ffi::c_char;
 
-use onair_core::backoff::Backoff;
-use onair_core::endpoint::Endpoint;
-use onair_core::problem::{classify, Problem};
-use onair_core::ratelimit::{QuotaHeaders, RetryAfter};
+use onair_core::proto::backoff::Backoff;
+use onair_core::proto::endpoint::Endpoint;
+use onair_core::proto::problem::{classify, Problem};
+use onair_core::proto::ratelimit::{QuotaHeaders, RetryAfter};
 
 use crate::handle::{free, handles, hold, new_handle, Guarded, Lends};
 use crate::onair_result::{self, *};

@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 use std::ffi::c_char;
 
-use onair_core::json::RawItemJson;
-use onair_core::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
+use onair_core::proto::json::RawItemJson;
+use onair_core::proto::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
 
 use crate::handle::{free, handles, hold, new_handle, Guarded, Lends};
 use crate::onair_result::{self, *};

@@ -9,7 +9,7 @@ use crate::boundary;
 use crate::handle::{lend, Head, Lent};
 
 use onair_core::event::{EndReason, Event, LikeType};
-use onair_core::time::FrameId;
+use onair_core::proto::time::FrameId;
 
 /// A borrowed UTF-8 string: `ptr` and `len` bytes, not NUL-terminated
 /// unless a function says so. `ptr` is NULL when the value is absent (a
@@ -308,7 +308,7 @@ pub unsafe extern "C" fn onair_event_json(
             id,
             event: Event::clone(&ev),
         };
-        let line = onair_core::json::ItemJson(&item).to_line();
+        let line = onair_core::proto::json::ItemJson(&item).to_line();
         crate::string_out(line, out, crate::out(out_len).ok());
         Ok(())
     })

@@ -8,23 +8,23 @@
 //! Every body panics (through `assert!`) exactly when an invariant is broken:
 //! that is their purpose. Nothing here is used by the library itself.
 
-use onair::api::{self, ListenerPager};
 use onair::bot::{Action, Bot, BotConfig};
-use onair::chat::{validate_chat, ChatErrorKind, CHAT_MAX_UTF16};
-use onair::endpoint::Endpoint;
 use onair::event::{self, Decoder, Event, Item};
-use onair::http::BaseUrl;
 use onair::kit::audience::Audience;
 use onair::kit::commands::{split_args, Allowed, Commands, Role};
 use onair::kit::milestones::Milestones;
 use onair::kit::text::{split, truncate, utf16_len};
-use onair::misuse::RequestId;
-use onair::oauth::Tokens;
-use onair::problem::{self, classify, Advice, ProblemKind};
-use onair::ratelimit::{QuotaHeaders, RetryAfter, MAX_RETRY_AFTER_MS};
-use onair::secret::ClientCredentials;
-use onair::sse::reference::{self, Seen};
-use onair::sse::{Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
+use onair::proto::api::{self, ListenerPager};
+use onair::proto::chat::{validate_chat, ChatErrorKind, CHAT_MAX_UTF16};
+use onair::proto::endpoint::Endpoint;
+use onair::proto::http::BaseUrl;
+use onair::proto::misuse::RequestId;
+use onair::proto::oauth::Tokens;
+use onair::proto::problem::{self, classify, Advice, ProblemKind};
+use onair::proto::ratelimit::{QuotaHeaders, RetryAfter, MAX_RETRY_AFTER_MS};
+use onair::proto::secret::ClientCredentials;
+use onair::proto::sse::reference::{self, Seen};
+use onair::proto::sse::{Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
 
 // ---------------------------------------------------------------------------
 // The input cursor
@@ -238,7 +238,7 @@ pub fn event_stream(data: &[u8]) {
     };
     let whole = decoded(&mut std::iter::once(body));
     for item in &whole {
-        let line = onair::json::ItemJson(item).to_line();
+        let line = onair::proto::json::ItemJson(item).to_line();
         assert!(line.starts_with('{') && !line.contains('\n'), "{line}");
         assert!(
             serde_json::from_str::<serde_json::Value>(&line).is_ok(),
@@ -782,7 +782,7 @@ fn is_quote(c: char) -> bool {
 /// the poster's role; the arguments hold the text's words in order.
 pub fn commands(data: &[u8]) {
     use onair::event::{Chat, Presence, PresenceType, User};
-    use onair::time::Timestamp;
+    use onair::proto::time::Timestamp;
 
     let mut input = Input::new(data);
     let who = input.byte() % 4;

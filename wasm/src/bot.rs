@@ -1,8 +1,8 @@
 //! The `Bot` machine (feature `machine`, part of `onair_bot_bg.wasm`), and
 //! the helpers every part of that module shares (errors, times, headers).
 
-use onair::json::{ActionJson, StopJson};
-use onair::oauth::Tokens;
+use onair::proto::json::{ActionJson, StopJson};
+use onair::proto::oauth::Tokens;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
 use wasm_bindgen::prelude::*;
 
@@ -246,8 +246,8 @@ impl Bot {
     }
 }
 
-pub(crate) fn timer_error(e: onair::timers::TimerError) -> JsValue {
-    use onair::timers::TimerError;
+pub(crate) fn timer_error(e: onair::proto::timers::TimerError) -> JsValue {
+    use onair::proto::timers::TimerError;
     let kind = match e {
         TimerError::TooMany => "too_many",
         TimerError::BadTag(_) => "bad_tag",
@@ -257,8 +257,8 @@ pub(crate) fn timer_error(e: onair::timers::TimerError) -> JsValue {
     error("TimerError", kind, &e.to_string())
 }
 
-fn load_error(e: &onair::oauth::LoadError) -> &'static str {
-    use onair::oauth::LoadError;
+fn load_error(e: &onair::proto::oauth::LoadError) -> &'static str {
+    use onair::proto::oauth::LoadError;
     match e {
         LoadError::Json { .. } => "json",
         LoadError::UnknownFormat => "unknown_format",
@@ -270,7 +270,7 @@ fn load_error(e: &onair::oauth::LoadError) -> &'static str {
 
 /// A chat message the server would refuse: `CallError` with its kind
 /// (`chat_empty`, `chat_too_long`); nothing was queued.
-fn chat(result: Result<onair::CallId, onair::chat::ChatError>) -> Result<f64, JsValue> {
+fn chat(result: Result<onair::CallId, onair::proto::chat::ChatError>) -> Result<f64, JsValue> {
     match result {
         Ok(id) => Ok(id.0 as f64),
         Err(e) => Err(error("CallError", e.kind.code(), &e.to_string())),

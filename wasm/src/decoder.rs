@@ -3,7 +3,7 @@
 //! and one text buffer (`tape.rs`) that `index.js` turns into the objects of
 //! the `onair decode` lines.
 
-use onair::sse;
+use onair::proto::sse;
 use wasm_bindgen::prelude::*;
 
 use crate::tape::Tape;

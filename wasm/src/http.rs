@@ -2,9 +2,9 @@
 //! builders, 2xx body decoders, backoff, and the JSON form of decoded
 //! items (the oracle of the decoder module's tape).
 
-use onair::endpoint::Endpoint;
-use onair::json::ItemJson;
-use onair::problem::classify as core_classify;
+use onair::proto::endpoint::Endpoint;
+use onair::proto::json::ItemJson;
+use onair::proto::problem::classify as core_classify;
 use onair::{BaseUrl, ClientCredentials};
 use wasm_bindgen::prelude::*;
 
@@ -41,10 +41,10 @@ fn base_url(url: &str) -> Result<BaseUrl, JsValue> {
 }
 
 fn request_json(
-    result: Result<onair::HttpRequest, onair::api::RequestError>,
+    result: Result<onair::HttpRequest, onair::proto::api::RequestError>,
 ) -> Result<String, JsValue> {
     match result {
-        Ok(request) => Ok(onair::json::RequestJson(&request).to_line()),
+        Ok(request) => Ok(onair::proto::json::RequestJson(&request).to_line()),
         Err(e) => Err(error("RequestError", e.code(), &e.to_string())),
     }
 }
@@ -62,11 +62,11 @@ pub fn build_request(
     let base = base_url(base)?;
     let token = onair::Secret::new(access_token);
     let result = match endpoint {
-        "live" => onair::api::live(&base, &token),
-        "listeners" => onair::api::listeners(&base, &token, arg.as_deref()),
-        "fans" => onair::api::fans(&base, &token),
-        "events" => onair::api::events(&base, &token),
-        "chat" => onair::api::chat(&base, &token, arg.as_deref().unwrap_or_default()),
+        "live" => onair::proto::api::live(&base, &token),
+        "listeners" => onair::proto::api::listeners(&base, &token, arg.as_deref()),
+        "fans" => onair::proto::api::fans(&base, &token),
+        "events" => onair::proto::api::events(&base, &token),
+        "chat" => onair::proto::api::chat(&base, &token, arg.as_deref().unwrap_or_default()),
         other => {
             return Err(error(
                 "OnairError",
@@ -91,7 +91,7 @@ pub fn build_token_request(
 ) -> Result<String, JsValue> {
     let credentials = ClientCredentials::new(client_id, client_secret)
         .map_err(|e| error("ConfigError", "invalid_credentials", &e.to_string()))?;
-    let client = onair::api::TokenClient::new(base_url(base)?, credentials);
+    let client = onair::proto::api::TokenClient::new(base_url(base)?, credentials);
     let result = match kind {
         "issue" => client.issue(arg, arg2.as_deref().unwrap_or_default()),
         "refresh" => client.refresh(&onair::Secret::new(arg)),
@@ -111,7 +111,7 @@ pub fn build_token_request(
 #[wasm_bindgen(js_name = decodeBody)]
 pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
     fn out<T: serde::Serialize>(
-        r: Result<T, onair::api::ResponseError>,
+        r: Result<T, onair::proto::api::ResponseError>,
     ) -> Result<String, JsValue> {
         match r {
             Ok(v) => Ok(crate::bot::to_json(&v)),
@@ -119,9 +119,9 @@ pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
         }
     }
     match endpoint {
-        "live" => out(onair::api::decode_broadcast(body)),
-        "listeners" => out(onair::api::decode_listeners(body)),
-        "fans" => out(onair::api::decode_fans(body)),
+        "live" => out(onair::proto::api::decode_broadcast(body)),
+        "listeners" => out(onair::proto::api::decode_listeners(body)),
+        "fans" => out(onair::proto::api::decode_fans(body)),
         other => Err(error(
             "OnairError",
             "unknown_endpoint",
@@ -134,7 +134,7 @@ pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct Backoff {
-    inner: onair::backoff::Backoff,
+    inner: onair::proto::backoff::Backoff,
 }
 
 #[wasm_bindgen]
@@ -144,10 +144,10 @@ impl Backoff {
     pub fn new(seed: f64, base_ms: Option<f64>, cap_ms: Option<f64>) -> Backoff {
         let seed = ms(seed.abs().floor());
         let inner = match (base_ms, cap_ms) {
-            (None, None) => onair::backoff::Backoff::new(seed),
-            (b, c) => onair::backoff::Backoff::with_limits(
-                b.map_or(onair::backoff::Backoff::BASE_MS, ms),
-                c.map_or(onair::backoff::Backoff::CAP_MS, ms),
+            (None, None) => onair::proto::backoff::Backoff::new(seed),
+            (b, c) => onair::proto::backoff::Backoff::with_limits(
+                b.map_or(onair::proto::backoff::Backoff::BASE_MS, ms),
+                c.map_or(onair::proto::backoff::Backoff::CAP_MS, ms),
                 seed,
             ),
         };
@@ -195,8 +195,8 @@ impl JsonDecoder {
     #[wasm_bindgen(constructor)]
     pub fn new(max_frame_bytes: Option<u32>) -> JsonDecoder {
         let parser = match max_frame_bytes {
-            Some(cap) => onair::sse::Parser::with_max_frame_bytes(cap as usize),
-            None => onair::sse::Parser::new(),
+            Some(cap) => onair::proto::sse::Parser::with_max_frame_bytes(cap as usize),
+            None => onair::proto::sse::Parser::new(),
         };
         JsonDecoder {
             inner: onair::Decoder::with_parser(parser),
@@ -225,7 +225,7 @@ impl JsonDecoder {
 #[wasm_bindgen(js_name = parseQuota)]
 pub fn parse_quota(headers: Vec<String>, now_ms: f64) -> String {
     // Each absent or unreadable value `null`.
-    let q = onair::ratelimit::QuotaHeaders::parse(pairs(&headers));
+    let q = onair::proto::ratelimit::QuotaHeaders::parse(pairs(&headers));
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
     struct Quota<'a> {

@@ -2,14 +2,14 @@
 //! commands, the greet-once audience, milestones, app timers.
 
 use onair::event::Event;
-use onair::json::TallyJson;
+use onair::proto::json::TallyJson;
 use serde::Serialize;
 
 use crate::bot::to_json;
 use onair::kit::audience::{Audience as CoreAudience, Greeting};
 use onair::kit::commands::{Allowed, Commands as CoreCommands};
 use onair::kit::milestones::{Milestone, Milestones as CoreMilestones};
-use onair::tally::Tally as CoreTally;
+use onair::kit::tally::Tally as CoreTally;
 use wasm_bindgen::prelude::*;
 
 use crate::bot::{error, ms};
@@ -82,7 +82,7 @@ pub fn split_chat(text: &str) -> Vec<String> {
 #[wasm_bindgen(js_name = truncateChat)]
 pub fn truncate_chat(text: &str, limit: Option<u32>, ellipsis: &str) -> String {
     // Without a limit, the service's own: the core's CHAT_MAX_UTF16.
-    let limit = limit.map_or(onair::chat::CHAT_MAX_UTF16, |l| l as usize);
+    let limit = limit.map_or(onair::proto::chat::CHAT_MAX_UTF16, |l| l as usize);
     onair::kit::text::truncate(text, limit, ellipsis)
 }
 
@@ -441,7 +441,7 @@ impl Commands {
 #[wasm_bindgen]
 #[derive(Debug, Default)]
 pub struct Timers {
-    inner: onair::timers::Timers,
+    inner: onair::proto::timers::Timers,
 }
 
 #[wasm_bindgen]
@@ -462,7 +462,7 @@ impl Timers {
         period_ms: Option<f64>,
         while_connected: bool,
     ) -> Result<(), JsValue> {
-        use onair::timers::Timer;
+        use onair::proto::timers::Timer;
         let timer = match period_ms {
             Some(period) => Timer::every(ms(period), ms(at_ms)),
             None => Timer::at(ms(at_ms)),

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::*;
 
-use crate::scope::{Permission, Scope};
+use crate::proto::scope::{Permission, Scope};
 
 /// Where the event stream stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

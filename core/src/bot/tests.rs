@@ -2,14 +2,14 @@
 //! one test per rule, and properties over arbitrary response sequences.
 
 use super::*;
-use crate::endpoint::Method;
 use crate::event::EndReason;
-use crate::oauth::AuthProblem;
-use crate::problem::ProblemKind;
-use crate::scope::Permission;
-use crate::secret::ClientCredentials;
-use crate::stream::ConnectLoop;
-use crate::timers::Tag;
+use crate::proto::endpoint::Method;
+use crate::proto::oauth::AuthProblem;
+use crate::proto::problem::ProblemKind;
+use crate::proto::scope::Permission;
+use crate::proto::secret::ClientCredentials;
+use crate::proto::stream::ConnectLoop;
+use crate::proto::timers::Tag;
 use proptest::prelude::*;
 
 const T0: u64 = 1_732_250_000_000;
@@ -128,7 +128,7 @@ fn streaming() -> (Bot, RequestId) {
     (bot, id)
 }
 
-fn chat_error(e: crate::chat::ChatError) -> crate::chat::ChatError {
+fn chat_error(e: crate::proto::chat::ChatError) -> crate::proto::chat::ChatError {
     e
 }
 

@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 
 use super::{Chat, DecodeErrorKind, Donation, End, EndReason, Event, Like, Presence, User};
 use super::{LikeType, PresenceType};
-use crate::time::Timestamp;
+use crate::proto::time::Timestamp;
 use crate::wire::JsonFault;
 
 /// Reads `data` of a frame named `name` with serde_json: the event, `None`

@@ -26,7 +26,7 @@
 //! ```
 //! use onair::event::{Event, Presence, PresenceType, User};
 //! use onair::kit::audience::{Audience, Greeting};
-//! use onair::time::Timestamp;
+//! use onair::proto::time::Timestamp;
 //!
 //! let join = Event::Presence(Presence {
 //!     user: User { id: "u1".into(), nickname: Some("Mina".into()) },
@@ -53,7 +53,7 @@ use serde::{Deserialize, Serialize};
 
 use super::stored::{self, StateError};
 use crate::event::{EndReason, Event, Presence, PresenceType, User};
-use crate::tally::ordered;
+use crate::kit::tally::ordered;
 
 /// The `format` marker of [`Audience::to_json`].
 pub const AUDIENCE_FORMAT: &str = "onair.audience";
@@ -71,7 +71,7 @@ pub const DEFAULT_AUDIENCE_CAP: usize = 10_000;
 /// ```
 /// # use onair::event::{Presence, PresenceType, User};
 /// # use onair::kit::audience::Greeting;
-/// # use onair::time::Timestamp;
+/// # use onair::proto::time::Timestamp;
 /// # let presence = Presence { user: User { id: "u1".into(), nickname: None },
 /// #     kind: PresenceType::Join, fan_rank: None, is_manager: false,
 /// #     favorite_temperature: None, time: Timestamp::new("t") };
@@ -93,7 +93,7 @@ impl Greeting {
     /// ```
     /// # use onair::event::{Presence, PresenceType, User};
     /// # use onair::kit::audience::Greeting;
-    /// # use onair::time::Timestamp;
+    /// # use onair::proto::time::Timestamp;
     /// # let presence = Presence { user: User { id: "u1".into(), nickname: None },
     /// #     kind: PresenceType::Join, fan_rank: Some(1), is_manager: false,
     /// #     favorite_temperature: None, time: Timestamp::new("t") };
@@ -110,7 +110,7 @@ impl Greeting {
     /// ```
     /// # use onair::event::{Presence, PresenceType, User};
     /// # use onair::kit::audience::Greeting;
-    /// # use onair::time::Timestamp;
+    /// # use onair::proto::time::Timestamp;
     /// # let presence = Presence { user: User { id: "u1".into(), nickname: None },
     /// #     kind: PresenceType::Join, fan_rank: None, is_manager: false,
     /// #     favorite_temperature: None, time: Timestamp::new("t") };
@@ -339,7 +339,7 @@ impl Audience {
     /// ```
     /// use onair::event::{Chat, Event, User};
     /// use onair::kit::audience::Audience;
-    /// use onair::time::Timestamp;
+    /// use onair::proto::time::Timestamp;
     ///
     /// let mut audience = Audience::new();
     /// let chat = Event::Chat(Chat {
@@ -592,7 +592,7 @@ impl Audience {
 mod tests {
     use super::*;
     use crate::event::{Chat, Donation, End, Like, LikeType};
-    use crate::time::Timestamp;
+    use crate::proto::time::Timestamp;
     use proptest::prelude::*;
 
     fn user(id: &str, nickname: Option<&str>) -> User {

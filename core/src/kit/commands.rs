@@ -28,7 +28,7 @@
 //! use onair::event::{Chat, User};
 //! use onair::kit::audience::Audience;
 //! use onair::kit::commands::{Allowed, Commands, Role};
-//! use onair::time::Timestamp;
+//! use onair::proto::time::Timestamp;
 //!
 //! let commands = Commands::new()
 //!     .command("hello", Allowed::Anyone)
@@ -122,7 +122,7 @@ pub enum Role {
 /// # use onair::event::{Chat, User};
 /// # use onair::kit::audience::Audience;
 /// # use onair::kit::commands::{Allowed, Commands};
-/// # use onair::time::Timestamp;
+/// # use onair::proto::time::Timestamp;
 /// let commands = Commands::new().command("say", Allowed::Anyone);
 /// let chat = Chat {
 ///     user: User { id: "u1".into(), nickname: None },
@@ -154,7 +154,7 @@ pub struct Invocation {
 /// # use onair::event::{Chat, User};
 /// # use onair::kit::audience::Audience;
 /// # use onair::kit::commands::{Allowed, Commands, Role};
-/// # use onair::time::Timestamp;
+/// # use onair::proto::time::Timestamp;
 /// let commands = Commands::new().command("stop", Allowed::Dj);
 /// let chat = Chat {
 ///     user: User { id: "u1".into(), nickname: None },
@@ -232,7 +232,7 @@ impl Commands {
     /// ```
     /// # use onair::event::{Chat, User};
     /// # use onair::kit::audience::Audience;
-    /// # use onair::time::Timestamp;
+    /// # use onair::proto::time::Timestamp;
     /// use onair::kit::commands::{Allowed, Commands};
     ///
     /// let commands = Commands::new().prefix("bot,").command("hi", Allowed::Anyone);
@@ -252,7 +252,7 @@ impl Commands {
     /// ```
     /// # use onair::event::{Chat, User};
     /// # use onair::kit::audience::Audience;
-    /// # use onair::time::Timestamp;
+    /// # use onair::proto::time::Timestamp;
     /// use onair::kit::commands::{Allowed, Commands};
     ///
     /// let commands = Commands::new().also_prefix("！").command("hi", Allowed::Anyone);
@@ -295,7 +295,7 @@ impl Commands {
     /// ```
     /// # use onair::event::{Chat, User};
     /// # use onair::kit::audience::Audience;
-    /// # use onair::time::Timestamp;
+    /// # use onair::proto::time::Timestamp;
     /// use onair::kit::commands::{Allowed, Commands};
     ///
     /// let commands = Commands::new().command("hi", Allowed::Anyone).own_id("me");
@@ -356,7 +356,7 @@ impl Commands {
     ///
     /// ```
     /// # use onair::event::{Chat, Event, Presence, PresenceType, User};
-    /// # use onair::time::Timestamp;
+    /// # use onair::proto::time::Timestamp;
     /// use onair::kit::audience::Audience;
     /// use onair::kit::commands::{Allowed, Commands, Role};
     ///
@@ -502,7 +502,7 @@ pub fn split_args(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::event::{Event, Presence, PresenceType};
-    use crate::time::Timestamp;
+    use crate::proto::time::Timestamp;
     use proptest::prelude::*;
 
     fn chat(id: &str, is_dj: bool, message: &str) -> Chat {

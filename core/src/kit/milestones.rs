@@ -26,7 +26,7 @@
 //! ```
 //! use onair::event::{Donation, Event, User};
 //! use onair::kit::milestones::{Milestone, Milestones};
-//! use onair::time::Timestamp;
+//! use onair::proto::time::Timestamp;
 //!
 //! let mut milestones = Milestones::new().hearts_every(100).donations_every(1_000);
 //! let donation = |amount| Event::Donation(Donation {
@@ -55,8 +55,8 @@ use serde::Serialize;
 
 use super::stored::{self, StateError};
 use crate::event::{Chat, EndReason, Event, User};
-use crate::tally::{ordered, Tally};
-use crate::time::Timestamp;
+use crate::kit::tally::{ordered, Tally};
+use crate::proto::time::Timestamp;
 
 /// The `format` marker of [`Milestones::to_json`].
 pub const MILESTONES_FORMAT: &str = "onair.milestones";
@@ -333,7 +333,7 @@ impl Milestones {
     /// ```
     /// use onair::event::{Event, Like, LikeType, User};
     /// use onair::kit::milestones::{Milestone, Milestones};
-    /// use onair::time::Timestamp;
+    /// use onair::proto::time::Timestamp;
     ///
     /// let mut milestones = Milestones::new().hearts_every(100);
     /// let like = Event::Like(Like {

@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-pub use crate::chat::{validate_chat, ChatError, ChatErrorKind, CHAT_MAX_UTF16};
+pub use crate::proto::chat::{validate_chat, ChatError, ChatErrorKind, CHAT_MAX_UTF16};
 
 /// The length of `text` in UTF-16 code units, as the server counts chat
 /// (an emoji outside the BMP counts 2).

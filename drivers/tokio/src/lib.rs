@@ -45,9 +45,9 @@ use std::sync::Arc;
 
 use futures_util::StreamExt;
 use onair::bot::Notice;
-use onair::endpoint::Endpoint;
 use onair::event::Event;
-use onair::time::FrameId;
+use onair::proto::endpoint::Endpoint;
+use onair::proto::time::FrameId;
 use onair::{Action, Bot, BotConfig, CallId, CallResult, HttpRequest, RequestId, Stop, Tokens};
 use reqwest::header::HeaderMap;
 use tokio::sync::mpsc;
@@ -93,7 +93,7 @@ pub enum BotEvent {
     /// An app timer is due (`bot_mut().schedule(…)`, `every(…)`).
     Timer {
         /// The timer's tag.
-        tag: onair::timers::Tag,
+        tag: onair::proto::timers::Tag,
     },
     /// A new token pair is in force; it was saved to the store already.
     TokensRenewed(Tokens),

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use onair::oauth::LoadError;
+use onair::proto::oauth::LoadError;
 use onair::Tokens;
 
 /// Why the token store failed.

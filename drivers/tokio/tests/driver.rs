@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use onair::bot::Notice;
-use onair::endpoint::Endpoint;
 use onair::event::Event;
-use onair::json::TallyJson;
-use onair::tally::Tally;
+use onair::kit::tally::Tally;
+use onair::proto::endpoint::Endpoint;
+use onair::proto::json::TallyJson;
 use onair::{BaseUrl, Bot, BotConfig, CallResult, ClientCredentials, Stop, Tokens};
 use onair_emulator::clock::Clock as VirtualClock;
 use onair_emulator::{AppCredentials, Emulator, Running};

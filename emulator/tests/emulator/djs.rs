@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use onair::event::{Decoder, EndReason, Event, Item};
-use onair::tally::Tally;
+use onair::kit::tally::Tally;
 use onair_emulator::{Emulator, Scenario};
 use serde_json::{json, Value};
 

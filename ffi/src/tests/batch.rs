@@ -101,7 +101,7 @@ fn marshal_batches_feed_or_take() {
             while let Some(item) = dec.next_item(&mut input) {
                 items.push(item);
             }
-            onair_core::marshal::write_batch(&items, &mut expected);
+            crate::marshal::write_batch(&items, &mut expected);
         }
         assert_eq!(onair_decoder_feed(b, STREAM.as_ptr(), 12), ONAIR_OK);
         let rest = &STREAM[12..];
