@@ -1,0 +1,614 @@
+//! The JSON wire form of stream items: one object per item, the lines
+//! `onair decode` prints (NDJSON) and the shapes the C, Python and Node
+//! bindings hand out. A documented contract: fields may be added, never
+//! changed or removed.
+//!
+//! Typed items ([`event::Item`], via [`ItemJson`]):
+//!
+//! | line | when |
+//! |---|---|
+//! | `{"type":"event","event":"chat","id":"1732250000000-17","data":{…}}` | a service event; `data` in canonical wire form (documented fields only, nullable fields always present) |
+//! | `{"type":"unknown","event":"poll","id":…,"data":"raw"}` | an event name this version does not know |
+//! | `{"type":"heartbeat"}` / `{"type":"comment","text":"…"}` | the `:heartbeat` comment / any other comment |
+//! | `{"type":"retry","ms":3000}` | a `retry` field |
+//! | `{"type":"error","error":CODE,"event":…,"id":…,"raw":"…","message":"…"}` | `invalid_json`, `invalid_event`, `frame_too_large`, `incomplete_frame` |
+//!
+//! Generic SSE items ([`sse::Item`], via [`RawItemJson`], `onair decode
+//! --raw`): `{"type":"event","event":…,"data":"…","id":…,"lastEventId":"…"}`,
+//! and the same comment, retry and error lines.
+//!
+//! The bot's actions ([`crate::bot::Action`], via [`ActionJson`]) have one
+//! JSON form too, for bindings that hand actions to another language as
+//! JSON: an object with a `type` (`send`, `openStream`, `closeStream`,
+//! `timedOut`, `event`, `notice`, `done`, `persistTokens`, `timer`,
+//! `needsAuthorization`, `wait`, `stopped`) and camelCase fields; an `event` action is the typed
+//! item line above with `"type":"event"`. A `send` carries the request whole
+//! (its `Authorization` header and form body included: it must be sent), so
+//! treat that JSON as a secret; every other action holds no secret but
+//! `persistTokens`, whose `tokens` is the stored token file.
+//!
+//! Every line is serde_json over a borrowed view of the value (the event
+//! payloads are the event types' own derived `Serialize`).
+//!
+//! ```
+//! use onair::event::Item;
+//! use onair::proto::json::ItemJson;
+//!
+//! assert_eq!(ItemJson(&Item::Heartbeat).to_line(), r#"{"type":"heartbeat"}"#);
+//! assert_eq!(ItemJson(&Item::Retry(3000)).to_line(), r#"{"type":"retry","ms":3000}"#);
+//! ```
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use crate::bot::{Action, CallFailure, CallResult, Notice};
+use crate::event::{self, DecodeError, Event};
+use crate::kit::tally::{PersonTotals, Tally};
+use crate::proto::http::HttpRequest;
+use crate::proto::problem::Explanation;
+use crate::proto::sse;
+use crate::proto::stop::Stop;
+use crate::proto::time::FrameId;
+
+/// One value as a line of JSON. Serializing the views of this module into a
+/// `String` cannot fail (no map has non-string keys, no float is written
+/// that JSON cannot hold: serde_json writes NaN and infinities as `null`).
+fn line(value: &impl Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// The wire form of a typed item: [`to_line`](ItemJson::to_line) writes it.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemJson<'a>(pub &'a event::Item);
+
+/// The wire form of a generic SSE item (`onair decode --raw`).
+#[derive(Debug, Clone, Copy)]
+pub struct RawItemJson<'a, 'b>(pub &'a sse::Item<'b>);
+
+impl ItemJson<'_> {
+    /// The item as one line of JSON, without the newline.
+    pub fn to_line(&self) -> String {
+        line(self)
+    }
+
+    /// Appends the line (without the newline) to `text`: a batch of lines
+    /// in one buffer.
+    ///
+    /// ```
+    /// use onair::event::Item;
+    /// use onair::proto::json::ItemJson;
+    ///
+    /// let mut batch = String::new();
+    /// for item in [Item::Heartbeat, Item::Retry(5)] {
+    ///     ItemJson(&item).append_to(&mut batch);
+    ///     batch.push('\n');
+    /// }
+    /// assert_eq!(batch, "{\"type\":\"heartbeat\"}\n{\"type\":\"retry\",\"ms\":5}\n");
+    /// ```
+    pub fn append_to(&self, text: &mut String) {
+        let mut bytes = std::mem::take(text).into_bytes();
+        // Writing into a Vec cannot fail (see `line`).
+        let _ = serde_json::to_writer(&mut bytes, self);
+        // serde_json writes UTF-8 after UTF-8: no copy, no failure.
+        *text = String::from_utf8(bytes).unwrap_or_default();
+    }
+}
+
+impl RawItemJson<'_, '_> {
+    /// The item as one line of JSON, without the newline.
+    pub fn to_line(&self) -> String {
+        line(self)
+    }
+}
+
+/// The lines of typed items, tagged by `type`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum ItemLine<'a> {
+    Event {
+        event: &'static str,
+        id: &'a Option<FrameId>,
+        data: &'a Event,
+    },
+    Unknown {
+        event: &'a str,
+        id: &'a Option<FrameId>,
+        data: &'a str,
+    },
+    Heartbeat,
+    Comment {
+        text: &'a str,
+    },
+    Retry {
+        ms: u64,
+    },
+    Error(ErrorLine<'a>),
+}
+
+/// The error line alone, tagged as in [`ItemLine`].
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum ErrorItem<'a> {
+    Error(ErrorLine<'a>),
+}
+
+/// The error line of a frame that did not decode (`error`: its code).
+#[derive(Serialize)]
+struct ErrorLine<'a> {
+    error: &'static str,
+    event: Option<&'a str>,
+    id: Option<&'a str>,
+    raw: &'a str,
+    message: &'a str,
+}
+
+impl<'a> ErrorLine<'a> {
+    fn of(e: &'a DecodeError) -> Self {
+        ErrorLine {
+            error: e.kind.code(),
+            event: e.event.as_deref(),
+            id: e.id.as_ref().map(FrameId::as_str),
+            raw: &e.raw,
+            message: &e.message,
+        }
+    }
+}
+
+impl Serialize for ItemJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            event::Item::Event { id, event } => ItemLine::Event {
+                event: event.name(),
+                id,
+                data: event,
+            },
+            event::Item::Unknown { event, id, data } => ItemLine::Unknown { event, id, data },
+            event::Item::Heartbeat => ItemLine::Heartbeat,
+            event::Item::Comment(text) => ItemLine::Comment { text },
+            event::Item::Retry(ms) => ItemLine::Retry { ms: *ms },
+            event::Item::Error(e) => ItemLine::Error(ErrorLine::of(e)),
+        }
+        .serialize(s)
+    }
+}
+
+/// The lines of generic SSE items (`onair decode --raw`).
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum RawLine<'a> {
+    Event {
+        event: &'a str,
+        data: &'a str,
+        id: Option<&'a str>,
+        #[serde(rename = "lastEventId")]
+        last_event_id: &'a str,
+    },
+    Comment {
+        text: &'a str,
+    },
+    Retry {
+        ms: u64,
+    },
+    Error {
+        error: &'static str,
+        event: Option<&'a str>,
+        id: Option<&'a str>,
+        raw: &'a str,
+        message: String,
+    },
+}
+
+impl Serialize for RawItemJson<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            sse::Item::Event(frame) => RawLine::Event {
+                event: frame.event,
+                data: frame.data,
+                id: frame.id,
+                last_event_id: frame.last_event_id,
+            },
+            sse::Item::Comment(text) => RawLine::Comment { text },
+            sse::Item::Retry(ms) => RawLine::Retry { ms: *ms },
+            sse::Item::Error(e) => RawLine::Error {
+                error: e.kind.code(),
+                event: e.event,
+                id: e.id,
+                raw: e.raw,
+                message: e.kind.to_string(),
+            },
+        }
+        .serialize(s)
+    }
+}
+
+/// The JSON form of a bot action (see the [module docs](self)).
+///
+/// ```
+/// use onair::proto::json::ActionJson;
+/// use onair::Action;
+///
+/// let wait = ActionJson(&Action::Wait { until_ms: Some(5) }).to_line();
+/// assert_eq!(wait, r#"{"type":"wait","untilMs":5}"#);
+/// assert_eq!(ActionJson(&Action::NeedsAuthorization).to_line(), r#"{"type":"needsAuthorization"}"#);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ActionJson<'a>(pub &'a Action);
+
+impl ActionJson<'_> {
+    /// The action as one line of JSON, without the newline.
+    pub fn to_line(&self) -> String {
+        line(self)
+    }
+}
+
+/// A request as JSON: `{"endpoint","method","url","headers":[[name,value]…],"body"}`,
+/// the body as text (every body the bot builds is UTF-8: a form or JSON).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestJson<'a>(pub &'a HttpRequest);
+
+impl RequestJson<'_> {
+    /// The request as one line of JSON, without the newline.
+    pub fn to_line(&self) -> String {
+        line(self)
+    }
+}
+
+impl Serialize for RequestJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Request<'a> {
+            endpoint: &'static str,
+            method: &'static str,
+            url: &'a str,
+            headers: Vec<(&'a str, &'a str)>,
+            body: std::borrow::Cow<'a, str>,
+        }
+        let r = self.0;
+        Request {
+            endpoint: r.endpoint.as_str(),
+            method: r.method.as_str(),
+            url: &r.url,
+            headers: r.headers.iter().map(|(n, v)| (*n, v.as_str())).collect(),
+            body: String::from_utf8_lossy(&r.body),
+        }
+        .serialize(s)
+    }
+}
+
+/// A stop as JSON: `{"code","message"}` plus `reason` (the token problem of
+/// a `reauthorize` stop), `missing` (permissions of `reconsent`) or
+/// `problem` (the classified response of `fix_request` / `unexpected`).
+#[derive(Debug, Clone, Copy)]
+pub struct StopJson<'a>(pub &'a Stop);
+
+impl StopJson<'_> {
+    /// The stop as one line of JSON, without the newline.
+    pub fn to_line(&self) -> String {
+        line(self)
+    }
+}
+
+impl Serialize for StopJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct StopLine<'a> {
+            code: &'static str,
+            message: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            reason: Option<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            missing: Option<Vec<&'a str>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            problem: Option<Explanation>,
+        }
+        let stop = self.0;
+        let mut out = StopLine {
+            code: stop.code(),
+            message: stop.to_string(),
+            reason: None,
+            missing: None,
+            problem: None,
+        };
+        match stop {
+            Stop::Reauthorize(why) => out.reason = Some(why.to_string()),
+            Stop::Reconsent { missing } => {
+                out.missing = Some(missing.iter().map(|p| p.as_str()).collect());
+            }
+            Stop::FixRequest(problem) | Stop::Unexpected(problem) => {
+                out.problem = Some(problem.explain(None));
+            }
+            _ => {}
+        }
+        out.serialize(s)
+    }
+}
+
+/// A notice, tagged by `kind`.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum NoticeLine<'a> {
+    FrameSkipped {
+        error: ErrorItem<'a>,
+    },
+    UnknownEvent {
+        event: &'a str,
+        data: &'a str,
+    },
+    Problem {
+        endpoint: &'static str,
+        problem: Explanation,
+    },
+    CallHeld {
+        call: u64,
+    },
+    #[serde(rename_all = "camelCase")]
+    ReconnectStormBraked {
+        until_ms: u64,
+    },
+}
+
+impl<'a> NoticeLine<'a> {
+    fn of(notice: &'a Notice) -> Self {
+        match notice {
+            Notice::FrameSkipped(e) => NoticeLine::FrameSkipped {
+                error: ErrorItem::Error(ErrorLine::of(e)),
+            },
+            Notice::UnknownEvent { event, data } => NoticeLine::UnknownEvent { event, data },
+            Notice::Problem { endpoint, problem } => NoticeLine::Problem {
+                endpoint: endpoint.as_str(),
+                problem: problem.explain(None),
+            },
+            Notice::CallHeld { call } => NoticeLine::CallHeld { call: call.0 },
+            Notice::ReconnectStormBraked { until_ms } => NoticeLine::ReconnectStormBraked {
+                until_ms: *until_ms,
+            },
+        }
+    }
+}
+
+/// The answer to an app call, tagged by `kind`.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum ResultLine<'a> {
+    Broadcast {
+        broadcast: &'a crate::proto::model::Broadcast,
+    },
+    Listeners {
+        listeners: &'a [crate::proto::model::Listener],
+    },
+    Fans {
+        fans: &'a crate::proto::model::FanRanking,
+    },
+    ChatSent,
+    Failed(FailedLine<'a>),
+}
+
+/// A failed call: `problem` or `untilMs` first when the failure has one,
+/// then `failure` (its code), `message` (a body, pager or queue failure)
+/// and `stop` (a call refused by a stopped bot).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FailedLine<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<Explanation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until_ms: Option<u64>,
+    failure: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop: Option<StopJson<'a>>,
+}
+
+impl<'a> ResultLine<'a> {
+    fn of(result: &'a CallResult) -> Self {
+        match result {
+            CallResult::Broadcast(broadcast) => ResultLine::Broadcast { broadcast },
+            CallResult::Listeners(listeners) => ResultLine::Listeners { listeners },
+            CallResult::Fans(fans) => ResultLine::Fans { fans },
+            CallResult::ChatSent => ResultLine::ChatSent,
+            CallResult::Failed(failure) => {
+                let mut line = FailedLine {
+                    problem: None,
+                    until_ms: None,
+                    failure: "",
+                    message: None,
+                    stop: None,
+                };
+                line.failure = match failure {
+                    CallFailure::Problem(p) => {
+                        line.problem = Some(p.explain(None));
+                        "problem"
+                    }
+                    CallFailure::QuotaBlocked { until_ms } => {
+                        line.until_ms = Some(*until_ms);
+                        "quota_blocked"
+                    }
+                    CallFailure::InvalidBody(e) => {
+                        line.message = Some(e.to_string());
+                        "invalid_body"
+                    }
+                    CallFailure::Pager(e) => {
+                        line.message = Some(e.to_string());
+                        "pager"
+                    }
+                    CallFailure::Transport => "transport",
+                    CallFailure::Cancelled => "cancelled",
+                    CallFailure::QueueFull { limit } => {
+                        line.message =
+                            Some(format!("the call queue is full ({limit} calls waiting)"));
+                        "queue_full"
+                    }
+                    CallFailure::Stopped(stop) => {
+                        line.stop = Some(StopJson(stop));
+                        "stopped"
+                    }
+                };
+                ResultLine::Failed(line)
+            }
+        }
+    }
+}
+
+/// A zeroizing buffer, written as its text.
+fn text<S: Serializer>(text: &zeroize::Zeroizing<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(text)
+}
+
+/// The actions, tagged by `type`.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+enum ActionLine<'a> {
+    #[serde(rename_all = "camelCase")]
+    Send {
+        id: u64,
+        request: RequestJson<'a>,
+        timeout_ms: u64,
+    },
+    OpenStream {
+        id: u64,
+        request: RequestJson<'a>,
+    },
+    CloseStream {
+        id: u64,
+    },
+    TimedOut {
+        id: u64,
+        endpoint: &'static str,
+    },
+    Event {
+        event: &'static str,
+        id: &'a Option<FrameId>,
+        data: &'a Event,
+    },
+    Notice {
+        notice: NoticeLine<'a>,
+    },
+    Done {
+        call: u64,
+        result: ResultLine<'a>,
+    },
+    PersistTokens {
+        generation: u64,
+        #[serde(serialize_with = "text")]
+        tokens: zeroize::Zeroizing<String>,
+    },
+    Timer {
+        tag: &'a str,
+    },
+    NeedsAuthorization,
+    #[serde(rename_all = "camelCase")]
+    Wait {
+        until_ms: Option<u64>,
+    },
+    Stopped {
+        stop: StopJson<'a>,
+    },
+}
+
+impl Serialize for ActionJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Action::Send {
+                id,
+                request,
+                timeout_ms,
+            } => ActionLine::Send {
+                id: id.0,
+                request: RequestJson(request),
+                timeout_ms: *timeout_ms,
+            },
+            Action::OpenStream { id, request } => ActionLine::OpenStream {
+                id: id.0,
+                request: RequestJson(request),
+            },
+            Action::CloseStream { id } => ActionLine::CloseStream { id: id.0 },
+            Action::TimedOut { id, endpoint } => ActionLine::TimedOut {
+                id: id.0,
+                endpoint: endpoint.as_str(),
+            },
+            Action::Event { id, event } => ActionLine::Event {
+                event: event.name(),
+                id,
+                data: event,
+            },
+            Action::Notice(notice) => ActionLine::Notice {
+                notice: NoticeLine::of(notice),
+            },
+            Action::Done { call, result } => ActionLine::Done {
+                call: call.0,
+                result: ResultLine::of(result),
+            },
+            Action::PersistTokens(tokens) => ActionLine::PersistTokens {
+                generation: tokens.generation(),
+                tokens: tokens.to_json(),
+            },
+            Action::Timer { tag } => ActionLine::Timer { tag: tag.as_str() },
+            Action::NeedsAuthorization => ActionLine::NeedsAuthorization,
+            Action::Wait { until_ms } => ActionLine::Wait {
+                until_ms: *until_ms,
+            },
+            Action::Stopped(stop) => ActionLine::Stopped {
+                stop: StopJson(stop),
+            },
+        }
+        .serialize(s)
+    }
+}
+
+/// A broadcast's totals as JSON, the shape of the emulator ledger's
+/// `totals`: `{"hearts","donated","attendance","people":{"<id>":{"nickname",
+/// "hearts","paidHearts","donated","donations","joins","chats"}}}` (people
+/// in `id` order). End-to-end tests compare a bot's tally with the ledger in
+/// this form.
+///
+/// ```
+/// use onair::proto::json::TallyJson;
+/// use onair::kit::tally::Tally;
+///
+/// let line = TallyJson(&Tally::new()).to_line();
+/// assert_eq!(line, r#"{"hearts":0,"donated":0,"attendance":0,"people":{}}"#);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct TallyJson<'a>(pub &'a Tally);
+
+impl TallyJson<'_> {
+    /// The totals as one line of JSON.
+    pub fn to_line(&self) -> String {
+        line(self)
+    }
+}
+
+impl Serialize for TallyJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The people in `id` order.
+        struct People<'a>(Vec<(&'a str, &'a PersonTotals)>);
+        impl Serialize for People<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(Some(self.0.len()))?;
+                for (id, totals) in crate::kit::tally::ordered(&self.0, |(id, _)| (0, id)) {
+                    map.serialize_entry(id, totals)?;
+                }
+                map.end()
+            }
+        }
+        #[derive(Serialize)]
+        struct Totals<'a> {
+            hearts: u64,
+            donated: u64,
+            attendance: u64,
+            people: People<'a>,
+        }
+        let tally = self.0;
+        Totals {
+            hearts: tally.total_hearts(),
+            donated: tally.total_donated(),
+            attendance: tally.attendance() as u64,
+            people: People(tally.people().collect()),
+        }
+        .serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests;
