@@ -98,6 +98,9 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use crate::event::{DecodeError, EndReason, Event, Item};
+use crate::kit::{
+    Arrival, BroadcastEnded, Command, Kit, KitAction, KitConfig, KitState, Milestone, Refused,
+};
 use crate::proto::api::{self, ListenerPager, PagerProgress, TokenClient};
 use crate::proto::backoff::Backoff;
 use crate::proto::chat::ChatError;
@@ -121,6 +124,7 @@ use requests::{InFlight, Purpose};
 use stream::Conn;
 
 mod calls;
+mod kit;
 mod requests;
 mod status;
 mod stream;
@@ -161,6 +165,9 @@ pub struct BotConfig {
     /// answered at once by a `Done` with [`CallFailure::QueueFull`], never
     /// dropped silently.
     pub max_queued_calls: usize,
+    /// The kit: commands, greetings, milestones, the tally (default: none).
+    /// See [`crate::kit`].
+    pub kit: KitConfig,
 }
 
 impl BotConfig {
@@ -176,6 +183,7 @@ impl BotConfig {
             max_attempts: 3,
             request_timeout_ms: 30_000,
             max_queued_calls: 100,
+            kit: KitConfig::default(),
         }
     }
 }
@@ -249,6 +257,21 @@ pub enum Action {
     /// A new token pair is in force: save it (e.g. `tokens.to_json()`);
     /// without it a restart needs new DJ consent.
     PersistTokens(Tokens),
+    /// A configured command was run by someone allowed to (the kit, see
+    /// [`crate::kit`]); answer with [`Bot::say`].
+    Command(Command),
+    /// Someone to greet: their first sign in this broadcast, or back after
+    /// an absence (the kit's greetings).
+    Arrival(Arrival),
+    /// A configured milestone was crossed.
+    Milestone(Milestone),
+    /// The broadcast ended; its final tally (the kit's tally). A new
+    /// broadcast's memory starts empty.
+    BroadcastEnded(BroadcastEnded),
+    /// The kit's memory changed: save it (`state.to_json()`) before acting
+    /// on what follows, and give it back with [`Bot::with_kit_state`] after a
+    /// restart, so nobody is greeted twice and no total is lost.
+    PersistState(KitState),
     /// An app timer is due ([`Bot::schedule`], [`Bot::every`]).
     Timer {
         /// The timer's tag.
@@ -323,6 +346,9 @@ pub enum Notice {
         /// What it was.
         problem: Problem,
     },
+    /// Someone ran a configured command they may not run (a listener, a
+    /// manager-only command); answer if you like.
+    CommandRefused(Refused),
     /// An app call was made while the bot waits for the DJ's consent
     /// ([`Action::NeedsAuthorization`] or a [`Stop::Reauthorize`] stop): it
     /// is held, and goes out once [`Bot::authorize`] brings a pair.
@@ -425,7 +451,10 @@ pub struct Bot {
     end_seen: bool,
     /// The token generation the stream connection was opened with.
     stream_generation: u64,
+    /// The configured kit, when one is.
+    kit: Option<Kit>,
 }
+
 impl Bot {
     /// A bot resuming from `saved` tokens (see [`Tokens::from_json`]), or
     /// waiting for [`Bot::authorize`] without them. `seed` fixes every
@@ -464,7 +493,36 @@ impl Bot {
             chat_calls: Vec::new(),
             end_seen: false,
             stream_generation: 0,
+            kit: (!config.kit.is_empty()).then(|| Kit::new(config.kit)),
         }
+    }
+
+    /// Gives the kit back the memory a [`Action::PersistState`] saved before
+    /// a restart (read it with [`KitState::from_json`]). Without a configured
+    /// kit it changes nothing.
+    ///
+    /// ```
+    /// use onair::kit::{KitConfig, KitState};
+    /// use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    ///
+    /// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let mut config = BotConfig::new(BaseUrl::new("https://a.test")?, creds);
+    /// config.kit = KitConfig::from_json(r#"{"tally":true}"#)?;
+    /// let saved = KitState::from_json(r#"{"format":"onair.kit","version":1,"live_id":7}"#)?;
+    /// let bot = Bot::new(config, None, 1).with_kit_state(&saved);
+    /// assert_eq!(bot.kit().and_then(|k| k.live_id()), Some(7));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_kit_state(mut self, state: &KitState) -> Self {
+        if let Some(kit) = &mut self.kit {
+            kit.restore(state);
+        }
+        self
+    }
+
+    /// The configured kit (its tally, who was greeted), when one is.
+    pub fn kit(&self) -> Option<&Kit> {
+        self.kit.as_ref()
     }
 
     /// The token state, e.g. to show when the next refresh is due.
@@ -603,12 +661,13 @@ impl Bot {
             self.out.push_back(Action::CloseStream { id: conn.id() });
         }
         if !stop.resumes_with_new_consent() {
-            for call in self.calls.drain(..) {
-                self.out
-                    .push_back(done(call.id, CallResult::Failed(CallFailure::Cancelled)));
+            for call in std::mem::take(&mut self.calls) {
+                self.answer(call, CallResult::Failed(CallFailure::Cancelled));
             }
         }
         self.stopped = Some(stop);
+        // The last of the kit's memory, saved before the bot goes quiet.
+        self.push_behind_state(Vec::new());
     }
 }
 

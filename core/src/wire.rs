@@ -96,6 +96,15 @@ macro_rules! name_enum {
                 s.serialize_str(self.as_str())
             }
         }
+
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                const NAMES: &[&str] = &[$( $wire, )*];
+                let text = <::std::borrow::Cow<'de, str>>::deserialize(d)?;
+                Self::from_name(&text)
+                    .ok_or_else(|| ::serde::de::Error::unknown_variant(&text, NAMES))
+            }
+        }
     };
 }
 

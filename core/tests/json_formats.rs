@@ -9,9 +9,10 @@ use onair::event::{
     Chat, DecodeError, DecodeErrorKind, Decoder, Donation, End, EndReason, Event, Item, Like,
     LikeType, Presence, PresenceType, User,
 };
-use onair::kit::audience::Audience;
-use onair::kit::milestones::Milestones;
 use onair::kit::tally::Tally;
+use onair::kit::{
+    Arrival, ArrivalKind, BroadcastEnded, Cause, Command, KitState, Milestone, Refused, Role,
+};
 use onair::proto::api::{PagerError, ResponseError, ResponseErrorKind};
 use onair::proto::endpoint::Endpoint;
 use onair::proto::json::{ActionJson, ItemJson, RawItemJson, RequestJson, StopJson, TallyJson};
@@ -258,6 +259,92 @@ fn stops(problem: &onair::proto::problem::Problem) -> Vec<Stop> {
     ]
 }
 
+fn kit_actions(tally: &Tally) -> Vec<Action> {
+    let all = events();
+    let Event::Chat(chat) = all[0].clone() else {
+        unreachable!()
+    };
+    let (Event::Like(like), Event::Donation(donation), Event::End(end)) =
+        (all[5].clone(), all[7].clone(), all[9].clone())
+    else {
+        unreachable!()
+    };
+    let id = Some(FrameId::new("1732250000000-3"));
+    vec![
+        Action::Command(Command {
+            name: "hello".into(),
+            args: vec!["dear DJ".into(), "now".into()],
+            rest: "\"dear DJ\" now".into(),
+            user: chat.user.clone(),
+            role: Role::Listener,
+            chat: Cause {
+                id: id.clone(),
+                event: chat.clone(),
+            },
+        }),
+        Action::Notice(Notice::CommandRefused(Refused {
+            name: "reset".into(),
+            user: chat.user.clone(),
+            role: Role::Manager,
+            needed: onair::kit::Allowed::Dj,
+        })),
+        Action::Arrival(Arrival {
+            kind: ArrivalKind::First,
+            user: chat.user.clone(),
+            is_manager: false,
+            live_id: Some(42),
+            event: Cause {
+                id: None,
+                event: all[2].clone(),
+            },
+        }),
+        Action::Arrival(Arrival {
+            kind: ArrivalKind::Back { away_ms: 600_000 },
+            user: chat.user.clone(),
+            is_manager: true,
+            live_id: None,
+            event: Cause {
+                id: id.clone(),
+                event: all[0].clone(),
+            },
+        }),
+        Action::Milestone(Milestone::Hearts {
+            reached: 100,
+            total: 130,
+            like: Cause {
+                id: id.clone(),
+                event: like,
+            },
+        }),
+        Action::Milestone(Milestone::Donated {
+            user: chat.user.clone(),
+            reached: 1000,
+            total: 1500,
+            donation: Cause {
+                id: None,
+                event: donation,
+            },
+        }),
+        Action::BroadcastEnded(BroadcastEnded {
+            live_id: Some(42),
+            tally: tally.clone(),
+            end: Some(Cause {
+                id: None,
+                event: end,
+            }),
+        }),
+        Action::BroadcastEnded(BroadcastEnded {
+            live_id: None,
+            tally: Tally::new(),
+            end: None,
+        }),
+        Action::PersistState(
+            KitState::from_json(r#"{"format":"onair.kit","version":1,"live_id":42}"#)
+                .expect("a kit state"),
+        ),
+    ]
+}
+
 const STREAM: &[u8] = b":heartbeat\n\n: a comment\n\nretry: 3000\n\n\
 id:1-0\nevent:chat\ndata:{\"user\":{\"id\":\"u1\",\"nickname\":\"Mina\"},\"isDj\":false,\"message\":\"hi\",\"sentTime\":\"2024-11-22T04:33:20Z\"}\n\n\
 event:poll\ndata:{\"q\":1}\n\n\
@@ -302,19 +389,17 @@ fn every_json_line_format_is_pinned() {
     }
     lines.push("# tally, token files, kit state, status".to_owned());
     let mut tally = Tally::new();
-    let mut audience = Audience::new();
-    let mut milestones = Milestones::new().hearts_every(10).donations_every(100);
     for event in events().iter().filter(|e| !matches!(e, Event::End(_))) {
         tally.record(event);
-        audience.on_event(event);
-        milestones.on_event(event);
     }
     lines.push(TallyJson(&tally).to_line());
     lines.push(TallyJson(&Tally::new()).to_line());
     lines.push(tokens(true).to_json().to_string());
     lines.push(tokens(false).to_json().to_string());
-    lines.push(audience.to_json());
-    lines.push(milestones.to_json());
+    lines.push("# the kit's actions and state".to_owned());
+    for action in kit_actions(&tally) {
+        lines.push(ActionJson(&action).to_line());
+    }
     let base = onair::proto::http::BaseUrl::new("http://127.0.0.1:1").unwrap();
     let credentials =
         onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "secret").unwrap();

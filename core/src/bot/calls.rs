@@ -21,12 +21,15 @@ pub(super) enum Op {
     Listeners(ListenerPager),
     Fans,
     Chat(String),
+    /// The kit's own `GET /v1/live`, once per stream connection: which
+    /// broadcast this is (its `liveId`). Answered to the kit, not the app.
+    LiveId,
 }
 
 impl Op {
     pub(super) fn endpoint(&self) -> Endpoint {
         match self {
-            Op::Broadcast => Endpoint::Live,
+            Op::Broadcast | Op::LiveId => Endpoint::Live,
             Op::Listeners(_) => Endpoint::Listeners,
             Op::Fans => Endpoint::Fans,
             Op::Chat(_) => Endpoint::Chat,
@@ -83,12 +86,37 @@ impl Bot {
 
     /// App calls queued and not yet answered (in flight included).
     pub fn pending_calls(&self) -> usize {
-        self.calls.len()
+        let app = |op: &Op| !matches!(op, Op::LiveId);
+        self.calls.iter().filter(|c| app(&c.op)).count()
             + self
                 .in_flight
                 .iter()
-                .filter(|f| matches!(f.purpose, Purpose::Call(..)))
+                .filter(|f| matches!(&f.purpose, Purpose::Call(c, _) if app(&c.op)))
                 .count()
+    }
+
+    /// Asks which broadcast this is (the kit's `GET /v1/live`, once per
+    /// stream connection), when the kit is configured and the DJ granted
+    /// `live.read`; a request already queued is enough.
+    pub(super) fn ask_live_id(&mut self) {
+        let granted = self
+            .tokens
+            .tokens()
+            .is_some_and(|t| t.scope().contains(&crate::Permission::LiveRead));
+        let asked = self.calls.iter().any(|c| matches!(c.op, Op::LiveId))
+            || self
+                .in_flight
+                .iter()
+                .any(|f| matches!(&f.purpose, Purpose::Call(c, _) if matches!(c.op, Op::LiveId)));
+        if self.kit.is_some() && granted && !asked {
+            self.calls.push_back(Call {
+                id: CallId(0),
+                op: Op::LiveId,
+                attempts: 0,
+                not_before_ms: 0,
+                wait_for_newer_than: None,
+            });
+        }
     }
 
     /// Takes a call: queued, held for consent, or refused at once with its
@@ -150,10 +178,11 @@ impl Bot {
         let quota_at = self.quota.next_call_at_endpoint(head.op.endpoint(), now_ms);
         if quota_at > now_ms.saturating_add(MAX_QUEUE_WAIT_MS) {
             let call = self.calls.pop_front()?;
-            return Some(done(
-                call.id,
+            self.answer(
+                call,
                 CallResult::Failed(CallFailure::QuotaBlocked { until_ms: quota_at }),
-            ));
+            );
+            return None;
         }
         if at > now_ms {
             return None;
@@ -162,14 +191,15 @@ impl Bot {
         let token = self.tokens.access_token(now_ms)?;
         let mut call = self.calls.pop_front()?;
         let built = match &mut call.op {
-            Op::Broadcast => api::live(&self.base_url, token),
+            Op::Broadcast | Op::LiveId => api::live(&self.base_url, token),
             Op::Fans => api::fans(&self.base_url, token),
             Op::Chat(message) => api::chat(&self.base_url, token, message),
             Op::Listeners(pager) => match pager.next_request(&self.base_url, token) {
                 Ok(Some(request)) => Ok(request),
                 Ok(None) => {
                     let listeners = std::mem::take(pager).into_listeners();
-                    return Some(done(call.id, CallResult::Listeners(listeners)));
+                    self.answer(call, CallResult::Listeners(listeners));
+                    return None;
                 }
                 Err(e) => Err(e),
             },
@@ -179,7 +209,10 @@ impl Bot {
                 call.attempts += 1;
                 Some(self.send(Purpose::Call(Box::new(call), generation), request, now_ms))
             }
-            Err(_) => Some(done(call.id, CallResult::Failed(CallFailure::Cancelled))),
+            Err(_) => {
+                self.answer(call, CallResult::Failed(CallFailure::Cancelled));
+                None
+            }
         }
     }
 
@@ -234,18 +267,15 @@ impl Bot {
             Advice::RetryAfter => {
                 self.notice(endpoint, &problem);
                 let until_ms = self.quota.next_call_at_endpoint(endpoint, now_ms);
-                self.out.push_back(done(
-                    call.id,
+                self.answer(
+                    call,
                     CallResult::Failed(CallFailure::QuotaBlocked { until_ms }),
-                ));
+                );
             }
             _ => {
                 // Not on air, a missing permission, a malformed request, the
                 // bot blocked: a state of the broadcast this call cannot change.
-                self.out.push_back(done(
-                    call.id,
-                    CallResult::Failed(CallFailure::Problem(problem)),
-                ));
+                self.answer(call, CallResult::Failed(CallFailure::Problem(problem)));
             }
         }
     }
@@ -253,7 +283,7 @@ impl Bot {
     pub(super) fn on_call_success(&mut self, mut call: Call, body: &[u8]) {
         let result = match &mut call.op {
             Op::Chat(_) => CallResult::ChatSent,
-            Op::Broadcast => match api::decode_broadcast(body) {
+            Op::Broadcast | Op::LiveId => match api::decode_broadcast(body) {
                 Ok(broadcast) => CallResult::Broadcast(broadcast),
                 Err(e) => CallResult::Failed(CallFailure::InvalidBody(e)),
             },
@@ -273,7 +303,24 @@ impl Bot {
                 Err(e) => CallResult::Failed(CallFailure::Pager(e)),
             },
         };
-        self.out.push_back(done(call.id, result));
+        self.answer(call, result);
+    }
+
+    /// The one place a call's answer goes: `Done` for the app's calls; the
+    /// kit's own `liveId` call tells the kit which broadcast this is (a
+    /// failure leaves it as it was).
+    pub(super) fn answer(&mut self, call: Call, result: CallResult) {
+        if !matches!(call.op, Op::LiveId) {
+            self.out.push_back(done(call.id, result));
+            return;
+        }
+        if let CallResult::Broadcast(broadcast) = result {
+            let ended = self
+                .kit
+                .as_mut()
+                .and_then(|kit| kit.on_live_id(broadcast.live_id));
+            self.kit_news(ended);
+        }
     }
 
     /// Puts a call back at the head of the queue to be sent again as it is
@@ -285,8 +332,7 @@ impl Bot {
             .as_ref()
             .is_some_and(|s| !s.resumes_with_new_consent())
         {
-            self.out
-                .push_back(done(call.id, CallResult::Failed(CallFailure::Cancelled)));
+            self.answer(call, CallResult::Failed(CallFailure::Cancelled));
             return;
         }
         if let Op::Listeners(pager) = &mut call.op {
@@ -306,8 +352,7 @@ impl Bot {
         now_ms: u64,
     ) {
         if !repeatable {
-            self.out
-                .push_back(done(call.id, CallResult::Failed(failure)));
+            self.answer(call, CallResult::Failed(failure));
             return;
         }
         let delay = self.call_backoff.next_delay_ms();
@@ -322,8 +367,7 @@ impl Bot {
         now_ms: u64,
     ) {
         if call.attempts >= self.max_attempts {
-            self.out
-                .push_back(done(call.id, CallResult::Failed(failure)));
+            self.answer(call, CallResult::Failed(failure));
             return;
         }
         call.not_before_ms = now_ms.saturating_add(delay_ms);

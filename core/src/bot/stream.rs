@@ -131,6 +131,8 @@ impl Bot {
                 .map_err(|_| Misuse::NotAStream(id))?;
             self.conn = Some(Conn::Open(id));
             self.tokens.on_accepted(self.stream_generation);
+            // Which broadcast is this? (The kit's once-per-connection ask.)
+            self.ask_live_id();
             self.end_seen = false;
             self.counters.connects += 1;
         } else {
@@ -181,6 +183,8 @@ impl Bot {
             }
             _ => return self.late_stream_report(id),
         }
+        let mut fresh = Vec::new();
+        let mut events = Vec::new();
         let counters = &mut self.counters;
         for item in self.stream.on_bytes(chunk, now_ms) {
             match item {
@@ -200,16 +204,16 @@ impl Bot {
                             }
                         }
                     }
-                    self.out.push_back(Action::Event { id, event });
+                    events.push(fresh.len());
+                    fresh.push(Action::Event { id, event });
                 }
                 Item::Unknown { event, data, .. } => {
                     counters.unknown_events += 1;
-                    self.out
-                        .push_back(Action::Notice(Notice::UnknownEvent { event, data }));
+                    fresh.push(Action::Notice(Notice::UnknownEvent { event, data }));
                 }
                 Item::Error(e) => {
                     counters.decode_errors += 1;
-                    self.out.push_back(Action::Notice(Notice::FrameSkipped(e)));
+                    fresh.push(Action::Notice(Notice::FrameSkipped(e)));
                 }
                 Item::Heartbeat => {
                     counters.heartbeats += 1;
@@ -218,6 +222,24 @@ impl Bot {
                 Item::Comment(_) | Item::Retry(_) => {}
             }
         }
+        if self.kit.is_some() && !events.is_empty() {
+            // Each event, then what the kit made of it.
+            let mut ordered = Vec::with_capacity(fresh.len() * 2);
+            for action in fresh {
+                let derived = match &action {
+                    Action::Event { id, event } => {
+                        let mut derived = Vec::new();
+                        self.kit_event(id.as_ref(), event, now_ms, &mut derived);
+                        derived
+                    }
+                    _ => Vec::new(),
+                };
+                ordered.push(action);
+                ordered.extend(derived);
+            }
+            fresh = ordered;
+        }
+        self.push_behind_state(fresh);
         Ok(())
     }
 
@@ -239,6 +261,11 @@ impl Bot {
                     if problem.advice != Advice::RefreshToken {
                         // Past the gateway: the token was accepted.
                         self.tokens.on_accepted(self.stream_generation);
+                    }
+                    if problem.advice == Advice::WaitNotOnAir {
+                        // A broadcast the kit remembers is over.
+                        let ended = self.kit.as_mut().and_then(Kit::on_not_on_air);
+                        self.kit_news(ended);
                     }
                     self.notice(Endpoint::Events, &problem);
                 }

@@ -1316,6 +1316,7 @@ fn transcript_line(now: u64, action: &Action) -> String {
             None => "wait for a report".to_owned(),
         },
         Action::Stopped(stop) => format!("stopped: {stop}"),
+        other => format!("kit {other:?}"),
     };
     format!("{t}  {what}")
 }
@@ -1881,4 +1882,232 @@ fn a_stop_for_consent_resumes_when_the_exchange_is_answered_after_several_polls(
         let (bot, now) = stop_for_consent(how);
         resume_with_new_code(how, bot, now, 6);
     }
+}
+
+// ---- the kit in the loop -------------------------------------------------------------
+
+fn kit_config() -> crate::kit::KitConfig {
+    crate::kit::KitConfig::from_json(
+        r#"{"commands":[{"name":"hello","aliases":["hi"]},{"name":"top","cooldown_ms":60000}],
+            "greetings":{"welcome_back_after_ms":600000},
+            "milestones":{"hearts_every":100,"donations_every":1000},"tally":true}"#,
+    )
+    .unwrap()
+}
+
+/// A bot with the kit, authorized with `scope`, its stream open at `T0`.
+fn kit_streaming(
+    scope: &str,
+    state: Option<&crate::kit::KitState>,
+) -> (Bot, RequestId, Vec<Action>) {
+    let mut config = config();
+    config.kit = kit_config();
+    let mut bot = Bot::new(config, None, 42);
+    if let Some(state) = state {
+        bot = bot.with_kit_state(state);
+    }
+    drain(&mut bot, T0);
+    bot.authorize("consent-code", "https://bot.test/cb");
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at1", "rt1", scope), T0)
+        .unwrap();
+    let (stream, _) = stream_open(&drain(&mut bot, T0)).expect("the stream opens");
+    bot.on_stream_open(stream, 200, [("content-type", "text/event-stream")], T0)
+        .unwrap();
+    let after = drain(&mut bot, T0);
+    (bot, stream, after)
+}
+
+fn join_frame(id: &str, user: &str) -> String {
+    format!(
+        "id:{id}\nevent:presence\ndata:{{\"user\":{{\"id\":\"{user}\",\"nickname\":\"N{user}\"}},\"type\":\"JOIN\",\"fanRank\":null,\"isManager\":false,\"favoriteTemperature\":null,\"time\":\"2024-11-22T04:33:20Z\"}}\n\n"
+    )
+}
+
+/// The kit's actions in a drain, one short word each.
+fn kit_words(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Event { event, .. } => Some(format!("event {}", event.name())),
+            Action::PersistState(_) => Some("state".into()),
+            Action::Arrival(a) => Some(format!("arrival {:?} {}", a.kind, a.user.id)),
+            Action::Command(c) => Some(format!("command {} {}", c.name, c.user.id)),
+            Action::Milestone(m) => Some(format!("milestone {m:?}").chars().take(40).collect()),
+            Action::BroadcastEnded(b) => {
+                Some(format!("ended {:?} {} people", b.live_id, b.tally.seen()))
+            }
+            Action::Notice(Notice::CommandRefused(r)) => Some(format!("refused {}", r.name)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_kit_says_what_an_event_means_behind_the_state_it_depends_on() {
+    let (mut bot, stream, _) = kit_streaming("events.chat events.presence chat.send", None);
+    let chunk = format!("{}{}", join_frame("1-0", "u1"), chat_frame("1-1", "!hi"));
+    bot.on_stream_bytes(stream, chunk.as_bytes(), T0).unwrap();
+    let actions = drain(&mut bot, T0);
+    // The state first (write-ahead), then each event and what it means.
+    assert_eq!(
+        kit_words(&actions),
+        [
+            "state",
+            "event presence",
+            "arrival First u1",
+            "event chat",
+            "command hello u1"
+        ]
+    );
+    // Nothing changed: no state handed out again.
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", T0).unwrap();
+    assert!(kit_words(&drain(&mut bot, T0)).is_empty());
+    // A reply through `say`: split, queued, sent.
+    let calls = bot.say(&format!("{} {}", "x".repeat(150), "y".repeat(150)));
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        sends(&drain(&mut bot, T0)).len(),
+        1,
+        "in order, one at a time"
+    );
+}
+
+#[test]
+fn a_restart_in_the_middle_of_a_broadcast_greets_nobody_twice_and_loses_no_total() {
+    let scope = "events.chat events.presence events.like chat.send";
+    let (mut bot, stream, _) = kit_streaming(scope, None);
+    let like = "event:like\ndata:{\"user\":{\"id\":\"u1\",\"nickname\":\"A\"},\"type\":\"PAID\",\"totalAmount\":60,\"amount\":60,\"extraAmount\":0,\"combo\":1,\"time\":\"t\"}\n\n";
+    let chunk = format!("{}{like}", join_frame("1-0", "u1"));
+    bot.on_stream_bytes(stream, chunk.as_bytes(), T0).unwrap();
+    let saved = drain(&mut bot, T0)
+        .into_iter()
+        .find_map(|a| match a {
+            Action::PersistState(state) => Some(state),
+            _ => None,
+        })
+        .expect("the state to save");
+    // The process goes away; a new one starts from the saved state.
+    let restored = crate::kit::KitState::from_json(saved.to_json()).unwrap();
+    let (mut bot, stream, _) = kit_streaming(scope, Some(&restored));
+    let chunk = format!("{}{like}", join_frame("2-0", "u1"));
+    bot.on_stream_bytes(stream, chunk.as_bytes(), T0 + MIN)
+        .unwrap();
+    let words = kit_words(&drain(&mut bot, T0 + MIN));
+    assert!(!words.iter().any(|w| w.starts_with("arrival")), "{words:?}");
+    assert!(
+        words
+            .iter()
+            .any(|w| w.starts_with("milestone Hearts { reached: 100")),
+        "the total went on from 60: {words:?}"
+    );
+    assert_eq!(bot.kit().unwrap().tally().total_hearts(), 120);
+}
+
+#[test]
+fn the_kit_asks_once_per_connection_which_broadcast_this_is_when_it_may() {
+    let all = ALL_SCOPES;
+    let (mut bot, stream, after) = kit_streaming(all, None);
+    let (id, request) = only_send(&after);
+    assert!(request.url.ends_with("/v1/live"), "{request:?}");
+    assert_eq!(bot.pending_calls(), 0, "not an app call");
+    let body = br#"{"liveId":42,"title":"t","startedAt":"2024-01-01T00:00:00Z","closeAirTime":"2024-01-01T01:00:00Z","listenerCount":2,"totalListenerCount":5,"welcomeMessage":"","isChatFrozen":false,"categories":[],"tags":[]}"#;
+    bot.on_response(id, 200, NO_HEADERS, body, T0).unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(
+        !actions.iter().any(|a| matches!(a, Action::Done { .. })),
+        "{actions:?}"
+    );
+    assert_eq!(bot.kit().unwrap().live_id(), Some(42));
+    // The broadcast ends: its tally, with its liveId.
+    bot.on_stream_bytes(stream, end_frame("LIVE_ENDED").as_bytes(), T0)
+        .unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(
+        kit_words(&actions).contains(&"ended Some(42) 0 people".to_owned()),
+        "{actions:?}"
+    );
+    // Without live.read: nothing is asked.
+    let (_, _, after) = kit_streaming("events.chat chat.send", None);
+    assert!(sends(&after).is_empty(), "{after:?}");
+}
+
+#[test]
+fn not_on_air_after_a_restart_ends_the_broadcast_remembered() {
+    let state = crate::kit::KitState::from_json(
+        r#"{"format":"onair.kit","version":1,"live_id":7,"people":{"u1":{"greeted":true}},
+            "tally":{"people":{"u1":{"nickname":"A","hearts":5,"paidHearts":0,"donated":0,"donations":0,"joins":1,"chats":0}}}}"#,
+    )
+    .unwrap();
+    let mut config = config();
+    config.kit = kit_config();
+    let mut bot = Bot::new(config, None, 1).with_kit_state(&state);
+    bot.authorize("c", "https://bot.test/cb");
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(id, 200, NO_HEADERS, &pair("a", "r", "events.chat"), T0)
+        .unwrap();
+    let (stream, _) = stream_open(&drain(&mut bot, T0)).unwrap();
+    bot.on_response(
+        stream,
+        404,
+        NO_HEADERS,
+        b"data:{\"status\":404,\"detailCode\":\"OAPI_MNGR_0301\"}",
+        T0,
+    )
+    .unwrap();
+    let words = kit_words(&drain(&mut bot, T0));
+    assert_eq!(words, ["state", "ended Some(7) 1 people"]);
+}
+
+#[test]
+fn a_bot_without_a_kit_says_nothing_of_it() {
+    let (mut bot, stream) = streaming();
+    let chunk = format!("{}{}", join_frame("1-0", "u1"), chat_frame("1-1", "!hello"));
+    bot.on_stream_bytes(stream, chunk.as_bytes(), T0).unwrap();
+    let words = kit_words(&drain(&mut bot, T0));
+    assert_eq!(words, ["event presence", "event chat"]);
+    assert!(bot.kit().is_none());
+}
+
+#[test]
+fn the_actions_of_the_busy_fixture_stream() {
+    let stream = include_bytes!("../../../fixtures/streams/busy.sse");
+    let (mut bot, id, _) = kit_streaming(
+        "events.chat events.presence events.like events.donation chat.send",
+        None,
+    );
+    let mut lines = Vec::new();
+    let mut now = T0;
+    for chunk in stream.chunks(4096) {
+        now += 1_000;
+        bot.on_stream_bytes(id, chunk, now).unwrap();
+        for action in drain(&mut bot, now) {
+            let line = match &action {
+                Action::Arrival(a) => format!("arrival {:?} {}", a.kind, a.user.id),
+                Action::Command(c) => format!("command {} {}", c.name, c.user.id),
+                Action::Milestone(crate::kit::Milestone::Hearts { reached, total, .. }) => {
+                    format!("hearts {reached} ({total})")
+                }
+                Action::Milestone(crate::kit::Milestone::Donated {
+                    user,
+                    reached,
+                    total,
+                    ..
+                }) => {
+                    format!("donated {} {reached} ({total})", user.id)
+                }
+                Action::BroadcastEnded(b) => format!(
+                    "ended: {} people, {} hearts, {} donated, {} joined",
+                    b.tally.seen(),
+                    b.tally.total_hearts(),
+                    b.tally.total_donated(),
+                    b.tally.joined()
+                ),
+                Action::PersistState(_) => "state".into(),
+                _ => continue,
+            };
+            lines.push(line);
+        }
+    }
+    insta::assert_snapshot!(lines.join("\n"));
 }

@@ -23,13 +23,13 @@
 //! assert_eq!(tally.person("u1").map(|p| p.donations), Some(2));
 //! ```
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use crate::event::{Event, LikeType};
 
 /// What one person did in this broadcast. Its JSON form (camelCase) is the
 /// one of the emulator's ledger.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PersonTotals {
     /// The latest nickname seen (it changes; `None` when never sent).
@@ -42,18 +42,22 @@ pub struct PersonTotals {
     pub donated: u64,
     /// Number of donations.
     pub donations: u64,
-    /// Number of `presence` joins (a rejoin counts again here, not in attendance).
+    /// Number of `presence` joins (a rejoin counts again here, not in
+    /// [`Tally::joined`]).
     pub joins: u64,
     /// Number of chat messages.
     pub chats: u64,
 }
 
 /// Totals for the current broadcast, keyed by person `id`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Tally {
+    #[serde(default)]
     live_id: Option<u64>,
+    #[serde(default)]
     dj_id: Option<String>,
-    people: HashMap<String, PersonTotals>,
+    #[serde(default)]
+    people: BTreeMap<String, PersonTotals>,
 }
 
 impl Tally {
@@ -127,9 +131,10 @@ impl Tally {
         self.people.get(id)
     }
 
-    /// Attendance: the people who joined (a `presence` event), each once
-    /// however often they rejoined (spec 6 rule 4), the DJ excluded.
-    pub fn attendance(&self) -> usize {
+    /// The people who joined (a `presence` event), each once however often
+    /// they rejoined (spec 6 rule 4), the DJ excluded: the ledger's
+    /// `attendance`. (Everyone seen, chat and hearts included: [`seen`](Self::seen).)
+    pub fn joined(&self) -> usize {
         self.people.values().filter(|p| p.joins > 0).count()
     }
 
@@ -263,12 +268,7 @@ mod tests {
         assert_eq!(t.dj_id(), Some("dj"));
         assert_eq!(t.person("dj"), None);
         assert_eq!(
-            (
-                t.seen(),
-                t.attendance(),
-                t.total_hearts(),
-                t.total_donated()
-            ),
+            (t.seen(), t.joined(), t.total_hearts(), t.total_donated()),
             (1, 0, 0, 0),
             "u1 was seen chatting, nobody joined"
         );
@@ -314,7 +314,7 @@ mod tests {
             ]
             .concat(),
         );
-        assert_eq!(t.attendance(), 2);
+        assert_eq!(t.joined(), 2);
         let p = t.person("u1").unwrap();
         assert_eq!((p.joins, p.nickname.as_deref()), (2, Some("renamed")));
     }
@@ -335,7 +335,7 @@ mod tests {
         assert_eq!(t.total_donated(), 5);
         assert!(t.start_broadcast(2));
         assert_eq!(
-            (t.total_donated(), t.attendance(), t.live_id()),
+            (t.total_donated(), t.joined(), t.live_id()),
             (0, 0, Some(2))
         );
     }

@@ -42,8 +42,9 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::bot::{Action, CallFailure, CallResult, Notice};
-use crate::event::{self, DecodeError, Event};
+use crate::event::{self, DecodeError, Event, User};
 use crate::kit::tally::{PersonTotals, Tally};
+use crate::kit::{ArrivalKind, Milestone};
 use crate::proto::http::HttpRequest;
 use crate::proto::problem::Explanation;
 use crate::proto::sse;
@@ -345,6 +346,12 @@ enum NoticeLine<'a> {
     ReconnectStormBraked {
         until_ms: u64,
     },
+    CommandRefused {
+        name: &'a str,
+        user: &'a User,
+        role: &'static str,
+        needed: &'static str,
+    },
 }
 
 impl<'a> NoticeLine<'a> {
@@ -361,6 +368,12 @@ impl<'a> NoticeLine<'a> {
             Notice::CallHeld { call } => NoticeLine::CallHeld { call: call.0 },
             Notice::ReconnectStormBraked { until_ms } => NoticeLine::ReconnectStormBraked {
                 until_ms: *until_ms,
+            },
+            Notice::CommandRefused(r) => NoticeLine::CommandRefused {
+                name: &r.name,
+                user: &r.user,
+                role: r.role.as_str(),
+                needed: r.needed.as_str(),
             },
         }
     }
@@ -504,6 +517,70 @@ enum ActionLine<'a> {
     Stopped {
         stop: StopJson<'a>,
     },
+    Command {
+        name: &'a str,
+        args: &'a [String],
+        rest: &'a str,
+        user: &'a User,
+        role: &'static str,
+        event: EventRef<'a>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Arrival {
+        kind: &'static str,
+        away_ms: Option<u64>,
+        user: &'a User,
+        is_manager: bool,
+        live_id: Option<u64>,
+        event: EventRef<'a>,
+    },
+    Milestone {
+        kind: &'static str,
+        reached: u64,
+        total: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        user: Option<&'a User>,
+        event: EventRef<'a>,
+    },
+    #[serde(rename_all = "camelCase")]
+    BroadcastEnded {
+        live_id: Option<u64>,
+        tally: TallyJson<'a>,
+        event: Option<EventRef<'a>>,
+    },
+    PersistState {
+        state: &'a str,
+    },
+}
+
+/// The event behind a kit action: `{"event":name,"id":…,"data":{…}}`, the
+/// event line's fields.
+#[derive(Serialize)]
+struct EventRef<'a> {
+    event: &'static str,
+    id: Option<&'a str>,
+    data: EventData<'a>,
+}
+
+/// An event's payload, whichever type the kit action holds.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum EventData<'a> {
+    Any(&'a Event),
+    Chat(&'a crate::event::Chat),
+    Like(&'a crate::event::Like),
+    Donation(&'a crate::event::Donation),
+    End(&'a crate::event::End),
+}
+
+impl<'a> EventRef<'a> {
+    fn of(id: &'a Option<FrameId>, name: &'static str, data: EventData<'a>) -> Self {
+        EventRef {
+            event: name,
+            id: id.as_ref().map(FrameId::as_str),
+            data,
+        }
+    }
 }
 
 impl Serialize for ActionJson<'_> {
@@ -550,6 +627,70 @@ impl Serialize for ActionJson<'_> {
             },
             Action::Stopped(stop) => ActionLine::Stopped {
                 stop: StopJson(stop),
+            },
+            Action::Command(c) => ActionLine::Command {
+                name: &c.name,
+                args: &c.args,
+                rest: &c.rest,
+                user: &c.user,
+                role: c.role.as_str(),
+                event: EventRef::of(&c.chat.id, "chat", EventData::Chat(&c.chat.event)),
+            },
+            Action::Arrival(a) => ActionLine::Arrival {
+                kind: match a.kind {
+                    ArrivalKind::First => "first",
+                    ArrivalKind::Back { .. } => "back",
+                },
+                away_ms: match a.kind {
+                    ArrivalKind::First => None,
+                    ArrivalKind::Back { away_ms } => Some(away_ms),
+                },
+                user: &a.user,
+                is_manager: a.is_manager,
+                live_id: a.live_id,
+                event: EventRef::of(
+                    &a.event.id,
+                    a.event.event.name(),
+                    EventData::Any(&a.event.event),
+                ),
+            },
+            Action::Milestone(Milestone::Hearts {
+                reached,
+                total,
+                like,
+            }) => ActionLine::Milestone {
+                kind: "hearts",
+                reached: *reached,
+                total: *total,
+                user: None,
+                event: EventRef::of(&like.id, "like", EventData::Like(&like.event)),
+            },
+            Action::Milestone(Milestone::Donated {
+                user,
+                reached,
+                total,
+                donation,
+            }) => ActionLine::Milestone {
+                kind: "donated",
+                reached: *reached,
+                total: *total,
+                user: Some(user),
+                event: EventRef::of(
+                    &donation.id,
+                    "donation",
+                    EventData::Donation(&donation.event),
+                ),
+            },
+            Action::BroadcastEnded(b) => ActionLine::BroadcastEnded {
+                live_id: b.live_id,
+                tally: TallyJson(&b.tally),
+                event: b
+                    .end
+                    .as_ref()
+                    .map(|end| EventRef::of(&end.id, "end", EventData::End(&end.event))),
+            },
+            Action::PersistState(state) => ActionLine::PersistState {
+                state: state.to_json(),
             },
         }
         .serialize(s)
@@ -603,7 +744,7 @@ impl Serialize for TallyJson<'_> {
         Totals {
             hearts: tally.total_hearts(),
             donated: tally.total_donated(),
-            attendance: tally.attendance() as u64,
+            attendance: tally.joined() as u64,
             people: People(tally.people().collect()),
         }
         .serialize(s)
