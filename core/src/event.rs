@@ -51,6 +51,7 @@ pub mod fuzzing {
 /// The person behind an event. `id` is the stable key (spec 2.5); the
 /// nickname changes, repeats, and may be `null`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct User {
     /// Encrypted identifier, scoped to (bot, DJ). Use it as the key.
     pub id: String,
@@ -62,6 +63,7 @@ pub struct User {
 /// A chat message posted by a listener or the DJ.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Chat {
     /// The poster.
     pub user: User,
@@ -84,6 +86,7 @@ wire_enum! {
 /// A listener joined (delivered only when the bot is a manager).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Presence {
     /// Who joined.
     pub user: User,
@@ -115,6 +118,7 @@ wire_enum! {
 /// Hearts sent to the broadcast.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Like {
     /// The sender.
     pub user: User,
@@ -136,6 +140,7 @@ pub struct Like {
 
 /// A donation of the paid currency.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Donation {
     /// The donor.
     pub user: User,
@@ -162,6 +167,7 @@ wire_enum! {
 
 /// The final frame of a stream. Nothing follows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct End {
     /// Why the stream ends.
     pub reason: EndReason,

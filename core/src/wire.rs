@@ -15,10 +15,12 @@ macro_rules! wire_enum {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
         pub enum $name {
-            $( $(#[$vmeta])* $variant, )*
+            $( $(#[$vmeta])* #[cfg_attr(feature = "ts", ts(rename = $wire))] $variant, )*
             /// A value this version does not know, kept as sent.
-            Other(String),
+            #[cfg_attr(feature = "ts", ts(untagged))]
+            Other(#[cfg_attr(feature = "ts", ts(type = "string & {}"))] String),
         }
 
         impl $name {
@@ -71,7 +73,8 @@ macro_rules! name_enum {
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum $name { $( $(#[$vmeta])* $variant, )* }
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+        pub enum $name { $( $(#[$vmeta])* #[cfg_attr(feature = "ts", ts(rename = $wire))] $variant, )* }
 
         impl $name {
             /// The snake_case name `onair explain` and the bindings print.

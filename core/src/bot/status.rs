@@ -11,6 +11,7 @@ use crate::proto::scope::{Permission, Scope};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "state", rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Connection {
     /// No tokens yet: the DJ must consent.
     NeedsAuthorization,
@@ -55,6 +56,7 @@ pub enum Connection {
 /// What the bot has seen and done since it was created.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Counters {
     /// `chat` events.
     pub chat: u64,
@@ -94,6 +96,7 @@ pub struct Counters {
 /// A daily-quota block in force.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct QuotaBlock {
     /// The blocked permission; `None`: the whole app.
     pub scope: Option<String>,
@@ -105,6 +108,7 @@ pub struct QuotaBlock {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Status {
     /// The event stream's state.
     pub connection: Connection,

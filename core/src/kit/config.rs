@@ -44,25 +44,32 @@ use super::commands::{fold, Allowed};
 /// kit state).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct KitConfig {
     /// What starts a command (default `!`), right before its name.
     #[serde(default = "default_prefix")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub prefix: String,
     /// The commands, each with who may run it.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub commands: Vec<CommandConfig>,
     /// Ids whose chat is never a command (other bots: two bots answering
     /// each other loop).
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub ignore: Vec<String>,
     /// Greetings, when set.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub greetings: Option<GreetingsConfig>,
     /// Milestones, when set.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub milestones: Option<MilestonesConfig>,
     /// The per-broadcast tally, handed out with the broadcast's end.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub tally: bool,
 }
 
@@ -86,18 +93,22 @@ impl Default for KitConfig {
 /// One command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CommandConfig {
     /// Its name, compared case-insensitively (`!Hello` runs `hello`).
     pub name: String,
     /// Other names that run it.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub aliases: Vec<String>,
     /// Who may run it (default: anyone).
     #[serde(default = "anyone")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub allowed: Allowed,
     /// A person who ran it runs it again only after this long (ms); others
     /// are not held back. Default: no cooldown.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub cooldown_ms: Option<u64>,
 }
 
@@ -144,15 +155,18 @@ impl CommandConfig {
 /// When to greet.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct GreetingsConfig {
     /// Greet a person's first sign in a broadcast (default true): their join
     /// when the bot is a manager (presence needs manager level), otherwise
     /// their first chat.
     #[serde(default = "yes")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub first: bool,
     /// Welcome a person back when they join (or chat) after at least this
     /// long without a sign of them (ms); `None`: never.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub welcome_back_after_ms: Option<u64>,
 }
 
@@ -172,12 +186,15 @@ impl Default for GreetingsConfig {
 /// When to call a milestone.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MilestonesConfig {
     /// Every this many hearts for the broadcast (by `totalAmount`).
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub hearts_every: Option<u64>,
     /// Every this many currency units one person donated in the broadcast.
     #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub donations_every: Option<u64>,
 }
 

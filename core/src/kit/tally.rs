@@ -31,6 +31,7 @@ use crate::event::{Event, LikeType};
 /// one of the emulator's ledger.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PersonTotals {
     /// The latest nickname seen (it changes; `None` when never sent).
     pub nickname: Option<String>,

@@ -40,6 +40,7 @@ pub const DEFAULT_EXPIRES_IN_SECS: u64 = 3600;
 /// required.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Broadcast {
     /// Identifies this broadcast session: the key for "once per broadcast"
     /// rules and for telling whether a reconnect is the same broadcast.
@@ -69,6 +70,7 @@ pub struct Broadcast {
 
 /// A person in the room (spec 2.3). `id` is the stable key (spec 2.5).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Listener {
     /// Encrypted identifier, scoped to (bot, DJ); the same value as
     /// `user.id` in stream events.
@@ -88,6 +90,7 @@ pub struct Listener {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ListenersPage {
     /// The people on this page.
     pub listeners: Vec<Listener>,
@@ -111,6 +114,7 @@ pub struct ListenersPage {
 /// assert_eq!(ranking.fans[0].coin_count, None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Fan {
     /// Encrypted identifier (spec 2.5).
     pub id: String,
@@ -128,6 +132,7 @@ pub struct Fan {
 /// cumulative donation first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FanRanking {
     /// The size of the returned list (at most 30), not the number of fans.
     pub total_count: u64,

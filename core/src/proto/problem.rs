@@ -225,6 +225,7 @@ impl fmt::Display for Problem {
 /// `oauthError`, `retryAfterMs`, `quotaScope`, `recentlyRevoked`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Explanation {
     /// See [`Problem::kind`].
     pub kind: ProblemKind,

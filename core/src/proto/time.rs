@@ -21,6 +21,7 @@ use crate::wire::{ShortText, StrVisitor};
 /// assert_eq!(Timestamp::new("yesterday").unix_ms(), None);
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct Timestamp(ShortText);
 
 impl Timestamp {
@@ -81,6 +82,7 @@ impl<'de> Deserialize<'de> for Timestamp {
 /// assert_eq!(FrameId::new("abc").parts(), None);
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct FrameId(ShortText);
 
 impl FrameId {
