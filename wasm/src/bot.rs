@@ -1,7 +1,8 @@
-//! The `Bot` machine (feature `machine`, part of `onair_bot_bg.wasm`), and
-//! the helpers every part of that module shares (errors, times, headers).
+//! The `Bot` machine (`onair_bot_bg.wasm`), and the helpers every part of
+//! that module shares (errors, times, headers).
 
-use onair::proto::json::{ActionJson, StopJson};
+use onair::kit::{KitConfig, KitState};
+use onair::proto::json::{ActionJson, StopJson, TallyJson};
 use onair::proto::oauth::Tokens;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
 use wasm_bindgen::prelude::*;
@@ -11,6 +12,17 @@ use wasm_bindgen::prelude::*;
 /// An error for the JS layer: `["name","kind","message"]` as a string.
 pub(crate) fn error(name: &str, kind: &str, message: &str) -> JsValue {
     JsValue::from_str(&to_json(&[name, kind, message]))
+}
+
+/// A kit configuration refused: `ConfigError` of kind `kit`, with the key
+/// (`["ConfigError","kit","message","commands[0].allowed"]`).
+fn kit_config_error(e: &onair::kit::ConfigError) -> JsValue {
+    JsValue::from_str(&to_json(&[
+        "ConfigError",
+        "kit",
+        &e.to_string(),
+        e.key.as_str(),
+    ]))
 }
 
 pub(crate) fn misuse(e: Misuse) -> JsValue {
@@ -59,7 +71,9 @@ pub struct Bot {
 #[wasm_bindgen]
 impl Bot {
     /// A bot for `base_url` with the app's credentials, resuming from
-    /// `tokens` (the stored JSON of a `persistTokens` action) when given.
+    /// `tokens` (the stored JSON of a `persistTokens` action) when given;
+    /// `kit` is the kit's configuration as JSON (`KitConfig::from_json`),
+    /// `kit_state` the stored state of a `persistState` action.
     #[wasm_bindgen(constructor)]
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -72,6 +86,9 @@ impl Bot {
         max_attempts: Option<u32>,
         request_timeout_ms: Option<f64>,
         max_queued_calls: Option<u32>,
+        watchdog_ms: Option<f64>,
+        kit: Option<String>,
+        kit_state: Option<String>,
     ) -> Result<Bot, JsValue> {
         let base = BaseUrl::new(base_url)
             .map_err(|e| error("ConfigError", "invalid_base_url", &e.to_string()))?;
@@ -97,9 +114,24 @@ impl Bot {
         if let Some(n) = max_queued_calls {
             config.max_queued_calls = n as usize;
         }
-        Ok(Bot {
-            inner: onair::Bot::new(config, saved, ms(seed.abs().floor())),
-        })
+        if let Some(t) = watchdog_ms {
+            config.stream.watchdog_ms = ms(t);
+        }
+        if let Some(json) = kit {
+            config.kit = KitConfig::from_json(&json).map_err(|e| kit_config_error(&e))?;
+        }
+        let state = match kit_state {
+            Some(json) => Some(
+                KitState::from_json(json.as_bytes())
+                    .map_err(|e| error("StateError", "state", &e.to_string()))?,
+            ),
+            None => None,
+        };
+        let mut inner = onair::Bot::new(config, saved, ms(seed.abs().floor()));
+        if let Some(state) = &state {
+            inner = inner.with_kit_state(state);
+        }
+        Ok(Bot { inner })
     }
 
     /// The next action at `now_ms`, as JSON.
@@ -169,6 +201,39 @@ impl Bot {
     #[wasm_bindgen(js_name = sendChat)]
     pub fn send_chat(&mut self, message: &str) -> Result<f64, JsValue> {
         chat(self.inner.send_chat(message))
+    }
+
+    /// Queues a reply split between grapheme clusters; one call id per part.
+    pub fn say(&mut self, text: &str) -> js_sys::Array {
+        self.inner
+            .say(text)
+            .into_iter()
+            .map(|id| JsValue::from_f64(id.0 as f64))
+            .collect()
+    }
+
+    /// The configured kit's current broadcast as JSON
+    /// (`{"liveId":…,"tally":{…}}`), or `undefined` without a kit.
+    #[wasm_bindgen(js_name = kitJson)]
+    pub fn kit_json(&self) -> Option<String> {
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct KitView<'a> {
+            live_id: Option<u64>,
+            tally: TallyJson<'a>,
+        }
+        self.inner.kit().map(|kit| {
+            to_json(&KitView {
+                live_id: kit.live_id(),
+                tally: TallyJson(kit.tally()),
+            })
+        })
+    }
+
+    /// The configured kit's state now (the stored form), or `undefined`.
+    #[wasm_bindgen(js_name = kitState)]
+    pub fn kit_state(&self) -> Option<String> {
+        self.inner.kit().map(|kit| kit.state().to_json().to_owned())
     }
 
     /// Queues `GET /v1/live`; its call id.

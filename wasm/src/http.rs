@@ -219,6 +219,32 @@ impl JsonDecoder {
 
 // ---- quota headers ------------------------------------------------------------
 
+/// The quota headers of a response (absent or unreadable: null).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub(crate) struct Quota<'a> {
+    /// `x-ratelimit-remaining`: per-second tokens left.
+    remaining: Option<u64>,
+    /// `x-ratelimit-replenish-rate`: tokens refilled per second.
+    replenish_rate: Option<u64>,
+    /// `x-ratelimit-burst-capacity`: the burst ceiling.
+    burst_capacity: Option<u64>,
+    /// `x-ratelimit-daily-limit`.
+    daily_limit: Option<u64>,
+    /// `x-ratelimit-daily-remaining`.
+    daily_remaining: Option<u64>,
+    /// `x-ratelimit-daily-reset`: next reset, epoch seconds.
+    #[serde(rename = "dailyResetS")]
+    daily_reset_s: Option<u64>,
+    /// `x-ratelimit-daily-scope`: the permission a daily 429 hit.
+    daily_scope: Option<&'a str>,
+    /// Whether a `Retry-After` header was present (even unreadable).
+    retry_after_present: bool,
+    /// The `Retry-After` delay from `nowMs` (capped at one day), or null.
+    retry_after_ms: Option<u64>,
+}
+
 /// Reads the quota headers (`x-ratelimit-*`, `Retry-After`; names in any
 /// case, the first of a repeated name wins) as JSON; `now_ms` turns an
 /// HTTP-date `Retry-After` into a delay.
@@ -226,20 +252,6 @@ impl JsonDecoder {
 pub fn parse_quota(headers: Vec<String>, now_ms: f64) -> String {
     // Each absent or unreadable value `null`.
     let q = onair::proto::ratelimit::QuotaHeaders::parse(pairs(&headers));
-    #[derive(serde::Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Quota<'a> {
-        remaining: Option<u64>,
-        replenish_rate: Option<u64>,
-        burst_capacity: Option<u64>,
-        daily_limit: Option<u64>,
-        daily_remaining: Option<u64>,
-        #[serde(rename = "dailyResetS")]
-        daily_reset_s: Option<u64>,
-        daily_scope: Option<&'a str>,
-        retry_after_present: bool,
-        retry_after_ms: Option<u64>,
-    }
     crate::bot::to_json(&Quota {
         remaining: q.remaining,
         replenish_rate: q.replenish_rate,

@@ -3,8 +3,10 @@
 //! A thin wasm-bindgen layer over the `onair` core: every rule of the
 //! service lives in the core; this crate only moves values across the
 //! boundary. It is built with `wasm-pack build --target nodejs` and wrapped
-//! by the hand-written JavaScript of `wasm/npm/` (`index.js`, `index.d.ts`),
-//! which is the package's API: JS idiom, plain objects, `Error` subclasses.
+//! by the JavaScript of `wasm/npm/` (`index.js`: the API in JS idiom, plain
+//! objects, `Error` subclasses; `driver.js`: the ready-made driver over
+//! `fetch`). The TypeScript types of everything that crosses as JSON are
+//! generated from the core's types (`types.rs`, `wasm/npm/types.d.ts`).
 //!
 //! ## Two modules
 //!
@@ -15,13 +17,10 @@
 //!   (opt-level 3): the [`decoder::Decoder`] alone, bytes in, items out on a
 //!   tape of numbers (`tape.rs`). Small, and as fast as the core decodes.
 //! - feature `bot` → `onair_bot_bg.wasm`, profile `wasm-size` (opt-level
-//!   "z"): everything else — the `Bot`, classification, request builders,
-//!   response decoders, backoff, quota headers, the tally and the kit.
-//!   Nothing in it is on a hot path (a broadcast's stream is kilobytes per
-//!   second), so it is built for size. Its three parts are features of
-//!   their own, `machine` (the `Bot`), `helpers` and `kit`, so that each
-//!   part's size can be measured (`ONAIR_WASM_FLOOR=1 scripts/test-node
-//!   --build-only`); the package always ships all three.
+//!   "z"): everything else — the `Bot` with its configured kit,
+//!   classification, request builders, response decoders, backoff, quota
+//!   headers and the kit's pure helpers. Nothing in it is on a hot path (a
+//!   broadcast's stream is kilobytes per second), so it is built for size.
 //!
 //! `index.js` loads each module the first time something of it is used: a
 //! program that only decodes never loads the bot module, a bot that never
@@ -31,8 +30,9 @@
 //! Values of the bot module cross as JSON text in the core's one wire form
 //! ([`onair::proto::json`]): an action is an [`onair::proto::json::ActionJson`], a stop a
 //! [`onair::proto::json::StopJson`], a tally a [`onair::proto::json::TallyJson`]. Errors
-//! cross as a JSON string `["name","kind","message"]` that the JS layer turns
-//! into the matching `Error` subclass.
+//! cross as a JSON string `["name","kind","message"]` (a kit configuration
+//! error adds its key) that the JS layer turns into the matching `Error`
+//! subclass. Lists of call ids cross as JS arrays (`js-sys`).
 //!
 //! Times are unix milliseconds as JS numbers (`Date.now()`), converted to
 //! `u64` here (negative and NaN become 0).
@@ -42,9 +42,12 @@ pub mod decoder;
 #[cfg(feature = "decoder")]
 mod tape;
 
-#[cfg(feature = "machine")]
+#[cfg(feature = "bot")]
 pub mod bot;
-#[cfg(feature = "helpers")]
+#[cfg(feature = "bot")]
 pub mod http;
-#[cfg(feature = "kit")]
+#[cfg(feature = "bot")]
 pub mod kit;
+
+#[cfg(test)]
+mod types;
