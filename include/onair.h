@@ -11,11 +11,10 @@
  * changes nothing. Views and text borrowed from a handle are valid until
  * the next call on that handle by any thread (a call refused with
  * ONAIR_BUSY does not count): a program sharing a handle holds its own
- * lock from the call until it has read what was borrowed. Kit functions
- * given an onair_event also hold the flag of the bot or decoder it came
- * from. Free a handle only when no other thread can call it: a free
- * racing a call in flight does nothing, one racing a call about to start
- * is a use after free, which C cannot be protected from.
+ * lock from the call until it has read what was borrowed. Free a handle
+ * only when no other thread can call it: a free racing a call in flight
+ * does nothing, one racing a call about to start is a use after free,
+ * which C cannot be protected from.
  */
 
 #ifndef ONAIR_H
@@ -33,7 +32,7 @@
  * function is removed); adding functions or result codes keeps it.
  * Compare it with `onair_abi_version()` at start-up.
  */
-#define ONAIR_ABI_VERSION 2
+#define ONAIR_ABI_VERSION 3
 
 /**
  * The library's major version (Cargo.toml).
@@ -135,11 +134,12 @@ enum onair_result
    */
   ONAIR_TOO_MANY_TIMERS = 19,
   /**
-   * Stored kit state (audience, milestones) did not load.
+   * The saved kit state did not load (not JSON, another format).
    */
   ONAIR_INVALID_STATE = 20,
   /**
-   * The `onair_event` passed holds no event (its `opaque` is NULL).
+   * The `onair_event` passed holds no event (`ONAIR_EVENT_NONE`, or a
+   * kind newer than this header).
    */
   ONAIR_NO_EVENT = 21,
   /**
@@ -156,6 +156,20 @@ enum onair_result
    * was invalidated. Serialize the calls (a lock), or retry.
    */
   ONAIR_BUSY = 24,
+  /**
+   * The kit configuration was refused; `onair_bot_config_last_error`
+   * names the key and says why.
+   */
+  ONAIR_INVALID_KIT_CONFIG = 25,
+  /**
+   * The saved kit state was written by a newer onair (its version is
+   * not one this library reads): upgrade, or start without it.
+   */
+  ONAIR_KIT_STATE_TOO_NEW = 26,
+  /**
+   * The bot has no kit configured (`onair_bot_config_set_kit_json`).
+   */
+  ONAIR_NO_KIT = 27,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -233,6 +247,37 @@ enum onair_action_kind
    * timeout; `code` is its endpoint): drop it. A late report is ignored.
    */
   ONAIR_ACTION_TIMED_OUT = 12,
+  /**
+   * A configured command was run by someone allowed to (the kit): `name`,
+   * `args`, `rest`, `user_id`, `nickname`, `role`, and its chat as
+   * `event`. Answer with `onair_bot_say`.
+   */
+  ONAIR_ACTION_COMMAND = 13,
+  /**
+   * Someone to greet (the kit's greetings): `arrival` (first, or back
+   * after `away_ms`), `user_id`, `nickname` (the latest), `is_manager`,
+   * `live_id` when `has_live_id`, and their join or chat as `event`.
+   */
+  ONAIR_ACTION_ARRIVAL = 14,
+  /**
+   * A configured milestone was crossed: `milestone`, `reached`, `total`,
+   * for donations the donor (`user_id`, `nickname`), and the like or
+   * donation that crossed it as `event`.
+   */
+  ONAIR_ACTION_MILESTONE = 15,
+  /**
+   * The broadcast ended (the kit's tally): `live_id` when `has_live_id`,
+   * its final tally as `tally_json`, and its `end` frame as `event`
+   * (`ONAIR_EVENT_NONE` when the end was inferred). The next broadcast's
+   * memory starts empty.
+   */
+  ONAIR_ACTION_BROADCAST_ENDED = 16,
+  /**
+   * The kit's memory changed: save `state_json` before acting on what
+   * follows, and give it back to `onair_bot_new` after a restart (so
+   * nobody is greeted twice and no total is lost).
+   */
+  ONAIR_ACTION_PERSIST_STATE = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -426,12 +471,134 @@ enum onair_notice_kind
    * it is held, and goes out once `onair_bot_authorize` brings a pair.
    */
   ONAIR_NOTICE_CALL_HELD = 7,
+  /**
+   * Someone ran a configured command they may not run: `name`, `user_id`,
+   * `nickname`, `role`, and who may (`needed`). Answer if you like.
+   */
+  ONAIR_NOTICE_COMMAND_REFUSED = 8,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
 typedef enum onair_notice_kind onair_notice_kind;
 #else
 typedef uint32_t onair_notice_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What the poster of a command is, as far as the bot can tell.
+ */
+enum onair_role
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A listener (or a manager whose join the bot did not see).
+   */
+  ONAIR_ROLE_LISTENER = 0,
+  /**
+   * A listener whose latest join said `isManager`.
+   */
+  ONAIR_ROLE_MANAGER = 1,
+  /**
+   * The DJ.
+   */
+  ONAIR_ROLE_DJ = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum onair_role onair_role;
+#else
+typedef uint32_t onair_role;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Who may run a command (`ONAIR_NOTICE_COMMAND_REFUSED`'s `needed`; the
+ * kit configuration's `allowed`).
+ */
+enum onair_allowed
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Anyone in the chat.
+   */
+  ONAIR_ALLOWED_ANYONE = 0,
+  /**
+   * Managers and the DJ.
+   */
+  ONAIR_ALLOWED_MANAGERS = 1,
+  /**
+   * The DJ only.
+   */
+  ONAIR_ALLOWED_DJ = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum onair_allowed onair_allowed;
+#else
+typedef uint32_t onair_allowed;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Whether an arrival is a first or a return (`ONAIR_ACTION_ARRIVAL`).
+ */
+enum onair_arrival_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Not an arrival.
+   */
+  ONAIR_ARRIVAL_NONE = 0,
+  /**
+   * The person's first sign in this broadcast.
+   */
+  ONAIR_ARRIVAL_FIRST = 1,
+  /**
+   * The person is back after at least the configured absence (`away_ms`).
+   */
+  ONAIR_ARRIVAL_BACK = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum onair_arrival_kind onair_arrival_kind;
+#else
+typedef uint32_t onair_arrival_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which milestone was crossed (`ONAIR_ACTION_MILESTONE`).
+ */
+enum onair_milestone_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Not a milestone.
+   */
+  ONAIR_MILESTONE_NONE = 0,
+  /**
+   * The broadcast's hearts reached a multiple of the step.
+   */
+  ONAIR_MILESTONE_HEARTS = 1,
+  /**
+   * One person's donations reached a multiple of the step.
+   */
+  ONAIR_MILESTONE_DONATED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum onair_milestone_kind onair_milestone_kind;
+#else
+typedef uint32_t onair_milestone_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -484,151 +651,6 @@ typedef uint32_t onair_item_kind;
 #endif // __cplusplus
 
 /**
- * Whom to greet (`onair_audience_on_event`).
- */
-enum onair_greeting_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  /**
-   * Nobody.
-   */
-  ONAIR_GREETING_NONE = 0,
-  /**
-   * The person's first join in this broadcast.
-   */
-  ONAIR_GREETING_FIRST = 1,
-  /**
-   * Their second join (the only welcome-back).
-   */
-  ONAIR_GREETING_WELCOME_BACK = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum onair_greeting_kind onair_greeting_kind;
-#else
-typedef uint32_t onair_greeting_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
- * What a chat asked for (`onair_commands_match`).
- */
-enum onair_command_match
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  /**
-   * Not a command (or from an ignored poster).
-   */
-  ONAIR_COMMAND_NONE = 0,
-  /**
-   * A command to run.
-   */
-  ONAIR_COMMAND_RUN = 1,
-  /**
-   * A command the poster may not run (`needed` says who may).
-   */
-  ONAIR_COMMAND_DENIED = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum onair_command_match onair_command_match;
-#else
-typedef uint32_t onair_command_match;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
- * What the poster of a command is.
- */
-enum onair_role
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  /**
-   * A listener.
-   */
-  ONAIR_ROLE_LISTENER = 0,
-  /**
-   * A manager.
-   */
-  ONAIR_ROLE_MANAGER = 1,
-  /**
-   * The DJ.
-   */
-  ONAIR_ROLE_DJ = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum onair_role onair_role;
-#else
-typedef uint32_t onair_role;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
- * Who may run a command (`onair_commands_add`).
- */
-enum onair_allowed
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  /**
-   * Anyone in the chat.
-   */
-  ONAIR_ALLOWED_ANYONE = 0,
-  /**
-   * Managers and the DJ.
-   */
-  ONAIR_ALLOWED_MANAGERS = 1,
-  /**
-   * The DJ only.
-   */
-  ONAIR_ALLOWED_DJ = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum onair_allowed onair_allowed;
-#else
-typedef uint32_t onair_allowed;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
- * A milestone reached (`onair_milestones_on_event`).
- */
-enum onair_milestone_kind
-#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
-  : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
- {
-  /**
-   * None reached.
-   */
-  ONAIR_MILESTONE_NONE = 0,
-  /**
-   * The broadcast's hearts crossed `reached`.
-   */
-  ONAIR_MILESTONE_HEARTS = 1,
-  /**
-   * A donor's total crossed `reached`.
-   */
-  ONAIR_MILESTONE_DONATED = 2,
-};
-#ifndef __cplusplus
-#if __STDC_VERSION__ >= 202311L
-typedef enum onair_milestone_kind onair_milestone_kind;
-#else
-typedef uint32_t onair_milestone_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
-
-/**
  * What an `onair_sse_item` holds.
  */
 enum onair_sse_item_kind
@@ -668,17 +690,6 @@ typedef uint32_t onair_sse_item_kind;
 #endif // __cplusplus
 
 /**
- * Greet-once memory of one broadcast's audience (`onair_audience_new`).
- *
- * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
- * (`_is_manager`: false; `_len`: 0) and changes nothing. Its
- * `onair_greeting` is valid until the next call on it by any thread not
- * refused with ONAIR_BUSY (`onair_commands_match` reading it counts). Free
- * it only when no other thread may call it.
- */
-typedef struct onair_audience onair_audience;
-
-/**
  * Jittered exponential backoff (the core's: 1 s doubling to 30 s, full
  * jitter, seeded).
  *
@@ -694,36 +705,26 @@ typedef struct onair_backoff onair_backoff;
  * Threads: a bot may be used by one thread at a time (move it between
  * threads freely). A second thread's call while one is in flight returns
  * ONAIR_BUSY (`_pending_calls`: 0) and changes nothing. The text of
- * `_last_error`, `_tokens_json` and `_status_json` is valid until the next
- * call on the bot by any thread that is not refused with ONAIR_BUSY; the
- * action of `onair_bot_poll` (with its event and `_action_json` text)
- * until the next poll. A caller sharing a bot between threads holds its
- * own lock from the call until it has read (or copied) what was lent.
- * Kit functions given an event of this bot hold the bot's flag for their
- * call (ONAIR_BUSY while another thread is in a call on the bot).
+ * `_last_error`, `_tokens_json`, `_status_json`, `_tally_json` and the
+ * donor of `_donor` is valid until the next call on the bot by any thread
+ * that is not refused with ONAIR_BUSY; the action of `onair_bot_poll`
+ * (with its event, its other views and `_action_json` text) until the next
+ * poll. A caller sharing a bot between threads holds its own lock from
+ * the call until it has read (or copied) what was lent.
  * `onair_bot_free` must not race any other call on the bot.
  */
 typedef struct onair_bot onair_bot;
 
 /**
- * How a bot is set up (`onair_bot_config_new`); read by `onair_bot_new`,
- * which copies it, so it may be freed right after.
+ * How a bot is set up (`onair_bot_config_new`), its kit included
+ * (`onair_bot_config_set_kit_json`); read by `onair_bot_new`, which copies
+ * it, so it may be freed right after.
  *
  * Threads: one call at a time (`onair_bot_new` reading it counts); a
- * concurrent call gets ONAIR_BUSY and changes nothing.
+ * concurrent call gets ONAIR_BUSY and changes nothing. The text of
+ * `onair_bot_config_last_error` is valid until the next call on it.
  */
 typedef struct onair_bot_config onair_bot_config;
-
-/**
- * A bot's chat commands (`onair_commands_new`): prefix, names, who may
- * run each, posters to ignore.
- *
- * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY and
- * changes nothing. Its `onair_invocation` is valid until the next call on
- * it by any thread not refused with ONAIR_BUSY. Free it only when no other
- * thread may call it.
- */
-typedef struct onair_commands onair_commands;
 
 /**
  * An SSE framer plus event decoder (`onair_decoder_new`).
@@ -736,22 +737,10 @@ typedef struct onair_commands onair_commands;
  * refused with ONAIR_BUSY; the item of `onair_decoder_next` (with its
  * event and `_item_json` text) until the next call that takes items (see
  * there). A caller sharing a decoder holds its own lock until it has read
- * what was lent. Kit functions given an event of this decoder hold its
- * flag for their call.
+ * what was lent.
  * `onair_decoder_free` must not race any other call on it.
  */
 typedef struct onair_decoder onair_decoder;
-
-/**
- * Heart and donation milestones with running donor totals
- * (`onair_milestones_new`).
- *
- * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
- * (`_donated_by`, `_hearts`, `_total_donated`: 0) and changes nothing. Its
- * `onair_milestone` is valid until the next call on it by any thread not
- * refused with ONAIR_BUSY. Free it only when no other thread may call it.
- */
-typedef struct onair_milestones onair_milestones;
 
 /**
  * A generic SSE parser (`onair_sse_parser_new`): frames with their event
@@ -775,27 +764,6 @@ typedef struct onair_sse_parser onair_sse_parser;
  * freed. Free it only when no other thread may call it.
  */
 typedef struct onair_string_list onair_string_list;
-
-/**
- * One broadcast's totals by person (`onair_tally_new`), the form the
- * emulator's ledger is compared with.
- *
- * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
- * (`_hearts`, `_donated`, `_attendance`: 0) and changes nothing. Free it
- * only when no other thread may call it.
- */
-typedef struct onair_tally onair_tally;
-
-/**
- * App timers as data for the bot's loop (`onair_timers_new`): fold
- * `onair_timers_next_deadline` into your sleep, then pop what is due.
- *
- * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY and
- * changes nothing. The tag of `_pop_due` is valid until the next call on
- * it by any thread not refused with ONAIR_BUSY. Free it only when no other
- * thread may call it.
- */
-typedef struct onair_timers onair_timers;
 
 /**
  * A borrowed UTF-8 string: `ptr` and `len` bytes, not NUL-terminated
@@ -880,8 +848,8 @@ typedef struct onair_request {
 
 /**
  * A typed stream event as borrowed fields; the fields a kind does not
- * have are zero / NULL. Valid until the next call on the handle it came
- * from (decoder or bot).
+ * have are zero / NULL. Valid as long as what it was handed out with (a
+ * decoder's item, a bot's action).
  */
 typedef struct onair_event {
   /**
@@ -976,19 +944,11 @@ typedef struct onair_event {
    * end: the broadcast is over (reason `LIVE_ENDED`).
    */
   bool is_live_ended;
-  /**
-   * The handle the event is borrowed from, for the kit functions
-   * (`onair_audience_on_event`, …) and `onair_event_json`, which hold
-   * that handle's busy flag while they read the event (ONAIR_BUSY when
-   * another thread is in a call on it); do not touch. NULL for
-   * `ONAIR_EVENT_NONE`.
-   */
-  const void *opaque;
 } onair_event;
 
 /**
  * The next thing to do, as borrowed fields (`onair_bot_poll`); fields the
- * kind does not use are zero / NULL. Valid until the next call on the bot.
+ * kind does not use are zero / NULL. Valid until the next `onair_bot_poll`.
  */
 typedef struct onair_action {
   /**
@@ -1008,7 +968,8 @@ typedef struct onair_action {
    */
   uint64_t timeout_ms;
   /**
-   * EVENT: the event.
+   * EVENT: the event; COMMAND, ARRIVAL, MILESTONE, BROADCAST_ENDED: the
+   * event that caused it (`ONAIR_EVENT_NONE` for an inferred end).
    */
   struct onair_event event;
   /**
@@ -1061,7 +1022,108 @@ typedef struct onair_action {
    * TIMER: the timer's tag.
    */
   struct onair_str tag;
+  /**
+   * COMMAND, NOTICE command refused: the command's name as configured
+   * (not as typed, not an alias).
+   */
+  struct onair_str name;
+  /**
+   * COMMAND: the text after the name, trimmed.
+   */
+  struct onair_str rest;
+  /**
+   * COMMAND: the arguments (split on white space, quotes keep words
+   * together): `args_len` strings.
+   */
+  const struct onair_str *args;
+  /**
+   * COMMAND: how many arguments.
+   */
+  size_t args_len;
+  /**
+   * COMMAND, NOTICE command refused, ARRIVAL, MILESTONE donated: the
+   * person's id.
+   */
+  struct onair_str user_id;
+  /**
+   * The same person's nickname (the latest seen), or NULL.
+   */
+  struct onair_str nickname;
+  /**
+   * COMMAND, NOTICE command refused: what the person is.
+   */
+  onair_role role;
+  /**
+   * NOTICE command refused: who may run the command.
+   */
+  onair_allowed needed;
+  /**
+   * ARRIVAL: first or back.
+   */
+  onair_arrival_kind arrival;
+  /**
+   * ARRIVAL back: how long they were not seen (ms).
+   */
+  uint64_t away_ms;
+  /**
+   * ARRIVAL: they are a manager (from their join; false when unknown).
+   */
+  bool is_manager;
+  /**
+   * MILESTONE: which.
+   */
+  onair_milestone_kind milestone;
+  /**
+   * MILESTONE: the multiple reached.
+   */
+  uint64_t reached;
+  /**
+   * MILESTONE: the broadcast's hearts, or the donor's total, now.
+   */
+  uint64_t total;
+  /**
+   * ARRIVAL, BROADCAST_ENDED: whether `live_id` is known.
+   */
+  bool has_live_id;
+  /**
+   * ARRIVAL, BROADCAST_ENDED: the broadcast's `liveId`.
+   */
+  uint64_t live_id;
+  /**
+   * BROADCAST_ENDED: the final tally (NUL-terminated JSON):
+   * `{"liveId":…,"hearts":…,"donated":…,"attendance":…,"people":{…}}`,
+   * the form of `onair_bot_tally_json`.
+   */
+  struct onair_str tally_json;
+  /**
+   * PERSIST_STATE: the kit's state to save (NUL-terminated JSON, no
+   * secret); give it back to `onair_bot_new`.
+   */
+  struct onair_str state_json;
 } onair_action;
+
+/**
+ * One donor of the current broadcast (the kit's tally): who and how much.
+ * Borrowed from the bot until the next call on it.
+ */
+typedef struct onair_donor {
+  /**
+   * Their id.
+   */
+  struct onair_str user_id;
+  /**
+   * Their latest nickname, or NULL.
+   */
+  struct onair_str nickname;
+  /**
+   * Currency units donated in this broadcast.
+   */
+  uint64_t donated;
+  /**
+   * How many donations.
+   */
+  uint64_t donations;
+} onair_donor;
 
 /**
  * One decoded stream item as borrowed fields; fields the kind does not
@@ -1101,96 +1163,6 @@ typedef struct onair_item {
    */
   struct onair_str error_message;
 } onair_item;
-
-/**
- * A greeting to send, borrowed from the audience until the next call on it.
- */
-typedef struct onair_greeting {
-  /**
-   * Whom to greet, if anyone.
-   */
-  onair_greeting_kind kind;
-  /**
-   * Their id.
-   */
-  struct onair_str user_id;
-  /**
-   * Their nickname, or NULL.
-   */
-  struct onair_str nickname;
-  /**
-   * They are a manager.
-   */
-  bool is_manager;
-} onair_greeting;
-
-/**
- * A matched command, borrowed from the commands handle until the next call on it.
- */
-typedef struct onair_invocation {
-  /**
-   * Run, denied, or nothing.
-   */
-  onair_command_match kind;
-  /**
-   * The command's name as registered.
-   */
-  struct onair_str name;
-  /**
-   * The text after the name, trimmed (RUN).
-   */
-  struct onair_str rest;
-  /**
-   * The arguments, split on white space (RUN): `args_len` strings.
-   */
-  const struct onair_str *args;
-  /**
-   * How many arguments.
-   */
-  size_t args_len;
-  /**
-   * The poster's id.
-   */
-  struct onair_str user_id;
-  /**
-   * The poster's nickname, or NULL.
-   */
-  struct onair_str nickname;
-  /**
-   * What the poster is.
-   */
-  onair_role role;
-  /**
-   * DENIED: who may run it.
-   */
-  onair_allowed needed;
-} onair_invocation;
-
-/**
- * A milestone, borrowed from the handle until the next call on it.
- */
-typedef struct onair_milestone {
-  /**
-   * Which, if any.
-   */
-  onair_milestone_kind kind;
-  /**
-   * The multiple of the step crossed.
-   */
-  uint64_t reached;
-  /**
-   * The total now (the broadcast's hearts, or the donor's total).
-   */
-  uint64_t total;
-  /**
-   * DONATED: the donor's id.
-   */
-  struct onair_str user_id;
-  /**
-   * DONATED: the donor's nickname, or NULL.
-   */
-  struct onair_str nickname;
-} onair_milestone;
 
 /**
  * A classified response (`onair_classify`). `kind` and `advice` point to
@@ -1449,18 +1421,57 @@ onair_result onair_bot_config_set_refresh_margin_ms(struct onair_bot_config *con
                                                     uint64_t margin_ms);
 
 /**
+ * Configures the kit from JSON (UTF-8; no NUL needed): the commands and
+ * who may run each, greetings, milestones, the tally, with the keys of the
+ * core's `KitConfig` (all optional), e.g.
+ * `{"commands":[{"name":"hello","aliases":["hi"]},{"name":"top","allowed":"managers","cooldown_ms":30000}],
+ * "greetings":{"welcome_back_after_ms":600000},
+ * "milestones":{"hearts_every":100,"donations_every":1000},"tally":true}`.
+ * The bot then hands out ONAIR_ACTION_COMMAND, _ARRIVAL, _MILESTONE,
+ * _BROADCAST_ENDED and _PERSIST_STATE (and ONAIR_NOTICE_COMMAND_REFUSED).
+ * Replaces any kit set before; `{}` configures none.
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
+ * ONAIR_INVALID_UTF8; a configuration the kit refuses (not JSON, an
+ * unknown key, a wrong type, a name given twice, a step of 0, …) →
+ * ONAIR_INVALID_KIT_CONFIG, and `onair_bot_config_last_error` names the key
+ * (`commands[1].allowed: unknown variant …`). Nothing changes on an error.
+ */
+onair_result onair_bot_config_set_kit_json(struct onair_bot_config *config,
+                                           const char *json,
+                                           size_t json_len);
+
+/**
+ * The detail of the last refusal of a call on this configuration (a line
+ * for logs; empty before any): the key a kit configuration got wrong, or
+ * why `onair_bot_new` could not load the saved tokens or kit state. Never
+ * a secret. Borrowed and NUL-terminated, valid until the next call on it.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_bot_config_last_error(const struct onair_bot_config *config,
+                                         const char **out_ptr,
+                                         size_t *out_len);
+
+/**
  * A new bot. `saved_tokens` is the token file a `PERSIST_TOKENS` action
  * (or `onair_bot_tokens_json`) gave earlier, or NULL to start without
- * tokens (the first poll then asks for authorization). `seed` fixes every
- * jitter: seed from real randomness in production. `config` is copied.
- * Free with `onair_bot_free`.
+ * tokens (the first poll then asks for authorization). `saved_kit_state`
+ * is the kit state a `PERSIST_STATE` action gave earlier, or NULL for an
+ * empty memory (ignored when the configuration has no kit). `seed` fixes
+ * every jitter: seed from real randomness in production. `config` is
+ * copied. Free with `onair_bot_free`.
  *
  * Errors: NULL `config` or `out_bot` → ONAIR_NULL_PARAMETER; a token file
- * that does not load → ONAIR_INVALID_TOKENS.
+ * that does not load → ONAIR_INVALID_TOKENS; a kit state that does not
+ * load → ONAIR_INVALID_STATE, or ONAIR_KIT_STATE_TOO_NEW when a newer onair
+ * wrote it. The detail of these is `onair_bot_config_last_error`'s.
  */
 onair_result onair_bot_new(const struct onair_bot_config *config,
                            const char *saved_tokens,
                            size_t saved_tokens_len,
+                           const char *saved_kit_state,
+                           size_t saved_kit_state_len,
                            uint64_t seed,
                            struct onair_bot **out_bot);
 
@@ -1492,8 +1503,8 @@ onair_result onair_bot_last_error(const struct onair_bot *bot,
  * action is `ONAIR_ACTION_WAIT`; only then sleep. Polling early or often
  * is safe.
  *
- * The action — its request text, its event (for the kit and
- * `onair_event_json`), its messages, its `onair_bot_action_json` text —
+ * The action — its request text, its event, its other views, its
+ * messages, its `onair_bot_action_json` text —
  * stays valid until the next `onair_bot_poll` or `onair_bot_free`: the
  * bot's other calls (reports, commands, `_shutdown`, getters), from any
  * thread, leave it as it is. So a loop may finish reading an event while
@@ -1623,6 +1634,21 @@ onair_result onair_bot_send_chat(struct onair_bot *bot,
                                  uint64_t *out_call);
 
 /**
+ * Queues a reply: `text` split between grapheme clusters into messages
+ * the service takes (at most 200 UTF-16 units each, at spaces when it
+ * can; blank parts dropped), each queued as `onair_bot_send_chat` would.
+ * `*out_count` (may be NULL) gets how many were queued (0 for a blank
+ * text); each is answered by its `ONAIR_ACTION_DONE`.
+ *
+ * Errors: NULL `bot` or `text` → ONAIR_NULL_PARAMETER; not UTF-8 →
+ * ONAIR_INVALID_UTF8 (nothing queued).
+ */
+onair_result onair_bot_say(struct onair_bot *bot,
+                           const char *text,
+                           size_t text_len,
+                           size_t *out_count);
+
+/**
  * Queues `GET /v1/live` (answer: ONAIR_DONE_BROADCAST, data in the JSON form).
  *
  * Always queued: a full queue or a stopped bot is answered by its DONE
@@ -1697,6 +1723,31 @@ onair_result onair_bot_status_json(struct onair_bot *bot,
                                    uint64_t now_ms,
                                    const char **out_ptr,
                                    size_t *out_len);
+
+/**
+ * The kit's tally of the current broadcast with its `liveId` (null until
+ * the bot learns it), the form of `ONAIR_ACTION_BROADCAST_ENDED`'s
+ * `tally_json`: `{"liveId":…,"hearts":…,"donated":…,"attendance":…,
+ * "people":{"<id>":{"nickname","hearts","paidHearts","donated",
+ * "donations","joins","chats"}}}` (the emulator ledger's `totals` plus
+ * `liveId`; the DJ kept out). Borrowed and NUL-terminated, valid until
+ * the next call on the bot. Holds no secret.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER; no kit configured →
+ * ONAIR_NO_KIT.
+ */
+onair_result onair_bot_tally_json(struct onair_bot *bot, const char **out_ptr, size_t *out_len);
+
+/**
+ * The donor at `rank` (0: the top) of the current broadcast, highest
+ * total first (ties by id), into `*out_donor`: for a `!top` command.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER; no kit configured →
+ * ONAIR_NO_KIT; `rank` past the last donor → ONAIR_OUT_OF_RANGE.
+ */
+onair_result onair_bot_donor(const struct onair_bot *bot,
+                             size_t rank,
+                             struct onair_donor *out_donor);
 
 /**
  * Fires `ONAIR_ACTION_TIMER` with `tag` once at `at_ms` (replacing a
@@ -1785,7 +1836,7 @@ onair_result onair_decoder_finish(struct onair_decoder *decoder);
  * Takes the next decoded item into `*out_item` (borrowed fields). When
  * everything fed has been taken, `out_item->kind` is `ONAIR_ITEM_NONE`.
  *
- * The item — its views, its event (for the kit and `onair_event_json`),
+ * The item — its views, its event (and `onair_event_json` of it),
  * its `onair_decoder_item_json` text — stays valid until the next
  * `onair_decoder_next`, `_take_json`, `_take_marshal`, `_feed_marshal` or
  * `_free`: feeding more, `_finish`, `_pending` and `_item_json` leave it
@@ -1871,404 +1922,6 @@ onair_result onair_decoder_feed_marshal(struct onair_decoder *decoder,
  * Errors: NULL `decoder`, or a call on it in flight on another thread → 0.
  */
 size_t onair_decoder_pending(const struct onair_decoder *decoder);
-
-/**
- * Splits chat text into messages the service accepts (at most 200 UTF-16
- * units each, cut only between grapheme clusters, at spaces when it can;
- * blank parts dropped) into a new list.
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
- */
-onair_result onair_text_split(const char *text, size_t len, struct onair_string_list **out_list);
-
-/**
- * The number of strings in a list; NULL, or a call on it in flight on
- * another thread → 0.
- */
-size_t onair_string_list_len(const struct onair_string_list *list);
-
-/**
- * String `index` of a list, borrowed (not NUL-terminated), valid until
- * the list is freed.
- *
- * Errors: NULL argument → ONAIR_NULL_PARAMETER; `index` ≥ length →
- * ONAIR_OUT_OF_RANGE.
- */
-onair_result onair_string_list_get(const struct onair_string_list *list,
-                                   size_t index,
-                                   struct onair_str *out_str);
-
-/**
- * Frees a list. NULL is fine.
- */
-void onair_string_list_free(struct onair_string_list *list);
-
-/**
- * Cuts `text` to at most `limit_utf16` UTF-16 units, ending with
- * `ellipsis` when cut (never inside a grapheme cluster), into a string the
- * caller owns (free with `onair_string_free`); `out_len` may be NULL.
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
- */
-onair_result onair_text_truncate(const char *text,
-                                 size_t len,
-                                 size_t limit_utf16,
-                                 const char *ellipsis,
-                                 size_t ellipsis_len,
-                                 char **out_text,
-                                 size_t *out_len);
-
-/**
- * The length of `text` in UTF-16 units (the unit of the 200 chat limit).
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
- */
-onair_result onair_text_utf16_len(const char *text, size_t len, size_t *out_units);
-
-/**
- * A new, empty audience memory. Free with `onair_audience_free`.
- *
- * Errors: NULL `out_audience` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_audience_new(struct onair_audience **out_audience);
-
-/**
- * An audience memory from `onair_audience_to_json`'s text (bytes; no NUL
- * needed). Call `onair_audience_start_broadcast` after loading.
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not a stored audience →
- * ONAIR_INVALID_STATE.
- */
-onair_result onair_audience_from_json(const char *json,
-                                      size_t len,
-                                      struct onair_audience **out_audience);
-
-/**
- * Frees an audience memory. NULL is fine.
- */
-void onair_audience_free(struct onair_audience *audience);
-
-/**
- * The audience's stored form, to save across a restart, into a string the
- * caller owns (free with `onair_string_free`); `out_len` may be NULL.
- *
- * Errors: NULL argument → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_audience_to_json(const struct onair_audience *audience,
-                                    char **out_json,
-                                    size_t *out_len);
-
-/**
- * Ties the memory to broadcast `live_id`: a new id starts over and sets
- * `*out_new` (may be NULL) to true; the same id keeps it.
- *
- * Errors: NULL `audience` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_audience_start_broadcast(struct onair_audience *audience,
-                                            uint64_t live_id,
-                                            bool *out_new);
-
-/**
- * Forgets the broadcast (after its `end` with `LIVE_ENDED`).
- *
- * Errors: NULL `audience` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_audience_end_broadcast(struct onair_audience *audience);
-
-/**
- * Records an event (any kind) and says whom to greet: a join that is the
- * person's first in this broadcast, or their second (welcome back).
- * `event` is a view from a decoder or a bot, still valid.
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
- * ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
- * in a call on another thread → ONAIR_BUSY (nothing recorded).
- */
-onair_result onair_audience_on_event(struct onair_audience *audience,
-                                     const struct onair_event *event,
-                                     struct onair_greeting *out_greeting);
-
-/**
- * Whether the person's latest join said they are a manager; NULL or
- * invalid arguments → false.
- */
-bool onair_audience_is_manager(const struct onair_audience *audience,
-                               const char *user_id,
-                               size_t user_id_len);
-
-/**
- * People remembered in this broadcast; NULL, or a call on it in flight
- * on another thread → 0.
- */
-size_t onair_audience_len(const struct onair_audience *audience);
-
-/**
- * An empty command registry with the prefix "!". Free with
- * `onair_commands_free`.
- *
- * Errors: NULL `out_commands` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_commands_new(struct onair_commands **out_commands);
-
-/**
- * Frees a command registry. NULL is fine.
- */
-void onair_commands_free(struct onair_commands *commands);
-
-/**
- * Replaces the prefixes with `prefix` (e.g. "?").
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
- */
-onair_result onair_commands_set_prefix(struct onair_commands *commands,
-                                       const char *prefix,
-                                       size_t len);
-
-/**
- * Adds a prefix beside the ones set.
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
- */
-onair_result onair_commands_add_prefix(struct onair_commands *commands,
-                                       const char *prefix,
-                                       size_t len);
-
-/**
- * Registers command `name` (matched without case), runnable by `allowed`
- * (an `onair_allowed` value).
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
- * ONAIR_INVALID_UTF8; `allowed` out of range → ONAIR_INVALID_ARGUMENT.
- */
-onair_result onair_commands_add(struct onair_commands *commands,
-                                const char *name,
-                                size_t len,
-                                uint32_t allowed);
-
-/**
- * Ignores chat from `user_id` (the bot's own id, another bot's).
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
- */
-onair_result onair_commands_ignore(struct onair_commands *commands,
-                                   const char *user_id,
-                                   size_t len);
-
-/**
- * Matches a chat event against the commands (other events match
- * nothing). `audience` (may be NULL) tells managers apart. The result is
- * borrowed from `commands` until the next call on it.
- *
- * Errors: NULL `commands`, `event` or `out_invocation` →
- * ONAIR_NULL_PARAMETER; a view without an event → ONAIR_NO_EVENT;
- * `commands`, `audience` or the bot or decoder the event came from in a
- * call on another thread → ONAIR_BUSY (nothing changes).
- */
-onair_result onair_commands_match(struct onair_commands *commands,
-                                  const struct onair_audience *audience,
-                                  const struct onair_event *event,
-                                  struct onair_invocation *out_invocation);
-
-/**
- * Milestones every `hearts_every` hearts and every `donations_every`
- * units a person donates (0: none of that kind). Free with
- * `onair_milestones_free`.
- *
- * Errors: NULL `out_milestones` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_milestones_new(uint64_t hearts_every,
-                                  uint64_t donations_every,
-                                  struct onair_milestones **out_milestones);
-
-/**
- * Milestones from `onair_milestones_to_json`'s text (bytes; no NUL needed).
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not stored milestones →
- * ONAIR_INVALID_STATE.
- */
-onair_result onair_milestones_from_json(const char *json,
-                                        size_t len,
-                                        struct onair_milestones **out_milestones);
-
-/**
- * The stored form, into a string the caller owns (free with
- * `onair_string_free`); `out_len` may be NULL.
- *
- * Errors: NULL argument → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_milestones_to_json(const struct onair_milestones *milestones,
-                                      char **out_json,
-                                      size_t *out_len);
-
-/**
- * Frees milestones. NULL is fine.
- */
-void onair_milestones_free(struct onair_milestones *milestones);
-
-/**
- * Ties the totals to broadcast `live_id` (a new id starts from zero and
- * sets `*out_new`, which may be NULL).
- *
- * Errors: NULL `milestones` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_milestones_start_broadcast(struct onair_milestones *milestones,
-                                              uint64_t live_id,
-                                              bool *out_new);
-
-/**
- * Starts the totals over (after the broadcast's `end` with `LIVE_ENDED`).
- *
- * Errors: NULL `milestones` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_milestones_end_broadcast(struct onair_milestones *milestones);
-
-/**
- * Records an event (hearts, donations; others are ignored) and says which
- * milestone, if any, it crossed.
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
- * ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
- * in a call on another thread → ONAIR_BUSY (nothing recorded).
- */
-onair_result onair_milestones_on_event(struct onair_milestones *milestones,
-                                       const struct onair_event *event,
-                                       struct onair_milestone *out_milestone);
-
-/**
- * What `user_id` has donated in this broadcast (running total); NULL or
- * invalid arguments → 0.
- */
-uint64_t onair_milestones_donated_by(const struct onair_milestones *milestones,
-                                     const char *user_id,
-                                     size_t user_id_len);
-
-/**
- * The broadcast's hearts so far; NULL, or a call on it in flight on
- * another thread → 0.
- */
-uint64_t onair_milestones_hearts(const struct onair_milestones *milestones);
-
-/**
- * The broadcast's donations so far; NULL, or a call on it in flight on
- * another thread → 0.
- */
-uint64_t onair_milestones_total_donated(const struct onair_milestones *milestones);
-
-/**
- * No timers. Free with `onair_timers_free`.
- *
- * Errors: NULL `out_timers` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_timers_new(struct onair_timers **out_timers);
-
-/**
- * Frees timers. NULL is fine.
- */
-void onair_timers_free(struct onair_timers *timers);
-
-/**
- * Sets timer `tag` to fire once at `at_ms` (replacing one with that tag).
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
- * ONAIR_INVALID_UTF8; ONAIR_BAD_TAG; ONAIR_TOO_MANY_TIMERS.
- */
-onair_result onair_timers_schedule(struct onair_timers *timers,
-                                   uint64_t at_ms,
-                                   const char *tag,
-                                   size_t tag_len);
-
-/**
- * Sets timer `tag` to fire every `period_ms`, first at `first_at_ms`.
- *
- * Errors: as `onair_timers_schedule`; a `period_ms` of 0 →
- * ONAIR_INVALID_ARGUMENT.
- */
-onair_result onair_timers_every(struct onair_timers *timers,
-                                uint64_t period_ms,
-                                const char *tag,
-                                size_t tag_len,
-                                uint64_t first_at_ms);
-
-/**
- * Cancels timer `tag`; `*out_found` (may be NULL) says whether it was set.
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
- */
-onair_result onair_timers_cancel(struct onair_timers *timers,
-                                 const char *tag,
-                                 size_t tag_len,
-                                 bool *out_found);
-
-/**
- * The earliest deadline (`connected`: whether the stream is open, for
- * timers that run only while connected): `*out_has` false when none.
- *
- * Errors: NULL argument → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_timers_next_deadline(const struct onair_timers *timers,
-                                        bool connected,
-                                        bool *out_has,
-                                        uint64_t *out_at_ms);
-
-/**
- * Takes one timer due at `now_ms`: its tag goes to `*out_tag` (borrowed
- * until the next call on the timers), or a NULL `ptr` when none is due.
- * Call until NULL.
- *
- * Errors: NULL argument → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_timers_pop_due(struct onair_timers *timers,
-                                  uint64_t now_ms,
-                                  bool connected,
-                                  struct onair_str *out_tag);
-
-/**
- * An empty tally. Free with `onair_tally_free`.
- *
- * Errors: NULL `out_tally` → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_tally_new(struct onair_tally **out_tally);
-
-/**
- * Frees a tally. NULL is fine.
- */
-void onair_tally_free(struct onair_tally *tally);
-
-/**
- * Records an event (chat, joins, hearts, donations; the DJ is kept out).
- *
- * Errors: NULL pointer → ONAIR_NULL_PARAMETER; a view without an event →
- * ONAIR_NO_EVENT; this handle, or the bot or decoder the event came from,
- * in a call on another thread → ONAIR_BUSY (nothing recorded).
- */
-onair_result onair_tally_record(struct onair_tally *tally, const struct onair_event *event);
-
-/**
- * The totals as the core's tally JSON (`{"hearts","donated","attendance",
- * "people":{…}}`), into a string the caller owns (free with
- * `onair_string_free`); `out_len` may be NULL.
- *
- * Errors: NULL argument → ONAIR_NULL_PARAMETER.
- */
-onair_result onair_tally_json(const struct onair_tally *tally, char **out_json, size_t *out_len);
-
-/**
- * Hearts in the tally; NULL, or a call on it in flight on another
- * thread → 0.
- */
-uint64_t onair_tally_hearts(const struct onair_tally *tally);
-
-/**
- * Currency donated in the tally; NULL, or a call on it in flight on
- * another thread → 0.
- */
-uint64_t onair_tally_donated(const struct onair_tally *tally);
-
-/**
- * People who joined (the ledger's attendance); NULL, or a call on it in
- * flight on another thread → 0.
- */
-size_t onair_tally_attendance(const struct onair_tally *tally);
 
 /**
  * Classifies one response of `endpoint` (its short name: `token`,
@@ -2436,15 +2089,70 @@ onair_result onair_sse_parser_last_event_id(struct onair_sse_parser *parser,
 size_t onair_sse_parser_pending(const struct onair_sse_parser *parser);
 
 /**
- * Renders the canonical JSON of an event (the `data` object of an
- * `onair decode` event line, wrapped as that line:
- * `{"type":"event","event":…,"id":…,"data":{…}}`) into a string the
- * caller owns (free with `onair_string_free`); `out_len` (may be NULL)
- * gets its length.
+ * Splits chat text into messages the service accepts (at most 200 UTF-16
+ * units each, cut only between grapheme clusters, at spaces when it can;
+ * blank parts dropped) into a new list.
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
+ */
+onair_result onair_text_split(const char *text, size_t len, struct onair_string_list **out_list);
+
+/**
+ * The number of strings in a list; NULL, or a call on it in flight on
+ * another thread → 0.
+ */
+size_t onair_string_list_len(const struct onair_string_list *list);
+
+/**
+ * String `index` of a list, borrowed (not NUL-terminated), valid until
+ * the list is freed.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER; `index` ≥ length →
+ * ONAIR_OUT_OF_RANGE.
+ */
+onair_result onair_string_list_get(const struct onair_string_list *list,
+                                   size_t index,
+                                   struct onair_str *out_str);
+
+/**
+ * Frees a list. NULL is fine.
+ */
+void onair_string_list_free(struct onair_string_list *list);
+
+/**
+ * Cuts `text` to at most `limit_utf16` UTF-16 units, ending with
+ * `ellipsis` when cut (never inside a grapheme cluster), into a string the
+ * caller owns (free with `onair_string_free`); `out_len` may be NULL.
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
+ */
+onair_result onair_text_truncate(const char *text,
+                                 size_t len,
+                                 size_t limit_utf16,
+                                 const char *ellipsis,
+                                 size_t ellipsis_len,
+                                 char **out_text,
+                                 size_t *out_len);
+
+/**
+ * The length of `text` in UTF-16 units (the unit of the 200 chat limit).
+ *
+ * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8.
+ */
+onair_result onair_text_utf16_len(const char *text, size_t len, size_t *out_units);
+
+/**
+ * Renders the canonical JSON of an event view (the line `onair decode`
+ * prints for it: `{"type":"event","event":…,"id":…,"data":{…}}`) into a
+ * string the caller owns (free with `onair_string_free`); `out_len` (may
+ * be NULL) gets its length. It reads the view's fields only (no handle):
+ * call it while the view is valid (see the handle that handed it out).
  *
  * Errors: NULL `event` or `out` → ONAIR_NULL_PARAMETER; a view without an
- * event → ONAIR_NO_EVENT; the bot or decoder that lent the event is in a
- * call on another thread → ONAIR_BUSY.
+ * event (`ONAIR_EVENT_NONE`, or a kind newer than this header:
+ * `ONAIR_EVENT_OTHER`) → ONAIR_NO_EVENT; a field the kind needs that is
+ * NULL → ONAIR_INVALID_ARGUMENT; a field that is not UTF-8 →
+ * ONAIR_INVALID_UTF8.
  */
 onair_result onair_event_json(const struct onair_event *event, char **out, size_t *out_len);
 

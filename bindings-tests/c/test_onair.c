@@ -56,20 +56,18 @@ static void test_conventions(void) {
   onair_bot_config_free(NULL);
   onair_backoff_free(NULL);
   onair_string_list_free(NULL);
-  onair_audience_free(NULL);
-  onair_commands_free(NULL);
-  onair_milestones_free(NULL);
-  onair_timers_free(NULL);
-  onair_tally_free(NULL);
   onair_sse_parser_free(NULL);
   CHECK(onair_decoder_pending(NULL) == 0);
   CHECK(onair_bot_pending_calls(NULL) == 0);
-  /* A NULL out-parameter is refused and allocates nothing (these four once
-     leaked their handle: ASan's leak check and valgrind see it here). */
-  CHECK(onair_timers_new(NULL) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_audience_new(NULL) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_commands_new(NULL) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_tally_new(NULL) == ONAIR_NULL_PARAMETER);
+  /* A NULL out-parameter is refused and allocates nothing (ASan's leak
+     check and valgrind would see a handle built first and dropped). */
+  CHECK(onair_decoder_new(0, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_sse_parser_new(0, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_backoff_new(0, 0, 1, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_text_split(S("a b"), NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_new(NULL, NULL, 0, NULL, 0, 1, NULL) == ONAIR_NULL_PARAMETER);
+  /* Codes added in ABI 3 have texts of their own. */
+  CHECK(strcmp(onair_result_message(ONAIR_INVALID_KIT_CONFIG), onair_result_message(ONAIR_NO_KIT)) != 0);
 }
 
 /* ---- decoder -------------------------------------------------------------- */
@@ -92,6 +90,19 @@ static const char STREAM[] =
     "event:poll\ndata:{\"q\":1}\n\n"
     "event:chat\ndata:{not json\n\n"
     "event:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n";
+
+/* onair_event_json of the current item's event is its item line. */
+static bool event_line_is_item_line(onair_decoder *d, const onair_item *item) {
+  const char *json;
+  size_t json_len;
+  char *owned = NULL;
+  size_t owned_len = 0;
+  bool same = onair_decoder_item_json(d, &json, &json_len) == ONAIR_OK &&
+              onair_event_json(&item->event, &owned, &owned_len) == ONAIR_OK && owned_len == json_len &&
+              strcmp(owned, json) == 0;
+  onair_string_free(owned);
+  return same;
+}
 
 static void test_decoder(void) {
   onair_decoder *d = NULL;
@@ -122,7 +133,7 @@ static void test_decoder(void) {
   CHECK(item.event.kind == ONAIR_EVENT_CHAT && item.event.is_dj);
   CHECK(eq(item.event.nickname, "DJ Mina") && eq(item.event.message, "Welcome!"));
   CHECK(eq(item.event.id, "1732250000000-0") && eq(item.id, "1732250000000-0"));
-  CHECK(eq(item.event.name, "chat") && item.event.opaque != NULL);
+  CHECK(eq(item.event.name, "chat"));
   CHECK(onair_decoder_item_json(d, &json, &json_len) == ONAIR_OK);
   CHECK(contains(json, json_len, "\"type\":\"event\"") && contains(json, json_len, "\"isDj\":true"));
   char *owned = NULL;
@@ -136,14 +147,35 @@ static void test_decoder(void) {
   CHECK(item.event.has_fan_rank && item.event.fan_rank == 2);
   CHECK(item.event.has_favorite_temperature && item.event.favorite_temperature == 36.5);
   CHECK(eq(item.event.presence_type, "JOIN"));
+  CHECK(event_line_is_item_line(d, &item));
+  /* A view is plain fields: one without an event, or with a field its kind
+     needs missing, is refused; invalid UTF-8 too. */
+  onair_event copy = item.event;
+  char *owned2 = NULL;
+  copy.kind = ONAIR_EVENT_NONE;
+  CHECK(onair_event_json(&copy, &owned2, NULL) == ONAIR_NO_EVENT);
+  copy.kind = ONAIR_EVENT_OTHER;
+  CHECK(onair_event_json(&copy, &owned2, NULL) == ONAIR_NO_EVENT);
+  copy = item.event;
+  copy.user_id.ptr = NULL;
+  copy.user_id.len = 0;
+  CHECK(onair_event_json(&copy, &owned2, NULL) == ONAIR_INVALID_ARGUMENT);
+  copy = item.event;
+  copy.time.ptr = BAD_UTF8;
+  copy.time.len = 2;
+  CHECK(onair_event_json(&copy, &owned2, NULL) == ONAIR_INVALID_UTF8);
+  CHECK(onair_event_json(NULL, &owned2, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_event_json(&item.event, NULL, NULL) == ONAIR_NULL_PARAMETER && owned2 == NULL);
 
   CHECK(onair_decoder_next(d, &item) == ONAIR_OK && item.event.kind == ONAIR_EVENT_LIKE);
   CHECK(item.event.is_paid && eq(item.event.like_type, "PAID"));
   CHECK(item.event.total_amount == 60 && item.event.amount == 10 && item.event.extra_amount == 5);
   CHECK(item.event.has_combo && item.event.combo == 4);
+  CHECK(event_line_is_item_line(d, &item));
 
   CHECK(onair_decoder_next(d, &item) == ONAIR_OK && item.event.kind == ONAIR_EVENT_DONATION);
   CHECK(item.event.amount == 500 && item.event.message.ptr == NULL);
+  CHECK(event_line_is_item_line(d, &item));
 
   CHECK(onair_decoder_next(d, &item) == ONAIR_OK && item.kind == ONAIR_ITEM_COMMENT);
   CHECK(eq(item.text, " just a comment"));
@@ -156,6 +188,7 @@ static void test_decoder(void) {
   CHECK(onair_decoder_next(d, &item) == ONAIR_OK && item.event.kind == ONAIR_EVENT_END);
   CHECK(item.event.is_live_ended && eq(item.event.end_reason, "LIVE_ENDED"));
   CHECK(item.event.user_id.ptr == NULL);
+  CHECK(event_line_is_item_line(d, &item));
   CHECK(onair_decoder_next(d, &item) == ONAIR_OK && item.kind == ONAIR_ITEM_NONE);
   CHECK(onair_decoder_item_json(d, &json, &json_len) == ONAIR_NO_CURRENT);
 
@@ -381,18 +414,37 @@ static const char TOKEN_BODY[] =
     "\"expires_in\":3600,\"scope\":\"chat.send live.read events.chat events.presence "
     "events.like events.donation listeners.read fans.read\"}";
 
-static const char BOT_STREAM[] =
-    "event:presence\ndata:{\"user\":{\"id\":\"u-1\",\"nickname\":\"sky\"},\"type\":\"JOIN\","
-    "\"fanRank\":null,\"isManager\":false,\"favoriteTemperature\":null,\"time\":\"t\"}\n\n"
-    "event:chat\ndata:{\"user\":{\"id\":\"u-1\",\"nickname\":\"sky\"},\"isDj\":false,"
-    "\"message\":\"!Hello  there\",\"sentTime\":\"t\"}\n\n"
-    "event:presence\ndata:{\"user\":{\"id\":\"u-1\",\"nickname\":\"sky\"},\"type\":\"JOIN\","
-    "\"fanRank\":null,\"isManager\":false,\"favoriteTemperature\":null,\"time\":\"t\"}\n\n"
-    "event:donation\ndata:{\"user\":{\"id\":\"u-1\",\"nickname\":\"sky\"},\"amount\":700,"
+static const char BROADCAST_42[] =
+    "{\"liveId\":42,\"title\":\"t\",\"startedAt\":\"2024-01-01T00:00:00Z\","
+    "\"closeAirTime\":\"2024-01-01T01:00:00Z\",\"listenerCount\":2,\"totalListenerCount\":5,"
+    "\"welcomeMessage\":\"hi\",\"isChatFrozen\":false,\"categories\":[],\"tags\":[]}";
+
+/* The kit of the reference bots (scripts/e2e.d/README.md), !top for managers. */
+static const char KIT[] =
+    "{\"commands\":[{\"name\":\"hello\",\"aliases\":[\"hi\"]},{\"name\":\"top\",\"allowed\":\"managers\"}],"
+    "\"greetings\":{\"welcome_back_after_ms\":600000},"
+    "\"milestones\":{\"hearts_every\":100,\"donations_every\":1000},\"tally\":true}";
+
+#define JOIN(id, nick)                                                                     \
+  "event:presence\ndata:{\"user\":{\"id\":\"" id "\",\"nickname\":\"" nick "\"},\"type\":\"JOIN\"," \
+  "\"fanRank\":null,\"isManager\":false,\"favoriteTemperature\":null,\"time\":\"t\"}\n\n"
+#define CHAT(id, dj, text)                                                                 \
+  "event:chat\ndata:{\"user\":{\"id\":\"" id "\",\"nickname\":\"sky\"},\"isDj\":" dj ","   \
+  "\"message\":\"" text "\",\"sentTime\":\"t\"}\n\n"
+
+/* A broadcast: a join, a command, a refused one, hearts over 100, a donation
+   over 1000, the DJ's chat, a broken frame. Then (SESSION_END) its end. */
+static const char SESSION[] =
+    JOIN("u-1", "sky")
+    CHAT("u-1", "false", "!Hello  there")
+    CHAT("u-1", "false", "!top")
+    "id:9-3\nevent:like\ndata:{\"user\":{\"id\":\"u-2\",\"nickname\":null},\"type\":\"PAID\",\"totalAmount\":120,"
+    "\"amount\":10,\"extraAmount\":0,\"combo\":12,\"time\":\"t\"}\n\n"
+    "event:donation\ndata:{\"user\":{\"id\":\"u-1\",\"nickname\":\"sky\"},\"amount\":1500,"
     "\"message\":\"hi\",\"time\":\"t\"}\n\n"
-    "event:chat\ndata:{\"user\":{\"id\":\"u-1\",\"nickname\":\"sky\"},\"isDj\":false,"
-    "\"message\":\"!stop\",\"sentTime\":\"t\"}\n\n"
+    CHAT("dj", "true", "Welcome!")
     "event:chat\ndata:{broken\n\n";
+static const char SESSION_END[] = "id:9-9\nevent:end\ndata:{\"reason\":\"LIVE_ENDED\"}\n\n";
 
 /* Polls until the action is of `kind`, at most 50 times, moving the clock
    to each WAIT's deadline. */
@@ -406,6 +458,19 @@ static bool poll_until(onair_bot *bot, uint64_t *now, onair_action_kind kind, on
     }
   }
   return false;
+}
+
+static onair_bot_config *config(void) {
+  onair_bot_config *cfg = NULL;
+  if (onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), S("secret"), &cfg) != ONAIR_OK) return NULL;
+  return cfg;
+}
+
+/* The config's last error holds `needle`. */
+static bool config_error_says(onair_bot_config *cfg, const char *needle) {
+  const char *text;
+  size_t len;
+  return onair_bot_config_last_error(cfg, &text, &len) == ONAIR_OK && text[len] == '\0' && contains(text, len, needle);
 }
 
 static void test_bot_errors(void) {
@@ -429,18 +494,44 @@ static void test_bot_errors(void) {
   CHECK(onair_bot_config_set_refresh_margin_ms(NULL, 1) == ONAIR_NULL_PARAMETER);
   CHECK(onair_bot_config_set_events(NULL, true) == ONAIR_NULL_PARAMETER);
 
-  onair_bot *bot = NULL;
-  CHECK(onair_bot_new(cfg, S("{"), 1, &bot) == ONAIR_INVALID_TOKENS && bot == NULL);
-  CHECK(onair_bot_new(cfg, S("{\"format\":\"other\"}"), 1, &bot) == ONAIR_INVALID_TOKENS);
-  CHECK(onair_bot_new(NULL, NULL, 0, 1, &bot) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_bot_new(cfg, NULL, 0, 1, &bot) == ONAIR_OK);
-  onair_bot_config_free(cfg);
-
+  /* The kit's configuration: every refusal names its key, nothing changes. */
   const char *text;
   size_t len;
+  CHECK(onair_bot_config_last_error(cfg, &text, &len) == ONAIR_OK && len == 0 && text[0] == '\0');
+  CHECK(onair_bot_config_set_kit_json(cfg, S("{\"commands\":[{\"name\":\"x\",\"allowed\":\"admins\"}]}")) ==
+        ONAIR_INVALID_KIT_CONFIG);
+  CHECK(config_error_says(cfg, "commands[0].allowed"));
+  CHECK(onair_bot_config_set_kit_json(cfg, S("{\"milestones\":{\"hearts_every\":0}}")) == ONAIR_INVALID_KIT_CONFIG);
+  CHECK(config_error_says(cfg, "milestones.hearts_every"));
+  CHECK(onair_bot_config_set_kit_json(cfg, S("{\"greetngs\":{}}")) == ONAIR_INVALID_KIT_CONFIG);
+  CHECK(config_error_says(cfg, "greetngs"));
+  CHECK(onair_bot_config_set_kit_json(cfg, S("{")) == ONAIR_INVALID_KIT_CONFIG);
+  CHECK(onair_bot_config_set_kit_json(cfg, BAD_UTF8, 2) == ONAIR_INVALID_UTF8);
+  CHECK(onair_bot_config_set_kit_json(cfg, NULL, 0) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_config_set_kit_json(NULL, S("{}")) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_config_last_error(cfg, NULL, &len) == ONAIR_NULL_PARAMETER);
+
+  onair_bot *bot = NULL;
+  CHECK(onair_bot_new(cfg, S("{"), NULL, 0, 1, &bot) == ONAIR_INVALID_TOKENS && bot == NULL);
+  CHECK(config_error_says(cfg, "line 1"));
+  CHECK(onair_bot_new(cfg, S("{\"format\":\"other\"}"), NULL, 0, 1, &bot) == ONAIR_INVALID_TOKENS);
+  /* The saved kit state: junk, another format, a newer version. */
+  CHECK(onair_bot_new(cfg, NULL, 0, S("{"), 1, &bot) == ONAIR_INVALID_STATE && bot == NULL);
+  CHECK(onair_bot_new(cfg, NULL, 0, S("{\"format\":\"onair.audience\",\"version\":1}"), 1, &bot) == ONAIR_INVALID_STATE);
+  CHECK(onair_bot_new(cfg, NULL, 0, S("{\"format\":\"onair.kit\",\"version\":2}"), 1, &bot) == ONAIR_KIT_STATE_TOO_NEW);
+  CHECK(config_error_says(cfg, "version 2"));
+  CHECK(strcmp(onair_result_message(ONAIR_KIT_STATE_TOO_NEW), onair_result_message(ONAIR_INVALID_STATE)) != 0);
+  CHECK(onair_bot_new(NULL, NULL, 0, NULL, 0, 1, &bot) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_new(cfg, NULL, 0, NULL, 0, 1, &bot) == ONAIR_OK);
+  onair_bot_config_free(cfg);
+
   CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && len == 0 && text[0] == '\0');
   CHECK(onair_bot_action_json(bot, &text, &len) == ONAIR_NO_CURRENT);
   CHECK(onair_bot_tokens_json(bot, &text, &len) == ONAIR_NO_TOKENS);
+  /* No kit configured: no tally, no donors. */
+  onair_donor donor;
+  CHECK(onair_bot_tally_json(bot, &text, &len) == ONAIR_NO_KIT);
+  CHECK(onair_bot_donor(bot, 0, &donor) == ONAIR_NO_KIT);
   /* Misuse of ids: nothing changes, the error is a code with a detail. */
   CHECK(onair_bot_on_response(bot, 999, 200, NULL, 0, NULL, 0, 0) == ONAIR_UNKNOWN_REQUEST);
   CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && contains(text, len, "never issued"));
@@ -459,6 +550,10 @@ static void test_bot_errors(void) {
   CHECK(onair_bot_send_chat(bot, BAD_UTF8, 2, &call) == ONAIR_INVALID_UTF8);
   CHECK(onair_bot_send_chat(bot, NULL, 0, &call) == ONAIR_NULL_PARAMETER);
   CHECK(onair_bot_send_chat(bot, S("hi"), NULL) == ONAIR_NULL_PARAMETER);
+  size_t count = 77;
+  CHECK(onair_bot_say(bot, BAD_UTF8, 2, &count) == ONAIR_INVALID_UTF8 && count == 77);
+  CHECK(onair_bot_say(bot, NULL, 0, &count) == ONAIR_NULL_PARAMETER && count == 77);
+  CHECK(onair_bot_say(bot, S(" \n "), &count) == ONAIR_OK && count == 0);
   /* A queue of one. */
   CHECK(onair_bot_fetch_fans(bot, &call) == ONAIR_OK && call == 1);
   /* The second is taken and refused by its DONE, never dropped silently. */
@@ -481,11 +576,136 @@ static void test_bot_errors(void) {
   onair_bot_free(bot);
 }
 
-static void test_bot_loop(void) {
-  onair_bot_config *cfg = NULL;
-  CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), S("secret"), &cfg) == ONAIR_OK);
+/* A bot with the kit of KIT from saved tokens and kit state (or none): the
+   token exchange answered when it has no tokens, the stream opened and
+   GET /v1/live answered with liveId 42. The stream's request id goes to
+   *stream; NULL when a step went wrong. */
+static onair_bot *kit_bot(const char *tokens, size_t tokens_len, const char *state, size_t state_len, uint64_t *now,
+                          uint64_t *stream) {
+  onair_bot_config *cfg = config();
   onair_bot *bot = NULL;
-  CHECK(onair_bot_new(cfg, NULL, 0, 7, &bot) == ONAIR_OK);
+  bool ok = cfg != NULL && onair_bot_config_set_kit_json(cfg, S(KIT)) == ONAIR_OK &&
+            onair_bot_new(cfg, tokens, tokens_len, state, state_len, 7, &bot) == ONAIR_OK;
+  onair_bot_config_free(cfg);
+  if (!ok) return NULL;
+  onair_action a;
+  onair_header ct = {S("Content-Type"), S("application/json")};
+  bool live = false, open = false;
+  for (int i = 0; i < 60 && !(live && open); i++) {
+    if (onair_bot_poll(bot, *now, &a) != ONAIR_OK) break;
+    if (a.kind == ONAIR_ACTION_NEEDS_AUTHORIZATION) {
+      onair_bot_authorize(bot, S("consent-code"), S("https://bot.example/cb"));
+    } else if (a.kind == ONAIR_ACTION_SEND && eq(a.request.endpoint, "token")) {
+      onair_bot_on_response(bot, a.request_id, 200, &ct, 1, (const uint8_t *)TOKEN_BODY, strlen(TOKEN_BODY), *now);
+    } else if (a.kind == ONAIR_ACTION_SEND && eq(a.request.endpoint, "live")) {
+      live = onair_bot_on_response(bot, a.request_id, 200, &ct, 1, (const uint8_t *)BROADCAST_42,
+                                   strlen(BROADCAST_42), *now) == ONAIR_OK;
+    } else if (a.kind == ONAIR_ACTION_OPEN_STREAM) {
+      *stream = a.request_id;
+      open = onair_bot_on_stream_open(bot, a.request_id, 200, NULL, 0, *now) == ONAIR_OK;
+    } else if (a.kind == ONAIR_ACTION_WAIT && a.has_until_ms) {
+      *now = a.until_ms;
+    }
+  }
+  if (!(live && open)) {
+    onair_bot_free(bot);
+    return NULL;
+  }
+  return bot;
+}
+
+/* What a drain of kit actions held. */
+typedef struct {
+  int events, arrivals, firsts, commands, refused, milestones, ended, states, skipped;
+  char *state; /* the last PERSIST_STATE's JSON, malloc'ed */
+  size_t state_len;
+} seen_t;
+
+/* Polls until WAIT, checking every kit action's fields and JSON form. */
+static void drain_kit(onair_bot *bot, uint64_t now, seen_t *s) {
+  onair_action a;
+  const char *json;
+  size_t json_len;
+  for (int i = 0; i < 60; i++) {
+    CHECK(onair_bot_poll(bot, now, &a) == ONAIR_OK);
+    if (a.kind == ONAIR_ACTION_WAIT) return;
+    bool has_json = onair_bot_action_json(bot, &json, &json_len) == ONAIR_OK;
+    switch (a.kind) {
+    case ONAIR_ACTION_EVENT:
+      s->events++;
+      break;
+    case ONAIR_ACTION_PERSIST_STATE:
+      s->states++;
+      CHECK(a.state_json.len == strlen(a.state_json.ptr) && contains(a.state_json.ptr, a.state_json.len, "\"onair.kit\""));
+      free(s->state);
+      s->state = malloc(a.state_json.len);
+      s->state_len = a.state_json.len;
+      if (s->state != NULL) memcpy(s->state, a.state_json.ptr, a.state_json.len);
+      CHECK(has_json && contains(json, json_len, "\"type\":\"persistState\""));
+      break;
+    case ONAIR_ACTION_ARRIVAL:
+      s->arrivals++;
+      if (a.arrival == ONAIR_ARRIVAL_FIRST) s->firsts++;
+      CHECK(a.has_live_id && a.live_id == 42 && a.away_ms == 0 && !a.is_manager);
+      CHECK(a.event.kind == ONAIR_EVENT_PRESENCE);
+      CHECK(a.event.user_id.len == a.user_id.len && memcmp(a.event.user_id.ptr, a.user_id.ptr, a.user_id.len) == 0);
+      CHECK(has_json && contains(json, json_len, "\"type\":\"arrival\"") && contains(json, json_len, "\"liveId\":42"));
+      break;
+    case ONAIR_ACTION_COMMAND:
+      s->commands++;
+      CHECK(eq(a.name, "hello") && eq(a.rest, "there") && a.args_len == 1 && eq(a.args[0], "there"));
+      CHECK(eq(a.user_id, "u-1") && eq(a.nickname, "sky") && a.role == ONAIR_ROLE_LISTENER);
+      CHECK(a.event.kind == ONAIR_EVENT_CHAT && eq(a.event.message, "!Hello  there"));
+      CHECK(has_json && contains(json, json_len, "\"type\":\"command\"") && contains(json, json_len, "\"args\":[\"there\"]"));
+      break;
+    case ONAIR_ACTION_NOTICE:
+      if (a.notice == ONAIR_NOTICE_FRAME_SKIPPED) s->skipped++;
+      if (a.notice == ONAIR_NOTICE_COMMAND_REFUSED) {
+        s->refused++;
+        CHECK(eq(a.name, "top") && eq(a.user_id, "u-1") && a.role == ONAIR_ROLE_LISTENER);
+        CHECK(a.needed == ONAIR_ALLOWED_MANAGERS && a.message.len > 0 && a.event.kind == ONAIR_EVENT_NONE);
+        CHECK(has_json && contains(json, json_len, "\"kind\":\"commandRefused\""));
+      }
+      break;
+    case ONAIR_ACTION_MILESTONE:
+      s->milestones++;
+      if (a.milestone == ONAIR_MILESTONE_HEARTS) {
+        CHECK(a.reached == 100 && a.total == 120 && a.user_id.ptr == NULL);
+        CHECK(a.event.kind == ONAIR_EVENT_LIKE && a.event.total_amount == 120 && eq(a.event.id, "9-3"));
+        CHECK(has_json && contains(json, json_len, "\"kind\":\"hearts\""));
+      } else {
+        CHECK(a.milestone == ONAIR_MILESTONE_DONATED && a.reached == 1000 && a.total == 1500);
+        CHECK(eq(a.user_id, "u-1") && eq(a.nickname, "sky") && a.event.kind == ONAIR_EVENT_DONATION);
+        CHECK(has_json && contains(json, json_len, "\"kind\":\"donated\""));
+      }
+      break;
+    case ONAIR_ACTION_BROADCAST_ENDED: {
+      s->ended++;
+      const char *t = a.tally_json.ptr;
+      size_t n = a.tally_json.len;
+      CHECK(a.has_live_id && a.live_id == 42 && t != NULL && t[n] == '\0');
+      CHECK(strncmp(t, "{\"liveId\":42,\"hearts\":120,\"donated\":1500,\"attendance\":1,\"people\":{", 66) == 0);
+      CHECK(contains(t, n, "\"u-2\"") && !contains(t, n, "\"dj\""));
+      CHECK(a.event.kind == ONAIR_EVENT_END && a.event.is_live_ended && eq(a.event.id, "9-9"));
+      /* The event view reads back as its canonical line. */
+      char *line = NULL;
+      CHECK(onair_event_json(&a.event, &line, NULL) == ONAIR_OK);
+      CHECK(line != NULL && strcmp(line, "{\"type\":\"event\",\"event\":\"end\",\"id\":\"9-9\",\"data\":{\"reason\":\"LIVE_ENDED\"}}") == 0);
+      onair_string_free(line);
+      CHECK(has_json && contains(json, json_len, "\"type\":\"broadcastEnded\""));
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  CHECK(!"the drain never reached WAIT");
+}
+
+static void test_bot_loop(void) {
+  onair_bot_config *cfg = config();
+  onair_bot *bot = NULL;
+  CHECK(onair_bot_new(cfg, NULL, 0, NULL, 0, 7, &bot) == ONAIR_OK);
   onair_bot_config_free(cfg);
 
   onair_action a;
@@ -534,89 +754,13 @@ static void test_bot_loop(void) {
   CHECK(onair_bot_on_stream_open(bot, stream, 200, NULL, 0, now) == ONAIR_OK);
   CHECK(onair_bot_on_stream_open(bot, stream, 200, NULL, 0, now) == ONAIR_NOT_A_STREAM);
 
-  /* Kit handles fed by the bot's events. */
-  onair_audience *audience = NULL;
-  onair_commands *commands = NULL;
-  onair_milestones *milestones = NULL;
-  onair_tally *tally = NULL;
-  CHECK(onair_audience_new(&audience) == ONAIR_OK && onair_commands_new(&commands) == ONAIR_OK);
-  CHECK(onair_milestones_new(1000, 500, &milestones) == ONAIR_OK && onair_tally_new(&tally) == ONAIR_OK);
-  CHECK(onair_commands_add(commands, S("hello"), ONAIR_ALLOWED_ANYONE) == ONAIR_OK);
-  CHECK(onair_commands_add(commands, S("stop"), ONAIR_ALLOWED_DJ) == ONAIR_OK);
-  CHECK(onair_commands_add(commands, S("x"), 9) == ONAIR_INVALID_ARGUMENT);
-
-  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)BOT_STREAM, strlen(BOT_STREAM), now) == ONAIR_OK);
-  int events = 0, firsts = 0, welcomes = 0, runs = 0, denials = 0, donors = 0, skipped = 0;
-  for (int i = 0; i < 20; i++) {
-    CHECK(onair_bot_poll(bot, now, &a) == ONAIR_OK);
-    if (a.kind == ONAIR_ACTION_WAIT) break;
-    if (a.kind == ONAIR_ACTION_NOTICE && a.notice == ONAIR_NOTICE_FRAME_SKIPPED) {
-      skipped++;
-      CHECK(eq(a.code, "invalid_json") && a.message.len > 0);
-      continue;
-    }
-    if (a.kind != ONAIR_ACTION_EVENT) continue;
-    events++;
-    CHECK(onair_tally_record(tally, &a.event) == ONAIR_OK);
-    onair_greeting g;
-    CHECK(onair_audience_on_event(audience, &a.event, &g) == ONAIR_OK);
-    if (g.kind == ONAIR_GREETING_FIRST) firsts++;
-    if (g.kind == ONAIR_GREETING_WELCOME_BACK) welcomes++;
-    if (g.kind != ONAIR_GREETING_NONE) CHECK(eq(g.user_id, "u-1") && eq(g.nickname, "sky"));
-    onair_invocation inv;
-    CHECK(onair_commands_match(commands, audience, &a.event, &inv) == ONAIR_OK);
-    if (inv.kind == ONAIR_COMMAND_RUN) {
-      runs++;
-      CHECK(eq(inv.name, "hello") && eq(inv.rest, "there") && inv.args_len == 1 && eq(inv.args[0], "there"));
-      CHECK(inv.role == ONAIR_ROLE_LISTENER && eq(inv.user_id, "u-1"));
-    }
-    if (inv.kind == ONAIR_COMMAND_DENIED) {
-      denials++;
-      CHECK(eq(inv.name, "stop") && inv.needed == ONAIR_ALLOWED_DJ);
-    }
-    onair_milestone m;
-    CHECK(onair_milestones_on_event(milestones, &a.event, &m) == ONAIR_OK);
-    if (m.kind == ONAIR_MILESTONE_DONATED) {
-      donors++;
-      CHECK(m.reached == 500 && m.total == 700 && eq(m.user_id, "u-1"));
-      CHECK(onair_milestones_donated_by(milestones, a.event.user_id.ptr, a.event.user_id.len) == 700);
-    }
-  }
-  CHECK(events == 5 && firsts == 1 && welcomes == 1 && runs == 1 && denials == 1 && donors == 1 && skipped == 1);
-  CHECK(onair_audience_len(audience) == 1 && !onair_audience_is_manager(audience, S("u-1")));
-  CHECK(onair_milestones_total_donated(milestones) == 700 && onair_milestones_hearts(milestones) == 0);
-  CHECK(onair_tally_donated(tally) == 700 && onair_tally_attendance(tally) == 1 && onair_tally_hearts(tally) == 0);
-  char *tally_json = NULL;
-  size_t tally_len = 0;
-  CHECK(onair_tally_json(tally, &tally_json, &tally_len) == ONAIR_OK);
-  CHECK(contains(tally_json, tally_len, "\"donated\":700") && contains(tally_json, tally_len, "\"u-1\""));
-  onair_string_free(tally_json);
-
-  /* Stored kit state round-trips; bad state is refused. */
-  char *stored = NULL;
-  size_t stored_len = 0;
-  onair_audience *again = NULL;
-  CHECK(onair_audience_to_json(audience, &stored, &stored_len) == ONAIR_OK);
-  CHECK(onair_audience_from_json(stored, stored_len, &again) == ONAIR_OK && onair_audience_len(again) == 1);
-  onair_string_free(stored);
-  onair_audience_free(again);
-  again = NULL;
-  CHECK(onair_audience_from_json(S("{\"format\":1}"), &again) == ONAIR_INVALID_STATE && again == NULL);
-  onair_milestones *m2 = NULL;
-  CHECK(onair_milestones_to_json(milestones, &stored, &stored_len) == ONAIR_OK);
-  CHECK(onair_milestones_from_json(stored, stored_len, &m2) == ONAIR_OK);
-  CHECK(onair_milestones_donated_by(m2, S("u-1")) == 700);
-  onair_string_free(stored);
-  onair_milestones_free(m2);
-  CHECK(onair_milestones_from_json(S("nope"), &m2) == ONAIR_INVALID_STATE);
-  bool fresh = false;
-  CHECK(onair_audience_start_broadcast(audience, 42, &fresh) == ONAIR_OK);
-  CHECK(onair_milestones_start_broadcast(milestones, 42, NULL) == ONAIR_OK);
-  CHECK(onair_audience_end_broadcast(audience) == ONAIR_OK && onair_milestones_end_broadcast(milestones) == ONAIR_OK);
-  onair_event empty = {0};
-  onair_greeting g;
-  CHECK(onair_audience_on_event(audience, &empty, &g) == ONAIR_NO_EVENT);
-  CHECK(onair_tally_record(tally, NULL) == ONAIR_NULL_PARAMETER);
+  /* Without a kit: events only, no kit action. */
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)S(SESSION), now) == ONAIR_OK);
+  seen_t plain = {0};
+  drain_kit(bot, now, &plain);
+  CHECK(plain.events == 6 && plain.skipped == 1);
+  CHECK(plain.arrivals + plain.commands + plain.refused + plain.milestones + plain.states == 0);
+  free(plain.state);
 
   /* A chat goes out and is answered. */
   uint64_t call = 0;
@@ -628,27 +772,44 @@ static void test_bot_loop(void) {
   CHECK(a.call_id == call && a.done == ONAIR_DONE_CHAT_SENT && a.failure == ONAIR_FAILURE_NONE);
   CHECK(onair_bot_action_json(bot, &json, &json_len) == ONAIR_OK && contains(json, json_len, "\"chatSent\""));
 
+  /* say: split between grapheme clusters, every part queued. */
+  char text[404];
+  for (int i = 0; i < 101; i++) memcpy(text + 4 * i, "\xF0\x9F\x98\x80", 4); /* 101 x U+1F600 */
+  size_t count = 0;
+  CHECK(onair_bot_say(bot, text, sizeof(text), &count) == ONAIR_OK && count == 2);
+  CHECK(onair_bot_say(bot, S("one"), NULL) == ONAIR_OK);
+  CHECK(onair_bot_pending_calls(bot) == 3);
+  CHECK(poll_until(bot, &now, ONAIR_ACTION_SEND, &a) && eq(a.request.endpoint, "chat"));
+  CHECK(onair_bot_on_response(bot, a.request_id, 204, NULL, 0, NULL, 0, now) == ONAIR_OK);
+
   /* A call the service refuses for good. */
   CHECK(onair_bot_fetch_fans(bot, &call) == ONAIR_OK);
-  CHECK(poll_until(bot, &now, ONAIR_ACTION_SEND, &a));
   static const char FORBIDDEN[] = "{\"status\":403,\"message\":\"no permission\"}";
-  CHECK(onair_bot_on_response(bot, a.request_id, 403, &ct, 1, (const uint8_t *)FORBIDDEN, strlen(FORBIDDEN), now) == ONAIR_OK);
-  CHECK(poll_until(bot, &now, ONAIR_ACTION_DONE, &a));
-  CHECK(a.call_id == call && a.done == ONAIR_DONE_FAILED && a.failure == ONAIR_FAILURE_PROBLEM);
-  CHECK(eq(a.code, "permission_missing") && a.message.len > 0);
+  bool refused = false;
+  for (int i = 0; i < 50 && !refused; i++) {
+    CHECK(onair_bot_poll(bot, now, &a) == ONAIR_OK);
+    if (a.kind == ONAIR_ACTION_SEND && eq(a.request.endpoint, "fans"))
+      CHECK(onair_bot_on_response(bot, a.request_id, 403, &ct, 1, (const uint8_t *)FORBIDDEN, strlen(FORBIDDEN), now) == ONAIR_OK);
+    else if (a.kind == ONAIR_ACTION_SEND) /* the chat parts */
+      CHECK(onair_bot_on_response(bot, a.request_id, 204, NULL, 0, NULL, 0, now) == ONAIR_OK);
+    else if (a.kind == ONAIR_ACTION_DONE && a.call_id == call) {
+      refused = a.done == ONAIR_DONE_FAILED && a.failure == ONAIR_FAILURE_PROBLEM;
+      CHECK(eq(a.code, "permission_missing") && a.message.len > 0);
+    } else if (a.kind == ONAIR_ACTION_WAIT && a.has_until_ms)
+      now = a.until_ms;
+  }
+  CHECK(refused);
 
   /* Tokens saved and loaded. */
   const char *tokens;
   size_t tokens_len;
   CHECK(onair_bot_tokens_json(bot, &tokens, &tokens_len) == ONAIR_OK && tokens_len > 0);
-  onair_bot_config *cfg2 = NULL;
+  onair_bot_config *cfg2 = config();
   onair_bot *resumed = NULL;
-  CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), S("secret"), &cfg2) == ONAIR_OK);
-  CHECK(onair_bot_new(cfg2, saved, saved_len, 9, &resumed) == ONAIR_OK);
+  CHECK(onair_bot_new(cfg2, saved, saved_len, NULL, 0, 9, &resumed) == ONAIR_OK);
   CHECK(onair_bot_poll(resumed, now, &a) == ONAIR_OK && a.kind == ONAIR_ACTION_OPEN_STREAM);
   onair_bot_free(resumed);
   onair_bot_config_free(cfg2);
-  free(saved);
 
   /* App timers in the same loop; the status snapshot. */
   CHECK(onair_bot_schedule(bot, now + 10, S("greet-all")) == ONAIR_OK);
@@ -680,17 +841,86 @@ static void test_bot_loop(void) {
   CHECK(a.failure == ONAIR_FAILURE_STOPPED && eq(a.code, "shut_down"));
   /* A late report for the closed stream is harmless. */
   CHECK(onair_bot_on_stream_closed(bot, stream, now) == ONAIR_OK);
-
-  onair_audience_free(audience);
-  onair_commands_free(commands);
-  onair_milestones_free(milestones);
-  onair_tally_free(tally);
   onair_bot_free(bot);
+  free(saved);
 }
 
-/* ---- kit: text, commands, timers ---------------------------------------------- */
+/* ---- the kit, configured on the bot ------------------------------------------ */
 
-static void test_kit(void) {
+static void test_kit_session(void) {
+  uint64_t now = 1000, stream = 0;
+  onair_bot *bot = kit_bot(NULL, 0, NULL, 0, &now, &stream);
+  CHECK(bot != NULL);
+  if (bot == NULL) return;
+  const char *json;
+  size_t len;
+  CHECK(onair_bot_tally_json(bot, &json, &len) == ONAIR_OK);
+  CHECK(strcmp(json, "{\"liveId\":42,\"hearts\":0,\"donated\":0,\"attendance\":0,\"people\":{}}") == 0 && len == strlen(json));
+  const char *tokens;
+  size_t tokens_len;
+  CHECK(onair_bot_tokens_json(bot, &tokens, &tokens_len) == ONAIR_OK);
+  char *saved_tokens = malloc(tokens_len);
+  if (saved_tokens != NULL) memcpy(saved_tokens, tokens, tokens_len);
+
+  /* The broadcast, fed in odd pieces. */
+  bool fed = true;
+  for (size_t at = 0; at < sizeof(SESSION) - 1; at += 37) {
+    size_t n = sizeof(SESSION) - 1 - at < 37 ? sizeof(SESSION) - 1 - at : 37;
+    fed = fed && onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)SESSION + at, n, now) == ONAIR_OK;
+  }
+  CHECK(fed);
+  seen_t s = {0};
+  drain_kit(bot, now, &s);
+  CHECK(s.events == 6 && s.skipped == 1);
+  CHECK(s.arrivals == 1 && s.firsts == 1 && s.commands == 1 && s.refused == 1 && s.milestones == 2);
+  /* The state is handed out at the latest a few seconds after a change. */
+  now += 5000;
+  drain_kit(bot, now, &s);
+  CHECK(s.states >= 1 && s.state != NULL && s.ended == 0 && contains(s.state, s.state_len, "\"u-1\""));
+
+  /* The tally and its donors, now. */
+  CHECK(onair_bot_tally_json(bot, &json, &len) == ONAIR_OK);
+  CHECK(strncmp(json, "{\"liveId\":42,\"hearts\":120,\"donated\":1500,\"attendance\":1,", 56) == 0);
+  CHECK(contains(json, len, "\"u-1\":{\"nickname\":\"sky\",\"hearts\":0,\"paidHearts\":0,\"donated\":1500,\"donations\":1,\"joins\":1,\"chats\":2}"));
+  onair_donor donor;
+  CHECK(onair_bot_donor(bot, 0, &donor) == ONAIR_OK && eq(donor.user_id, "u-1") && eq(donor.nickname, "sky"));
+  CHECK(donor.donated == 1500 && donor.donations == 1);
+  CHECK(onair_bot_donor(bot, 1, &donor) == ONAIR_OUT_OF_RANGE);
+  CHECK(onair_bot_donor(bot, 0, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_tally_json(bot, NULL, &len) == ONAIR_NULL_PARAMETER);
+
+  /* The end: the final tally, and a new broadcast's empty memory. */
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)S(SESSION_END), now) == ONAIR_OK);
+  seen_t end = {0};
+  drain_kit(bot, now, &end);
+  CHECK(end.ended == 1 && end.events == 1 && end.states >= 1);
+  CHECK(onair_bot_tally_json(bot, &json, &len) == ONAIR_OK && contains(json, len, "\"people\":{}"));
+  CHECK(onair_bot_donor(bot, 0, &donor) == ONAIR_OUT_OF_RANGE);
+  free(end.state);
+  onair_bot_free(bot);
+
+  /* A restart mid-broadcast, from the state saved before the end: u-1 is
+     not greeted again, u-3 is; the totals go on. */
+  onair_bot *again = kit_bot(saved_tokens, tokens_len, s.state, s.state_len, &now, &stream);
+  CHECK(again != NULL);
+  if (again != NULL) {
+    static const char REJOIN[] = JOIN("u-1", "sky") JOIN("u-3", "mo");
+    CHECK(onair_bot_on_stream_bytes(again, stream, (const uint8_t *)S(REJOIN), now) == ONAIR_OK);
+    seen_t r = {0};
+    drain_kit(again, now, &r);
+    CHECK(r.events == 2 && r.arrivals == 1 && r.firsts == 1);
+    CHECK(onair_bot_tally_json(again, &json, &len) == ONAIR_OK);
+    CHECK(contains(json, len, "\"donated\":1500") && contains(json, len, "\"attendance\":2"));
+    free(r.state);
+    onair_bot_free(again);
+  }
+  free(s.state);
+  free(saved_tokens);
+}
+
+/* ---- text helpers -------------------------------------------------------------- */
+
+static void test_text(void) {
   onair_string_list *list = NULL;
   char text[404];
   for (int i = 0; i < 101; i++) memcpy(text + 4 * i, "\xF0\x9F\x98\x80", 4); /* 101 x U+1F600 */
@@ -711,45 +941,6 @@ static void test_kit(void) {
   CHECK(cut != NULL && strcmp(cut, "hello wonde\xE2\x80\xA6") == 0 && cut_len == strlen(cut));
   onair_string_free(cut);
   CHECK(onair_text_truncate(S("x"), 1, NULL, 0, &cut, NULL) == ONAIR_NULL_PARAMETER);
-
-  onair_commands *c = NULL;
-  CHECK(onair_commands_new(&c) == ONAIR_OK);
-  CHECK(onair_commands_set_prefix(c, S("?")) == ONAIR_OK && onair_commands_add_prefix(c, S("!")) == ONAIR_OK);
-  CHECK(onair_commands_ignore(c, S("bot-self")) == ONAIR_OK);
-  CHECK(onair_commands_set_prefix(c, BAD_UTF8, 2) == ONAIR_INVALID_UTF8);
-  onair_invocation inv;
-  onair_event none = {0};
-  CHECK(onair_commands_match(c, NULL, &none, &inv) == ONAIR_NO_EVENT);
-  onair_commands_free(c);
-
-  onair_timers *t = NULL;
-  CHECK(onair_timers_new(&t) == ONAIR_OK);
-  CHECK(onair_timers_schedule(t, 100, S("once")) == ONAIR_OK);
-  CHECK(onair_timers_every(t, 50, S("tick"), 20) == ONAIR_OK);
-  CHECK(onair_timers_schedule(t, 1, "", 0) == ONAIR_BAD_TAG);
-  CHECK(onair_timers_schedule(t, 1, S("bad\ntag")) == ONAIR_BAD_TAG);
-  CHECK(onair_timers_every(t, 0, S("zero"), 1) == ONAIR_INVALID_ARGUMENT);
-  bool has = false, found = false;
-  uint64_t at = 0;
-  CHECK(onair_timers_next_deadline(t, true, &has, &at) == ONAIR_OK && has && at == 20);
-  onair_str tag;
-  CHECK(onair_timers_pop_due(t, 10, true, &tag) == ONAIR_OK && tag.ptr == NULL);
-  CHECK(onair_timers_pop_due(t, 100, true, &tag) == ONAIR_OK && eq(tag, "tick"));
-  CHECK(onair_timers_pop_due(t, 100, true, &tag) == ONAIR_OK && eq(tag, "once"));
-  CHECK(onair_timers_cancel(t, S("tick"), &found) == ONAIR_OK && found);
-  CHECK(onair_timers_cancel(t, S("tick"), &found) == ONAIR_OK && !found);
-  CHECK(onair_timers_next_deadline(t, true, &has, &at) == ONAIR_OK && !has);
-  CHECK(onair_timers_next_deadline(t, true, NULL, &at) == ONAIR_NULL_PARAMETER);
-  int set = 0;
-  onair_result r = ONAIR_OK;
-  char name[16];
-  while (r == ONAIR_OK && set < 100000) {
-    int n = snprintf(name, sizeof(name), "t%d", set);
-    r = onair_timers_schedule(t, 5, name, (size_t)n);
-    if (r == ONAIR_OK) set++;
-  }
-  CHECK(r == ONAIR_TOO_MANY_TIMERS && set > 0);
-  onair_timers_free(t);
 }
 
 int main(void) {
@@ -760,7 +951,8 @@ int main(void) {
   test_decisions();
   test_bot_errors();
   test_bot_loop();
-  test_kit();
+  test_kit_session();
+  test_text();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }

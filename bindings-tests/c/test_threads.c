@@ -3,8 +3,9 @@
  * it under ThreadSanitizer, libonair itself instrumented too when nightly
  * Rust is at hand, and under ASan/UBSan):
  *
- * 1. Two threads hammering one decoder, then one bot (the loop polls and
- *    reports while the other thread queues calls and reads the status),
+ * 1. Two threads hammering one decoder, then one bot with a kit (the loop
+ *    polls, reports and answers commands with say() while the other thread
+ *    queues calls and reads the status and the kit's tally),
  *    each retrying a call answered ONAIR_BUSY after sched_yield(), so
  *    that both threads' calls really run, interleaved: every result is
  *    ONAIR_OK, ONAIR_BUSY or a code the contract gives that call in that
@@ -51,10 +52,12 @@ static const char TOKEN_BODY[] =
     "{\"access_token\":\"AT-xyz\",\"token_type\":\"bearer\",\"refresh_token\":\"RT-xyz\","
     "\"expires_in\":3600,\"scope\":\"chat.send live.read events.chat events.presence "
     "events.like events.donation listeners.read fans.read\"}";
+/* The kit: the loop's chat runs !hi; greetings and the tally. */
+static const char KIT[] = "{\"commands\":[{\"name\":\"hi\"}],\"greetings\":{},\"tally\":true}";
 static const char FRAMES[] =
     ":heartbeat\n\n"
     "id:1-0\nevent:chat\ndata:{\"user\":{\"id\":\"u-1\",\"nickname\":\"sky\"},\"isDj\":false,"
-    "\"message\":\"hi there\",\"sentTime\":\"t\"}\n\n";
+    "\"message\":\"!hi there\",\"sentTime\":\"t\"}\n\n";
 
 /* What one thread saw: how many calls, how many answered busy, and the
    first result outside the allowed set (ONAIR_OK when none). */
@@ -148,7 +151,8 @@ static onair_bot *bot_with_tokens(void) {
   onair_action a;
   if (onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), S("secret"), &cfg) != ONAIR_OK) return NULL;
   onair_bot_config_set_max_queued_calls(cfg, 1000000);
-  onair_result r = onair_bot_new(cfg, NULL, 0, 7, &bot);
+  onair_bot_config_set_kit_json(cfg, S(KIT));
+  onair_result r = onair_bot_new(cfg, NULL, 0, NULL, 0, 7, &bot);
   onair_bot_config_free(cfg);
   if (r != ONAIR_OK) return NULL;
   onair_bot_poll(bot, 1000, &a);
@@ -163,7 +167,7 @@ typedef struct {
   onair_bot *bot;
   pthread_mutex_t *lock; /* NULL: no lock of the caller's */
   tally_t t;
-  long texts_bad;
+  long texts_bad, commands;
 } bot_job;
 
 static void lock(bot_job *job) {
@@ -182,7 +186,7 @@ static bool whole(const char *s, size_t len) {
 }
 
 /* The driver loop: poll, answer every request with a transport error, open
-   the stream and feed it, follow WAIT. */
+   the stream and feed it, answer each command with say(), follow WAIT. */
 static void *bot_loop(void *arg) {
   bot_job *job = arg;
   tally_t *t = &job->t;
@@ -197,6 +201,9 @@ static void *bot_loop(void *arg) {
     uint64_t id = a.request_id, until = a.has_until_ms ? a.until_ms : now + 1;
     if (r == ONAIR_OK && job->lock && kind == ONAIR_ACTION_SEND && !whole(a.request.url.ptr, a.request.url.len))
       job->texts_bad++;
+    if (r == ONAIR_OK && job->lock && kind == ONAIR_ACTION_COMMAND &&
+        (a.args_len != 1 || a.args[0].len != 5 || memcmp(a.args[0].ptr, "there", 5) != 0))
+      job->texts_bad++;
     unlock(job);
     if (r != ONAIR_OK) continue;
     lock(job);
@@ -206,6 +213,10 @@ static void *bot_loop(void *arg) {
       CALL(t, "on_stream_open", r, onair_bot_on_stream_open(bot, id, 200, NULL, 0, now), ONAIR_OK, ONAIR_OK);
       CALL(t, "on_stream_bytes", r, onair_bot_on_stream_bytes(bot, id, (const uint8_t *)S(FRAMES), now),
            ONAIR_OK, ONAIR_OK);
+    } else if (kind == ONAIR_ACTION_COMMAND) {
+      size_t parts;
+      job->commands++;
+      CALL(t, "say", r, onair_bot_say(bot, S("Hello, sky!"), &parts), ONAIR_OK, ONAIR_OK);
     } else if (kind == ONAIR_ACTION_WAIT)
       now = until;
     unlock(job);
@@ -213,8 +224,8 @@ static void *bot_loop(void *arg) {
   return NULL;
 }
 
-/* The app thread: queue calls, set timers, read the status, the last error
-   and the tokens (read only under the caller's lock). */
+/* The app thread: queue calls, set timers, read the status, the kit's
+   tally, the last error and the tokens (read only under the caller's lock). */
 static void *bot_app(void *arg) {
   bot_job *job = arg;
   tally_t *t = &job->t;
@@ -232,6 +243,10 @@ static void *bot_app(void *arg) {
     lock(job);
     CALL(t, "status_json", r, onair_bot_status_json(bot, 1000, &text, &len), ONAIR_OK, ONAIR_OK);
     if (r == ONAIR_OK && job->lock && !whole(text, len)) job->texts_bad++;
+    unlock(job);
+    lock(job);
+    CALL(t, "tally_json", r, onair_bot_tally_json(bot, &text, &len), ONAIR_OK, ONAIR_OK);
+    if (r == ONAIR_OK && job->lock && (!whole(text, len) || text[0] != '{')) job->texts_bad++;
     unlock(job);
     lock(job);
     CALL(t, "last_error", r, onair_bot_last_error(bot, &text, &len), ONAIR_OK, ONAIR_OK);
@@ -260,6 +275,7 @@ static void run_bot(const char *what, pthread_mutex_t *mutex) {
   pthread_join(ta, NULL);
   pthread_join(tb, NULL);
   report(what, &loop.t, &app.t);
+  CHECK(loop.commands > 0); /* the kit ran !hi, answered with say() */
   if (mutex) {
     CHECK(loop.t.busy + app.t.busy == 0); /* the caller's lock serializes: never busy */
     CHECK(loop.texts_bad + app.texts_bad == 0);
@@ -295,7 +311,7 @@ static void *own_decoder(void *arg) {
       if (r != ONAIR_OK || item.kind == ONAIR_ITEM_NONE) break;
       if (item.kind == ONAIR_ITEM_EVENT) {
         job->events++;
-        if (item.event.message.len != 8 || memcmp(item.event.message.ptr, "hi there", 8) != 0) job->lines_bad++;
+        if (item.event.message.len != 9 || memcmp(item.event.message.ptr, "!hi there", 9) != 0) job->lines_bad++;
       }
       r = onair_decoder_item_json(d, &json, &len);
       seen(&job->t, "item_json", r, ONAIR_OK, ONAIR_OK);

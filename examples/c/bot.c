@@ -1,30 +1,30 @@
 /*
- * The reference bot in C, over libonair and libcurl (multi interface):
- * greets first joins once and welcomes back rejoiners, answers !hello,
- * thanks donors with their running total, keeps a tally per broadcast and
- * prints a short summary at the end. All the rules (tokens, 401s, quotas,
- * reconnects, chat limits) are the core's; this file is a driver loop and
- * handlers.
- *
- * Environment: ONAIR_BASE_URL, ONAIR_CLIENT_ID, ONAIR_CLIENT_SECRET,
- * ONAIR_CODE (consent code), ONAIR_REDIRECT_URI, and optionally
- * ONAIR_TALLY_OUT (written at exit: {"broadcasts":[T, …]}, one core tally
- * per broadcast) and ONAIR_TOKENS_FILE (the token file, loaded at start and
- * saved on every PERSIST_TOKENS). SIGTERM or SIGINT: shut down (no
- * revoke), write the tally, exit 0.
+ * The reference bot in C, over libonair and libcurl (multi interface), on the
+ * kit configured in the bot: greetings, !hello and !top, thanks, milestones,
+ * the tally. Every rule (tokens, 401s, quotas, reconnects, chat limits, who
+ * was greeted) is the core's; this file is a driver loop and the replies.
+ * Environment, files and output: the contract of scripts/e2e.d/README.md.
+ * SIGTERM or SIGINT: shut down (no revoke), save the state, write the tally.
  *
  * Build: cc -std=c11 -Iinclude examples/c/bot.c target/debug/libonair.a \
  *        $(curl-config --libs) -lpthread -lm -ldl -o bot
  */
 #define _POSIX_C_SOURCE 200809L
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "onair.h"
+
+static const char KIT[] = "{\"commands\":[{\"name\":\"hello\"},{\"name\":\"top\"}],"
+                          "\"greetings\":{\"welcome_back_after_ms\":600000},"
+                          "\"milestones\":{\"hearts_every\":100,\"donations_every\":1000},\"tally\":true}";
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -37,34 +37,74 @@ static uint64_t now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static const char *env(const char *name) {
+/* An environment variable; NULL when unset or empty (then exit 2 if required). */
+static const char *env(const char *name, bool required) {
   const char *v = getenv(name);
-  if (v == NULL || *v == '\0') {
-    fprintf(stderr, "bot: %s is not set\n", name);
-    exit(2);
-  }
-  return v;
+  if ((v == NULL || *v == '\0') && required) { fprintf(stderr, "bot: %s is not set\n", name); exit(2); }
+  return v != NULL && *v != '\0' ? v : NULL;
 }
 
-static void die(const char *what, onair_result r) {
-  fprintf(stderr, "bot: %s: %s\n", what, onair_result_message(r));
-  exit(1);
-}
-
-/* A growable byte buffer. */
+/* A growable buffer, always NUL-terminated: bytes, or text printf-style. */
 typedef struct { char *data; size_t len, cap; } buf;
-static void buf_add(buf *b, const void *p, size_t n) {
+static char *buf_room(buf *b, size_t n) {
   if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *data = realloc(b->data, cap);
-    if (data == NULL) { perror("realloc"); exit(1); }
-    b->data = data;
-    b->cap = cap;
+    while (b->len + n + 1 > b->cap) b->cap = b->cap ? 2 * b->cap : 256;
+    if ((b->data = realloc(b->data, b->cap)) == NULL) { perror("realloc"); exit(1); }
   }
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
-  b->data[b->len] = '\0';
+  return b->data + b->len;
+}
+static void buf_add(buf *b, const void *p, size_t n) {
+  memcpy(buf_room(b, n), p, n);
+  b->data[b->len += n] = '\0';
+}
+static void buf_vfmt(buf *b, const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, again);
+  va_end(again);
+  if (n >= 0) b->len += (size_t)vsnprintf(buf_room(b, (size_t)n), (size_t)n + 1, fmt, ap);
+}
+static void buf_fmt(buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vfmt(b, fmt, ap);
+  va_end(ap);
+}
+/* (pointer, length) as printf arguments for %.*s; a missing nickname is "friend". */
+#define STR(s) (int)(s).len, (s).ptr
+#define NICK(s) (int)((s).ptr ? (s).len : 6), ((s).ptr ? (s).ptr : "friend")
+
+static char *load_file(const char *path, size_t *len) {
+  FILE *f = path ? fopen(path, "r") : NULL;
+  if (f == NULL) return NULL;
+  buf b = {0};
+  char chunk[4096];
+  size_t n;
+  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(&b, chunk, n);
+  fclose(f);
+  *len = b.len;
+  return b.data;
+}
+
+/* Replaces the file at `path` (mode 0600: the tokens are secrets) at once. */
+static void save_file(const char *path, onair_str text) {
+  if (path == NULL) return;
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  bool ok = fd >= 0 && write(fd, text.ptr, text.len) == (ssize_t)text.len;
+  if (fd >= 0) close(fd);
+  if (!ok || rename(tmp, path) != 0) perror(path);
+}
+
+/* `s` as a JSON string. */
+static void buf_json(buf *b, onair_str s) {
+  buf_fmt(b, "\"");
+  for (size_t i = 0; i < s.len; i++) {
+    unsigned char c = (unsigned char)s.ptr[i];
+    buf_fmt(b, c == '"' || c == '\\' || c < 0x20 ? "\\u%04x" : "%c", c);
+  }
+  buf_fmt(b, "\"");
 }
 
 /* ---- HTTP: one easy handle per request the bot asks for ------------------- */
@@ -75,7 +115,6 @@ typedef struct transfer {
   struct curl_slist *request_headers;
   uint64_t id;
   bool stream, opened;
-  buf head; /* response header lines, "Name: value\r\n" each */
   buf body; /* plain requests: the response body */
   struct transfer *next;
 } transfer;
@@ -84,42 +123,25 @@ static CURLM *multi;
 static transfer *transfers;
 static onair_bot *bot;
 
-/* The header block as onair_header pairs (pointing into t->head). */
-static size_t parse_headers(transfer *t, onair_header *out) {
+/* The response's headers as onair_header pairs (libcurl's strings). */
+static size_t headers_of(CURL *easy, onair_header *out) {
   size_t n = 0;
-  char *line = t->head.data;
-  while (line != NULL && *line != '\0' && n < MAX_HEADERS) {
-    char *end = strstr(line, "\r\n");
-    size_t len = end ? (size_t)(end - line) : strlen(line);
-    char *colon = memchr(line, ':', len);
-    if (colon != NULL) {
-      char *value = colon + 1;
-      while (value < line + len && (*value == ' ' || *value == '\t')) value++;
-      out[n++] = (onair_header){line, (size_t)(colon - line), value, (size_t)(line + len - value)};
-    }
-    line = end ? end + 2 : NULL;
-  }
+  for (struct curl_header *h = NULL; n < MAX_HEADERS && (h = curl_easy_nextheader(easy, CURLH_HEADER, -1, h));)
+    out[n++] = (onair_header){h->name, strlen(h->name), h->value, strlen(h->value)};
   return n;
 }
 
+/* The blank line after a stream's headers: its status and headers are in. */
 static size_t on_header(char *data, size_t size, size_t n, void *user) {
   transfer *t = user;
-  size_t len = size * n;
-  if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
-    t->head.len = 0; /* a new header block (after a 100 or a redirect) */
-  } else if (len == 2 && data[0] == '\r' && data[1] == '\n') {
-    if (t->stream && !t->opened) { /* the stream's status and headers are in */
-      long status = 0;
-      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-      onair_header h[MAX_HEADERS];
-      size_t count = parse_headers(t, h);
-      t->opened = true;
-      onair_bot_on_stream_open(bot, t->id, (uint16_t)status, h, count, now_ms());
-    }
-  } else {
-    buf_add(&t->head, data, len);
+  if (t->stream && !t->opened && size * n == 2 && data[0] == '\r') {
+    long status = 0;
+    onair_header h[MAX_HEADERS];
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    t->opened = true;
+    onair_bot_on_stream_open(bot, t->id, (uint16_t)status, h, headers_of(t->easy, h), now_ms());
   }
-  return len;
+  return size * n;
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *user) {
@@ -166,12 +188,12 @@ static void finish(transfer *t) {
   curl_multi_remove_handle(multi, t->easy);
   curl_easy_cleanup(t->easy);
   curl_slist_free_all(t->request_headers);
-  free(t->head.data);
   free(t->body.data);
   free(t);
 }
 
-static void close_stream(uint64_t id) {
+/* Drops a transfer the bot is done with (a closed stream, a timed-out request). */
+static void drop(uint64_t id) {
   for (transfer *t = transfers; t != NULL; t = t->next)
     if (t->id == id) { finish(t); return; }
 }
@@ -190,204 +212,158 @@ static void reap(void) {
       onair_bot_on_transport_error(bot, t->id, now_ms());
     } else {
       long status = 0;
-      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
       onair_header h[MAX_HEADERS];
-      size_t count = parse_headers(t, h);
-      onair_bot_on_response(bot, t->id, (uint16_t)status, h, count,
+      curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+      onair_bot_on_response(bot, t->id, (uint16_t)status, h, headers_of(t->easy, h),
                             (const uint8_t *)t->body.data, t->body.len, now_ms());
     }
     finish(t);
   }
 }
 
-/* ---- the bot's own state and handlers ---------------------------------------- */
+/* ---- the replies, and what the bot writes --------------------------------------- */
 
-static onair_audience *audience;
-static onair_commands *commands;
-static onair_milestones *milestones;
-static onair_tally *tally;
-static buf tallies;       /* finished broadcasts' tally JSON, comma-separated */
-static size_t broadcasts; /* finished broadcasts */
-static uint64_t events_seen, chats_sent, calls_failed, chats_dropped;
+static buf broadcasts, arrivals; /* each ended broadcast's tally, each arrival: JSON, comma-separated */
 
-/* A nickname (or "friend") as a printf argument pair. */
-#define NAME(s) (int)((s).ptr ? (s).len : 6), ((s).ptr ? (s).ptr : "friend")
-
-/* Queues a chat, split into messages the service takes. */
-static void say(const char *text) {
-  onair_string_list *parts = NULL;
-  if (onair_text_split(text, strlen(text), &parts) != ONAIR_OK) return;
-  for (size_t i = 0; i < onair_string_list_len(parts); i++) {
-    onair_str part;
-    uint64_t call;
-    onair_string_list_get(parts, i, &part);
-    if (onair_bot_send_chat(bot, part.ptr, part.len, &call) != ONAIR_OK) chats_dropped++; /* queue full */
-  }
-  onair_string_list_free(parts);
-}
-
-static void close_tally(void) {
-  char *json = NULL;
-  size_t len = 0;
-  if (onair_tally_json(tally, &json, &len) == ONAIR_OK) {
-    if (broadcasts++ > 0) buf_add(&tallies, ",", 1);
-    buf_add(&tallies, json, len);
-    onair_string_free(json);
-  }
-  onair_tally_free(tally);
-  tally = NULL;
-  if (onair_tally_new(&tally) != ONAIR_OK) exit(1);
-}
-
-static void on_event(const onair_event *ev) {
-  char line[512];
-  events_seen++;
-  onair_tally_record(tally, ev);
-
-  onair_greeting g;
-  if (onair_audience_on_event(audience, ev, &g) == ONAIR_OK && g.kind != ONAIR_GREETING_NONE) {
-    snprintf(line, sizeof line, g.kind == ONAIR_GREETING_FIRST ? "Welcome, %.*s!" : "Welcome back, %.*s!",
-             NAME(g.nickname));
-    say(line);
-  }
-  onair_invocation cmd;
-  if (onair_commands_match(commands, audience, ev, &cmd) == ONAIR_OK && cmd.kind == ONAIR_COMMAND_RUN) {
-    snprintf(line, sizeof line, "Hello, %.*s!", NAME(cmd.nickname));
-    say(line);
-  }
-  onair_milestone m;
-  onair_milestones_on_event(milestones, ev, &m);
-  if (ev->kind == ONAIR_EVENT_DONATION) {
-    uint64_t total = onair_milestones_donated_by(milestones, ev->user_id.ptr, ev->user_id.len);
-    snprintf(line, sizeof line, "Thank you, %.*s, for %llu! You have given %llu tonight.",
-             NAME(ev->nickname), (unsigned long long)ev->amount, (unsigned long long)total);
-    say(line);
-  }
-  if (ev->kind == ONAIR_EVENT_END && ev->is_live_ended) { /* the broadcast is over */
-    printf("broadcast over: %llu hearts, %llu donated, %zu joined\n",
-           (unsigned long long)onair_tally_hearts(tally), (unsigned long long)onair_tally_donated(tally),
-           onair_tally_attendance(tally));
-    close_tally();
-    onair_audience_end_broadcast(audience);
-    onair_milestones_end_broadcast(milestones);
-  }
-}
-
-static void save_tokens(onair_str json) {
-  const char *path = getenv("ONAIR_TOKENS_FILE");
-  if (path == NULL || *path == '\0') return;
-  FILE *f = fopen(path, "w");
-  if (f == NULL) { perror(path); return; }
-  fwrite(json.ptr, 1, json.len, f);
-  fclose(f);
-}
-
-static char *load_file(const char *path, size_t *len) {
-  FILE *f = path && *path ? fopen(path, "r") : NULL;
-  if (f == NULL) return NULL;
+static void say(const char *fmt, ...) {
   buf b = {0};
-  char chunk[4096];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(&b, chunk, n);
-  fclose(f);
-  *len = b.len;
-  return b.data;
+  va_list ap;
+  va_start(ap, fmt);
+  buf_vfmt(&b, fmt, ap);
+  va_end(ap);
+  onair_bot_say(bot, b.data, b.len, NULL);
+  free(b.data);
 }
 
-static void write_tally(void) {
-  const char *path = getenv("ONAIR_TALLY_OUT");
-  char *json = NULL;
-  size_t len = 0;
-  if (onair_tally_json(tally, &json, &len) != ONAIR_OK) return;
-  FILE *f = path && *path ? fopen(path, "w") : NULL;
-  if (f != NULL) { /* the current broadcast last; the checker skips empty ones */
-    fprintf(f, "{\"broadcasts\":[%s%s%s]}\n", tallies.len ? tallies.data : "", tallies.len ? "," : "", json);
-    fclose(f);
+static void top_donors(void) {
+  buf b = {0};
+  onair_donor d;
+  for (size_t rank = 0; rank < 10 && onair_bot_donor(bot, rank, &d) == ONAIR_OK; rank++)
+    buf_fmt(&b, "%s%zu. %.*s %llu", rank ? " · " : "Top donors: ", rank + 1, NICK(d.nickname),
+            (unsigned long long)d.donated);
+  if (b.len == 0) buf_fmt(&b, "No donations yet tonight.");
+  onair_bot_say(bot, b.data, b.len, NULL);
+  free(b.data);
+}
+
+static void on_action(const onair_action *a) {
+  char live[24] = "null";
+  if (a->has_live_id) snprintf(live, sizeof live, "%llu", (unsigned long long)a->live_id);
+  switch (a->kind) {
+  case ONAIR_ACTION_EVENT:
+    if (a->event.kind == ONAIR_EVENT_DONATION) say("Thank you, %.*s!", NICK(a->event.nickname));
+    break;
+  case ONAIR_ACTION_ARRIVAL: {
+    bool first = a->arrival == ONAIR_ARRIVAL_FIRST;
+    say(first ? "Welcome, %.*s! 🎧" : "Welcome back, %.*s!", NICK(a->nickname));
+    buf_fmt(&arrivals, "%s{\"liveId\":%s,\"id\":", arrivals.len ? "," : "", live);
+    buf_json(&arrivals, a->user_id);
+    buf_fmt(&arrivals, ",\"kind\":\"%s\"}", first ? "first" : "back");
+    break;
   }
-  onair_string_free(json);
+  case ONAIR_ACTION_COMMAND:
+    if (a->name.len == 5 && memcmp(a->name.ptr, "hello", 5) == 0) say("Hello, %.*s!", NICK(a->nickname));
+    else top_donors();
+    break;
+  case ONAIR_ACTION_MILESTONE:
+    if (a->milestone == ONAIR_MILESTONE_HEARTS) say("%llu hearts tonight! 💜", (unsigned long long)a->reached);
+    else say("%.*s has given %llu tonight!", NICK(a->nickname), (unsigned long long)a->reached);
+    break;
+  case ONAIR_ACTION_BROADCAST_ENDED: {
+    buf_fmt(&broadcasts, "%s%.*s", broadcasts.len ? "," : "", STR(a->tally_json));
+    const char *path = env("ONAIR_ENDS_OUT", false);
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (f != NULL) fprintf(f, "{\"liveId\":%s}\n", live), fclose(f);
+    break;
+  }
+  case ONAIR_ACTION_PERSIST_TOKENS: save_file(env("ONAIR_TOKENS_FILE", false), a->tokens_json); break;
+  case ONAIR_ACTION_PERSIST_STATE: save_file(env("ONAIR_STATE_FILE", false), a->state_json); break;
+  case ONAIR_ACTION_NOTICE: fprintf(stderr, "notice: %.*s\n", STR(a->message)); break;
+  default: break;
+  }
+}
+
+/* {"broadcasts":[every ended one, then the current one],"arrivals":[…]} */
+static void write_tally(void) {
+  const char *path = env("ONAIR_TALLY_OUT", false), *current = NULL;
+  size_t len = 0;
+  FILE *f = path ? fopen(path, "w") : NULL;
+  if (f == NULL) return;
+  onair_bot_tally_json(bot, &current, &len);
+  fprintf(f, "{\"broadcasts\":[%s%s%s],\"arrivals\":[%s]}\n", broadcasts.len ? broadcasts.data : "",
+          broadcasts.len && current ? "," : "", current ? current : "", arrivals.len ? arrivals.data : "");
+  fclose(f);
 }
 
 /* ---- the driver loop ----------------------------------------------------------- */
 
 int main(void) {
-  const char *base = env("ONAIR_BASE_URL"), *id = env("ONAIR_CLIENT_ID");
-  const char *secret = env("ONAIR_CLIENT_SECRET");
+  const char *base = env("ONAIR_BASE_URL", true), *id = env("ONAIR_CLIENT_ID", true);
+  const char *secret = env("ONAIR_CLIENT_SECRET", true), *watchdog = env("ONAIR_WATCHDOG_MS", false);
   if (onair_abi_version() != ONAIR_ABI_VERSION) { fprintf(stderr, "bot: libonair ABI mismatch\n"); return 1; }
   signal(SIGTERM, on_signal);
   signal(SIGINT, on_signal);
-  curl_global_init(CURL_GLOBAL_DEFAULT);
-  multi = curl_multi_init();
 
   onair_bot_config *cfg = NULL;
   onair_result r = onair_bot_config_new(base, strlen(base), id, strlen(id), secret, strlen(secret), &cfg);
-  if (r != ONAIR_OK) die("config", r);
-  size_t saved_len = 0;
-  char *saved = load_file(getenv("ONAIR_TOKENS_FILE"), &saved_len);
-  if ((r = onair_bot_new(cfg, saved, saved_len, now_ms() ^ (uint64_t)clock(), &bot)) != ONAIR_OK) die("bot", r);
-  free(saved);
+  if (r == ONAIR_OK && watchdog) r = onair_bot_config_set_watchdog_ms(cfg, strtoull(watchdog, NULL, 10));
+  if (r == ONAIR_OK) r = onair_bot_config_set_kit_json(cfg, KIT, strlen(KIT));
+  size_t tokens_len = 0, state_len = 0;
+  char *tokens = load_file(env("ONAIR_TOKENS_FILE", false), &tokens_len);
+  char *state = load_file(env("ONAIR_STATE_FILE", false), &state_len);
+  if (r == ONAIR_OK) r = onair_bot_new(cfg, tokens, tokens_len, state, state_len, now_ms() ^ (uint64_t)clock(), &bot);
+  if (r != ONAIR_OK) {
+    const char *detail = "";
+    size_t len = 0;
+    if (cfg) onair_bot_config_last_error(cfg, &detail, &len);
+    fprintf(stderr, "bot: %s %.*s\n", onair_result_message(r), (int)len, detail);
+    return 1;
+  }
+  free(tokens);
+  free(state);
   onair_bot_config_free(cfg);
-  if (onair_audience_new(&audience) || onair_commands_new(&commands) ||
-      onair_milestones_new(1000, 1000, &milestones) || onair_tally_new(&tally) ||
-      onair_commands_add(commands, "hello", 5, ONAIR_ALLOWED_ANYONE))
-    die("kit", ONAIR_NULL_PARAMETER);
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  multi = curl_multi_init();
 
   bool authorized = false, shutting_down = false;
   int exit_code = 0;
   for (;;) {
     onair_action a;
-    if ((r = onair_bot_poll(bot, now_ms(), &a)) != ONAIR_OK) die("poll", r);
-    switch (a.kind) {
-    case ONAIR_ACTION_SEND: start(a.request_id, &a.request, false); continue;
-    case ONAIR_ACTION_OPEN_STREAM: start(a.request_id, &a.request, true); continue;
-    case ONAIR_ACTION_CLOSE_STREAM: close_stream(a.request_id); continue;
-    case ONAIR_ACTION_EVENT: on_event(&a.event); continue;
-    case ONAIR_ACTION_NOTICE: fprintf(stderr, "notice: %.*s\n", (int)a.message.len, a.message.ptr ? a.message.ptr : ""); continue;
-    case ONAIR_ACTION_PERSIST_TOKENS: save_tokens(a.tokens_json); continue;
-    case ONAIR_ACTION_DONE:
-      if (a.done == ONAIR_DONE_CHAT_SENT) chats_sent++;
-      if (a.done == ONAIR_DONE_FAILED) calls_failed++;
-      continue;
-    case ONAIR_ACTION_NEEDS_AUTHORIZATION: {
-      if (authorized) { fprintf(stderr, "bot: needs a new consent code\n"); exit_code = 1; break; }
-      const char *code = env("ONAIR_CODE"), *uri = env("ONAIR_REDIRECT_URI");
+    if (onair_bot_poll(bot, now_ms(), &a) != ONAIR_OK) { exit_code = 1; break; }
+    if (a.kind == ONAIR_ACTION_SEND || a.kind == ONAIR_ACTION_OPEN_STREAM) {
+      start(a.request_id, &a.request, a.kind == ONAIR_ACTION_OPEN_STREAM);
+    } else if (a.kind == ONAIR_ACTION_CLOSE_STREAM || a.kind == ONAIR_ACTION_TIMED_OUT) {
+      drop(a.request_id);
+    } else if (a.kind == ONAIR_ACTION_NEEDS_AUTHORIZATION) {
+      const char *code = env("ONAIR_CODE", false), *uri = env("ONAIR_REDIRECT_URI", true);
+      if (authorized || code == NULL) { fprintf(stderr, "bot: needs a new consent code\n"); exit_code = 1; break; }
       onair_bot_authorize(bot, code, strlen(code), uri, strlen(uri));
       authorized = true;
-      continue;
-    }
-    case ONAIR_ACTION_STOPPED:
+    } else if (a.kind == ONAIR_ACTION_STOPPED) {
       if (!shutting_down) {
-        fprintf(stderr, "bot stopped (%.*s): %.*s\n", (int)a.code.len, a.code.ptr, (int)a.message.len, a.message.ptr);
+        fprintf(stderr, "bot stopped (%.*s): %.*s\n", STR(a.code), STR(a.message));
         exit_code = 1;
       }
       break;
-    case ONAIR_ACTION_WAIT: {
+    } else if (a.kind == ONAIR_ACTION_WAIT) {
       if (stop_requested && !shutting_down) { shutting_down = true; onair_bot_shutdown(bot, false); continue; }
       uint64_t now = now_ms();
-      int timeout = 250; /* wake up now and then to notice SIGTERM */
+      int timeout = 250, running = 0; /* wake up now and then to notice SIGTERM */
       if (a.has_until_ms && a.until_ms - now < (uint64_t)timeout) timeout = (int)(a.until_ms - now);
-      int running = 0;
       curl_multi_poll(multi, NULL, 0, timeout, NULL);
       curl_multi_perform(multi, &running);
       reap();
-      continue;
+    } else {
+      on_action(&a);
     }
-    default: continue;
-    }
-    break; /* stopped */
   }
 
   write_tally();
-  printf("summary: %llu events, %zu broadcasts ended, %llu chats sent, %llu failed, %llu not queued\n",
-         (unsigned long long)events_seen, broadcasts, (unsigned long long)chats_sent,
-         (unsigned long long)calls_failed, (unsigned long long)chats_dropped);
   while (transfers != NULL) finish(transfers);
   curl_multi_cleanup(multi);
   curl_global_cleanup();
   onair_bot_free(bot);
-  onair_audience_free(audience);
-  onair_commands_free(commands);
-  onair_milestones_free(milestones);
-  onair_tally_free(tally);
-  free(tallies.data);
+  free(broadcasts.data);
+  free(arrivals.data);
   return exit_code;
 }

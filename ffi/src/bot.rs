@@ -1,36 +1,51 @@
-//! The `Bot` machine: configuration, the driver loop (`poll` and the
-//! `on_*` reports), app commands, tokens.
+//! The `Bot` machine: configuration (the kit's too), the driver loop
+//! (`poll` and the `on_*` reports), app commands, tokens, the kit's tally.
 
 use std::ffi::c_char;
 
-use onair_core::bot::{CallFailure, CallResult, Notice};
+use onair_core::kit::{KitConfig, KitState, StateError};
 use onair_core::proto::chat::{ChatError, ChatErrorKind};
 use onair_core::proto::json::ActionJson;
 use onair_core::proto::timers::{Timer, TimerError};
-use onair_core::{
-    Action, BaseUrl, Bot, BotConfig, ClientCredentials, Event, Misuse, RequestId, Tokens,
-};
+use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens};
 use zeroize::Zeroizing;
 
-use crate::handle::{free, handles, hold, new_handle, Guarded, Head, Lends};
+use crate::action::{nul_terminated, onair_action, tally_line, Current};
+use crate::handle::{free, handles, hold, new_handle, Guarded};
 use crate::onair_result::{self, *};
-use crate::view::{headers_in, onair_event, onair_header, onair_str};
+use crate::text::text_arg;
+use crate::view::{headers_in, onair_header, onair_str};
 use crate::{boundary, boundary_or, bytes_in, out, str_in};
 
 // ---- configuration ---------------------------------------------------------------
 
-/// How a bot is set up (`onair_bot_config_new`); read by `onair_bot_new`,
-/// which copies it, so it may be freed right after.
+/// How a bot is set up (`onair_bot_config_new`), its kit included
+/// (`onair_bot_config_set_kit_json`); read by `onair_bot_new`, which copies
+/// it, so it may be freed right after.
 ///
 /// Threads: one call at a time (`onair_bot_new` reading it counts); a
-/// concurrent call gets ONAIR_BUSY and changes nothing.
+/// concurrent call gets ONAIR_BUSY and changes nothing. The text of
+/// `onair_bot_config_last_error` is valid until the next call on it.
 #[derive(Debug)]
-pub struct onair_bot_config(Guarded<BotConfig>);
+pub struct onair_bot_config(Guarded<ConfigState>);
 
-impl Lends for BotConfig {}
+/// The state behind an `onair_bot_config`.
+#[derive(Debug)]
+pub(crate) struct ConfigState {
+    config: BotConfig,
+    /// The last refusal's detail, NUL-terminated.
+    last_error: Vec<u8>,
+}
+
+impl ConfigState {
+    fn fail(&mut self, code: onair_result, detail: impl std::fmt::Display) -> onair_result {
+        self.last_error = nul_terminated(detail.to_string());
+        code
+    }
+}
 
 handles! {
-    onair_bot_config => BotConfig,
+    onair_bot_config => ConfigState,
     onair_bot => BotState,
 }
 
@@ -68,7 +83,10 @@ pub unsafe extern "C" fn onair_bot_config_new(
         let base = BaseUrl::new(url).map_err(|_| ONAIR_INVALID_BASE_URL)?;
         let credentials =
             ClientCredentials::new(id, secret).map_err(|_| ONAIR_INVALID_CREDENTIALS)?;
-        *slot = new_handle::<onair_bot_config>(BotConfig::new(base, credentials));
+        *slot = new_handle::<onair_bot_config>(ConfigState {
+            config: BotConfig::new(base, credentials),
+            last_error: vec![0],
+        });
         Ok(())
     })
 }
@@ -92,7 +110,7 @@ pub unsafe extern "C" fn onair_bot_config_set_events(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { hold(config) }?.events = events;
+        unsafe { hold(config) }?.config.events = events;
         Ok(())
     })
 }
@@ -109,7 +127,7 @@ pub unsafe extern "C" fn onair_bot_config_set_request_timeout_ms(
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
         let mut held = unsafe { hold(config) }?;
-        let c = &mut *held;
+        let c = &mut held.config;
         if timeout_ms == 0 {
             return Err(ONAIR_INVALID_ARGUMENT);
         }
@@ -130,7 +148,7 @@ pub unsafe extern "C" fn onair_bot_config_set_max_attempts(
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
         let mut held = unsafe { hold(config) }?;
-        let c = &mut *held;
+        let c = &mut held.config;
         if attempts == 0 {
             return Err(ONAIR_INVALID_ARGUMENT);
         }
@@ -149,7 +167,7 @@ pub unsafe extern "C" fn onair_bot_config_set_max_queued_calls(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { hold(config) }?.max_queued_calls = max_calls;
+        unsafe { hold(config) }?.config.max_queued_calls = max_calls;
         Ok(())
     })
 }
@@ -166,7 +184,7 @@ pub unsafe extern "C" fn onair_bot_config_set_watchdog_ms(
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
         let mut held = unsafe { hold(config) }?;
-        let c = &mut *held;
+        let c = &mut held.config;
         if watchdog_ms == 0 {
             return Err(ONAIR_INVALID_ARGUMENT);
         }
@@ -186,7 +204,7 @@ pub unsafe extern "C" fn onair_bot_config_set_connect_timeout_ms(
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
         let mut held = unsafe { hold(config) }?;
-        let c = &mut *held;
+        let c = &mut held.config;
         if timeout_ms == 0 {
             return Err(ONAIR_INVALID_ARGUMENT);
         }
@@ -206,7 +224,61 @@ pub unsafe extern "C" fn onair_bot_config_set_refresh_margin_ms(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { hold(config) }?.refresh.margin_ms = margin_ms;
+        unsafe { hold(config) }?.config.refresh.margin_ms = margin_ms;
+        Ok(())
+    })
+}
+
+/// Configures the kit from JSON (UTF-8; no NUL needed): the commands and
+/// who may run each, greetings, milestones, the tally, with the keys of the
+/// core's `KitConfig` (all optional), e.g.
+/// `{"commands":[{"name":"hello","aliases":["hi"]},{"name":"top","allowed":"managers","cooldown_ms":30000}],
+/// "greetings":{"welcome_back_after_ms":600000},
+/// "milestones":{"hearts_every":100,"donations_every":1000},"tally":true}`.
+/// The bot then hands out ONAIR_ACTION_COMMAND, _ARRIVAL, _MILESTONE,
+/// _BROADCAST_ENDED and _PERSIST_STATE (and ONAIR_NOTICE_COMMAND_REFUSED).
+/// Replaces any kit set before; `{}` configures none.
+///
+/// Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
+/// ONAIR_INVALID_UTF8; a configuration the kit refuses (not JSON, an
+/// unknown key, a wrong type, a name given twice, a step of 0, …) →
+/// ONAIR_INVALID_KIT_CONFIG, and `onair_bot_config_last_error` names the key
+/// (`commands[1].allowed: unknown variant …`). Nothing changes on an error.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_config_set_kit_json(
+    config: *mut onair_bot_config,
+    json: *const c_char,
+    json_len: usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_config_new.
+        let mut held = unsafe { hold(config) }?;
+        let c = &mut *held;
+        let text = text_arg(json, json_len)?;
+        c.config.kit =
+            KitConfig::from_json(text).map_err(|e| c.fail(ONAIR_INVALID_KIT_CONFIG, e))?;
+        Ok(())
+    })
+}
+
+/// The detail of the last refusal of a call on this configuration (a line
+/// for logs; empty before any): the key a kit configuration got wrong, or
+/// why `onair_bot_new` could not load the saved tokens or kit state. Never
+/// a secret. Borrowed and NUL-terminated, valid until the next call on it.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_config_last_error(
+    config: *const onair_bot_config,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_config_new.
+        let c = unsafe { hold(config) }?;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        *p = c.last_error.as_ptr().cast();
+        *l = c.last_error.len().saturating_sub(1);
         Ok(())
     })
 }
@@ -218,13 +290,12 @@ pub unsafe extern "C" fn onair_bot_config_set_refresh_margin_ms(
 /// Threads: a bot may be used by one thread at a time (move it between
 /// threads freely). A second thread's call while one is in flight returns
 /// ONAIR_BUSY (`_pending_calls`: 0) and changes nothing. The text of
-/// `_last_error`, `_tokens_json` and `_status_json` is valid until the next
-/// call on the bot by any thread that is not refused with ONAIR_BUSY; the
-/// action of `onair_bot_poll` (with its event and `_action_json` text)
-/// until the next poll. A caller sharing a bot between threads holds its
-/// own lock from the call until it has read (or copied) what was lent.
-/// Kit functions given an event of this bot hold the bot's flag for their
-/// call (ONAIR_BUSY while another thread is in a call on the bot).
+/// `_last_error`, `_tokens_json`, `_status_json`, `_tally_json` and the
+/// donor of `_donor` is valid until the next call on the bot by any thread
+/// that is not refused with ONAIR_BUSY; the action of `onair_bot_poll`
+/// (with its event, its other views and `_action_json` text) until the next
+/// poll. A caller sharing a bot between threads holds its own lock from
+/// the call until it has read (or copied) what was lent.
 /// `onair_bot_free` must not race any other call on the bot.
 #[derive(Debug)]
 pub struct onair_bot(Guarded<BotState>);
@@ -238,41 +309,14 @@ pub(crate) struct BotState {
     tokens: Zeroizing<Vec<u8>>,
     /// The last error's detail, NUL-terminated.
     last_error: Vec<u8>,
-    /// The status JSON of `onair_bot_status_json`, NUL-terminated.
+    /// The JSON of `onair_bot_status_json` or `onair_bot_tally_json`,
+    /// NUL-terminated.
     status: Vec<u8>,
-}
-
-/// The action last polled and the text its view points into.
-#[derive(Debug)]
-struct Current {
-    action: Action,
-    /// method, URL, header names, values and lines, each NUL-terminated
-    /// (may hold an Authorization header: wiped on drop).
-    buf: Zeroizing<Vec<u8>>,
-    headers: Vec<onair_header>,
-    lines: Vec<*const c_char>,
-    /// A human line for logs, NUL-terminated.
-    message: Vec<u8>,
-    /// The token file of a PersistTokens, NUL-terminated.
-    tokens: Zeroizing<Vec<u8>>,
-    /// The JSON form, NUL-terminated, rendered on demand.
-    json: Zeroizing<Vec<u8>>,
-}
-
-impl Lends for BotState {
-    fn lent(&self) -> Option<&Event> {
-        match &self.current.as_ref()?.action {
-            Action::Event { event, .. } => Some(event),
-            _ => None,
-        }
-    }
 }
 
 impl BotState {
     fn fail(&mut self, code: onair_result, detail: impl std::fmt::Display) -> onair_result {
-        self.last_error = format!("{detail}").into_bytes();
-        self.last_error.retain(|&b| b != 0);
-        self.last_error.push(0);
+        self.last_error = nul_terminated(detail.to_string());
         code
     }
 
@@ -295,7 +339,7 @@ impl BotState {
     }
 
     fn timer(&mut self, r: Result<(), TimerError>) -> Result<(), onair_result> {
-        r.map_err(|e| self.fail(crate::kit::timer_error(e), e))
+        r.map_err(|e| self.fail(timer_error(e), e))
     }
 
     fn report(&mut self, r: Result<(), Misuse>) -> Result<(), onair_result> {
@@ -303,35 +347,73 @@ impl BotState {
     }
 }
 
+/// A timer refusal as its result code ("a step of 0" is
+/// `ONAIR_INVALID_ARGUMENT`).
+fn timer_error(e: TimerError) -> onair_result {
+    match e {
+        TimerError::TooMany => ONAIR_TOO_MANY_TIMERS,
+        TimerError::ZeroPeriod => ONAIR_INVALID_ARGUMENT,
+        _ => ONAIR_BAD_TAG,
+    }
+}
+
+/// A saved kit state that did not load, as its result code.
+fn state_error(e: &StateError) -> onair_result {
+    match e {
+        StateError::UnsupportedVersion { .. } => ONAIR_KIT_STATE_TOO_NEW,
+        _ => ONAIR_INVALID_STATE,
+    }
+}
+
 /// A new bot. `saved_tokens` is the token file a `PERSIST_TOKENS` action
 /// (or `onair_bot_tokens_json`) gave earlier, or NULL to start without
-/// tokens (the first poll then asks for authorization). `seed` fixes every
-/// jitter: seed from real randomness in production. `config` is copied.
-/// Free with `onair_bot_free`.
+/// tokens (the first poll then asks for authorization). `saved_kit_state`
+/// is the kit state a `PERSIST_STATE` action gave earlier, or NULL for an
+/// empty memory (ignored when the configuration has no kit). `seed` fixes
+/// every jitter: seed from real randomness in production. `config` is
+/// copied. Free with `onair_bot_free`.
 ///
 /// Errors: NULL `config` or `out_bot` → ONAIR_NULL_PARAMETER; a token file
-/// that does not load → ONAIR_INVALID_TOKENS.
+/// that does not load → ONAIR_INVALID_TOKENS; a kit state that does not
+/// load → ONAIR_INVALID_STATE, or ONAIR_KIT_STATE_TOO_NEW when a newer onair
+/// wrote it. The detail of these is `onair_bot_config_last_error`'s.
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_new(
     config: *const onair_bot_config,
     saved_tokens: *const c_char,
     saved_tokens_len: usize,
+    saved_kit_state: *const c_char,
+    saved_kit_state_len: usize,
     seed: u64,
     out_bot: *mut *mut onair_bot,
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        let config = unsafe { hold(config) }?;
+        let mut config = unsafe { hold(config) }?;
+        let c = &mut *config;
         let slot = out(out_bot)?;
         let saved = if saved_tokens.is_null() {
             None
         } else {
             // SAFETY: (pointer, length) from the caller.
             let json = unsafe { bytes_in(saved_tokens.cast(), saved_tokens_len) }?;
-            Some(Tokens::from_json(json).map_err(|_| ONAIR_INVALID_TOKENS)?)
+            let tokens = Tokens::from_json(json);
+            Some(tokens.map_err(|e| c.fail(ONAIR_INVALID_TOKENS, e))?)
         };
+        let state = if saved_kit_state.is_null() {
+            None
+        } else {
+            // SAFETY: (pointer, length) from the caller.
+            let json = unsafe { bytes_in(saved_kit_state.cast(), saved_kit_state_len) }?;
+            let state = KitState::from_json(json);
+            Some(state.map_err(|e| c.fail(state_error(&e), e))?)
+        };
+        let mut bot = Bot::new(c.config.clone(), saved, seed);
+        if let Some(state) = &state {
+            bot = bot.with_kit_state(state);
+        }
         *slot = new_handle::<onair_bot>(BotState {
-            bot: Bot::new((*config).clone(), saved, seed),
+            bot,
             current: None,
             tokens: Zeroizing::new(Vec::new()),
             last_error: vec![0],
@@ -375,477 +457,13 @@ pub unsafe extern "C" fn onair_bot_last_error(
     })
 }
 
-// ---- actions ---------------------------------------------------------------------
-
-/// What an `onair_action` asks for.
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum onair_action_kind {
-    /// Send `request`; report with `onair_bot_on_response` (or
-    /// `onair_bot_on_transport_error`) and `request_id`. The bot keeps
-    /// `timeout_ms` itself: give your client no shorter timeout.
-    ONAIR_ACTION_SEND = 0,
-    /// Open `request` as a stream (no whole-body timeout); report with
-    /// `onair_bot_on_stream_open`, `_on_stream_bytes`, `_on_stream_closed`.
-    ONAIR_ACTION_OPEN_STREAM = 1,
-    /// Close the stream `request_id`.
-    ONAIR_ACTION_CLOSE_STREAM = 2,
-    /// A stream event: `event`.
-    ONAIR_ACTION_EVENT = 3,
-    /// Worth a log line, needs no action: `notice`, `code`, `message`.
-    ONAIR_ACTION_NOTICE = 4,
-    /// The answer to app call `call_id`: `done`, and on failure `failure`,
-    /// `code`, `message` (the result's data is in the JSON form).
-    ONAIR_ACTION_DONE = 5,
-    /// Save `tokens_json` (a secret); without it a restart needs new consent.
-    ONAIR_ACTION_PERSIST_TOKENS = 6,
-    /// Get a consent code from the DJ and call `onair_bot_authorize`.
-    ONAIR_ACTION_NEEDS_AUTHORIZATION = 7,
-    /// Sleep until `until_ms` (when `has_until_ms`), or until a report
-    /// arrives; then poll again.
-    ONAIR_ACTION_WAIT = 8,
-    /// The bot has stopped (sticky): `code`, `message`,
-    /// `resumes_with_new_consent`.
-    ONAIR_ACTION_STOPPED = 9,
-    /// An action newer than this header: read its JSON form.
-    ONAIR_ACTION_OTHER = 10,
-    /// App timer `tag` fired (`onair_bot_schedule`, `onair_bot_every`,
-    /// `onair_bot_set_timer`).
-    ONAIR_ACTION_TIMER = 11,
-    /// The bot gave up on request `request_id` (no report within its
-    /// timeout; `code` is its endpoint): drop it. A late report is ignored.
-    ONAIR_ACTION_TIMED_OUT = 12,
-}
-
-/// How an app call ended (`ONAIR_ACTION_DONE`).
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum onair_done_kind {
-    /// Not a DONE action.
-    ONAIR_DONE_NONE = 0,
-    /// `onair_bot_fetch_broadcast` answered (the broadcast: JSON form).
-    ONAIR_DONE_BROADCAST = 1,
-    /// `onair_bot_list_listeners` answered (the list: JSON form).
-    ONAIR_DONE_LISTENERS = 2,
-    /// `onair_bot_fetch_fans` answered (the ranking: JSON form).
-    ONAIR_DONE_FANS = 3,
-    /// `onair_bot_send_chat`: the service took the message.
-    ONAIR_DONE_CHAT_SENT = 4,
-    /// The call failed for good: see `failure`.
-    ONAIR_DONE_FAILED = 5,
-    /// A result newer than this header: read the JSON form.
-    ONAIR_DONE_OTHER = 6,
-}
-
-/// Why an app call failed (`ONAIR_DONE_FAILED`).
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum onair_failure_kind {
-    /// Not a failure.
-    ONAIR_FAILURE_NONE = 0,
-    /// The service answered with a problem; `code` is its kind.
-    ONAIR_FAILURE_PROBLEM = 1,
-    /// A daily quota blocks the call until `until_ms`.
-    ONAIR_FAILURE_QUOTA_BLOCKED = 2,
-    /// 2xx, but the body did not decode.
-    ONAIR_FAILURE_INVALID_BODY = 3,
-    /// The listener pager gave up.
-    ONAIR_FAILURE_PAGER = 4,
-    /// No response, and the call may not be repeated.
-    ONAIR_FAILURE_TRANSPORT = 5,
-    /// The bot stopped before the call finished.
-    ONAIR_FAILURE_CANCELLED = 6,
-    /// A failure newer than this header.
-    ONAIR_FAILURE_OTHER = 7,
-    /// Refused when made: the call queue was full (`message` says its limit).
-    ONAIR_FAILURE_QUEUE_FULL = 8,
-    /// Refused when made: the bot had stopped for good (`code` is the stop's).
-    ONAIR_FAILURE_STOPPED = 9,
-}
-
-/// What a notice says (`ONAIR_ACTION_NOTICE`).
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum onair_notice_kind {
-    /// Not a notice.
-    ONAIR_NOTICE_NONE = 0,
-    /// A frame was skipped; `code` is the decode error's code.
-    ONAIR_NOTICE_FRAME_SKIPPED = 1,
-    /// An event name this version does not know; `code` is its name.
-    ONAIR_NOTICE_UNKNOWN_EVENT = 2,
-    /// An error response the bot is handling itself; `code` is its kind.
-    ONAIR_NOTICE_PROBLEM = 3,
-    /// Reconnects keep ending at once: the next waits until `until_ms`.
-    ONAIR_NOTICE_RECONNECT_STORM_BRAKED = 5,
-    /// A notice newer than this header.
-    ONAIR_NOTICE_OTHER = 6,
-    /// App call `call_id` was made while the bot waits for the DJ's consent:
-    /// it is held, and goes out once `onair_bot_authorize` brings a pair.
-    ONAIR_NOTICE_CALL_HELD = 7,
-}
-
-/// A request to send, ready for libcurl: `method`, `url` and each of
-/// `header_lines` ("Name: value") are NUL-terminated. Borrowed from the
-/// bot until the next call on it. It may carry an Authorization header and
-/// a form with secrets: do not log it.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct onair_request {
-    /// The endpoint's short name (`token`, `live`, `chat`, `events`, …).
-    pub endpoint: onair_str,
-    /// "GET", "POST" (NUL-terminated).
-    pub method: onair_str,
-    /// The full URL, query included (NUL-terminated).
-    pub url: onair_str,
-    /// `headers_len` headers as (name, value), each NUL-terminated too.
-    pub headers: *const onair_header,
-    /// How many headers.
-    pub headers_len: usize,
-    /// The same headers as `headers_len` "Name: value" lines.
-    pub header_lines: *const *const c_char,
-    /// The body (NULL when empty; not NUL-terminated).
-    pub body: *const u8,
-    /// The body's length.
-    pub body_len: usize,
-}
-
-impl onair_request {
-    const NONE: onair_request = onair_request {
-        endpoint: onair_str::NULL,
-        method: onair_str::NULL,
-        url: onair_str::NULL,
-        headers: std::ptr::null(),
-        headers_len: 0,
-        header_lines: std::ptr::null(),
-        body: std::ptr::null(),
-        body_len: 0,
-    };
-}
-
-/// The next thing to do, as borrowed fields (`onair_bot_poll`); fields the
-/// kind does not use are zero / NULL. Valid until the next call on the bot.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct onair_action {
-    /// What to do.
-    pub kind: onair_action_kind,
-    /// SEND, OPEN_STREAM, CLOSE_STREAM, TIMED_OUT: the request.
-    pub request_id: u64,
-    /// SEND, OPEN_STREAM: what to send.
-    pub request: onair_request,
-    /// SEND: the bot gives up after this long.
-    pub timeout_ms: u64,
-    /// EVENT: the event.
-    pub event: onair_event,
-    /// DONE, NOTICE call held: the app call (as returned by the command).
-    pub call_id: u64,
-    /// DONE: how it ended.
-    pub done: onair_done_kind,
-    /// DONE with ONAIR_DONE_FAILED: why.
-    pub failure: onair_failure_kind,
-    /// NOTICE: what it says.
-    pub notice: onair_notice_kind,
-    /// Whether `until_ms` is set.
-    pub has_until_ms: bool,
-    /// WAIT: poll again then at the latest (always later than the `now_ms`
-    /// polled); FAILURE_QUOTA_BLOCKED, NOTICE storm: until when.
-    pub until_ms: u64,
-    /// STOPPED: the stop's code (`reauthorize`, `reconsent`,
-    /// `join_forbidden`, `invalid_client`, `fix_request`, `unexpected`,
-    /// `shut_down`); DONE/NOTICE with a problem: its kind; FAILURE_STOPPED:
-    /// the stop's code; FRAME_SKIPPED: the decode error's code;
-    /// UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint.
-    pub code: onair_str,
-    /// STOPPED, NOTICE, DONE failed, TIMED_OUT: a line for logs (NUL-terminated).
-    pub message: onair_str,
-    /// STOPPED: a new consent code (`onair_bot_authorize`) resumes the bot.
-    pub resumes_with_new_consent: bool,
-    /// PERSIST_TOKENS: the token file to save (NUL-terminated; a secret).
-    /// Give it back to `onair_bot_new` after a restart.
-    pub tokens_json: onair_str,
-    /// TIMER: the timer's tag.
-    pub tag: onair_str,
-}
-
-impl onair_action {
-    const NONE: onair_action = onair_action {
-        kind: onair_action_kind::ONAIR_ACTION_OTHER,
-        request_id: 0,
-        request: onair_request::NONE,
-        timeout_ms: 0,
-        event: onair_event::NONE,
-        call_id: 0,
-        done: onair_done_kind::ONAIR_DONE_NONE,
-        failure: onair_failure_kind::ONAIR_FAILURE_NONE,
-        notice: onair_notice_kind::ONAIR_NOTICE_NONE,
-        has_until_ms: false,
-        until_ms: 0,
-        code: onair_str::NULL,
-        message: onair_str::NULL,
-        resumes_with_new_consent: false,
-        tokens_json: onair_str::NULL,
-        tag: onair_str::NULL,
-    };
-}
-
-/// A NUL-terminated copy, allocated once at its final size (so text that
-/// may be secret is never left behind in a grown-out buffer).
-fn nul_terminated(text: impl AsRef<[u8]>) -> Vec<u8> {
-    let bytes = text.as_ref();
-    let mut v = Vec::with_capacity(bytes.len() + 1);
-    v.extend(bytes.iter().copied().filter(|&b| b != 0));
-    v.push(0);
-    v
-}
-
-fn str_of_nul(buf: &[u8]) -> onair_str {
-    onair_str {
-        ptr: buf.as_ptr().cast(),
-        len: buf.len().saturating_sub(1),
-    }
-}
-
-impl Current {
-    fn new(action: Action) -> Current {
-        let mut current = Current {
-            action,
-            buf: Zeroizing::new(Vec::new()),
-            headers: Vec::new(),
-            lines: Vec::new(),
-            message: Vec::new(),
-            tokens: Zeroizing::new(Vec::new()),
-            json: Zeroizing::new(Vec::new()),
-        };
-        let request = match &current.action {
-            Action::Send { request, .. } | Action::OpenStream { request, .. } => Some(request),
-            _ => None,
-        };
-        if let Some(r) = request {
-            // One buffer, sized first so it never moves: method, url, then
-            // name, value and "name: value" per header, each NUL-terminated.
-            let size = r.method.as_str().len()
-                + r.url.len()
-                + 2
-                + r.headers
-                    .iter()
-                    .map(|(n, v)| 2 * (n.len() + v.as_str().len()) + 5)
-                    .sum::<usize>();
-            let mut buf = Vec::with_capacity(size);
-            let mut spans = Vec::with_capacity(2 + 3 * r.headers.len());
-            let mut push = |buf: &mut Vec<u8>, parts: &[&str]| {
-                let start = buf.len();
-                for p in parts {
-                    buf.extend_from_slice(p.as_bytes());
-                }
-                spans.push((start, buf.len() - start));
-                buf.push(0);
-            };
-            push(&mut buf, &[r.method.as_str()]);
-            push(&mut buf, &[&r.url]);
-            for (name, value) in &r.headers {
-                push(&mut buf, &[name]);
-                push(&mut buf, &[value.as_str()]);
-                push(&mut buf, &[name, ": ", value.as_str()]);
-            }
-            *current.buf = buf;
-            let base = current.buf.as_ptr();
-            // SAFETY: every span lies inside `buf`, which is not resized again.
-            let at = |(start, _): (usize, usize)| unsafe { base.add(start) }.cast::<c_char>();
-            for h in spans[2..].chunks(3) {
-                current.headers.push(onair_header {
-                    name: at(h[0]),
-                    name_len: h[0].1,
-                    value: at(h[1]),
-                    value_len: h[1].1,
-                });
-                current.lines.push(at(h[2]));
-            }
-        }
-        current
-    }
-
-    /// The view of the action; an event's `opaque` is the bot's `head`.
-    fn view(&mut self, head: *const Head) -> onair_action {
-        use onair_action_kind::*;
-        let mut v = onair_action::NONE;
-        let mut message: Option<String> = None;
-        match &self.action {
-            Action::Send {
-                id,
-                request,
-                timeout_ms,
-            } => {
-                v.kind = ONAIR_ACTION_SEND;
-                v.request_id = id.0;
-                v.timeout_ms = *timeout_ms;
-                v.request = self.request_view(request);
-            }
-            Action::OpenStream { id, request } => {
-                v.kind = ONAIR_ACTION_OPEN_STREAM;
-                v.request_id = id.0;
-                v.request = self.request_view(request);
-            }
-            Action::CloseStream { id } => {
-                v.kind = ONAIR_ACTION_CLOSE_STREAM;
-                v.request_id = id.0;
-            }
-            Action::TimedOut { id, endpoint } => {
-                v.kind = ONAIR_ACTION_TIMED_OUT;
-                v.request_id = id.0;
-                v.code = onair_str::of(endpoint.as_str());
-                message = Some(format!("{id} ({}) timed out", endpoint.as_str()));
-            }
-            Action::Event { id, event } => {
-                v.kind = ONAIR_ACTION_EVENT;
-                v.event = onair_event::view(id.as_ref(), event, head);
-            }
-            Action::Notice(notice) => {
-                use onair_notice_kind::*;
-                v.kind = ONAIR_ACTION_NOTICE;
-                match notice {
-                    Notice::FrameSkipped(e) => {
-                        v.notice = ONAIR_NOTICE_FRAME_SKIPPED;
-                        v.code = onair_str::of(e.kind.code());
-                        message = Some(e.to_string());
-                    }
-                    Notice::UnknownEvent { event, .. } => {
-                        v.notice = ONAIR_NOTICE_UNKNOWN_EVENT;
-                        v.code = onair_str::of(event);
-                        message = Some(format!("unknown event {event}"));
-                    }
-                    Notice::Problem { endpoint, problem } => {
-                        v.notice = ONAIR_NOTICE_PROBLEM;
-                        v.code = onair_str::of(problem.kind.as_str());
-                        message = Some(format!("{}: {problem}", endpoint.as_str()));
-                    }
-                    Notice::CallHeld { call } => {
-                        v.notice = ONAIR_NOTICE_CALL_HELD;
-                        v.call_id = call.0;
-                        message = Some(format!("{call} held until the DJ authorizes the bot"));
-                    }
-                    Notice::ReconnectStormBraked { until_ms } => {
-                        v.notice = ONAIR_NOTICE_RECONNECT_STORM_BRAKED;
-                        v.has_until_ms = true;
-                        v.until_ms = *until_ms;
-                    }
-                    _ => v.notice = ONAIR_NOTICE_OTHER,
-                }
-            }
-            Action::Done { call, result } => {
-                use onair_done_kind::*;
-                use onair_failure_kind::*;
-                v.kind = ONAIR_ACTION_DONE;
-                v.call_id = call.0;
-                v.done = match result {
-                    CallResult::Broadcast(_) => ONAIR_DONE_BROADCAST,
-                    CallResult::Listeners(_) => ONAIR_DONE_LISTENERS,
-                    CallResult::Fans(_) => ONAIR_DONE_FANS,
-                    CallResult::ChatSent => ONAIR_DONE_CHAT_SENT,
-                    CallResult::Failed(f) => {
-                        v.failure = match f {
-                            CallFailure::Problem(p) => {
-                                v.code = onair_str::of(p.kind.as_str());
-                                message = Some(p.to_string());
-                                ONAIR_FAILURE_PROBLEM
-                            }
-                            CallFailure::QuotaBlocked { until_ms } => {
-                                v.has_until_ms = true;
-                                v.until_ms = *until_ms;
-                                ONAIR_FAILURE_QUOTA_BLOCKED
-                            }
-                            CallFailure::InvalidBody(e) => {
-                                message = Some(e.to_string());
-                                ONAIR_FAILURE_INVALID_BODY
-                            }
-                            CallFailure::Pager(e) => {
-                                message = Some(e.to_string());
-                                ONAIR_FAILURE_PAGER
-                            }
-                            CallFailure::Transport => ONAIR_FAILURE_TRANSPORT,
-                            CallFailure::Cancelled => ONAIR_FAILURE_CANCELLED,
-                            CallFailure::QueueFull { limit } => {
-                                message =
-                                    Some(format!("the call queue is full ({limit} calls waiting)"));
-                                ONAIR_FAILURE_QUEUE_FULL
-                            }
-                            CallFailure::Stopped(stop) => {
-                                v.code = onair_str::of(stop.code());
-                                message = Some(stop.to_string());
-                                ONAIR_FAILURE_STOPPED
-                            }
-                            _ => ONAIR_FAILURE_OTHER,
-                        };
-                        ONAIR_DONE_FAILED
-                    }
-                    _ => ONAIR_DONE_OTHER,
-                };
-            }
-            Action::PersistTokens(tokens) => {
-                v.kind = ONAIR_ACTION_PERSIST_TOKENS;
-                *self.tokens = nul_terminated(tokens.to_json().as_bytes());
-                v.tokens_json = str_of_nul(&self.tokens);
-            }
-            Action::Timer { tag } => {
-                v.kind = ONAIR_ACTION_TIMER;
-                v.tag = onair_str::of(tag.as_str());
-            }
-            Action::NeedsAuthorization => v.kind = ONAIR_ACTION_NEEDS_AUTHORIZATION,
-            Action::Wait { until_ms } => {
-                v.kind = ONAIR_ACTION_WAIT;
-                v.has_until_ms = until_ms.is_some();
-                v.until_ms = until_ms.unwrap_or(0);
-            }
-            Action::Stopped(stop) => {
-                v.kind = ONAIR_ACTION_STOPPED;
-                v.code = onair_str::of(stop.code());
-                v.resumes_with_new_consent = stop.resumes_with_new_consent();
-                message = Some(stop.to_string());
-            }
-            _ => v.kind = ONAIR_ACTION_OTHER,
-        }
-        if let Some(m) = message {
-            self.message = nul_terminated(m);
-            v.message = str_of_nul(&self.message);
-        }
-        v
-    }
-
-    fn request_view(&self, r: &onair_core::HttpRequest) -> onair_request {
-        let body = r.body.as_bytes();
-        // The first two NUL-terminated spans of `buf` are the method and URL.
-        let method_len = r.method.as_str().len();
-        let base = self.buf.as_ptr();
-        onair_request {
-            endpoint: onair_str::of(r.endpoint.as_str()),
-            method: onair_str {
-                ptr: base.cast(),
-                len: method_len,
-            },
-            url: onair_str {
-                // SAFETY: the URL starts right after the method's NUL.
-                ptr: unsafe { base.add(method_len + 1) }.cast(),
-                len: r.url.len(),
-            },
-            headers: self.headers.as_ptr(),
-            headers_len: self.headers.len(),
-            header_lines: self.lines.as_ptr(),
-            body: if body.is_empty() {
-                std::ptr::null()
-            } else {
-                body.as_ptr()
-            },
-            body_len: body.len(),
-        }
-    }
-}
-
 /// The next thing to do at `now_ms` (unix ms), into `*out_action`
 /// (borrowed fields). After any report or app command, poll until the
 /// action is `ONAIR_ACTION_WAIT`; only then sleep. Polling early or often
 /// is safe.
 ///
-/// The action — its request text, its event (for the kit and
-/// `onair_event_json`), its messages, its `onair_bot_action_json` text —
+/// The action — its request text, its event, its other views, its
+/// messages, its `onair_bot_action_json` text —
 /// stays valid until the next `onair_bot_poll` or `onair_bot_free`: the
 /// bot's other calls (reports, commands, `_shutdown`, getters), from any
 /// thread, leave it as it is. So a loop may finish reading an event while
@@ -863,12 +481,11 @@ pub unsafe extern "C" fn onair_bot_poll(
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
         let mut held = unsafe { hold(bot) }?;
-        let head = held.head();
         let b = &mut *held;
         let slot = out(out_action)?;
         let action = b.bot.poll(now_ms);
         let current = b.current.insert(Current::new(action));
-        *slot = current.view(head);
+        *slot = current.view();
         Ok(())
     })
 }
@@ -1101,6 +718,33 @@ pub unsafe extern "C" fn onair_bot_send_chat(
     })
 }
 
+/// Queues a reply: `text` split between grapheme clusters into messages
+/// the service takes (at most 200 UTF-16 units each, at spaces when it
+/// can; blank parts dropped), each queued as `onair_bot_send_chat` would.
+/// `*out_count` (may be NULL) gets how many were queued (0 for a blank
+/// text); each is answered by its `ONAIR_ACTION_DONE`.
+///
+/// Errors: NULL `bot` or `text` → ONAIR_NULL_PARAMETER; not UTF-8 →
+/// ONAIR_INVALID_UTF8 (nothing queued).
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_say(
+    bot: *mut onair_bot,
+    text: *const c_char,
+    text_len: usize,
+    out_count: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let mut held = unsafe { hold(bot) }?;
+        let text = text_arg(text, text_len)?;
+        let calls = held.bot.say(text);
+        if let Ok(slot) = out(out_count) {
+            *slot = calls.len();
+        }
+        Ok(())
+    })
+}
+
 /// Queues `GET /v1/live` (answer: ONAIR_DONE_BROADCAST, data in the JSON form).
 ///
 /// Always queued: a full queue or a stopped bot is answered by its DONE
@@ -1259,14 +903,82 @@ pub unsafe extern "C" fn onair_bot_status_json(
     })
 }
 
+/// The kit's tally of the current broadcast with its `liveId` (null until
+/// the bot learns it), the form of `ONAIR_ACTION_BROADCAST_ENDED`'s
+/// `tally_json`: `{"liveId":…,"hearts":…,"donated":…,"attendance":…,
+/// "people":{"<id>":{"nickname","hearts","paidHearts","donated",
+/// "donations","joins","chats"}}}` (the emulator ledger's `totals` plus
+/// `liveId`; the DJ kept out). Borrowed and NUL-terminated, valid until
+/// the next call on the bot. Holds no secret.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER; no kit configured →
+/// ONAIR_NO_KIT.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_tally_json(
+    bot: *mut onair_bot,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        let kit = b.bot.kit().ok_or(ONAIR_NO_KIT)?;
+        b.status = nul_terminated(tally_line(kit.live_id(), kit.tally()));
+        *p = b.status.as_ptr().cast();
+        *l = b.status.len() - 1;
+        Ok(())
+    })
+}
+
+/// One donor of the current broadcast (the kit's tally): who and how much.
+/// Borrowed from the bot until the next call on it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct onair_donor {
+    /// Their id.
+    pub user_id: onair_str,
+    /// Their latest nickname, or NULL.
+    pub nickname: onair_str,
+    /// Currency units donated in this broadcast.
+    pub donated: u64,
+    /// How many donations.
+    pub donations: u64,
+}
+
+/// The donor at `rank` (0: the top) of the current broadcast, highest
+/// total first (ties by id), into `*out_donor`: for a `!top` command.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER; no kit configured →
+/// ONAIR_NO_KIT; `rank` past the last donor → ONAIR_OUT_OF_RANGE.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_donor(
+    bot: *const onair_bot,
+    rank: usize,
+    out_donor: *mut onair_donor,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let b = unsafe { hold(bot) }?;
+        let slot = out(out_donor)?;
+        let kit = b.bot.kit().ok_or(ONAIR_NO_KIT)?;
+        let donors = kit.tally().donors();
+        let (id, totals) = donors.get(rank).ok_or(ONAIR_OUT_OF_RANGE)?;
+        *slot = onair_donor {
+            user_id: onair_str::of(id),
+            nickname: onair_str::opt(totals.nickname.as_deref()),
+            donated: totals.donated,
+            donations: totals.donations,
+        };
+        Ok(())
+    })
+}
+
 // ---- app timers ------------------------------------------------------------------
 
 fn tag_arg<'a>(tag: *const c_char, len: usize) -> Result<&'a str, onair_result> {
-    if tag.is_null() {
-        return Err(ONAIR_NULL_PARAMETER);
-    }
-    // SAFETY: (pointer, length) from the caller.
-    unsafe { str_in(tag, len) }
+    text_arg(tag, len)
 }
 
 /// Fires `ONAIR_ACTION_TIMER` with `tag` once at `at_ms` (replacing a

@@ -4,11 +4,11 @@ use std::collections::VecDeque;
 use std::ffi::c_char;
 
 use crate::marshal;
-use onair_core::event::{Decoder, Event, Item};
+use onair_core::event::{Decoder, Item};
 use onair_core::proto::json::ItemJson;
 use onair_core::proto::sse::Parser;
 
-use crate::handle::{free, handles, hold, new_handle, Guarded, Head, Lends};
+use crate::handle::{free, handles, hold, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::{onair_event, onair_str};
 use crate::{boundary, boundary_or, bytes_in, out};
@@ -23,8 +23,7 @@ use crate::{boundary, boundary_or, bytes_in, out};
 /// refused with ONAIR_BUSY; the item of `onair_decoder_next` (with its
 /// event and `_item_json` text) until the next call that takes items (see
 /// there). A caller sharing a decoder holds its own lock until it has read
-/// what was lent. Kit functions given an event of this decoder hold its
-/// flag for their call.
+/// what was lent.
 /// `onair_decoder_free` must not race any other call on it.
 #[derive(Debug)]
 pub struct onair_decoder(Guarded<DecoderState>);
@@ -90,15 +89,6 @@ pub struct onair_item {
     pub error_message: onair_str,
 }
 
-impl Lends for DecoderState {
-    fn lent(&self) -> Option<&Event> {
-        match self.current.as_ref()? {
-            Item::Event { event, .. } => Some(event),
-            _ => None,
-        }
-    }
-}
-
 impl onair_item {
     const NONE: onair_item = onair_item {
         kind: onair_item_kind::ONAIR_ITEM_NONE,
@@ -111,14 +101,14 @@ impl onair_item {
         error_message: onair_str::NULL,
     };
 
-    /// The view of `item`; an event's `opaque` is its decoder's `head`.
-    fn view(item: &Item, head: *const Head) -> onair_item {
+    /// The view of `item`.
+    fn view(item: &Item) -> onair_item {
         use onair_item_kind::*;
         let mut v = Self::NONE;
         match item {
             Item::Event { id, event } => {
                 v.kind = ONAIR_ITEM_EVENT;
-                v.event = onair_event::view(id.as_ref(), event, head);
+                v.event = onair_event::view(id.as_ref(), event);
                 v.id = v.event.id;
             }
             Item::Unknown { event, id, data } => {
@@ -228,7 +218,7 @@ pub unsafe extern "C" fn onair_decoder_finish(decoder: *mut onair_decoder) -> on
 /// Takes the next decoded item into `*out_item` (borrowed fields). When
 /// everything fed has been taken, `out_item->kind` is `ONAIR_ITEM_NONE`.
 ///
-/// The item — its views, its event (for the kit and `onair_event_json`),
+/// The item — its views, its event (and `onair_event_json` of it),
 /// its `onair_decoder_item_json` text — stays valid until the next
 /// `onair_decoder_next`, `_take_json`, `_take_marshal`, `_feed_marshal` or
 /// `_free`: feeding more, `_finish`, `_pending` and `_item_json` leave it
@@ -243,7 +233,6 @@ pub unsafe extern "C" fn onair_decoder_next(
     boundary(|| {
         // SAFETY: checked pointer from onair_decoder_new.
         let mut held = unsafe { hold(decoder) }?;
-        let head = held.head();
         let d = &mut *held;
         let slot = out(out_item)?;
         d.json.clear();
@@ -251,7 +240,7 @@ pub unsafe extern "C" fn onair_decoder_next(
         *slot = d
             .current
             .as_ref()
-            .map_or(onair_item::NONE, |item| onair_item::view(item, head));
+            .map_or(onair_item::NONE, onair_item::view);
         Ok(())
     })
 }

@@ -7,10 +7,6 @@
 //! A lock would make the second caller wait; a flag never blocks, never
 //! deadlocks, and costs one uncontended atomic pair per call.
 //!
-//! The flag also covers what handles lend: an `onair_event` view's `opaque`
-//! points at its bot's or decoder's [`Head`], so a kit function given the
-//! view holds that handle's flag while it reads the event ([`lend`]).
-//!
 //! What cannot be checked: a handle freed while another thread uses it
 //! (the memory goes away). `_free` refuses a handle whose flag is set (and
 //! does nothing), but a call that starts after the free reads freed memory:
@@ -19,21 +15,13 @@
 use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
-use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-use onair_core::Event;
 
 use crate::onair_result::{self, *};
 
-/// The part of every handle that is read without holding it: the flag,
-/// and how to find the event the handle lends (fixed at creation).
-#[repr(C)]
-pub(crate) struct Head {
+/// The part of every handle that is read without holding it: the flag.
+struct Head {
     busy: AtomicBool,
-    /// The event the handle's current view shows, or NULL; called only by
-    /// a holder of the flag, with this head.
-    lent: unsafe fn(*const Head) -> *const Event,
 }
 
 impl Head {
@@ -49,9 +37,7 @@ impl Head {
     }
 }
 
-/// A handle's state behind its busy flag. `repr(C)` with the head first,
-/// so a pointer to the head is a pointer to the whole (see `lent_of`).
-#[repr(C)]
+/// A handle's state behind its busy flag.
 pub(crate) struct Guarded<T> {
     head: Head,
     value: UnsafeCell<T>,
@@ -66,29 +52,11 @@ impl<T> fmt::Debug for Guarded<T> {
     }
 }
 
-/// What a handle lends to `onair_event` views: the event its current view
-/// shows (a bot's polled action, a decoder's item); nothing by default.
-pub(crate) trait Lends {
-    fn lent(&self) -> Option<&Event> {
-        None
-    }
-}
-
-/// # Safety
-/// `head` is the head of a live `Guarded<T>` whose flag the caller holds.
-unsafe fn lent_of<T: Lends>(head: *const Head) -> *const Event {
-    // SAFETY: the head is the first field of a repr(C) Guarded<T>; the
-    // caller holds the flag, so no other reference to the value exists.
-    let value = unsafe { &*(*head.cast::<Guarded<T>>()).value.get() };
-    value.lent().map_or(ptr::null(), ptr::from_ref)
-}
-
-impl<T: Lends> Guarded<T> {
+impl<T> Guarded<T> {
     pub(crate) fn new(value: T) -> Guarded<T> {
         Guarded {
             head: Head {
                 busy: AtomicBool::new(false),
-                lent: lent_of::<T>,
             },
             value: UnsafeCell::new(value),
         }
@@ -99,7 +67,7 @@ impl<T: Lends> Guarded<T> {
 /// Only shared references to a handle are ever made; its state is reached
 /// through [`hold`].
 pub(crate) trait Handle: Sized {
-    type State: Lends;
+    type State;
     fn guarded(&self) -> &Guarded<Self::State>;
     fn from_guarded(g: Guarded<Self::State>) -> Self;
 }
@@ -129,13 +97,6 @@ pub(crate) fn new_handle<H: Handle>(state: H::State) -> *mut H {
 /// A handle's state, held for one call: the flag is cleared on drop.
 pub(crate) struct Held<'a, T> {
     guarded: &'a Guarded<T>,
-}
-
-impl<T> Held<'_, T> {
-    /// The head, for views that lend from this handle (`opaque`).
-    pub(crate) fn head(&self) -> *const Head {
-        &self.guarded.head
-    }
 }
 
 impl<T> Deref for Held<'_, T> {
@@ -197,51 +158,4 @@ pub(crate) unsafe fn free<H: Handle>(p: *mut H) {
     // SAFETY: a pointer from Box::into_raw in `new_handle`; its flag is now
     // held for good, so no call is inside it.
     drop(unsafe { Box::from_raw(p) });
-}
-
-/// The event a view lends, with its handle's flag held for this call.
-pub(crate) struct Lent<'a> {
-    head: &'a Head,
-    event: &'a Event,
-}
-
-impl Deref for Lent<'_> {
-    type Target = Event;
-    fn deref(&self) -> &Event {
-        self.event
-    }
-}
-
-impl Drop for Lent<'_> {
-    fn drop(&mut self) {
-        self.head.release();
-    }
-}
-
-impl fmt::Debug for Lent<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.event, f)
-    }
-}
-
-/// Holds the handle behind a view's `opaque` (a [`Head`]) and gives the
-/// event it currently lends: `ONAIR_BUSY` when that handle is in a call on
-/// another thread, `ONAIR_NO_EVENT` when it lends none.
-///
-/// # Safety
-/// `head` is NULL or the head of a live handle (an `opaque` this library wrote).
-pub(crate) unsafe fn lend<'a>(head: *const Head) -> Result<Lent<'a>, onair_result> {
-    // SAFETY: the caller's promise; the head is only shared.
-    let head = unsafe { head.as_ref() }.ok_or(ONAIR_NO_EVENT)?;
-    head.acquire()?;
-    // SAFETY: the flag is held; `lent` was set with this head's handle type.
-    let event = unsafe { (head.lent)(head) };
-    // SAFETY: NULL or an event the handle keeps while its flag is held.
-    match unsafe { event.as_ref() } {
-        Some(event) => Ok(Lent { head, event }),
-        None => {
-            head.release();
-            Err(ONAIR_NO_EVENT)
-        }
-    }
 }

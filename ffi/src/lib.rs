@@ -24,35 +24,32 @@
 use std::ffi::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod action;
 mod bot;
 mod decoder;
 mod handle;
-mod kit;
 mod marshal;
 mod problem;
 mod sse;
+mod text;
 mod view;
-
-// The C API fuzz body (fuzz/fuzz_targets/c_api.rs); not API.
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzz;
 
 #[cfg(test)]
 mod tests;
 
+pub use action::*;
 pub use bot::*;
 pub use decoder::*;
-pub use kit::*;
 pub use problem::*;
 pub use sse::*;
+pub use text::*;
 pub use view::*;
 
 /// The ABI version of this header and library. It changes only when the C
 /// ABI breaks (a function's signature or a struct's layout changes, or a
 /// function is removed); adding functions or result codes keeps it.
 /// Compare it with `onair_abi_version()` at start-up.
-pub const ONAIR_ABI_VERSION: u32 = 2;
+pub const ONAIR_ABI_VERSION: u32 = 3;
 /// The library's major version (Cargo.toml).
 pub const ONAIR_VERSION_MAJOR: u32 = 0;
 /// The library's minor version (Cargo.toml).
@@ -106,9 +103,10 @@ pub enum onair_result {
     ONAIR_BAD_TAG = 18,
     /// Too many timers are set; cancel one first.
     ONAIR_TOO_MANY_TIMERS = 19,
-    /// Stored kit state (audience, milestones) did not load.
+    /// The saved kit state did not load (not JSON, another format).
     ONAIR_INVALID_STATE = 20,
-    /// The `onair_event` passed holds no event (its `opaque` is NULL).
+    /// The `onair_event` passed holds no event (`ONAIR_EVENT_NONE`, or a
+    /// kind newer than this header).
     ONAIR_NO_EVENT = 21,
     /// An index past the end of a list.
     ONAIR_OUT_OF_RANGE = 22,
@@ -118,6 +116,14 @@ pub enum onair_result {
     /// thread at a time): nothing was done, nothing changed, no view it lent
     /// was invalidated. Serialize the calls (a lock), or retry.
     ONAIR_BUSY = 24,
+    /// The kit configuration was refused; `onair_bot_config_last_error`
+    /// names the key and says why.
+    ONAIR_INVALID_KIT_CONFIG = 25,
+    /// The saved kit state was written by a newer onair (its version is
+    /// not one this library reads): upgrade, or start without it.
+    ONAIR_KIT_STATE_TOO_NEW = 26,
+    /// The bot has no kit configured (`onair_bot_config_set_kit_json`).
+    ONAIR_NO_KIT = 27,
 }
 
 use onair_result::*;
@@ -149,11 +155,14 @@ fn result_text(code: u32) -> &'static std::ffi::CStr {
         17 => c"an argument is out of range",
         18 => c"the timer tag is unusable",
         19 => c"too many timers are set",
-        20 => c"the stored state did not load",
+        20 => c"the saved kit state did not load",
         21 => c"the onair_event holds no event",
         22 => c"index out of range",
         23 => c"nothing current to render",
         24 => c"the handle is in a call on another thread (nothing was done)",
+        25 => c"the kit configuration was refused (see the config's last error)",
+        26 => c"the saved kit state is from a newer onair",
+        27 => c"the bot has no kit configured",
         _ => c"unknown result code",
     }
 }

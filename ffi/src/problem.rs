@@ -8,7 +8,7 @@ use onair_core::proto::endpoint::Endpoint;
 use onair_core::proto::problem::{classify, Problem};
 use onair_core::proto::ratelimit::{QuotaHeaders, RetryAfter};
 
-use crate::handle::{free, handles, hold, new_handle, Guarded, Lends};
+use crate::handle::{free, handles, hold, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::{headers_in, onair_header, onair_str};
 use crate::{boundary, boundary_or, bytes_in, out, str_in, string_out};
@@ -259,8 +259,6 @@ pub unsafe extern "C" fn onair_retry_after_ms(
 pub struct onair_backoff(Guarded<Backoff>);
 
 handles! { onair_backoff => Backoff }
-
-impl Lends for Backoff {}
 
 /// A backoff with the spec's limits (`base_ms` = `cap_ms` = 0), or custom
 /// ones; `seed` fixes the jitter. Free with `onair_backoff_free`.

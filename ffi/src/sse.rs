@@ -7,7 +7,7 @@ use std::ffi::c_char;
 use onair_core::proto::json::RawItemJson;
 use onair_core::proto::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
 
-use crate::handle::{free, handles, hold, new_handle, Guarded, Lends};
+use crate::handle::{free, handles, hold, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::onair_str;
 use crate::{boundary, boundary_or, bytes_in, out};
@@ -95,8 +95,6 @@ impl Owned {
 pub struct onair_sse_parser(Guarded<SseParserState>);
 
 handles! { onair_sse_parser => SseParserState }
-
-impl Lends for SseParserState {}
 
 /// The state behind an `onair_sse_parser`.
 #[derive(Debug)]

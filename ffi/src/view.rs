@@ -2,14 +2,16 @@
 //! view copies no text; it points into a value its handle keeps until the
 //! next call on that handle.
 
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 use std::ptr;
 
-use crate::boundary;
-use crate::handle::{lend, Head, Lent};
+use crate::onair_result::{self, *};
+use crate::{boundary, str_in};
 
-use onair_core::event::{EndReason, Event, LikeType};
-use onair_core::proto::time::FrameId;
+use onair_core::event::{
+    Chat, Donation, End, EndReason, Event, Like, LikeType, Presence, PresenceType, User,
+};
+use onair_core::proto::time::{FrameId, Timestamp};
 
 /// A borrowed UTF-8 string: `ptr` and `len` bytes, not NUL-terminated
 /// unless a function says so. `ptr` is NULL when the value is absent (a
@@ -75,12 +77,12 @@ impl onair_core::Header for HeaderIn<'_> {
 pub(crate) unsafe fn headers_in<'a>(
     p: *const onair_header,
     len: usize,
-) -> Result<Vec<HeaderIn<'a>>, crate::onair_result> {
+) -> Result<Vec<HeaderIn<'a>>, onair_result> {
     if len == 0 {
         return Ok(Vec::new());
     }
     if p.is_null() {
-        return Err(crate::onair_result::ONAIR_NULL_PARAMETER);
+        return Err(ONAIR_NULL_PARAMETER);
     }
     // SAFETY: the caller promises `len` headers at `p`.
     let raw = unsafe { std::slice::from_raw_parts(p, len) };
@@ -115,8 +117,8 @@ pub enum onair_event_kind {
 }
 
 /// A typed stream event as borrowed fields; the fields a kind does not
-/// have are zero / NULL. Valid until the next call on the handle it came
-/// from (decoder or bot).
+/// have are zero / NULL. Valid as long as what it was handed out with (a
+/// decoder's item, a bot's action).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct onair_event {
@@ -166,12 +168,6 @@ pub struct onair_event {
     pub end_reason: onair_str,
     /// end: the broadcast is over (reason `LIVE_ENDED`).
     pub is_live_ended: bool,
-    /// The handle the event is borrowed from, for the kit functions
-    /// (`onair_audience_on_event`, …) and `onair_event_json`, which hold
-    /// that handle's busy flag while they read the event (ONAIR_BUSY when
-    /// another thread is in a call on it); do not touch. NULL for
-    /// `ONAIR_EVENT_NONE`.
-    pub opaque: *const c_void,
 }
 
 impl onair_event {
@@ -199,116 +195,194 @@ impl onair_event {
         favorite_temperature: 0.0,
         end_reason: onair_str::NULL,
         is_live_ended: false,
-        opaque: ptr::null(),
     };
 
-    /// A view of `event` (and its frame id), borrowing both; `source` is
-    /// the head of the handle that lends `event` (see `handle::Lends`).
-    pub(crate) fn view(id: Option<&FrameId>, event: &Event, source: *const Head) -> onair_event {
-        use onair_event_kind::*;
+    /// The fields every event has: its name, its frame id, its person.
+    fn base(kind: onair_event_kind, id: Option<&FrameId>, user: Option<&User>) -> onair_event {
         let mut v = onair_event {
-            name: onair_str::of(event.name()),
+            kind,
             id: onair_str::opt(id.map(FrameId::as_str)),
-            opaque: source.cast(),
             ..Self::NONE
         };
-        if let Some(user) = event.user() {
+        v.name = onair_str::of(match kind {
+            onair_event_kind::ONAIR_EVENT_CHAT => "chat",
+            onair_event_kind::ONAIR_EVENT_PRESENCE => "presence",
+            onair_event_kind::ONAIR_EVENT_LIKE => "like",
+            onair_event_kind::ONAIR_EVENT_DONATION => "donation",
+            onair_event_kind::ONAIR_EVENT_END => "end",
+            _ => "",
+        });
+        if let Some(user) = user {
             v.user_id = onair_str::of(&user.id);
             v.nickname = onair_str::opt(user.nickname.as_deref());
         }
-        match event {
-            Event::Chat(c) => {
-                v.kind = ONAIR_EVENT_CHAT;
-                v.is_dj = c.is_dj;
-                v.message = onair_str::of(&c.message);
-                v.time = onair_str::of(c.sent_time.as_str());
-            }
-            Event::Presence(p) => {
-                v.kind = ONAIR_EVENT_PRESENCE;
-                v.presence_type = onair_str::of(p.kind.as_str());
-                v.has_fan_rank = p.fan_rank.is_some();
-                v.fan_rank = p.fan_rank.unwrap_or(0);
-                v.is_manager = p.is_manager;
-                v.has_favorite_temperature = p.favorite_temperature.is_some();
-                v.favorite_temperature = p.favorite_temperature.unwrap_or(0.0);
-                v.time = onair_str::of(p.time.as_str());
-            }
-            Event::Like(l) => {
-                v.kind = ONAIR_EVENT_LIKE;
-                v.like_type = onair_str::of(l.kind.as_str());
-                v.is_paid = l.kind == LikeType::Paid;
-                v.amount = l.amount;
-                v.total_amount = l.total_amount;
-                v.extra_amount = l.extra_amount;
-                v.has_combo = l.combo.is_some();
-                v.combo = l.combo.unwrap_or(0);
-                v.time = onair_str::of(l.time.as_str());
-            }
-            Event::Donation(d) => {
-                v.kind = ONAIR_EVENT_DONATION;
-                v.amount = d.amount;
-                v.message = onair_str::opt(d.message.as_deref());
-                v.time = onair_str::of(d.time.as_str());
-            }
-            Event::End(e) => {
-                v.kind = ONAIR_EVENT_END;
-                v.end_reason = onair_str::of(e.reason.as_str());
-                v.is_live_ended = e.reason == EndReason::LiveEnded;
-            }
-            #[allow(unreachable_patterns)]
-            _ => v.kind = ONAIR_EVENT_OTHER,
-        }
         v
     }
-}
 
-/// The core event behind a view, with the busy flag of the handle that
-/// lends it held until the result is dropped: `ONAIR_NO_EVENT` for a view
-/// without one, `ONAIR_BUSY` when that handle is in a call on another thread.
-pub(crate) unsafe fn event_in<'a>(ev: *const onair_event) -> Result<Lent<'a>, crate::onair_result> {
-    if ev.is_null() {
-        return Err(crate::onair_result::ONAIR_NULL_PARAMETER);
+    /// A view of `event` (and its frame id), borrowing both.
+    pub(crate) fn view(id: Option<&FrameId>, event: &Event) -> onair_event {
+        match event {
+            Event::Chat(c) => Self::chat(id, c),
+            Event::Presence(p) => Self::presence(id, p),
+            Event::Like(l) => Self::like(id, l),
+            Event::Donation(d) => Self::donation(id, d),
+            Event::End(e) => Self::end(id, e),
+            #[allow(unreachable_patterns)]
+            _ => onair_event {
+                name: onair_str::of(event.name()),
+                ..Self::base(onair_event_kind::ONAIR_EVENT_OTHER, id, event.user())
+            },
+        }
     }
-    // SAFETY: `ev` points to a view this library filled in; only its
-    // `opaque` field is read: NULL or the head of the handle that lent it.
-    let opaque = unsafe { ptr::addr_of!((*ev).opaque).read() };
-    // SAFETY: as above; the handle is alive while its views are used.
-    unsafe { lend(opaque.cast()) }
+
+    pub(crate) fn chat(id: Option<&FrameId>, c: &Chat) -> onair_event {
+        onair_event {
+            is_dj: c.is_dj,
+            message: onair_str::of(&c.message),
+            time: onair_str::of(c.sent_time.as_str()),
+            ..Self::base(onair_event_kind::ONAIR_EVENT_CHAT, id, Some(&c.user))
+        }
+    }
+
+    pub(crate) fn presence(id: Option<&FrameId>, p: &Presence) -> onair_event {
+        onair_event {
+            presence_type: onair_str::of(p.kind.as_str()),
+            has_fan_rank: p.fan_rank.is_some(),
+            fan_rank: p.fan_rank.unwrap_or(0),
+            is_manager: p.is_manager,
+            has_favorite_temperature: p.favorite_temperature.is_some(),
+            favorite_temperature: p.favorite_temperature.unwrap_or(0.0),
+            time: onair_str::of(p.time.as_str()),
+            ..Self::base(onair_event_kind::ONAIR_EVENT_PRESENCE, id, Some(&p.user))
+        }
+    }
+
+    pub(crate) fn like(id: Option<&FrameId>, l: &Like) -> onair_event {
+        onair_event {
+            like_type: onair_str::of(l.kind.as_str()),
+            is_paid: l.kind == LikeType::Paid,
+            amount: l.amount,
+            total_amount: l.total_amount,
+            extra_amount: l.extra_amount,
+            has_combo: l.combo.is_some(),
+            combo: l.combo.unwrap_or(0),
+            time: onair_str::of(l.time.as_str()),
+            ..Self::base(onair_event_kind::ONAIR_EVENT_LIKE, id, Some(&l.user))
+        }
+    }
+
+    pub(crate) fn donation(id: Option<&FrameId>, d: &Donation) -> onair_event {
+        onair_event {
+            amount: d.amount,
+            message: onair_str::opt(d.message.as_deref()),
+            time: onair_str::of(d.time.as_str()),
+            ..Self::base(onair_event_kind::ONAIR_EVENT_DONATION, id, Some(&d.user))
+        }
+    }
+
+    pub(crate) fn end(id: Option<&FrameId>, e: &End) -> onair_event {
+        onair_event {
+            end_reason: onair_str::of(e.reason.as_str()),
+            is_live_ended: e.reason == EndReason::LiveEnded,
+            ..Self::base(onair_event_kind::ONAIR_EVENT_END, id, None)
+        }
+    }
 }
 
-/// Renders the canonical JSON of an event (the `data` object of an
-/// `onair decode` event line, wrapped as that line:
-/// `{"type":"event","event":…,"id":…,"data":{…}}`) into a string the
-/// caller owns (free with `onair_string_free`); `out_len` (may be NULL)
-/// gets its length.
+/// The text of a view's field: NULL is `None`; (NULL, n > 0) and invalid
+/// UTF-8 are refused.
+unsafe fn field<'a>(s: onair_str) -> Result<Option<&'a str>, onair_result> {
+    if s.ptr.is_null() {
+        return if s.len == 0 {
+            Ok(None)
+        } else {
+            Err(ONAIR_NULL_PARAMETER)
+        };
+    }
+    // SAFETY: a view's (pointer, length), valid while the view is.
+    unsafe { str_in(s.ptr, s.len) }.map(Some)
+}
+
+/// The core event a view shows, rebuilt from its fields (the view holds
+/// every field of the canonical form).
+unsafe fn event_of(v: &onair_event) -> Result<(Option<FrameId>, Event), onair_result> {
+    use onair_event_kind::*;
+    // SAFETY (every `field` below): the caller's view, valid while it is.
+    let text = |s: onair_str| unsafe { field(s) };
+    let required = |s: onair_str| text(s)?.ok_or(ONAIR_INVALID_ARGUMENT);
+    if matches!(v.kind, ONAIR_EVENT_NONE | ONAIR_EVENT_OTHER) {
+        return Err(ONAIR_NO_EVENT);
+    }
+    let id = text(v.id)?.map(FrameId::new);
+    let user = || -> Result<User, onair_result> {
+        Ok(User {
+            id: required(v.user_id)?.to_owned(),
+            nickname: text(v.nickname)?.map(str::to_owned),
+        })
+    };
+    let time = || required(v.time).map(Timestamp::new);
+    let event = match v.kind {
+        ONAIR_EVENT_CHAT => Event::Chat(Chat {
+            user: user()?,
+            is_dj: v.is_dj,
+            message: required(v.message)?.to_owned(),
+            sent_time: time()?,
+        }),
+        ONAIR_EVENT_PRESENCE => Event::Presence(Presence {
+            user: user()?,
+            kind: PresenceType::from_wire(required(v.presence_type)?),
+            fan_rank: v.has_fan_rank.then_some(v.fan_rank),
+            is_manager: v.is_manager,
+            favorite_temperature: v.has_favorite_temperature.then_some(v.favorite_temperature),
+            time: time()?,
+        }),
+        ONAIR_EVENT_LIKE => Event::Like(Like {
+            user: user()?,
+            kind: LikeType::from_wire(required(v.like_type)?),
+            total_amount: v.total_amount,
+            amount: v.amount,
+            extra_amount: v.extra_amount,
+            combo: v.has_combo.then_some(v.combo),
+            time: time()?,
+        }),
+        ONAIR_EVENT_DONATION => Event::Donation(Donation {
+            user: user()?,
+            amount: v.amount,
+            message: text(v.message)?.map(str::to_owned),
+            time: time()?,
+        }),
+        _ => Event::End(End {
+            reason: EndReason::from_wire(required(v.end_reason)?),
+        }),
+    };
+    Ok((id, event))
+}
+
+/// Renders the canonical JSON of an event view (the line `onair decode`
+/// prints for it: `{"type":"event","event":…,"id":…,"data":{…}}`) into a
+/// string the caller owns (free with `onair_string_free`); `out_len` (may
+/// be NULL) gets its length. It reads the view's fields only (no handle):
+/// call it while the view is valid (see the handle that handed it out).
 ///
 /// Errors: NULL `event` or `out` → ONAIR_NULL_PARAMETER; a view without an
-/// event → ONAIR_NO_EVENT; the bot or decoder that lent the event is in a
-/// call on another thread → ONAIR_BUSY.
+/// event (`ONAIR_EVENT_NONE`, or a kind newer than this header:
+/// `ONAIR_EVENT_OTHER`) → ONAIR_NO_EVENT; a field the kind needs that is
+/// NULL → ONAIR_INVALID_ARGUMENT; a field that is not UTF-8 →
+/// ONAIR_INVALID_UTF8.
 #[no_mangle]
 pub unsafe extern "C" fn onair_event_json(
     event: *const onair_event,
     out: *mut *mut c_char,
     out_len: *mut usize,
-) -> crate::onair_result {
+) -> onair_result {
     boundary(|| {
         let out = crate::out(out)?;
-        // SAFETY: see event_in.
-        let ev = unsafe { event_in(event) }?;
-        // SAFETY: `id` of a view is NULL or borrowed from the same handle.
-        let id = unsafe { ptr::addr_of!((*event).id).read() };
-        let id = if id.ptr.is_null() {
-            None
-        } else {
-            // SAFETY: the view's id points at `len` bytes of UTF-8 it borrowed.
-            let s = unsafe { crate::str_in(id.ptr, id.len) }?;
-            Some(FrameId::new(s))
-        };
-        let item = onair_core::Item::Event {
-            id,
-            event: Event::clone(&ev),
-        };
-        let line = onair_core::proto::json::ItemJson(&item).to_line();
+        // SAFETY: NULL or a view the caller keeps valid for the call.
+        let view = unsafe { event.as_ref() }.ok_or(ONAIR_NULL_PARAMETER)?;
+        // SAFETY: as above.
+        let (id, event) = unsafe { event_of(view) }?;
+        let line =
+            onair_core::proto::json::ItemJson(&onair_core::Item::Event { id, event }).to_line();
         crate::string_out(line, out, crate::out(out_len).ok());
         Ok(())
     })

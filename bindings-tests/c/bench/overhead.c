@@ -90,7 +90,7 @@ static void streaming_bot(void) {
   onair_action a;
   must(onair_bot_config_new("https://api.region.test", 23, "3f2504e0-4f89-11d3-9a0c-0305e82c3301", 36,
                             "client-secret", 13, &cfg), "config");
-  must(onair_bot_new(cfg, NULL, 0, 1, &bot), "bot");
+  must(onair_bot_new(cfg, NULL, 0, NULL, 0, 1, &bot), "bot");
   onair_bot_config_free(cfg);
   must(onair_bot_poll(bot, T0, &a), "poll");
   must(onair_bot_authorize(bot, "code", 4, "https://bot.test/cb", 19), "authorize");
