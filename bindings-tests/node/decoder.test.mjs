@@ -221,16 +221,20 @@ test('the item tape equals the JSON wire form', () => {
   }
 });
 
-// The package is two modules, each loaded on first use (wasm/npm/index.js):
+// The package is two modules, each loaded on first use (wasm/npm/bot.js):
 // decoding alone never loads the bot module, and the other way round.
 test('decoding loads only the decoder module; the bot only the bot module', () => {
   const loaded = (/** @type {string} */ code) =>
     execFileSync(
       process.execPath,
-      ['-e', `${code}; console.log(Object.keys(require.cache).filter((p) => p.includes('onair_')).map((p) => p.split(/[\\\\/]/).pop()).sort().join())`],
+      [
+        '--input-type=module',
+        '-e',
+        `import * as o from 'onair'; import { createRequire } from 'node:module'; ${code}; console.log(Object.keys(createRequire(import.meta.url).cache).filter((p) => p.includes('onair_')).map((p) => p.split(/[\\\\/]/).pop()).sort().join())`,
+      ],
       { cwd: new URL('.', import.meta.url), encoding: 'utf8' },
     ).trim();
-  assert.equal(loaded(`const o = require('onair'); new o.Decoder().push(':heartbeat\\n\\n')`), 'onair_decoder.js');
-  assert.equal(loaded(`const o = require('onair'); o.splitChat('hi'); new o.Tally()`), 'onair_bot.js');
-  assert.equal(loaded(`require('onair')`), '');
+  assert.equal(loaded(`new o.Decoder().push(':heartbeat\\n\\n')`), 'onair_decoder.js');
+  assert.equal(loaded(`o.splitChat('hi'); new o.Bot({ baseUrl: 'http://127.0.0.1:9', clientId: '3f2504e0-4f89-11d3-9a0c-0305e82c3301', clientSecret: 's' })`), 'onair_bot.js');
+  assert.equal(loaded(`void o`), '');
 });

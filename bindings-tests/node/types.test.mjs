@@ -69,10 +69,52 @@ function act(action) {
       return action.stop.missing;
     case 'event':
       return action.event;
+    case 'command':
+      // @ts-expect-error -- a command has no amount
+      void action.amount;
+      return `${action.name} ${action.args.join(' ')} by ${action.user.nickname ?? action.user.id} (${action.role})`;
+    case 'arrival':
+      return action.kind === 'back' ? `back after ${action.awayMs} ms` : `first in ${action.liveId}`;
+    case 'milestone':
+      if (action.kind === 'donated') return `${action.user.id} gave ${action.total}`;
+      // @ts-expect-error -- a hearts milestone names no donor
+      return `${action.reached} hearts ${action.user}`;
+    case 'broadcastEnded':
+      return `${action.liveId}: ${action.tally.hearts} hearts, ${action.event?.data.reason ?? 'inferred'}`;
+    case 'persistState':
+      return action.state;
     default:
       return action.type;
   }
 }
+
+/** The driver hands out no plumbing. @param {import('onair').DriverAction} action @returns {string} */
+function driven(action) {
+  switch (action.type) {
+    // @ts-expect-error -- the driver sends requests itself
+    case 'send':
+      return 'never';
+    case 'notice':
+      return action.notice.kind === 'commandRefused' ? `${action.notice.name} needs ${action.notice.needed}` : action.notice.kind;
+    case 'done':
+      return action.result.kind === 'failed' && action.result.failure === 'stopped' ? action.result.stop.code : action.result.kind;
+    default:
+      return action.type;
+  }
+}
+
+/** Handlers receive the narrowed action. @param {import('onair').Driver} driver */
+function handlers(driver) {
+  driver.on('donation', (ev) => void ev.data.amount);
+  driver.on('arrival', (a) => void a.user.id);
+  driver.command('hello', (c) => void c.args);
+  // @ts-expect-error -- a chat has no amount
+  driver.on('chat', (ev) => void ev.data.amount);
+  // @ts-expect-error -- no such action or event
+  driver.on('sent', () => {});
+}
+void driven;
+void handlers;
 
 test('the narrowed types describe real items', () => {
   const d = new Decoder();

@@ -3,241 +3,10 @@
 // ONAIR_BLESS=1 cargo test -p onair-wasm types rewrites it.
 
 /**
- * What one person did in this broadcast. Its JSON form (camelCase) is the
- * one of the emulator's ledger.
+ * What to do next: `switch (action.type)` narrows; an `event` action is an
+ * `OnairEvent`.
  */
-export type PersonTotals = { 
-/**
- * The latest nickname seen (it changes; `None` when never sent).
- */
-nickname: string | null, 
-/**
- * Hearts added, by `totalAmount` (paid and free).
- */
-hearts: number, 
-/**
- * Of those, hearts from `PAID` items.
- */
-paidHearts: number, 
-/**
- * Currency units donated (each donation's `amount`, never multiplied).
- */
-donated: number, 
-/**
- * Number of donations.
- */
-donations: number, 
-/**
- * Number of `presence` joins (a rejoin counts again here, not in
- * [`Tally::joined`]).
- */
-joins: number, 
-/**
- * Number of chat messages.
- */
-chats: number, };
-
-/**
- * `presence.type`: only `JOIN` is sent today.
- */
-export type PresenceType = "JOIN" | string & {};
-
-/**
- * The person behind an event. `id` is the stable key (spec 2.5); the
- * nickname changes, repeats, and may be `null`.
- */
-export type User = { 
-/**
- * Encrypted identifier, scoped to (bot, DJ). Use it as the key.
- */
-id: string, 
-/**
- * Nickname; `None` when the service sent `null` (never an empty string).
- */
-nickname: string | null, };
-
-/**
- * An ISO-8601 timestamp as the service sent it.
- */
-export type Timestamp = string;
-
-/**
- * A listener joined (delivered only when the bot is a manager).
- */
-export type Presence = { 
-/**
- * Who joined.
- */
-user: User, 
-/**
- * The kind of presence change.
- */
-type: PresenceType, 
-/**
- * Rank in this broadcast's donation ranking; `None` with no donations.
- */
-fanRank: number | null, 
-/**
- * Whether the DJ made this listener a manager.
- */
-isManager: boolean, 
-/**
- * Affinity score across broadcasts (may be fractional); `None` if unknown.
- */
-favoriteTemperature: number | null, 
-/**
- * Join time.
- */
-time: Timestamp, };
-
-/**
- * A donation of the paid currency.
- */
-export type Donation = { 
-/**
- * The donor.
- */
-user: User, 
-/**
- * Total currency units, already multiplied out: never multiply again.
- */
-amount: number, 
-/**
- * The note sent along; `None` (never `""`) when there was none.
- */
-message: string | null, 
-/**
- * When sent.
- */
-time: Timestamp, };
-
-/**
- * A chat message posted by a listener or the DJ.
- */
-export type Chat = { 
-/**
- * The poster.
- */
-user: User, 
-/**
- * True when the DJ posted; use it to keep the DJ out of tallies.
- */
-isDj: boolean, 
-/**
- * The text as typed; always a string, even if it looks like JSON.
- */
-message: string, 
-/**
- * When it was sent.
- */
-sentTime: Timestamp, };
-
-/**
- * Why the stream is ending (spec 4.6). Each asks for a different reconnect.
- */
-export type EndReason = "LIVE_ENDED" | "TOKEN_EXPIRED" | "RECONNECT" | string & {};
-
-/**
- * The final frame of a stream. Nothing follows it.
- */
-export type End = { 
-/**
- * Why the stream ends.
- */
-reason: EndReason, };
-
-/**
- * `like.type`.
- */
-export type LikeType = "PAID" | "FREE" | string & {};
-
-/**
- * Hearts sent to the broadcast.
- */
-export type Like = { 
-/**
- * The sender.
- */
-user: User, 
-/**
- * Paid or free.
- */
-type: LikeType, 
-/**
- * Hearts added this time: (amount + extraAmount) × combo. Tally this one.
- */
-totalAmount: number, 
-/**
- * Hearts one item gives.
- */
-amount: number, 
-/**
- * Hearts added by a boost item; 0 when none.
- */
-extraAmount: number, 
-/**
- * How many were stacked; `None` for free tapped hearts.
- */
-combo: number | null, 
-/**
- * When sent.
- */
-time: Timestamp, };
-
-/**
- * A typed service event: `switch (ev.event)` narrows `data`.
- */
-export type EventLine = { "event": "chat", 
-/**
- * The frame's id (`<epochMillis>-<offset>`), or null when it had none.
- */
-id: string | null, data: Chat, } | { "event": "presence", id: string | null, data: Presence, } | { "event": "like", id: string | null, data: Like, } | { "event": "donation", id: string | null, data: Donation, } | { "event": "end", id: string | null, data: End, };
-
-export type DecodeErrorCode = "invalid_json" | "invalid_event" | "frame_too_large" | "incomplete_frame";
-
-/**
- * A frame that could not be decoded; the stream goes on.
- */
-export type ErrorLine = { error: DecodeErrorCode, event: string | null, id: string | null, 
-/**
- * The frame's data as received (a prefix for an oversized frame).
- */
-raw: string, message: string, };
-
-/**
- * One thing the stream said (`onair decode`'s lines): `switch (item.type)`
- * narrows.
- */
-export type OnairItem = { "type": "event" } & EventLine | { "type": "unknown", event: string, id: string | null, data: string, } | { "type": "heartbeat" } | { "type": "comment", text: string, } | { "type": "retry", ms: number, } | { "type": "error" } & ErrorLine;
-
-/**
- * One broadcast's totals (the emulator ledger's `totals` shape).
- */
-export type TallyJson = { hearts: number, donated: number, attendance: number, 
-/**
- * By person id (visited as a dependency in `render`).
- */
-people: Record<string, PersonTotals>, };
-
-/**
- * The endpoints (`onair explain`'s names).
- */
-export type Endpoint = "token" | "revoke" | "live" | "listeners" | "fans" | "events" | "chat";
-
-/**
- * Who may run a command.
- */
-export type Allowed = "anyone" | "managers" | "dj";
-
-/**
- * A decode error as an item (`{"type":"error",…}`).
- */
-export type ErrorItem = { "type": "error" } & ErrorLine;
-
-/**
- * What the poster of a chat is, as far as the bot can tell.
- */
-export type Role = "listener" | "manager" | "dj";
+export type Action = { "type": "send", id: number, request: OnairRequest, timeoutMs: number, } | { "type": "openStream", id: number, request: OnairRequest, } | { "type": "closeStream", id: number, } | { "type": "timedOut", id: number, endpoint: Endpoint, } | { "type": "event" } & EventLine | { "type": "notice", notice: Notice, } | { "type": "done", call: number, result: CallResult, } | { "type": "persistTokens", generation: number, tokens: string, } | { "type": "timer", tag: string, } | { "type": "needsAuthorization" } | { "type": "wait", untilMs: number | null, } | { "type": "stopped", stop: Stop, } | { "type": "command", name: string, args: Array<string>, rest: string, user: User, role: Role, event: ChatRef, } | { "type": "arrival", kind: ArrivalKind, awayMs: number | null, user: User, isManager: boolean, liveId: number | null, event: EventLine, } | { "type": "milestone" } & Milestone | { "type": "broadcastEnded", liveId: number | null, tally: TallyJson, event: EndRef | null, } | { "type": "persistState", state: string, };
 
 /**
  * What the bot should do about a [`Problem`].
@@ -245,121 +14,11 @@ export type Role = "listener" | "manager" | "dj";
 export type Advice = "none" | "fix_request" | "refresh_token" | "reconsent" | "retry_soon" | "stop" | "wait_not_on_air" | "retry_backoff" | "retry_after" | "reauthorize";
 
 /**
- * What went wrong (or `Ok`), as decided from status, code and headers.
+ * Who may run a command.
  */
-export type ProblemKind = "ok" | "malformed_request" | "chat_empty" | "chat_too_long" | "unauthorized" | "permission_missing" | "chat_blocked" | "join_forbidden" | "not_on_air" | "chat_rate_limited" | "quota_per_second" | "quota_daily" | "server_error" | "broadcast_server_error" | "chat_server_error" | "invalid_request" | "unsupported_grant_type" | "invalid_grant" | "invalid_client" | "unexpected";
+export type Allowed = "anyone" | "managers" | "dj";
 
-/**
- * The JSON object `onair explain` prints for a [`Problem`]; field names and
- * order are a contract (`kind`, `advice`, `status`, `detailCode`,
- * `oauthError`, `retryAfterMs`, `quotaScope`, `recentlyRevoked`).
- */
-export type Explanation = { 
-/**
- * See [`Problem::kind`].
- */
-kind: ProblemKind, 
-/**
- * See [`Problem::advice`].
- */
-advice: Advice, 
-/**
- * The HTTP status.
- */
-status: number, 
-/**
- * See [`Problem::detail_code`].
- */
-detailCode: string | null, 
-/**
- * See [`Problem::oauth_error`].
- */
-oauthError: string | null, 
-/**
- * The Retry-After delay in milliseconds, when known.
- */
-retryAfterMs: number | null, 
-/**
- * The permission named by `x-ratelimit-daily-scope`.
- */
-quotaScope: string | null, 
-/**
- * See [`Problem::recently_revoked`].
- */
-recentlyRevoked: boolean, };
-
-/**
- * Worth a log line; needs no action. `switch (notice.kind)` narrows.
- */
-export type Notice = { "kind": "frameSkipped", error: ErrorItem, } | { "kind": "unknownEvent", event: string, data: string, } | { "kind": "problem", endpoint: Endpoint, problem: Explanation, } | { "kind": "callHeld", call: number, } | { "kind": "reconnectStormBraked", untilMs: number, } | { "kind": "commandRefused", name: string, user: User, role: Role, needed: Allowed, };
-
-/**
- * Why the bot stopped; `switch (stop.code)` narrows.
- */
-export type Stop = { "code": "reauthorize", message: string, reason: string, } | { "code": "reconsent", message: string, missing: Array<string>, } | { "code": "join_forbidden", message: string, } | { "code": "invalid_client", message: string, } | { "code": "fix_request", message: string, problem: Explanation, } | { "code": "unexpected", message: string, problem: Explanation, } | { "code": "shut_down", message: string, };
-
-/**
- * The `LIVE_ENDED` frame behind a broadcast's end.
- */
-export type EndRef = { "event": "end", id: string | null, data: End, };
-
-/**
- * Why an app call failed: `switch (result.failure)` narrows.
- */
-export type CallFailure = { "failure": "problem", problem: Explanation, } | { "failure": "quota_blocked", untilMs: number, } | { "failure": "invalid_body", message: string, } | { "failure": "pager", message: string, } | { "failure": "transport" } | { "failure": "cancelled" } | { "failure": "queue_full", message: string, } | { "failure": "stopped", stop: Stop, };
-
-/**
- * A person in the room (spec 2.3). `id` is the stable key (spec 2.5).
- */
-export type Listener = { 
-/**
- * Encrypted identifier, scoped to (bot, DJ); the same value as
- * `user.id` in stream events.
- */
-id: string, 
-/**
- * Nickname: changes and repeats, never a key.
- */
-nickname: string, };
-
-/**
- * One entry of the donation ranking (spec 2.4).
- *
- * The currency field's wire name is [`COIN_COUNT_FIELD`]; it is read and
- * written under exactly that name.
- */
-export type Fan = { 
-/**
- * Encrypted identifier (spec 2.5).
- */
-id: string, 
-/**
- * Nickname.
- */
-nickname: string, 
-/**
- * Rank, starting at 1.
- */
-rank: number, 
-/**
- * Units of the paid currency this listener spent in this broadcast;
- * `None` when absent or `null`.
- */
-coinCount: number | null, };
-
-/**
- * GET /v1/live/fans (spec 2.4, 4.5): at most 30 people present now, highest
- * cumulative donation first.
- */
-export type FanRanking = { 
-/**
- * The size of the returned list (at most 30), not the number of fans.
- */
-totalCount: number, 
-/**
- * The ranking, highest first.
- */
-fans: Array<Fan>, };
+export type ArrivalKind = "first" | "back";
 
 /**
  * The current broadcast (GET /v1/live, spec 2.2).
@@ -413,49 +72,91 @@ categories: Array<string>,
 tags: Array<string>, };
 
 /**
+ * Why an app call failed: `switch (result.failure)` narrows.
+ */
+export type CallFailure = { "failure": "problem", problem: Explanation, } | { "failure": "quota_blocked", untilMs: number, } | { "failure": "invalid_body", message: string, } | { "failure": "pager", message: string, } | { "failure": "transport" } | { "failure": "cancelled" } | { "failure": "queue_full", message: string, } | { "failure": "stopped", stop: Stop, };
+
+/**
  * The answer to an app call: `switch (result.kind)` narrows.
  */
 export type CallResult = { "kind": "broadcast", broadcast: Broadcast, } | { "kind": "listeners", listeners: Array<Listener>, } | { "kind": "fans", fans: FanRanking, } | { "kind": "chatSent" } | { "kind": "failed" } & CallFailure;
+
+/**
+ * A chat message posted by a listener or the DJ.
+ */
+export type Chat = { 
+/**
+ * The poster.
+ */
+user: User, 
+/**
+ * True when the DJ posted; use it to keep the DJ out of tallies.
+ */
+isDj: boolean, 
+/**
+ * The text as typed; always a string, even if it looks like JSON.
+ */
+message: string, 
+/**
+ * When it was sent.
+ */
+sentTime: Timestamp, };
 
 /**
  * The chat behind a command.
  */
 export type ChatRef = { "event": "chat", id: string | null, data: Chat, };
 
-export type Method = "GET" | "POST";
+/**
+ * One command.
+ */
+export type CommandConfig = { 
+/**
+ * Its name, compared case-insensitively (`!Hello` runs `hello`).
+ */
+name: string, 
+/**
+ * Other names that run it.
+ */
+aliases?: Array<string>, 
+/**
+ * Who may run it (default: anyone).
+ */
+allowed?: Allowed, 
+/**
+ * A person who ran it runs it again only after this long (ms); others
+ * are not held back. Default: no cooldown.
+ */
+cooldown_ms?: number | null, };
 
 /**
- * A request to send, ready for `fetch` (see `fetchArgs`). Holds secrets:
- * never log it.
+ * Where the event stream stands.
  */
-export type OnairRequest = { endpoint: Endpoint, method: Method, url: string, headers: Array<[string, string]>, 
+export type Connection = { "state": "needsAuthorization" } | { "state": "off" } | { "state": "waitingForBroadcast", 
 /**
- * The body as text; `""` for a GET (which `fetch` must not be given).
+ * When the next connect goes (unix ms).
  */
-body: string, };
-
+nextAttemptMs: number, } | { "state": "connecting", 
 /**
- * The hearts behind a milestone.
+ * Since when (unix ms), when known.
  */
-export type LikeRef = { "event": "like", id: string | null, data: Like, };
-
+sinceMs: number | null, } | { "state": "connected", 
 /**
- * The donation behind a milestone.
+ * Since when (unix ms).
  */
-export type DonationRef = { "event": "donation", id: string | null, data: Donation, };
-
+sinceMs: number, } | { "state": "backingOff", 
 /**
- * A configured milestone was crossed: `switch (m.kind)` narrows.
+ * When the next connect goes (unix ms).
  */
-export type Milestone = { "kind": "hearts", reached: number, total: number, event: LikeRef, } | { "kind": "donated", reached: number, total: number, user: User, event: DonationRef, };
-
-export type ArrivalKind = "first" | "back";
-
+untilMs: number, } | { "state": "refreshing" } | { "state": "stopped", 
 /**
- * What to do next: `switch (action.type)` narrows; an `event` action is an
- * `OnairEvent`.
+ * The stop's code (`reauthorize`, `reconsent`, …).
  */
-export type Action = { "type": "send", id: number, request: OnairRequest, timeoutMs: number, } | { "type": "openStream", id: number, request: OnairRequest, } | { "type": "closeStream", id: number, } | { "type": "timedOut", id: number, endpoint: Endpoint, } | { "type": "event" } & EventLine | { "type": "notice", notice: Notice, } | { "type": "done", call: number, result: CallResult, } | { "type": "persistTokens", generation: number, tokens: string, } | { "type": "timer", tag: string, } | { "type": "needsAuthorization" } | { "type": "wait", untilMs: number | null, } | { "type": "stopped", stop: Stop, } | { "type": "command", name: string, args: Array<string>, rest: string, user: User, role: Role, event: ChatRef, } | { "type": "arrival", kind: ArrivalKind, awayMs: number | null, user: User, isManager: boolean, liveId: number | null, event: EventLine, } | { "type": "milestone" } & Milestone | { "type": "broadcastEnded", liveId: number | null, tally: TallyJson, event: EndRef | null, } | { "type": "persistState", state: string, };
+code: string, 
+/**
+ * What to tell that person.
+ */
+message: string, };
 
 /**
  * What the bot has seen and done since it was created.
@@ -527,127 +228,158 @@ chatsFailed: number,
  */
 tokenPairs: number, };
 
-/**
- * Where the event stream stands.
- */
-export type Connection = { "state": "needsAuthorization" } | { "state": "off" } | { "state": "waitingForBroadcast", 
-/**
- * When the next connect goes (unix ms).
- */
-nextAttemptMs: number, } | { "state": "connecting", 
-/**
- * Since when (unix ms), when known.
- */
-sinceMs: number | null, } | { "state": "connected", 
-/**
- * Since when (unix ms).
- */
-sinceMs: number, } | { "state": "backingOff", 
-/**
- * When the next connect goes (unix ms).
- */
-untilMs: number, } | { "state": "refreshing" } | { "state": "stopped", 
-/**
- * The stop's code (`reauthorize`, `reconsent`, …).
- */
-code: string, 
-/**
- * What to tell that person.
- */
-message: string, };
+export type DecodeErrorCode = "invalid_json" | "invalid_event" | "frame_too_large" | "incomplete_frame";
 
 /**
- * A daily-quota block in force.
+ * A donation of the paid currency.
  */
-export type QuotaBlock = { 
+export type Donation = { 
 /**
- * The blocked permission; `None`: the whole app.
+ * The donor.
  */
-scope: string | null, 
+user: User, 
 /**
- * Until when (unix ms).
+ * Total currency units, already multiplied out: never multiply again.
  */
-untilMs: number, };
+amount: number, 
+/**
+ * The note sent along; `None` (never `""`) when there was none.
+ */
+message: string | null, 
+/**
+ * When sent.
+ */
+time: Timestamp, };
 
 /**
- * A snapshot of the bot. See [`Bot::status`](super::Bot::status).
+ * The donation behind a milestone.
  */
-export type Status = { 
-/**
- * The event stream's state.
- */
-connection: Connection, 
-/**
- * Counters since the bot was created.
- */
-counters: Counters, 
-/**
- * The permissions the DJ granted (as of the last token pair).
- */
-scope: Array<string>, 
-/**
- * What the bot cannot do with that scope, one line each.
- */
-cannot: Array<string>, 
-/**
- * What the bot cannot know from the service, one line each.
- */
-notes: Array<string>, 
-/**
- * App calls queued or in flight.
- */
-pendingCalls: number, 
-/**
- * The token pair's generation, when there is one.
- */
-tokenGeneration: number | null, 
-/**
- * When the access token expires (unix ms).
- */
-accessExpiresAtMs: number | null, 
-/**
- * When the next refresh is due (unix ms).
- */
-refreshAtMs: number | null, 
-/**
- * Daily-quota blocks in force.
- */
-quotaBlocks: Array<QuotaBlock>, };
+export type DonationRef = { "event": "donation", id: string | null, data: Donation, };
 
 /**
- * When to call a milestone.
+ * The final frame of a stream. Nothing follows it.
  */
-export type MilestonesConfig = { 
+export type End = { 
 /**
- * Every this many hearts for the broadcast (by `totalAmount`).
+ * Why the stream ends.
  */
-hearts_every?: number | null, 
-/**
- * Every this many currency units one person donated in the broadcast.
- */
-donations_every?: number | null, };
+reason: EndReason, };
 
 /**
- * One command.
+ * Why the stream is ending (spec 4.6). Each asks for a different reconnect.
  */
-export type CommandConfig = { 
+export type EndReason = "LIVE_ENDED" | "TOKEN_EXPIRED" | "RECONNECT" | string & {};
+
 /**
- * Its name, compared case-insensitively (`!Hello` runs `hello`).
+ * The `LIVE_ENDED` frame behind a broadcast's end.
  */
-name: string, 
+export type EndRef = { "event": "end", id: string | null, data: End, };
+
 /**
- * Other names that run it.
+ * The endpoints (`onair explain`'s names).
  */
-aliases?: Array<string>, 
+export type Endpoint = "token" | "revoke" | "live" | "listeners" | "fans" | "events" | "chat";
+
 /**
- * Who may run it (default: anyone).
+ * A decode error as an item (`{"type":"error",…}`).
  */
-allowed?: Allowed, 
+export type ErrorItem = { "type": "error" } & ErrorLine;
+
 /**
- * A person who ran it runs it again only after this long (ms); others
- * are not held back. Default: no cooldown.
+ * A frame that could not be decoded; the stream goes on.
  */
-cooldown_ms?: number | null, };
+export type ErrorLine = { error: DecodeErrorCode, event: string | null, id: string | null, 
+/**
+ * The frame's data as received (a prefix for an oversized frame).
+ */
+raw: string, message: string, };
+
+/**
+ * A typed service event: `switch (ev.event)` narrows `data`.
+ */
+export type EventLine = { "event": "chat", 
+/**
+ * The frame's id (`<epochMillis>-<offset>`), or null when it had none.
+ */
+id: string | null, data: Chat, } | { "event": "presence", id: string | null, data: Presence, } | { "event": "like", id: string | null, data: Like, } | { "event": "donation", id: string | null, data: Donation, } | { "event": "end", id: string | null, data: End, };
+
+/**
+ * The JSON object `onair explain` prints for a [`Problem`]; field names and
+ * order are a contract (`kind`, `advice`, `status`, `detailCode`,
+ * `oauthError`, `retryAfterMs`, `quotaScope`, `recentlyRevoked`).
+ */
+export type Explanation = { 
+/**
+ * See [`Problem::kind`].
+ */
+kind: ProblemKind, 
+/**
+ * See [`Problem::advice`].
+ */
+advice: Advice, 
+/**
+ * The HTTP status.
+ */
+status: number, 
+/**
+ * See [`Problem::detail_code`].
+ */
+detailCode: string | null, 
+/**
+ * See [`Problem::oauth_error`].
+ */
+oauthError: string | null, 
+/**
+ * The Retry-After delay in milliseconds, when known.
+ */
+retryAfterMs: number | null, 
+/**
+ * The permission named by `x-ratelimit-daily-scope`.
+ */
+quotaScope: string | null, 
+/**
+ * See [`Problem::recently_revoked`].
+ */
+recentlyRevoked: boolean, };
+
+/**
+ * One entry of the donation ranking (spec 2.4).
+ *
+ * The currency field's wire name is [`COIN_COUNT_FIELD`]; it is read and
+ * written under exactly that name.
+ */
+export type Fan = { 
+/**
+ * Encrypted identifier (spec 2.5).
+ */
+id: string, 
+/**
+ * Nickname.
+ */
+nickname: string, 
+/**
+ * Rank, starting at 1.
+ */
+rank: number, 
+/**
+ * Units of the paid currency this listener spent in this broadcast;
+ * `None` when absent or `null`.
+ */
+coinCount: number | null, };
+
+/**
+ * GET /v1/live/fans (spec 2.4, 4.5): at most 30 people present now, highest
+ * cumulative donation first.
+ */
+export type FanRanking = { 
+/**
+ * The size of the returned list (at most 30), not the number of fans.
+ */
+totalCount: number, 
+/**
+ * The ranking, highest first.
+ */
+fans: Array<Fan>, };
 
 /**
  * When to greet.
@@ -703,6 +435,63 @@ tally?: boolean, };
 export type KitView = { liveId: number | null, tally: TallyJson, };
 
 /**
+ * Hearts sent to the broadcast.
+ */
+export type Like = { 
+/**
+ * The sender.
+ */
+user: User, 
+/**
+ * Paid or free.
+ */
+type: LikeType, 
+/**
+ * Hearts added this time: (amount + extraAmount) × combo. Tally this one.
+ */
+totalAmount: number, 
+/**
+ * Hearts one item gives.
+ */
+amount: number, 
+/**
+ * Hearts added by a boost item; 0 when none.
+ */
+extraAmount: number, 
+/**
+ * How many were stacked; `None` for free tapped hearts.
+ */
+combo: number | null, 
+/**
+ * When sent.
+ */
+time: Timestamp, };
+
+/**
+ * The hearts behind a milestone.
+ */
+export type LikeRef = { "event": "like", id: string | null, data: Like, };
+
+/**
+ * `like.type`.
+ */
+export type LikeType = "PAID" | "FREE" | string & {};
+
+/**
+ * A person in the room (spec 2.3). `id` is the stable key (spec 2.5).
+ */
+export type Listener = { 
+/**
+ * Encrypted identifier, scoped to (bot, DJ); the same value as
+ * `user.id` in stream events.
+ */
+id: string, 
+/**
+ * Nickname: changes and repeats, never a key.
+ */
+nickname: string, };
+
+/**
  * One page of GET /v1/live/listeners (spec 2.3, 4.4).
  */
 export type ListenersPage = { 
@@ -715,6 +504,121 @@ listeners: Array<Listener>,
  * is read as `None`, because it must never be sent back as `cursor`.
  */
 nextCursor: string | null, };
+
+export type Method = "GET" | "POST";
+
+/**
+ * A configured milestone was crossed: `switch (m.kind)` narrows.
+ */
+export type Milestone = { "kind": "hearts", reached: number, total: number, event: LikeRef, } | { "kind": "donated", reached: number, total: number, user: User, event: DonationRef, };
+
+/**
+ * When to call a milestone.
+ */
+export type MilestonesConfig = { 
+/**
+ * Every this many hearts for the broadcast (by `totalAmount`).
+ */
+hearts_every?: number | null, 
+/**
+ * Every this many currency units one person donated in the broadcast.
+ */
+donations_every?: number | null, };
+
+/**
+ * Worth a log line; needs no action. `switch (notice.kind)` narrows.
+ */
+export type Notice = { "kind": "frameSkipped", error: ErrorItem, } | { "kind": "unknownEvent", event: string, data: string, } | { "kind": "problem", endpoint: Endpoint, problem: Explanation, } | { "kind": "callHeld", call: number, } | { "kind": "reconnectStormBraked", untilMs: number, } | { "kind": "commandRefused", name: string, user: User, role: Role, needed: Allowed, };
+
+/**
+ * One thing the stream said (`onair decode`'s lines): `switch (item.type)`
+ * narrows.
+ */
+export type OnairItem = { "type": "event" } & EventLine | { "type": "unknown", event: string, id: string | null, data: string, } | { "type": "heartbeat" } | { "type": "comment", text: string, } | { "type": "retry", ms: number, } | { "type": "error" } & ErrorLine;
+
+/**
+ * A request to send, ready for `fetch` (see `fetchArgs`). Holds secrets:
+ * never log it.
+ */
+export type OnairRequest = { endpoint: Endpoint, method: Method, url: string, headers: Array<[string, string]>, 
+/**
+ * The body as text; `""` for a GET (which `fetch` must not be given).
+ */
+body: string, };
+
+/**
+ * What one person did in this broadcast. Its JSON form (camelCase) is the
+ * one of the emulator's ledger.
+ */
+export type PersonTotals = { 
+/**
+ * The latest nickname seen (it changes; `None` when never sent).
+ */
+nickname: string | null, 
+/**
+ * Hearts added, by `totalAmount` (paid and free).
+ */
+hearts: number, 
+/**
+ * Of those, hearts from `PAID` items.
+ */
+paidHearts: number, 
+/**
+ * Currency units donated (each donation's `amount`, never multiplied).
+ */
+donated: number, 
+/**
+ * Number of donations.
+ */
+donations: number, 
+/**
+ * Number of `presence` joins (a rejoin counts again here, not in
+ * [`Tally::joined`]).
+ */
+joins: number, 
+/**
+ * Number of chat messages.
+ */
+chats: number, };
+
+/**
+ * A listener joined (delivered only when the bot is a manager).
+ */
+export type Presence = { 
+/**
+ * Who joined.
+ */
+user: User, 
+/**
+ * The kind of presence change.
+ */
+type: PresenceType, 
+/**
+ * Rank in this broadcast's donation ranking; `None` with no donations.
+ */
+fanRank: number | null, 
+/**
+ * Whether the DJ made this listener a manager.
+ */
+isManager: boolean, 
+/**
+ * Affinity score across broadcasts (may be fractional); `None` if unknown.
+ */
+favoriteTemperature: number | null, 
+/**
+ * Join time.
+ */
+time: Timestamp, };
+
+/**
+ * `presence.type`: only `JOIN` is sent today.
+ */
+export type PresenceType = "JOIN" | string & {};
+
+/**
+ * What went wrong (or `Ok`), as decided from status, code and headers.
+ */
+export type ProblemKind = "ok" | "malformed_request" | "chat_empty" | "chat_too_long" | "unauthorized" | "permission_missing" | "chat_blocked" | "join_forbidden" | "not_on_air" | "chat_rate_limited" | "quota_per_second" | "quota_daily" | "server_error" | "broadcast_server_error" | "chat_server_error" | "invalid_request" | "unsupported_grant_type" | "invalid_grant" | "invalid_client" | "unexpected";
 
 /**
  * The quota headers of a response (absent or unreadable: null).
@@ -756,3 +660,99 @@ retryAfterPresent: boolean,
  * The `Retry-After` delay from `nowMs` (capped at one day), or null.
  */
 retryAfterMs: number | null, };
+
+/**
+ * A daily-quota block in force.
+ */
+export type QuotaBlock = { 
+/**
+ * The blocked permission; `None`: the whole app.
+ */
+scope: string | null, 
+/**
+ * Until when (unix ms).
+ */
+untilMs: number, };
+
+/**
+ * What the poster of a chat is, as far as the bot can tell.
+ */
+export type Role = "listener" | "manager" | "dj";
+
+/**
+ * A snapshot of the bot. See [`Bot::status`](super::Bot::status).
+ */
+export type Status = { 
+/**
+ * The event stream's state.
+ */
+connection: Connection, 
+/**
+ * Counters since the bot was created.
+ */
+counters: Counters, 
+/**
+ * The permissions the DJ granted (as of the last token pair).
+ */
+scope: Array<string>, 
+/**
+ * What the bot cannot do with that scope, one line each.
+ */
+cannot: Array<string>, 
+/**
+ * What the bot cannot know from the service, one line each.
+ */
+notes: Array<string>, 
+/**
+ * App calls queued or in flight.
+ */
+pendingCalls: number, 
+/**
+ * The token pair's generation, when there is one.
+ */
+tokenGeneration: number | null, 
+/**
+ * When the access token expires (unix ms).
+ */
+accessExpiresAtMs: number | null, 
+/**
+ * When the next refresh is due (unix ms).
+ */
+refreshAtMs: number | null, 
+/**
+ * Daily-quota blocks in force.
+ */
+quotaBlocks: Array<QuotaBlock>, };
+
+/**
+ * Why the bot stopped; `switch (stop.code)` narrows.
+ */
+export type Stop = { "code": "reauthorize", message: string, reason: string, } | { "code": "reconsent", message: string, missing: Array<string>, } | { "code": "join_forbidden", message: string, } | { "code": "invalid_client", message: string, } | { "code": "fix_request", message: string, problem: Explanation, } | { "code": "unexpected", message: string, problem: Explanation, } | { "code": "shut_down", message: string, };
+
+/**
+ * One broadcast's totals (the emulator ledger's `totals` shape).
+ */
+export type TallyJson = { hearts: number, donated: number, attendance: number, 
+/**
+ * By person id (visited as a dependency in `render`).
+ */
+people: Record<string, PersonTotals>, };
+
+/**
+ * An ISO-8601 timestamp as the service sent it.
+ */
+export type Timestamp = string;
+
+/**
+ * The person behind an event. `id` is the stable key (spec 2.5); the
+ * nickname changes, repeats, and may be `null`.
+ */
+export type User = { 
+/**
+ * Encrypted identifier, scoped to (bot, DJ). Use it as the key.
+ */
+id: string, 
+/**
+ * Nickname; `None` when the service sent `null` (never an empty string).
+ */
+nickname: string | null, };

@@ -173,14 +173,21 @@ enum OnairItem {
 #[ts(tag = "code", rename_all = "snake_case")]
 enum Stop {
     /// The DJ must authorize again (a new consent code to `authorize`).
-    Reauthorize { message: String, reason: String },
+    Reauthorize {
+        message: String,
+        reason: String,
+    },
     /// The DJ must consent again, with these permissions.
     Reconsent {
         message: String,
         missing: Vec<String>,
     },
-    JoinForbidden { message: String },
-    InvalidClient { message: String },
+    JoinForbidden {
+        message: String,
+    },
+    InvalidClient {
+        message: String,
+    },
     FixRequest {
         message: String,
         problem: Explanation,
@@ -189,7 +196,9 @@ enum Stop {
         message: String,
         problem: Explanation,
     },
-    ShutDown { message: String },
+    ShutDown {
+        message: String,
+    },
 }
 
 /// Worth a log line; needs no action. `switch (notice.kind)` narrows.
@@ -299,11 +308,19 @@ enum Action {
         timeoutMs: u64,
     },
     /// Open this streaming GET (no whole-body timeout); report with `onStream*`.
-    OpenStream { id: u64, request: Request },
+    OpenStream {
+        id: u64,
+        request: Request,
+    },
     /// Close this stream connection (abort it); late reports are harmless.
-    CloseStream { id: u64 },
+    CloseStream {
+        id: u64,
+    },
     /// The bot gave up on request `id`: abort it; a late report is ignored.
-    TimedOut { id: u64, endpoint: Endpoint },
+    TimedOut {
+        id: u64,
+        endpoint: Endpoint,
+    },
     /// A stream event.
     Event(EventLine),
     Notice {
@@ -320,13 +337,19 @@ enum Action {
         tokens: String,
     },
     /// An app timer set with `schedule` or `every` is due.
-    Timer { tag: String },
+    Timer {
+        tag: String,
+    },
     /// Get a consent code from the DJ and give it to `bot.authorize`.
     NeedsAuthorization,
     /// Sleep until `untilMs` or until a report arrives; `null`: only a report moves the bot.
-    Wait { untilMs: Option<u64> },
+    Wait {
+        untilMs: Option<u64>,
+    },
     /// The bot stopped; a person must act. Sticky.
-    Stopped { stop: Stop },
+    Stopped {
+        stop: Stop,
+    },
     /// A configured command, run by someone allowed to; answer with `say`.
     Command {
         name: String,
@@ -355,7 +378,9 @@ enum Action {
     },
     /// The kit's memory changed: save `state` before acting on what follows;
     /// pass it as `kitState` on restart.
-    PersistState { state: String },
+    PersistState {
+        state: String,
+    },
 }
 
 /// The configured kit's current broadcast (`bot.kit`).
@@ -365,10 +390,12 @@ struct KitView {
     tally: Tally,
 }
 
-/// Every type of the file, its dependencies first, once each.
+/// Every type of the file and of its dependencies, once each, as
+/// (name, declaration): written in name order (ts-rs visits dependencies in
+/// an order that changes from build to build).
 struct Collect {
     seen: Vec<String>,
-    out: Vec<String>,
+    out: Vec<(String, String)>,
 }
 
 impl TypeVisitor for Collect {
@@ -380,11 +407,11 @@ impl TypeVisitor for Collect {
         if self.seen.contains(&name) {
             return;
         }
-        self.seen.push(name);
+        self.seen.push(name.clone());
         T::visit_dependencies(self);
         let docs = T::docs().unwrap_or_default();
-        self.out
-            .push(without_rust_examples(&format!("{docs}export {}", T::decl())));
+        let decl = without_rust_examples(&format!("{docs}export {}", T::decl()));
+        self.out.push((name, decl));
     }
 }
 
@@ -427,7 +454,8 @@ fn render() -> String {
          // `cargo test -p onair-wasm` fails when this file differs from them;\n\
          // ONAIR_BLESS=1 cargo test -p onair-wasm types rewrites it.\n\n",
     );
-    for decl in c.out {
+    c.out.sort();
+    for (_, decl) in c.out {
         text.push_str(&decl.replace("bigint", "number"));
         text.push_str("\n\n");
     }
