@@ -230,19 +230,19 @@ command_seed("long-s", 2, "", "ſtart", "!START")
 command_seed("empty-name", 2, "", "", "! hello")
 command_seed("json-chat", 2, "", "", '{"cmd":"!hello","n":1}')
 
-# --- kit state: audience (even) and milestones (odd) --------------------------
-seed("kit_state", "audience", b"\x00" + json.dumps({"format": "onair.audience", "version": 1, "live_id": 9, "dj_id": "dj",
-     "people": [{"user": {"id": "u1", "nickname": "Mina"}, "joins": 1, "is_manager": True},
-                {"user": {"id": "u2", "nickname": None}, "joins": 3, "is_manager": False},
-                {"user": {"id": "u1", "nickname": "dup"}, "joins": 2, "is_manager": False}]}).encode())
-seed("kit_state", "audience-empty", b"\x00" + b'{"format":"onair.audience","version":1,"live_id":null,"dj_id":null,"people":[]}')
-seed("kit_state", "audience-dj", b"\x00" + b'{"format":"onair.audience","version":1,"dj_id":"u1","people":[{"user":{"id":"u1","nickname":"DJ"},"joins":1,"is_manager":false}]}')
-seed("kit_state", "milestones", b"\x01" + json.dumps({"format": "onair.milestones", "version": 1, "live_id": 9, "dj_id": "dj",
-     "hearts": 250, "hearts_announced": 200, "total_donated": 1500,
-     "donors": [{"user": {"id": "u1", "nickname": "Mina"}, "donated": 1000, "donations": 2, "announced": 1000},
-                {"user": {"id": "dj", "nickname": "DJ"}, "donated": 500, "donations": 1}]}).encode())
-seed("kit_state", "milestones-min", b"\x01" + b'{"format":"onair.milestones","version":1}')
-seed("kit_state", "wrong-version", b"\x01" + b'{"format":"onair.milestones","version":9}')
+# --- kit state: the stored form of the configured kit (onair.kit) ------------
+seed("kit_state", "full", json.dumps({"format": "onair.kit", "version": 1, "live_id": 9, "dj_id": "dj",
+     "people": {"u1": {"nickname": "Mina", "is_manager": True, "greeted": True, "last_seen_ms": 5000,
+                       "donated_announced": 1000},
+                "u2": {"nickname": None, "greeted": False}},
+     "tally": {"live_id": 9, "dj_id": "dj", "people": {"u1": {"nickname": "Mina", "hearts": 250, "paidHearts": 200,
+               "donated": 1500, "donations": 2, "joins": 1, "chats": 3}}},
+     "hearts_announced": 200}).encode())
+seed("kit_state", "empty", b'{"format":"onair.kit","version":1}')
+seed("kit_state", "nulls", b'{"format":"onair.kit","version":1,"live_id":null,"dj_id":null,"people":{},"tally":{}}')
+seed("kit_state", "dj-listed", b'{"format":"onair.kit","version":1,"dj_id":"u1","people":{"u1":{"greeted":true}}}')
+seed("kit_state", "wrong-version", b'{"format":"onair.kit","version":9}')
+seed("kit_state", "other-format", b'{"format":"onair.tokens","version":1}')
 
 # --- the Bot: start byte, then operations (see fuzz::bot) ----------------------
 # ops: 0 time(n, scale) 1 respond(pick, status, headers, kind) 2 transport(pick)

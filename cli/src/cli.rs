@@ -19,7 +19,7 @@ use clap::{Parser, Subcommand};
 use crate::{auth, decode, demo, serve};
 
 /// Every environment variable a flag may come from.
-pub const SETTINGS: [&str; 7] = [
+pub const SETTINGS: [&str; 11] = [
     "ONAIR_BASE_URL",
     "ONAIR_CLIENT_ID",
     "ONAIR_CLIENT_SECRET",
@@ -27,6 +27,10 @@ pub const SETTINGS: [&str; 7] = [
     "ONAIR_REDIRECT_URI",
     "ONAIR_CODE",
     "ONAIR_TALLY_OUT",
+    "ONAIR_TOKENS_FILE",
+    "ONAIR_STATE_FILE",
+    "ONAIR_ENDS_OUT",
+    "ONAIR_WATCHDOG_MS",
 ];
 
 const EXIT_CODES: &str = "\

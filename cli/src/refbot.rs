@@ -1,232 +1,187 @@
 //! The reference bot: what `onair demo` runs and `scripts/e2e rust` checks,
-//! on `onair-tokio` and the kit. It greets first joins once and welcomes
-//! rejoiners back once, answers `!hello` and `!top` (top donors, split into
-//! several messages when long), thanks donors with their running total,
-//! announces every 100 hearts, posts a reminder every 30 minutes while
-//! connected, and keeps a tally per broadcast (a new one after `LIVE_ENDED`).
-//! It reads `GET /v1/live` once per broadcast, for the summary's title: no
-//! polling.
+//! on `onair-tokio` and the configured kit ([`KIT`]). It greets first
+//! arrivals and returns after ten minutes away, answers `!hello` and `!top`
+//! (top donors, split into several messages when long), thanks each donation,
+//! calls every 100 hearts and each 1 000 a person gave, posts a reminder
+//! every 30 minutes while connected, and keeps the tally of every broadcast
+//! (the kit's, handed out at each end). The behaviour every language's
+//! reference bot shares is written down in `scripts/e2e.d/README.md`.
 
-use onair::bot::{CallId, CallResult};
-use onair::event::{EndReason, Event};
-use onair::kit::audience::{Audience, Greeting};
-use onair::kit::commands::{Allowed, Commands};
-use onair::kit::milestones::{Milestone, Milestones};
-use onair::kit::tally::Tally;
-use onair::kit::text::split;
+use onair::event::Event;
+use onair::kit::{ArrivalKind, KitConfig, Milestone};
 use onair::proto::json::TallyJson;
 use onair::proto::timers::Timer;
 use onair::Bot;
+use onair_tokio::BotEvent;
+
+/// The reference bot's kit, the one `scripts/e2e.d/README.md` gives.
+pub const KIT: &str = r#"{"commands":[{"name":"hello"},{"name":"top"}],
+  "greetings":{"welcome_back_after_ms":600000},
+  "milestones":{"hearts_every":100,"donations_every":1000},
+  "tally":true}"#;
 
 /// The reminder's period: 30 minutes.
 pub const ANNOUNCE_EVERY_MS: u64 = 30 * 60 * 1000;
 
-/// One broadcast as the bot saw it.
-#[derive(Debug, Default)]
+/// The kit configuration of [`KIT`].
+pub fn kit() -> KitConfig {
+    // A constant the tests read: it parses.
+    KitConfig::from_json(KIT).unwrap_or_default()
+}
+
+/// One broadcast as the bot saw it: its `liveId` when known, its tally.
+#[derive(Debug, Clone)]
 pub struct Broadcast {
-    /// Its title, when `GET /v1/live` answered.
-    pub title: Option<String>,
     /// Its `liveId`, when known.
     pub live_id: Option<u64>,
     /// Totals by person.
-    pub tally: Tally,
+    pub tally: onair::kit::tally::Tally,
 }
 
 /// Something worth a line in the demo's output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
-    /// The bot decided to say this in chat (queued, or refused when the
-    /// queue was full: see [`RefBot::chats_refused`]).
+    /// The bot decided to say this in chat.
     Said(String),
     /// A broadcast ended; its index (0-based).
     BroadcastEnded(usize),
 }
 
-/// The reference bot's memory and decisions.
-#[derive(Debug)]
+/// The reference bot's memory and decisions (the kit keeps the rest).
+#[derive(Debug, Default)]
 pub struct RefBot {
-    commands: Commands,
-    audience: Audience,
-    milestones: Milestones,
-    broadcasts: Vec<Broadcast>,
-    /// `GET /v1/live` was asked for the current broadcast.
-    asked_broadcast: Option<CallId>,
+    /// The broadcasts that ended, in order.
+    ended: Vec<Broadcast>,
+    /// Every arrival greeted: (liveId, person id, first or back).
+    arrivals: Vec<(Option<u64>, String, &'static str)>,
     /// The reminder timer is set.
     announcing: bool,
     /// Chat messages given to the bot (some may fail: quota, frozen chat).
     pub chats_queued: u64,
-    /// Chat messages refused locally (queue full).
-    pub chats_refused: u64,
 }
 
-impl Default for RefBot {
-    fn default() -> Self {
-        Self::new()
-    }
+fn name(user: &onair::User) -> &str {
+    user.nickname.as_deref().unwrap_or("friend")
 }
 
 impl RefBot {
     /// A bot with an empty memory.
     pub fn new() -> Self {
-        RefBot {
-            commands: Commands::new()
-                .command("hello", Allowed::Anyone)
-                .command("top", Allowed::Anyone),
-            audience: Audience::new(),
-            milestones: Milestones::new().hearts_every(100),
-            broadcasts: vec![Broadcast::default()],
-            asked_broadcast: None,
-            announcing: false,
-            chats_queued: 0,
-            chats_refused: 0,
+        Self::default()
+    }
+
+    /// Every broadcast so far: those that ended, then the current one (the
+    /// kit's tally now).
+    pub fn broadcasts(&self, bot: &Bot) -> Vec<Broadcast> {
+        let mut all = self.ended.clone();
+        if let Some(kit) = bot.kit() {
+            all.push(Broadcast {
+                live_id: kit.live_id(),
+                tally: kit.tally().clone(),
+            });
         }
+        all
     }
 
-    /// The broadcasts so far, the current one last.
-    pub fn broadcasts(&self) -> &[Broadcast] {
-        &self.broadcasts
-    }
-
-    /// `{"broadcasts":[totals…]}` in the ledger's shape (`scripts/e2e`).
-    pub fn tally_json(&self) -> String {
-        let list: Vec<String> = self
-            .broadcasts
+    /// `{"broadcasts":[…],"arrivals":[…]}`: what `scripts/e2e.d/README.md`
+    /// asks a bot to write at SIGTERM.
+    pub fn tally_json(&self, bot: &Bot) -> String {
+        let broadcasts: Vec<serde_json::Value> = self
+            .broadcasts(bot)
             .iter()
-            .map(|b| TallyJson(&b.tally).to_line())
+            .map(|b| {
+                let mut totals: serde_json::Value =
+                    serde_json::from_str(&TallyJson(&b.tally).to_line()).unwrap_or_default();
+                totals["liveId"] = serde_json::json!(b.live_id);
+                totals
+            })
             .collect();
-        format!("{{\"broadcasts\":[{}]}}", list.join(","))
-    }
-
-    fn current(&mut self) -> &mut Broadcast {
-        if self.broadcasts.is_empty() {
-            self.broadcasts.push(Broadcast::default());
-        }
-        let last = self.broadcasts.len() - 1;
-        &mut self.broadcasts[last]
+        let arrivals: Vec<serde_json::Value> = self
+            .arrivals
+            .iter()
+            .map(|(live_id, id, kind)| serde_json::json!({"liveId": live_id, "id": id, "kind": kind}))
+            .collect();
+        serde_json::json!({"broadcasts": broadcasts, "arrivals": arrivals}).to_string()
     }
 
     fn say(&mut self, bot: &mut Bot, text: &str, notes: &mut Vec<Note>) {
-        for part in split(text) {
-            // The queue may be full in a busy broadcast (the chat limit paces
-            // it); such a message is counted as refused, never lost silently.
-            match bot.send_chat(&part) {
-                Ok(_) => self.chats_queued += 1,
-                Err(_) => self.chats_refused += 1,
-            }
-            notes.push(Note::Said(part));
-        }
+        self.chats_queued += bot.say(text).len() as u64;
+        notes.push(Note::Said(text.to_owned()));
     }
 
-    /// One stream event: tally it, then answer what deserves an answer.
-    pub fn on_event(&mut self, bot: &mut Bot, event: &Event, now_ms: u64) -> Vec<Note> {
+    /// One event of the driver: answered when it deserves an answer.
+    pub fn on(&mut self, bot: &mut Bot, event: &BotEvent, now_ms: u64) -> Vec<Note> {
         let mut notes = Vec::new();
-        if let Event::End(end) = event {
-            if end.reason == EndReason::LiveEnded {
-                notes.push(Note::BroadcastEnded(self.broadcasts.len() - 1));
-                self.broadcasts.push(Broadcast::default());
-                self.audience.end_broadcast();
-                self.milestones.end_broadcast();
-                self.asked_broadcast = None;
+        match event {
+            BotEvent::Event { event, .. } => {
+                if !self.announcing {
+                    let first = now_ms.saturating_add(ANNOUNCE_EVERY_MS);
+                    let timer = Timer::every(ANNOUNCE_EVERY_MS, first).while_connected();
+                    self.announcing = bot.set_timer("announce", timer).is_ok();
+                }
+                if let Event::Donation(d) = event {
+                    self.say(bot, &format!("Thank you, {}!", name(&d.user)), &mut notes);
+                }
             }
-            return notes;
-        }
-        self.current().tally.record(event);
-        if self.asked_broadcast.is_none() {
-            // Once per broadcast, for the summary: not a poll.
-            self.asked_broadcast = Some(bot.fetch_broadcast());
-        }
-        if !self.announcing {
-            let first = now_ms.saturating_add(ANNOUNCE_EVERY_MS);
-            let timer = Timer::every(ANNOUNCE_EVERY_MS, first).while_connected();
-            self.announcing = bot.set_timer("announce", timer).is_ok();
-        }
-        match self.audience.on_event(event) {
-            Some(Greeting::First(p)) => {
-                let name = p.user.nickname.as_deref().unwrap_or("friend");
-                self.say(bot, &format!("Welcome, {name}! 🎧"), &mut notes);
+            BotEvent::Arrival(a) => {
+                let (kind, text) = match a.kind {
+                    ArrivalKind::First => ("first", format!("Welcome, {}! 🎧", name(&a.user))),
+                    ArrivalKind::Back { .. } => {
+                        ("back", format!("Welcome back, {}!", name(&a.user)))
+                    }
+                };
+                self.arrivals.push((a.live_id, a.user.id.clone(), kind));
+                self.say(bot, &text, &mut notes);
             }
-            Some(Greeting::WelcomeBack(p)) => {
-                let name = p.user.nickname.as_deref().unwrap_or("friend");
-                self.say(bot, &format!("Welcome back, {name}!"), &mut notes);
+            BotEvent::Command(c) => {
+                let reply = match c.name.as_str() {
+                    "hello" => format!("Hello, {}!", name(&c.user)),
+                    _ => top_donors(bot),
+                };
+                self.say(bot, &reply, &mut notes);
             }
-            None => {}
-        }
-        match self.milestones.on_event(event) {
-            Some(Milestone::Hearts { reached, .. }) => {
+            BotEvent::Milestone(Milestone::Hearts { reached, .. }) => {
                 self.say(bot, &format!("{reached} hearts tonight! 💜"), &mut notes);
             }
-            Some(Milestone::Donated { .. }) | None => {}
-        }
-        match event {
-            Event::Donation(d) => {
-                let name = d.user.nickname.as_deref().unwrap_or("friend");
-                let total = self.milestones.donated_by(&d.user.id);
-                self.say(
-                    bot,
-                    &format!("Thank you, {name}! {total} in all tonight."),
-                    &mut notes,
-                );
+            BotEvent::Milestone(Milestone::Donated { user, reached, .. }) => {
+                let text = format!("{} has given {reached} tonight!", name(user));
+                self.say(bot, &text, &mut notes);
             }
-            Event::Chat(chat) => {
-                if let Some(Ok(run)) = self.commands.match_chat(chat, &self.audience) {
-                    let reply = match run.name.as_str() {
-                        "hello" => {
-                            let name = chat.user.nickname.as_deref().unwrap_or("friend");
-                            format!("Hello, {name}!")
-                        }
-                        _ => self.top_donors(),
-                    };
-                    self.say(bot, &reply, &mut notes);
-                }
+            BotEvent::BroadcastEnded(b) => {
+                notes.push(Note::BroadcastEnded(self.ended.len()));
+                self.ended.push(Broadcast {
+                    live_id: b.live_id,
+                    tally: b.tally.clone(),
+                });
+            }
+            BotEvent::Timer { tag } if tag.as_str() == "announce" => {
+                let text = "Say !hello to say hi, or !top for tonight's top donors.";
+                self.say(bot, text, &mut notes);
             }
             _ => {}
         }
         notes
     }
+}
 
-    fn top_donors(&self) -> String {
-        let Some(current) = self.broadcasts.last() else {
-            return String::new();
-        };
-        let donors = current.tally.donors();
-        if donors.is_empty() {
-            return "No donations yet tonight.".to_owned();
-        }
-        let list: Vec<String> = donors
-            .iter()
-            .take(10)
-            .enumerate()
-            .map(|(i, (id, p))| {
-                let name = p.nickname.as_deref().unwrap_or(id);
-                format!("{}. {name} {}", i + 1, p.donated)
-            })
-            .collect();
-        format!("Top donors: {}", list.join(" · "))
+fn top_donors(bot: &Bot) -> String {
+    let Some(kit) = bot.kit() else {
+        return String::new();
+    };
+    let donors = kit.tally().donors();
+    if donors.is_empty() {
+        return "No donations yet tonight.".to_owned();
     }
-
-    /// A timer fired.
-    pub fn on_timer(&mut self, bot: &mut Bot, tag: &str) -> Vec<Note> {
-        let mut notes = Vec::new();
-        if tag == "announce" {
-            self.say(
-                bot,
-                "Say !hello to say hi, or !top for tonight's top donors.",
-                &mut notes,
-            );
-        }
-        notes
-    }
-
-    /// An app call's answer.
-    pub fn on_done(&mut self, call: CallId, result: &CallResult) {
-        if Some(call) == self.asked_broadcast {
-            if let CallResult::Broadcast(b) = result {
-                let current = self.current();
-                current.title = Some(b.title.clone());
-                current.live_id = Some(b.live_id);
-            }
-        }
-    }
+    let list: Vec<String> = donors
+        .iter()
+        .take(10)
+        .enumerate()
+        .map(|(i, (id, p))| {
+            let name = p.nickname.as_deref().unwrap_or(id);
+            format!("{}. {name} {}", i + 1, p.donated)
+        })
+        .collect();
+    format!("Top donors: {}", list.join(" · "))
 }
 
 #[cfg(test)]
@@ -262,6 +217,7 @@ mod tests {
             BaseUrl::new(&emu.base_url()).unwrap(),
             ClientCredentials::new(&app.client_id, app.client_secret.clone()).unwrap(),
         );
+        config.kit = super::kit();
         // On a ×20–50 clock the 45 s watchdog is a second of real time: a
         // starved test machine could trip it and miss events. The text
         // depends on seeing every event, so the test gives it ten minutes.
@@ -274,21 +230,20 @@ mod tests {
         let run = async {
             while let Some(event) = driver.next().await {
                 let now = driver.now_ms();
-                match event {
+                match &event {
                     BotEvent::NeedsAuthorization => {
                         let code = code.take().unwrap();
                         driver.bot_mut().authorize(&code, &app.redirect_uri);
                     }
-                    BotEvent::Event { event, .. } => {
-                        for note in refbot.on_event(driver.bot_mut(), &event, now) {
+                    BotEvent::Stopped(stop) => panic!("stopped: {stop}"),
+                    BotEvent::Timer { .. } => {}
+                    _ => {
+                        for note in refbot.on(driver.bot_mut(), &event, now) {
                             if let Note::Said(text) = note {
                                 said.push(text);
                             }
                         }
                     }
-                    BotEvent::Done { call, result } => refbot.on_done(call, &result),
-                    BotEvent::Stopped(stop) => panic!("stopped: {stop}"),
-                    _ => {}
                 }
             }
         };
@@ -300,7 +255,11 @@ mod tests {
             } => {}
         }
         let ledger = serde_json::to_value(emu.ledger()).unwrap();
-        let equal = crate::demo::tally_equals_ledger(&refbot, &ledger, &app.client_id);
+        let equal = crate::demo::tally_equals_ledger(
+            &refbot.broadcasts(driver.bot()),
+            &ledger,
+            &app.client_id,
+        );
         emu.shutdown().await;
         (said, equal)
     }
@@ -313,6 +272,7 @@ mod tests {
             "welcomeBack": count("Welcome back, "),
             "hello": count("Hello, "),
             "thanks": count("Thank you, "),
+            "given": said.iter().filter(|s| s.contains(" has given ")).count(),
             "hearts": said.iter().filter(|s| s.contains(" hearts tonight")).count(),
             "longest_utf16": said.iter().map(|s| s.encode_utf16().count()).max(),
             "first": said.iter().take(25).collect::<Vec<_>>(),

@@ -268,9 +268,11 @@ pub enum Action {
     /// The broadcast ended; its final tally (the kit's tally). A new
     /// broadcast's memory starts empty.
     BroadcastEnded(BroadcastEnded),
-    /// The kit's memory changed: save it (`state.to_json()`) before acting
-    /// on what follows, and give it back with [`Bot::with_kit_state`] after a
-    /// restart, so nobody is greeted twice and no total is lost.
+    /// The kit's memory to save (`state.to_json()`) before acting on what
+    /// follows; give it back with [`Bot::with_kit_state`] after a restart.
+    /// It comes within [`CHECKPOINT_MS`](crate::kit::CHECKPOINT_MS) of a change (a person
+    /// greeted, a heart counted), at once ahead of a new broadcast, and as
+    /// the bot stops: a restart greets nobody twice and loses no total.
     PersistState(KitState),
     /// An app timer is due ([`Bot::schedule`], [`Bot::every`]).
     Timer {
@@ -597,6 +599,9 @@ impl Bot {
         if let Some(tag) = self.timers.pop_due(now_ms, self.connected()) {
             return Action::Timer { tag };
         }
+        if let Some(action) = self.poll_kit_state(now_ms) {
+            return action;
+        }
         if self.needs_authorization() {
             return Action::NeedsAuthorization;
         }
@@ -645,6 +650,7 @@ impl Bot {
         }
         add(self.call_deadline(now_ms));
         add(self.timers.next_deadline(self.connected()));
+        add(self.kit.as_ref().and_then(Kit::checkpoint_at));
         earliest
     }
 
@@ -667,7 +673,7 @@ impl Bot {
         }
         self.stopped = Some(stop);
         // The last of the kit's memory, saved before the bot goes quiet.
-        self.push_behind_state(Vec::new());
+        self.push_last_state();
     }
 }
 

@@ -14,10 +14,12 @@
 //! [`Action::Event`](crate::Action::Event) still comes first, so nothing is
 //! hidden. The memory behind them (who was greeted in which broadcast, the
 //! running tally, the milestone marks) is saved like tokens: the bot says
-//! [`Action::PersistState`](crate::Action::PersistState) before any action
-//! that depends on it, and takes it back with
+//! [`Action::PersistState`](crate::Action::PersistState) within
+//! [`CHECKPOINT_MS`] of a change, at once for a new broadcast, and as it
+//! stops, and takes it back with
 //! [`Bot::with_kit_state`](crate::Bot::with_kit_state), so a restart in the
-//! middle of a broadcast greets nobody twice and loses no total.
+//! middle of a broadcast greets nobody twice and loses no total (a crash
+//! loses at most the last [`CHECKPOINT_MS`]).
 //!
 //! Replies go through [`Bot::say`](crate::Bot::say), which splits a long
 //! text between grapheme clusters ([`text::split`]) and queues every part.
@@ -60,5 +62,5 @@ pub use config::{CommandConfig, ConfigError, GreetingsConfig, KitConfig, Milesto
 pub(crate) use machine::KitAction;
 pub use machine::{
     Arrival, ArrivalKind, BroadcastEnded, Cause, Command, Kit, KitState, Milestone, Refused,
-    StateError, KIT_STATE_FORMAT, KIT_STATE_VERSION,
+    StateError, CHECKPOINT_MS, KIT_STATE_FORMAT, KIT_STATE_VERSION,
 };

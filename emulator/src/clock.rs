@@ -12,22 +12,35 @@
 //! assert_eq!(clock.now_ms(), 1_700_000_000_000);
 //! clock.advance(60_000);
 //! assert_eq!(clock.now_ms(), 1_700_000_060_000);
+//! let running = Clock::new(0, 1.0);
+//! running.pause();
+//! let held = running.now_ms();
+//! std::thread::sleep(std::time::Duration::from_millis(5));
+//! assert_eq!(running.now_ms(), held); // paused: nothing happens
+//! running.resume();
 //! assert_eq!(onair_emulator::clock::iso(0), "1970-01-01T00:00:00.000Z");
 //! ```
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// One day in milliseconds.
 pub const DAY_MS: i64 = 86_400_000;
 
-/// The virtual clock: `start + elapsed_real × speed + advanced`.
+/// The virtual clock: `start + (elapsed_real − paused) × speed + advanced`.
 #[derive(Debug)]
 pub struct Clock {
     start_real: Instant,
     start_ms: i64,
     speed: f64,
     advanced_ms: AtomicI64,
+    /// Real nanoseconds spent in finished pauses.
+    paused_ns: AtomicU64,
+    /// When the current pause began (real ns since `start_real`, plus one;
+    /// 0: running).
+    pause_began_ns: AtomicU64,
+    /// One pause or resume at a time.
+    pausing: std::sync::Mutex<()>,
 }
 
 impl Clock {
@@ -46,7 +59,46 @@ impl Clock {
             start_ms,
             speed,
             advanced_ms: AtomicI64::new(0),
+            paused_ns: AtomicU64::new(0),
+            pause_began_ns: AtomicU64::new(0),
+            pausing: std::sync::Mutex::new(()),
         }
+    }
+
+    fn real_ns(&self) -> u64 {
+        u64::try_from(self.start_real.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Holds emulator time where it is (nothing is due meanwhile: no step,
+    /// no heartbeat, no expiry) until [`Clock::resume`]; `false` when
+    /// already paused. A test quiesces the service this way, e.g. so a bot
+    /// restarted meanwhile has read every frame written to it.
+    pub fn pause(&self) -> bool {
+        let _one = self.pausing.lock().unwrap_or_else(|e| e.into_inner());
+        let began = self.real_ns().saturating_add(1);
+        self.pause_began_ns
+            .compare_exchange(0, began, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// Lets emulator time run on from where it was held; `false` when it
+    /// was not paused.
+    pub fn resume(&self) -> bool {
+        let _one = self.pausing.lock().unwrap_or_else(|e| e.into_inner());
+        let began = self.pause_began_ns.load(Ordering::SeqCst);
+        if began == 0 {
+            return false;
+        }
+        let held = self.real_ns().saturating_sub(began - 1);
+        self.paused_ns.fetch_add(held, Ordering::SeqCst);
+        self.pause_began_ns
+            .compare_exchange(began, 0, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// Whether emulator time is held by [`Clock::pause`].
+    pub fn is_paused(&self) -> bool {
+        self.pause_began_ns.load(Ordering::SeqCst) != 0
     }
 
     /// The real wall clock in epoch milliseconds (the default start).
@@ -59,7 +111,14 @@ impl Clock {
 
     /// Emulator time now, in epoch milliseconds.
     pub fn now_ms(&self) -> i64 {
-        let real = self.start_real.elapsed().as_secs_f64() * 1000.0 * self.speed;
+        let began = self.pause_began_ns.load(Ordering::SeqCst);
+        let until = if began == 0 {
+            self.real_ns()
+        } else {
+            began - 1
+        };
+        let running = until.saturating_sub(self.paused_ns.load(Ordering::SeqCst));
+        let real = running as f64 / 1e6 * self.speed;
         self.start_ms
             .saturating_add(real as i64)
             .saturating_add(self.advanced_ms.load(Ordering::Relaxed))
@@ -86,7 +145,7 @@ impl Clock {
         if left <= 0 {
             return None;
         }
-        if self.speed <= 0.0 {
+        if self.speed <= 0.0 || self.is_paused() {
             return Some(cap);
         }
         let real = Duration::from_secs_f64((left as f64 / self.speed / 1000.0).max(0.0005));
@@ -151,6 +210,26 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pause_holds_time_and_a_resume_goes_on_from_there() {
+        let clock = Clock::new(1_000, 1000.0);
+        assert!(clock.pause() && !clock.pause(), "paused once");
+        let held = clock.now_ms();
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(clock.now_ms(), held);
+        assert_eq!(
+            clock.real_wait(held + 1, Duration::from_millis(7)),
+            Some(Duration::from_millis(7))
+        );
+        assert_eq!(clock.advance(500), held + 500, "advance still moves it");
+        assert!(clock.resume() && !clock.resume(), "resumed once");
+        let after = clock.now_ms();
+        assert!(
+            (held + 500..held + 500 + 15_000).contains(&after),
+            "{held} {after}"
+        );
+    }
 
     #[test]
     fn iso_dates() {

@@ -231,7 +231,7 @@ fn run(
     let post = method == "POST";
     match (path, get, post) {
         ("/clock", true, _) => Ok(ok(
-            json!({"nowMs": now, "iso": iso(now), "speed": shared.clock.speed()}),
+            json!({"nowMs": now, "iso": iso(now), "speed": shared.clock.speed(), "paused": shared.clock.is_paused()}),
         )),
         ("/clock/advance", _, true) => {
             let req: AdvanceReq = parse(body)?;
@@ -245,6 +245,24 @@ fn run(
             w.tick(now);
             w.log(format!("clock advanced {} ms → {}", req.ms, iso(now)));
             Ok(ok(json!({"nowMs": now, "iso": iso(now)})))
+        }
+        ("/clock/pause", _, true) => {
+            let changed = shared.clock.pause();
+            if changed {
+                shared.world().log(format!("clock paused at {}", iso(now)));
+            }
+            Ok(ok(
+                json!({"nowMs": now, "paused": true, "changed": changed}),
+            ))
+        }
+        ("/clock/resume", _, true) => {
+            let changed = shared.clock.resume();
+            if changed {
+                shared.world().log(format!("clock resumed at {}", iso(now)));
+            }
+            Ok(ok(
+                json!({"nowMs": now, "paused": false, "changed": changed}),
+            ))
         }
         ("/scenario", true, _) => Ok(ok(shared.progress_json())),
         ("/app", true, _) => {
@@ -618,6 +636,8 @@ fn run(
         (
             "/clock"
             | "/clock/advance"
+            | "/clock/pause"
+            | "/clock/resume"
             | "/scenario"
             | "/app"
             | "/apps"

@@ -10,10 +10,9 @@
 
 use onair::bot::{Action, Bot, BotConfig};
 use onair::event::{self, Decoder, Event, Item};
-use onair::kit::audience::Audience;
-use onair::kit::commands::{split_args, Allowed, Commands, Role};
-use onair::kit::milestones::Milestones;
+use onair::kit::commands::{split_args, Role};
 use onair::kit::text::{split, truncate, utf16_len};
+use onair::kit::{KitConfig, KitState};
 use onair::proto::api::{self, ListenerPager};
 use onair::proto::chat::{validate_chat, ChatErrorKind, CHAT_MAX_UTF16};
 use onair::proto::endpoint::Endpoint;
@@ -776,75 +775,124 @@ fn is_quote(c: char) -> bool {
     matches!(c, '"' | '\u{201C}' | '\u{201D}' | '\u{FF02}')
 }
 
-/// Byte 0: who posts (DJ, manager, listener, the bot itself). Then the
-/// prefix (short string), a command name (short string), and the message.
-/// A match needs a prefix at the start, names a registered command, carries
-/// the poster's role; the arguments hold the text's words in order.
-pub fn commands(data: &[u8]) {
-    use onair::event::{Chat, Presence, PresenceType, User};
-    use onair::proto::time::Timestamp;
+/// A bot with the configured kit, its stream open, and what it made of
+/// `frames` (the actions of one drain after them).
+fn kit_bot(
+    config_json: &str,
+    saved: Option<&KitState>,
+    frames: &str,
+) -> Option<(Bot, Vec<Action>)> {
+    let mut config = bot_config(true);
+    config.kit = KitConfig::from_json(config_json).ok()?;
+    let mut bot = Bot::new(config, None, 9);
+    if let Some(state) = saved {
+        bot = bot.with_kit_state(state);
+    }
+    bot.authorize("code", "https://bot.test/cb");
+    let id = settle(&mut bot).into_iter().find_map(|a| match a {
+        Action::Send { id, .. } => Some(id),
+        _ => None,
+    })?;
+    bot.on_response(id, 200, &[] as &[(&str, &str)], &pair_body("at", "rt"), T0)
+        .ok()?;
+    let stream = settle(&mut bot).into_iter().find_map(|a| match a {
+        Action::OpenStream { id, .. } => Some(id),
+        _ => None,
+    })?;
+    bot.on_stream_open(stream, 200, &[] as &[(&str, &str)], T0)
+        .ok()?;
+    settle(&mut bot);
+    bot.on_stream_bytes(stream, frames.as_bytes(), T0).ok()?;
+    let actions = settle(&mut bot);
+    Some((bot, actions))
+}
 
+/// Polls until the drain ends; the actions before it.
+fn settle(bot: &mut Bot) -> Vec<Action> {
+    let mut out = Vec::new();
+    for _ in 0..1000 {
+        let action = bot.poll(T0);
+        if action.ends_drain() {
+            return out;
+        }
+        out.push(action);
+    }
+    panic!("the drain never ended: {out:?}");
+}
+
+/// A chat frame of `user` saying `message` (JSON-escaped).
+fn chat_frame(user: &str, is_dj: bool, message: &str) -> String {
+    let data = serde_json::json!({
+        "user": {"id": user, "nickname": "n"},
+        "isDj": is_dj,
+        "message": message,
+        "sentTime": "2024-11-22T04:33:20Z",
+    });
+    format!("event:chat\ndata:{data}\n\n")
+}
+
+/// Byte 0: who posts (DJ, manager, listener, an ignored bot). Then the
+/// prefix (short string), a command name (short string), and the message.
+/// The configured kit answers a command only for a configured name, with
+/// the poster's role, the text after the name trimmed and its arguments
+/// split as [`split_args`] does; an ignored poster's chat is never one.
+pub fn commands(data: &[u8]) {
     let mut input = Input::new(data);
     let who = input.byte() % 4;
     let prefix = String::from_utf8_lossy(input.short()).into_owned();
     let name = String::from_utf8_lossy(input.short()).into_owned();
     let message = String::from_utf8_lossy(input.rest()).into_owned();
 
-    let mut registry = Commands::new()
-        .command("hello", Allowed::Anyone)
-        .command("reset", Allowed::Managers)
-        .command("stop", Allowed::Dj)
-        .own_id("bot-id");
+    let mut config = serde_json::json!({
+        "commands": [
+            {"name": "hello", "aliases": ["hi"]},
+            {"name": "reset", "allowed": "managers"},
+            {"name": "stop", "allowed": "dj"},
+        ],
+        "ignore": ["bot-id"],
+    });
     if !prefix.is_empty() {
-        registry = registry.prefix(prefix.clone());
+        config["prefix"] = prefix.clone().into();
     }
     if !name.is_empty() {
-        registry = registry.command(name.clone(), Allowed::Anyone);
-    }
-    let mut audience = Audience::new();
-    let _ = audience.on_event(&Event::Presence(Presence {
-        user: User {
-            id: "m1".into(),
-            nickname: None,
-        },
-        kind: PresenceType::Join,
-        fan_rank: None,
-        is_manager: true,
-        favorite_temperature: None,
-        time: Timestamp::new("t"),
-    }));
-    let user_id = ["dj", "m1", "u1", "bot-id"][usize::from(who)];
-    let chat = Chat {
-        user: User {
-            id: user_id.into(),
-            nickname: Some("n".into()),
-        },
-        is_dj: who == 0,
-        message: message.clone(),
-        sent_time: Timestamp::new("t"),
-    };
-    let names: Vec<String> = registry.names().map(|(n, _)| n.to_owned()).collect();
-    match registry.match_chat(&chat, &audience) {
-        None => {}
-        Some(result) => {
-            assert_ne!(user_id, "bot-id", "the bot's own post matched");
-            let (matched, role) = match &result {
-                Ok(run) => (&run.name, run.role),
-                Err(denied) => (&denied.name, denied.role),
-            };
-            assert!(names.contains(matched), "{matched:?} is not registered");
-            let expected = match who {
-                0 => Role::Dj,
-                1 => Role::Manager,
-                _ => Role::Listener,
-            };
-            assert_eq!(role, expected);
-            if let Ok(run) = result {
-                assert_eq!(run.rest.trim(), run.rest);
-                assert!(message.contains(run.rest.as_str()));
-                assert_eq!(run.args, split_args(&run.rest));
-            }
+        if let Some(list) = config["commands"].as_array_mut() {
+            list.push(serde_json::json!({ "name": name }));
         }
+    }
+    let config = config.to_string();
+    // A prefix or name the kit refuses is a configuration error, not a panic.
+    if KitConfig::from_json(&config).is_err() {
+        return;
+    }
+    let manager = "event:presence\ndata:{\"user\":{\"id\":\"m1\",\"nickname\":null},\"type\":\"JOIN\",\"fanRank\":null,\"isManager\":true,\"favoriteTemperature\":null,\"time\":\"t\"}\n\n";
+    let user_id = ["dj", "m1", "u1", "bot-id"][usize::from(who)];
+    let frames = format!("{manager}{}", chat_frame(user_id, who == 0, &message));
+    let Some((_, actions)) = kit_bot(&config, None, &frames) else {
+        return;
+    };
+    let names = ["hello", "reset", "stop", name.as_str()];
+    for action in actions {
+        let (matched, role) = match &action {
+            Action::Command(c) => {
+                assert_eq!(c.rest.trim(), c.rest);
+                assert!(message.contains(c.rest.as_str()));
+                assert_eq!(c.args, split_args(&c.rest));
+                (c.name.clone(), c.role)
+            }
+            Action::Notice(onair::Notice::CommandRefused(r)) => (r.name.clone(), r.role),
+            _ => continue,
+        };
+        assert_ne!(user_id, "bot-id", "an ignored poster's chat ran a command");
+        assert!(
+            names.contains(&matched.as_str()),
+            "{matched:?} is not configured"
+        );
+        let expected = match who {
+            0 => Role::Dj,
+            1 => Role::Manager,
+            _ => Role::Listener,
+        };
+        assert_eq!(role, expected);
     }
     // split_args keeps every non-space, non-quote character, in order.
     let args = split_args(&message);
@@ -861,35 +909,22 @@ pub fn commands(data: &[u8]) {
 }
 
 // ---------------------------------------------------------------------------
-// 11. The audience and milestones stored forms
+// 11. The kit's stored state
 // ---------------------------------------------------------------------------
 
-/// Byte 0 picks the form, the rest is its JSON. What loads stores, and the
-/// stored form reloads to itself; memory stays within the cap.
+/// The bytes as a stored kit state. What loads stores back to itself (a
+/// fixed point), and a bot given it hands out the same state until an
+/// event changes it; a bot that restored it greets nobody it remembers.
 pub fn kit_state(data: &[u8]) {
-    let Some((&pick, json)) = data.split_first() else {
+    let Ok(state) = KitState::from_json(data) else {
         return;
     };
-    if pick % 2 == 0 {
-        if let Ok(audience) = Audience::from_json(json) {
-            assert!(
-                audience.len() <= audience.cap(),
-                "{} over {}",
-                audience.len(),
-                audience.cap()
-            );
-            let stored = audience.to_json();
-            let again = Audience::from_json(&stored).expect("to_json reloads");
-            assert_eq!(again.to_json(), stored, "to_json is a fixed point");
-            assert_eq!(again.len(), audience.len());
-        }
-    } else if let Ok(milestones) = Milestones::from_json(json) {
-        assert!(milestones.donors().len() <= milestones.cap());
-        let stored = milestones.to_json();
-        let again = Milestones::from_json(&stored).expect("to_json reloads");
-        assert_eq!(again.to_json(), stored, "to_json is a fixed point");
-        assert_eq!(again.hearts(), milestones.hearts());
-        assert_eq!(again.total_donated(), milestones.total_donated());
+    let again = KitState::from_json(state.to_json()).expect("to_json reloads");
+    assert_eq!(again.to_json(), state.to_json(), "to_json is a fixed point");
+    let config = r#"{"greetings":{},"tally":true,"milestones":{"hearts_every":10}}"#;
+    if let Some((bot, _)) = kit_bot(config, Some(&state), ":heartbeat\n\n") {
+        let kit = bot.kit().expect("a kit");
+        assert_eq!(kit.state().to_json(), state.to_json());
     }
 }
 

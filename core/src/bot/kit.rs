@@ -39,22 +39,39 @@ impl Bot {
         }
     }
 
-    /// Queues `actions`, the kit's state first when it changed since it was
-    /// last handed out: a driver that saves it before acting on the rest
-    /// never greets twice nor loses a total across a restart.
-    pub(super) fn push_behind_state(&mut self, actions: Vec<Action>) {
-        if let Some(kit) = &mut self.kit {
-            if kit.take_dirty() {
-                self.out.push_back(Action::PersistState(kit.state()));
-            }
+    /// Queues `actions`, the kit's state first when a decision among them
+    /// depends on it or its unsaved changes are due ([`Kit::due_state`]): a
+    /// driver that saves it before acting on the rest never greets twice
+    /// nor loses a total across a restart.
+    pub(super) fn push_behind_state(&mut self, actions: Vec<Action>, now_ms: u64) {
+        if let Some(state) = self.kit.as_mut().and_then(|kit| kit.due_state(now_ms)) {
+            self.out.push_back(Action::PersistState(state));
         }
         self.out.extend(actions);
+    }
+
+    /// The kit's unsaved state, queued as the bot stops.
+    pub(super) fn push_last_state(&mut self) {
+        if let Some(state) = self.kit.as_mut().and_then(Kit::unsaved_state) {
+            self.out.push_back(Action::PersistState(state));
+        }
+    }
+
+    /// The kit's state once its unsaved changes are due, while the bot waits.
+    pub(super) fn poll_kit_state(&mut self, now_ms: u64) -> Option<Action> {
+        self.kit
+            .as_mut()
+            .and_then(|kit| kit.due_state(now_ms))
+            .map(Action::PersistState)
     }
 
     /// What the kit made of news about the broadcast itself (another
     /// `liveId`, not on air), queued behind the state.
     pub(super) fn kit_news(&mut self, news: Option<KitAction>) {
-        self.push_behind_state(news.into_iter().map(action_of).collect());
+        if let Some(state) = self.kit.as_mut().and_then(Kit::decided_state) {
+            self.out.push_back(Action::PersistState(state));
+        }
+        self.out.extend(news.into_iter().map(action_of));
     }
 }
 

@@ -239,7 +239,7 @@ impl Bot {
             }
             fresh = ordered;
         }
-        self.push_behind_state(fresh);
+        self.push_behind_state(fresh, now_ms);
         Ok(())
     }
 

@@ -1944,25 +1944,28 @@ fn kit_words(actions: &[Action]) -> Vec<String> {
 }
 
 #[test]
-fn the_kit_says_what_an_event_means_behind_the_state_it_depends_on() {
+fn the_kit_says_what_an_event_means_and_saves_its_memory_within_the_checkpoint() {
     let (mut bot, stream, _) = kit_streaming("events.chat events.presence chat.send", None);
     let chunk = format!("{}{}", join_frame("1-0", "u1"), chat_frame("1-1", "!hi"));
     bot.on_stream_bytes(stream, chunk.as_bytes(), T0).unwrap();
     let actions = drain(&mut bot, T0);
-    // The state first (write-ahead), then each event and what it means.
+    // Each event, then what it means.
     assert_eq!(
         kit_words(&actions),
         [
-            "state",
             "event presence",
             "arrival First u1",
             "event chat",
             "command hello u1"
         ]
     );
-    // Nothing changed: no state handed out again.
-    bot.on_stream_bytes(stream, b":heartbeat\n\n", T0).unwrap();
-    assert!(kit_words(&drain(&mut bot, T0)).is_empty());
+    // The bot wakes for the checkpoint and hands out the state, once.
+    let checkpoint = T0 + crate::kit::CHECKPOINT_MS;
+    assert_eq!(wait_until(&actions), Some(checkpoint));
+    assert_eq!(kit_words(&drain(&mut bot, checkpoint)), ["state"]);
+    bot.on_stream_bytes(stream, b":heartbeat\n\n", checkpoint)
+        .unwrap();
+    assert!(kit_words(&drain(&mut bot, checkpoint + MIN)).is_empty());
     // A reply through `say`: split, queued, sent.
     let calls = bot.say(&format!("{} {}", "x".repeat(150), "y".repeat(150)));
     assert_eq!(calls.len(), 2);
@@ -1980,6 +1983,9 @@ fn a_restart_in_the_middle_of_a_broadcast_greets_nobody_twice_and_loses_no_total
     let like = "event:like\ndata:{\"user\":{\"id\":\"u1\",\"nickname\":\"A\"},\"type\":\"PAID\",\"totalAmount\":60,\"amount\":60,\"extraAmount\":0,\"combo\":1,\"time\":\"t\"}\n\n";
     let chunk = format!("{}{like}", join_frame("1-0", "u1"));
     bot.on_stream_bytes(stream, chunk.as_bytes(), T0).unwrap();
+    drain(&mut bot, T0);
+    // The process is told to stop: the state comes out as it stops.
+    bot.shutdown(false);
     let saved = drain(&mut bot, T0)
         .into_iter()
         .find_map(|a| match a {
@@ -1987,7 +1993,7 @@ fn a_restart_in_the_middle_of_a_broadcast_greets_nobody_twice_and_loses_no_total
             _ => None,
         })
         .expect("the state to save");
-    // The process goes away; a new one starts from the saved state.
+    // A new process starts from the saved state.
     let restored = crate::kit::KitState::from_json(saved.to_json()).unwrap();
     let (mut bot, stream, _) = kit_streaming(scope, Some(&restored));
     let chunk = format!("{}{like}", join_frame("2-0", "u1"));

@@ -25,6 +25,15 @@ const MAX_PEOPLE: usize = 100_000;
 /// How many (person, command) cooldowns are kept; past it the oldest go.
 const MAX_COOLDOWNS: usize = 10_000;
 
+/// How long a change (a person greeted, a heart counted, a milestone
+/// marked) may stay unsaved before the bot hands out the state. A new
+/// broadcast hands it out at once, ahead of its `BroadcastEnded`; a stop
+/// hands out whatever is unsaved, so a restart greets nobody twice and loses
+/// no total. Only a crash loses up to this much: it may greet again the
+/// people it greeted in its last two seconds. Saving on every greeting would
+/// write everyone present for each person who joins.
+pub const CHECKPOINT_MS: u64 = 2_000;
+
 /// An event and the id of its frame, as the actions the kit derives carry it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cause<E> {
@@ -294,7 +303,7 @@ struct Compiled {
     folded: Vec<String>,
 }
 
-/// The configured kit, inside the bot. See the [module docs](self).
+/// The configured kit, inside the bot. See the [kit module](crate::kit).
 #[derive(Debug, Clone)]
 pub struct Kit {
     config: KitConfig,
@@ -302,8 +311,11 @@ pub struct Kit {
     memory: Memory,
     /// (command index, person id) → not before (ms).
     cooldowns: HashMap<(usize, String), u64>,
-    /// The memory changed since the last state was taken.
-    dirty: bool,
+    /// When the oldest change not yet handed out was made.
+    changed_at_ms: Option<u64>,
+    /// A new broadcast (its `BroadcastEnded`, a new `liveId`) is not handed
+    /// out yet: it is saved before it is acted on.
+    decided: bool,
 }
 
 impl Kit {
@@ -325,7 +337,8 @@ impl Kit {
             commands,
             memory: Memory::default(),
             cooldowns: HashMap::new(),
-            dirty: false,
+            changed_at_ms: None,
+            decided: false,
         }
     }
 
@@ -366,9 +379,46 @@ impl Kit {
         KitState::of(&self.memory)
     }
 
-    /// Whether the memory changed since the last call (and clears it).
-    pub(crate) fn take_dirty(&mut self) -> bool {
-        std::mem::take(&mut self.dirty)
+    /// The state to hand out now: at once for a new broadcast, else once a
+    /// change is [`CHECKPOINT_MS`] old.
+    pub(crate) fn due_state(&mut self, now_ms: u64) -> Option<KitState> {
+        let due = self.decided || self.checkpoint_at().is_some_and(|at| now_ms >= at);
+        if due {
+            self.unsaved_state()
+        } else {
+            None
+        }
+    }
+
+    /// The state to hand out now when a new broadcast depends on it.
+    pub(crate) fn decided_state(&mut self) -> Option<KitState> {
+        if self.decided {
+            self.unsaved_state()
+        } else {
+            None
+        }
+    }
+
+    /// Whatever is not handed out yet, now (the bot is stopping).
+    pub(crate) fn unsaved_state(&mut self) -> Option<KitState> {
+        self.changed_at_ms.take()?;
+        self.decided = false;
+        Some(self.state())
+    }
+
+    /// When the unsaved changes are due, if any.
+    pub(crate) fn checkpoint_at(&self) -> Option<u64> {
+        self.changed_at_ms
+            .map(|at| at.saturating_add(CHECKPOINT_MS))
+    }
+
+    fn changed(&mut self, now_ms: u64) {
+        self.changed_at_ms.get_or_insert(now_ms);
+    }
+
+    fn decided(&mut self) {
+        self.changed(0);
+        self.decided = true;
     }
 
     /// The bot learned the broadcast's `liveId` (`GET /v1/live`). Another id
@@ -380,12 +430,11 @@ impl Kit {
             Some(_) => {
                 let ended = self.end_broadcast(None);
                 self.memory.live_id = Some(live_id);
-                self.dirty = true;
                 Some(ended)
             }
             None => {
                 self.memory.live_id = Some(live_id);
-                self.dirty = true;
+                self.decided();
                 None
             }
         }
@@ -402,7 +451,7 @@ impl Kit {
         // The DJ of the next broadcast is the same person: their id stays.
         self.memory.dj_id.clone_from(&memory.dj_id);
         self.cooldowns.clear();
-        self.dirty = true;
+        self.decided();
         KitAction::BroadcastEnded(BroadcastEnded {
             live_id: memory.live_id,
             tally: memory.tally,
@@ -438,7 +487,7 @@ impl Kit {
                     self.memory.people.remove(&user.id);
                 }
                 self.memory.tally.record(event);
-                self.dirty = true;
+                self.changed(now_ms);
                 if let Some(action) = self.command(id, chat, now_ms) {
                     out.push(action);
                 }
@@ -449,7 +498,7 @@ impl Kit {
             return out;
         }
         self.memory.tally.record(event);
-        self.dirty = true;
+        self.changed(now_ms);
         if let Some(arrival) = self.arrival(id, event, user, now_ms) {
             out.push(KitAction::Arrival(arrival));
         }

@@ -46,6 +46,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use onair::bot::Notice;
 use onair::event::Event;
+use onair::kit::{Arrival, BroadcastEnded, Command, KitState, Milestone};
 use onair::proto::endpoint::Endpoint;
 use onair::proto::time::FrameId;
 use onair::{Action, Bot, BotConfig, CallId, CallResult, HttpRequest, RequestId, Stop, Tokens};
@@ -54,7 +55,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 pub use clock::{Clock, SystemClock};
-pub use store::{FileStore, MemoryStore, StoreError, TokenStore};
+pub use store::{FileStore, MemoryStore, StateStore, StoreError, TokenStore};
 
 /// The largest response body read whole (the service's are a few KiB); a
 /// larger one is treated as a failed request.
@@ -75,6 +76,18 @@ pub enum BotEvent {
         /// The event.
         event: Event,
     },
+    /// A configured command to answer (the kit; reply with
+    /// `driver.bot_mut().say(…)`).
+    Command(Command),
+    /// Someone to greet (the kit's greetings).
+    Arrival(Arrival),
+    /// A milestone crossed (the kit's milestones).
+    Milestone(Milestone),
+    /// A broadcast ended, with its final tally (the kit's tally).
+    BroadcastEnded(BroadcastEnded),
+    /// The kit's memory changed and there is no state store: save it
+    /// yourself if a restart should remember it.
+    StateChanged(KitState),
     /// The answer to an app call (`send_chat`, `fetch_broadcast`, …).
     Done {
         /// The call.
@@ -146,6 +159,7 @@ pub struct Driver {
     client: reqwest::Client,
     clock: Arc<dyn Clock>,
     store: Option<Box<dyn TokenStore>>,
+    state_store: Option<Box<dyn StateStore>>,
     tx: mpsc::Sender<Report>,
     rx: mpsc::Receiver<Report>,
     tasks: HashMap<RequestId, Task>,
@@ -175,6 +189,7 @@ impl Driver {
             client: reqwest::Client::new(),
             clock: Arc::new(SystemClock),
             store: None,
+            state_store: None,
             tx,
             rx,
             tasks: HashMap::new(),
@@ -193,6 +208,36 @@ impl Driver {
         let saved = store.load()?;
         let bot = Bot::new(config, saved, clock::random_seed());
         Ok(Driver::new(bot).with_store(store))
+    }
+
+    /// Like [`from_store`](Self::from_store), and the configured kit's
+    /// memory resumes from `state` and is saved there on every change, before
+    /// anything that depends on it is handed to you.
+    ///
+    /// ```no_run
+    /// # use onair::{BaseUrl, BotConfig, ClientCredentials};
+    /// use onair_tokio::{Driver, FileStore};
+    /// # fn run(config: BotConfig) -> Result<(), onair_tokio::StoreError> {
+    /// let driver = Driver::from_stores(
+    ///     config,
+    ///     FileStore::new("tokens.json"),
+    ///     FileStore::new("state.json"),
+    /// )?;
+    /// # Ok(()) }
+    /// ```
+    pub fn from_stores(
+        config: BotConfig,
+        tokens: impl TokenStore + 'static,
+        state: impl StateStore + 'static,
+    ) -> Result<Self, StoreError> {
+        let saved = tokens.load()?;
+        let mut bot = Bot::new(config, saved, clock::random_seed());
+        if let Some(kit_state) = state.load_state()? {
+            bot = bot.with_kit_state(&kit_state);
+        }
+        let mut driver = Driver::new(bot).with_store(tokens);
+        driver.state_store = Some(Box::new(state));
+        Ok(driver)
     }
 
     /// Saves every new pair to `store`.
@@ -257,6 +302,18 @@ impl Driver {
                 Action::Done { call, result } => return Some(BotEvent::Done { call, result }),
                 Action::Notice(notice) => return Some(BotEvent::Notice(notice)),
                 Action::Timer { tag } => return Some(BotEvent::Timer { tag }),
+                Action::Command(c) => return Some(BotEvent::Command(c)),
+                Action::Arrival(a) => return Some(BotEvent::Arrival(a)),
+                Action::Milestone(m) => return Some(BotEvent::Milestone(m)),
+                Action::BroadcastEnded(b) => return Some(BotEvent::BroadcastEnded(b)),
+                Action::PersistState(state) => match &self.state_store {
+                    Some(store) => {
+                        if let Err(e) = store.save_state(&state) {
+                            return Some(BotEvent::StoreFailed(e.to_string()));
+                        }
+                    }
+                    None => return Some(BotEvent::StateChanged(state)),
+                },
                 Action::PersistTokens(tokens) => {
                     if let Some(store) = &self.store {
                         if let Err(e) = store.save(&tokens) {
@@ -306,6 +363,11 @@ impl Driver {
                     Action::PersistTokens(tokens) => {
                         if let Some(store) = &self.store {
                             store.save(&tokens)?;
+                        }
+                    }
+                    Action::PersistState(state) => {
+                        if let Some(store) = &self.state_store {
+                            store.save_state(&state)?;
                         }
                     }
                     Action::CloseStream { id } | Action::TimedOut { id, .. } => self.abort(id),

@@ -1,14 +1,16 @@
-//! Token persistence: a restart without the last pair needs new DJ consent,
-//! so every new pair is saved the moment the bot hands it out
-//! ([`onair::Action::PersistTokens`]). [`FileStore`] writes the core's
-//! versioned token file atomically with mode 0600; [`MemoryStore`] is for
-//! tests.
+//! Persistence: a restart without the last token pair needs new DJ
+//! consent, so every new pair is saved the moment the bot hands it out
+//! ([`onair::Action::PersistTokens`]); the configured kit's memory is saved
+//! the same way ([`onair::Action::PersistState`]), so a restart greets
+//! nobody twice. [`FileStore`] writes either versioned file atomically with
+//! mode 0600 (one store per file); [`MemoryStore`] is for tests.
 
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use onair::kit::{KitState, StateError};
 use onair::proto::oauth::LoadError;
 use onair::Tokens;
 
@@ -22,6 +24,9 @@ pub enum StoreError {
     /// The stored file is not a token file this version reads.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// The stored file is not kit state this version reads.
+    #[error(transparent)]
+    State(#[from] StateError),
 }
 
 /// Where the bot's tokens live between runs.
@@ -32,6 +37,14 @@ pub trait TokenStore: Send + Sync {
     fn save(&self, tokens: &Tokens) -> Result<(), StoreError>;
     /// Forgets the pair (after a revocation).
     fn clear(&self) -> Result<(), StoreError>;
+}
+
+/// Where the configured kit's memory lives between runs.
+pub trait StateStore: Send + Sync {
+    /// The saved state, if there is one.
+    fn load_state(&self) -> Result<Option<KitState>, StoreError>;
+    /// Saves the state, replacing the old one.
+    fn save_state(&self, state: &KitState) -> Result<(), StoreError>;
 }
 
 /// The token file on disk: the core's versioned JSON
@@ -75,7 +88,35 @@ impl TokenStore for FileStore {
     }
 
     fn save(&self, tokens: &Tokens) -> Result<(), StoreError> {
-        let json = tokens.to_json();
+        self.write(tokens.to_json().as_bytes())
+    }
+
+    fn clear(&self) -> Result<(), StoreError> {
+        match fs::remove_file(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+impl StateStore for FileStore {
+    fn load_state(&self) -> Result<Option<KitState>, StoreError> {
+        match fs::read(&self.path) {
+            Ok(bytes) => Ok(Some(KitState::from_json(&bytes)?)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn save_state(&self, state: &KitState) -> Result<(), StoreError> {
+        self.write(state.to_json().as_bytes())
+    }
+}
+
+impl FileStore {
+    /// Writes `bytes` beside the file, flushed, then renamed over it.
+    fn write(&self, bytes: &[u8]) -> Result<(), StoreError> {
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir)?;
         }
@@ -91,7 +132,7 @@ impl TokenStore for FileStore {
         }
         let written = (|| {
             let mut file = options.open(&tmp)?;
-            file.write_all(json.as_bytes())?;
+            file.write_all(bytes)?;
             file.sync_all()?;
             fs::rename(&tmp, &self.path)
         })();
@@ -100,19 +141,11 @@ impl TokenStore for FileStore {
         }
         Ok(written?)
     }
-
-    fn clear(&self) -> Result<(), StoreError> {
-        match fs::remove_file(&self.path) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e.into()),
-        }
-    }
 }
 
 /// A store in memory (tests, or a process that keeps tokens elsewhere).
 #[derive(Debug, Default)]
-pub struct MemoryStore(Mutex<Option<Tokens>>);
+pub struct MemoryStore(Mutex<Option<Tokens>>, Mutex<Option<KitState>>);
 
 impl MemoryStore {
     /// An empty store.
@@ -136,6 +169,19 @@ impl TokenStore for MemoryStore {
     fn clear(&self) -> Result<(), StoreError> {
         if let Ok(mut slot) = self.0.lock() {
             *slot = None;
+        }
+        Ok(())
+    }
+}
+
+impl StateStore for MemoryStore {
+    fn load_state(&self) -> Result<Option<KitState>, StoreError> {
+        Ok(self.1.lock().map(|t| t.clone()).unwrap_or(None))
+    }
+
+    fn save_state(&self, state: &KitState) -> Result<(), StoreError> {
+        if let Ok(mut slot) = self.1.lock() {
+            *slot = Some(state.clone());
         }
         Ok(())
     }
@@ -189,6 +235,20 @@ mod tests {
             FileStore::new(&path).load(),
             Err(StoreError::Load(_))
         ));
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_kit_state_is_stored_like_tokens() {
+        let dir = std::env::temp_dir().join(format!("onair-state-{}", std::process::id()));
+        let store = FileStore::new(dir.join("state.json"));
+        assert!(store.load_state().unwrap().is_none());
+        let state =
+            KitState::from_json(r#"{"format":"onair.kit","version":1,"live_id":3}"#).unwrap();
+        store.save_state(&state).unwrap();
+        assert_eq!(store.load_state().unwrap(), Some(state));
+        fs::write(store.path(), br#"{"format":"onair.kit","version":9}"#).unwrap();
+        assert!(matches!(store.load_state(), Err(StoreError::State(_))));
         fs::remove_dir_all(dir).unwrap();
     }
 

@@ -42,6 +42,19 @@ async fn control_api_shapes_hold() {
     assert!(a["nowMs"].is_i64());
     let g = env.ctl_get("/clock").await;
     assert_eq!(g["nowMs"], a["nowMs"]);
+    let p = env.ctl("/clock/pause", json!({})).await;
+    assert_eq!(
+        (p["paused"].as_bool(), p["changed"].as_bool()),
+        (Some(true), Some(true))
+    );
+    assert_eq!(env.ctl("/clock/pause", json!({})).await["changed"], false);
+    assert_eq!(env.ctl_get("/clock").await["paused"], true);
+    let r = env.ctl("/clock/resume", json!({})).await;
+    assert_eq!(
+        (r["paused"].as_bool(), r["changed"].as_bool()),
+        (Some(false), Some(true))
+    );
+    assert_eq!(env.ctl_get("/clock").await["paused"], false);
     let st = env
         .ctl("/state", json!({"chatFrozen": true, "botManager": true, "botChatBanned": false, "botBlocked": false, "botKicked": false}))
         .await;

@@ -274,8 +274,8 @@ fn the_state_round_trips_and_a_newer_one_is_refused() {
     k.on_live_id(42);
     said(&mut k, &join("u", true), 0);
     said(&mut k, &donation("u", 1200), 0);
-    assert!(k.take_dirty());
-    let state = k.state();
+    let state = k.unsaved_state().unwrap();
+    assert!(k.unsaved_state().is_none(), "handed out once");
     let json = state.to_json();
     assert!(
         json.starts_with(r#"{"format":"onair.kit","version":1,"live_id":42,"#),
@@ -378,4 +378,33 @@ proptest! {
         prop_assert_eq!(firsts.len(), signs.len());
         prop_assert_eq!(k.tally().total_hearts(), hearts);
     }
+}
+
+#[test]
+fn a_new_broadcast_hands_out_the_state_at_once_any_other_change_within_the_checkpoint() {
+    let mut k = kit();
+    assert!(
+        k.due_state(0).is_none() && k.checkpoint_at().is_none(),
+        "nothing changed"
+    );
+    // A first sign (greeted) and hearts: due CHECKPOINT_MS after the first change.
+    said(&mut k, &join("u", false), 2_000);
+    said(&mut k, &like("u", 1), 2_500);
+    assert_eq!(k.checkpoint_at(), Some(2_000 + CHECKPOINT_MS));
+    assert!(k.due_state(2_000 + CHECKPOINT_MS - 1).is_none());
+    assert!(k.decided_state().is_none(), "no new broadcast");
+    let state = k.due_state(2_000 + CHECKPOINT_MS).unwrap();
+    assert!(
+        state.to_json().contains(r#""greeted":true"#),
+        "{}",
+        state.to_json()
+    );
+    assert!(k.checkpoint_at().is_none());
+    // A new liveId is saved before anything acts on it.
+    assert!(k.on_live_id(42).is_none());
+    assert!(k.decided_state().is_some());
+    // A stop takes whatever is unsaved, once.
+    said(&mut k, &like("u", 1), 9_500);
+    assert!(k.unsaved_state().is_some());
+    assert!(k.unsaved_state().is_none());
 }
