@@ -1,14 +1,15 @@
 """Decoding the service-typical stream (4 KiB chunks) into event objects, side by side:
 
-- onair: ``onair.Decoder`` (libonair's framing and decoding; typed event objects out);
+- onair: ``onair.Decoder`` (libonair's framing and decoding, its JSON batch per chunk,
+  one ``json.loads``; frozen dataclasses out);
 - httpx-sse + json.loads: ``httpx_sse.EventSource`` over an ``httpx`` response whose
   body is the same pre-cut chunks (``httpx.MockTransport``: no sockets), each
   event's data through ``json.loads``;
 - sseclient-py + json.loads: ``sseclient.SSEClient`` over an iterator of the chunks.
 
 Each contender reads the same fields of every event (``MODES``: none, a bot's, all);
-onair's items convert integer, flag and nullable attributes when read, the peers'
-``json.loads`` converts everything up front.
+onair's values are complete when ``feed`` returns them, the peers' ``json.loads``
+dicts too.
 
 The stream is a port of ``core/benches/common::service_stream`` (same RNG, same
 mix: 55 % chat, 25 % like, 10 % presence, 10 % donation, heartbeats every 15 s,
@@ -156,10 +157,8 @@ def chunked(data: bytes) -> list[bytes]:
 
 # ---- what each contender reads of every event ----------------------------------------
 #
-# Every contender reads the same fields of every event, in three modes (onair's
-# attributes are plain tuple slots, already typed; reading them is cheap, but an
-# earlier version converted some when read, so the bench keeps all three):
-#   count  no field (the item's type only), as the first version of this bench did;
+# Every contender reads the same fields of every event, in three modes:
+#   count  no field (the item's type only);
 #   bot    what a bot reads: user id and nickname, chat message and is_dj, like
 #          total_amount, presence fan_rank, donation amount and message, end reason;
 #   all    every field of every event, the frame id included.
@@ -170,19 +169,19 @@ Reads = dict[Any, Callable[..., Any]]
 
 ONAIR_READS: dict[str, Reads] = {
     "bot": {
-        onair.Chat: lambda e: (e.user_id, e.nickname, e.is_dj, e.message),
-        onair.Like: lambda e: (e.user_id, e.nickname, e.total_amount),
-        onair.Presence: lambda e: (e.user_id, e.nickname, e.fan_rank),
-        onair.Donation: lambda e: (e.user_id, e.nickname, e.amount, e.message),
+        onair.Chat: lambda e: (e.user.id, e.user.nickname, e.is_dj, e.message),
+        onair.Like: lambda e: (e.user.id, e.user.nickname, e.total_amount),
+        onair.Presence: lambda e: (e.user.id, e.user.nickname, e.fan_rank),
+        onair.Donation: lambda e: (e.user.id, e.user.nickname, e.amount, e.message),
         onair.End: lambda e: (e.reason,),
     },
     "all": {
-        onair.Chat: lambda e: (e.id, e.user_id, e.nickname, e.is_dj, e.message, e.sent_time),
-        onair.Like: lambda e: (e.id, e.user_id, e.nickname, e.type, e.total_amount, e.amount, e.extra_amount,
+        onair.Chat: lambda e: (e.id, e.user.id, e.user.nickname, e.is_dj, e.message, e.sent_time),
+        onair.Like: lambda e: (e.id, e.user.id, e.user.nickname, e.type, e.total_amount, e.amount, e.extra_amount,
                                e.combo, e.time),
-        onair.Presence: lambda e: (e.id, e.user_id, e.nickname, e.type, e.fan_rank, e.is_manager,
+        onair.Presence: lambda e: (e.id, e.user.id, e.user.nickname, e.type, e.fan_rank, e.is_manager,
                                    e.favorite_temperature, e.time),
-        onair.Donation: lambda e: (e.id, e.user_id, e.nickname, e.amount, e.message, e.time),
+        onair.Donation: lambda e: (e.id, e.user.id, e.user.nickname, e.amount, e.message, e.time),
         # (no id: httpx-sse gives the last event id, not the frame's own; one event in 8 999)
         onair.End: lambda e: (e.reason,),
     },
@@ -213,13 +212,17 @@ MODES = ("count", "bot", "all")
 # ---- contenders: each returns the events it produced (and, with `seen`, what it read) --
 
 
-def _onair(dec: onair.Decoder, chunks: list[bytes], mode: str, seen: list[Any] | None) -> int:
+EVENTS = (onair.Chat, onair.Presence, onair.Like, onair.Donation, onair.End, onair.OtherEvent)
+
+
+def run_onair(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
+    """onair.Decoder: a JSON batch per chunk, one json.loads, frozen dataclasses."""
     n = 0
-    with dec:
+    with onair.Decoder() as dec:
         if mode == "count":
             for chunk in chunks:
                 for item in dec.feed(chunk):
-                    if isinstance(item, onair.Event):
+                    if isinstance(item, EVENTS):
                         n += 1
             return n
         reads = ONAIR_READS[mode]
@@ -232,23 +235,6 @@ def _onair(dec: onair.Decoder, chunks: list[bytes], mode: str, seen: list[Any] |
                     if seen is not None:
                         seen.append(value)
     return n
-
-
-def run_onair(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
-    """The default Decoder: marshal batches, items as tuples of their typed fields."""
-    return _onair(onair.Decoder(), chunks, mode, seen)
-
-
-def run_onair_json(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
-    """Reference row: the JSON batch path (take_json + one json.loads per chunk), the oracle."""
-    dec = onair.Decoder()
-    dec._form = "json"
-    return _onair(dec, chunks, mode, seen)
-
-
-def run_onair_views(chunks: list[bytes], mode: str, seen: list[Any] | None = None) -> int:
-    """Reference row: the tagged-struct path (one ctypes call per item, fields read one by one)."""
-    return _onair(onair.Decoder(kit_views=True), chunks, mode, seen)
 
 
 try:
@@ -316,68 +302,57 @@ class _Stream(_SyncByteStream):
 
 
 def profile(chunks: list[bytes], events: int, passes: int) -> None:
-    """Each stage of the default Decoder alone (fastest CPU time of `passes`), in µs/event."""
+    """Each stage of the Decoder alone (fastest CPU time of `passes`), in µs/event."""
     import ctypes
-    import marshal
-    from collections import deque
+    import json as json_
 
-    lib = onair._ffi.lib
-    string_at = ctypes.string_at  # the captured batches, read by the stages below
-    loads = marshal.loads
-    new = tuple.__new__
-    class_of = {tag: cls for tag, (cls, _) in onair.events.RECORDS.items()}.__getitem__
+    from onair import _ffi, _json
+
+    lib = _ffi.lib
     p, n = ctypes.c_void_p(), ctypes.c_size_t()
     pn = (ctypes.byref(p), ctypes.byref(n))
-    drain = deque(maxlen=0).extend  # consumes an iterator in C, keeps nothing
 
     def best(fn: Callable[[], Any]) -> float:
         return min(_timed(fn) for _ in range(passes)) / events * 1e6
 
-    def feed_only() -> None:  # Rust: framing + typed decoding, items queued (taken once at the end)
+    def feed_only() -> None:  # Rust: framing + typed decoding (items queued, taken at the end)
         with onair.Decoder() as dec:
-            h = dec._handle()
+            h = dec._h
             for chunk in chunks:
                 lib.onair_decoder_feed(h, chunk, len(chunk))
 
-    def feed_and_render() -> None:  # + rendering each item as marshal data, one ctypes call per chunk
-        with onair.Decoder() as dec:
-            h = dec._handle()
-            for chunk in chunks:
-                lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *pn)
-
-    def view() -> None:  # + the batch as a memoryview of libonair's buffer (what Decoder.feed reads)
-        with onair.Decoder() as dec:
-            h = dec._handle()
-            for chunk in chunks:
-                lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *dec._pn)
-                dec._batch()
-
     batches: list[bytes] = []
-    with onair.Decoder() as dec:
-        h = dec._handle()
-        for chunk in chunks:
-            lib.onair_decoder_feed_marshal(h, chunk, len(chunk), *pn)
-            batches.append(string_at(p.value or 0, n.value))
 
-    def load() -> None:  # marshal.loads: every value built in C
+    def feed_and_take() -> None:  # + each chunk's items as JSON lines, copied out
+        batches.clear()
+        with onair.Decoder() as dec:
+            h = dec._h
+            for chunk in chunks:
+                lib.onair_decoder_feed(h, chunk, len(chunk))
+                lib.onair_decoder_take_json(h, *pn)
+                if n.value:
+                    batches.append(ctypes.string_at(p.value or 0, n.value - 1))
+
+    feed_and_take()
+
+    def loads() -> None:  # json.loads of each batch as one array
         for b in batches:
-            loads(b)
+            json_.loads(b"[" + b.replace(b"\n", b",") + b"]")
 
-    def objects() -> None:  # + one tuple.__new__ per item into its class
-        for b in batches:
-            tags, records = loads(b)
-            drain(map(new, map(class_of, tags), records))
+    lists = [json_.loads(b"[" + b.replace(b"\n", b",") + b"]") for b in batches]
 
-    items = [list(map(new, map(class_of, t), r)) for t, r in map(loads, batches)]
-    t_feed, t_render, t_copy = best(feed_only), best(feed_and_render), best(view)
-    t_load, t_objects = best(load), best(objects)
+    def values() -> None:  # the frozen dataclasses from the dicts
+        for rows in lists:
+            _json.items(rows)
+
+    items = [_json.items(rows) for rows in lists]
+    t_feed, t_take = best(feed_only), best(feed_and_take)
     stages: list[tuple[str, float]] = [
         ("onair_decoder_feed (Rust: framing + typed decoding)", t_feed),
-        ("feed_marshal instead: + rendering the records", t_render - t_feed),
-        ("the batch as a memoryview (no copy)", t_copy - t_render),
-        ("marshal.loads (every str, int, bool, float, None, tuple)", t_load),
-        ("tuple.__new__ per item into its class (map)", t_objects - t_load),
-        ("bench loop, count mode (isinstance)", best(lambda: [isinstance(i, onair.Event) for b in items for i in b])),
+        ("onair_decoder_take_json: + the JSON lines, copied", t_take - t_feed),
+        ("json.loads (one array per chunk)", best(loads)),
+        ("the dataclasses (twin construction, users shared)", best(values)),
+        ("bench loop, count mode (isinstance)", best(lambda: [isinstance(i, EVENTS) for b in items for i in b])),
     ]
     whole = best(lambda: run_onair(chunks, "count"))
     for mode in ("bot", "all"):
@@ -387,7 +362,7 @@ def profile(chunks: list[bytes], events: int, passes: int) -> None:
     print("\nwhere onair's time goes (each stage alone, fastest CPU time of", passes, "passes):")
     for name, us_ in stages:
         print(f"  {name:62} {us_:6.3f} µs/event")
-    print(f"  {'sum of the stages before the reads':62} {sum(t for _, t in stages[:6]):6.3f} µs/event")
+    print(f"  {'sum of the stages before the reads':62} {sum(t for _, t in stages[:5]):6.3f} µs/event")
     print(f"  {'the whole Decoder loop, count mode (run_onair)':62} {whole:6.3f} µs/event")
 
 
@@ -409,11 +384,9 @@ def main() -> None:
     chunks = chunked(data)
     modes = args.modes.split(",")
     contenders: list[tuple[str, Callable[..., int]]] = [
-        ("onair (typed event objects)", run_onair),
+        ("onair (frozen dataclasses)", run_onair),
         ("httpx-sse + json.loads", run_httpx_sse),
         ("sseclient-py + json.loads", run_sseclient),
-        ("onair, JSON path (oracle)", run_onair_json),
-        ("onair, struct path (kit_views)", run_onair_views),
     ]
     for mode in modes:
         reference: list[Any] | None = None

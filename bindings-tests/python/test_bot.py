@@ -1,23 +1,23 @@
-"""The Bot through the package: the C tests' loop, from Python."""
+"""The bare Bot through the package: the C tests' loop, from Python."""
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 import onair
 import pytest
-from conftest import BOT_STREAM, CLIENT_ID, TOKEN_BODY
+from conftest import BOT_STREAM, CLIENT_ID, KIT, TOKEN_BODY
 
 JSON = [("Content-Type", "application/json")]
+A = TypeVar("A")
 
 
-def new_bot(seed: int = 7, saved: str | None = None, **kw: int) -> onair.Bot:
-    config = onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret", **kw)  # type: ignore[arg-type]
-    with_config = onair.Bot(config, saved, seed=seed)
-    config.close()
-    return with_config
+def new_bot(seed: int = 7, tokens: str | None = None, kit: Any = None, **kw: Any) -> onair.Bot:
+    return onair.Bot(onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret", kit=kit, **kw), tokens, seed)
 
 
-def poll_until(bot: onair.Bot, now: list[int], kind: type) -> onair.Action:
-    for _ in range(50):
+def poll_until(bot: onair.Bot, now: list[int], kind: type[A]) -> A:
+    for _ in range(80):
         a = bot.poll(now[0])
         if isinstance(a, kind):
             return a
@@ -25,6 +25,28 @@ def poll_until(bot: onair.Bot, now: list[int], kind: type) -> onair.Action:
             assert a.until_ms is not None
             now[0] = a.until_ms
     raise AssertionError(f"no {kind.__name__}")
+
+
+BROADCAST = (
+    b'{"liveId":7,"title":"T","startedAt":"s","closeAirTime":"c","listenerCount":3,'
+    b'"totalListenerCount":9,"welcomeMessage":"","isChatFrozen":false,"categories":["m"],"tags":[]}'
+)
+
+
+def streaming(bot: onair.Bot, now: list[int]) -> int:
+    """Authorizes with a code, answers the exchange, opens the stream (and, with a kit,
+    answers the broadcast it asks for): the stream's id."""
+    assert isinstance(bot.poll(now[0]), onair.NeedsAuthorization)
+    bot.authorize("consent-code", "https://bot.example/cb")
+    send = poll_until(bot, now, onair.Send)
+    bot.on_response(send.request_id, 200, JSON, TOKEN_BODY, now[0])
+    op = poll_until(bot, now, onair.OpenStream)
+    bot.on_stream_open(op.request_id, 200, [], now[0])
+    if bot.kit() is not None:
+        live = poll_until(bot, now, onair.Send)
+        assert live.request.endpoint == "live"
+        bot.on_response(live.request_id, 200, JSON, BROADCAST, now[0])
+    return op.request_id
 
 
 def test_config_errors() -> None:
@@ -70,8 +92,8 @@ def test_bot_errors() -> None:
         assert bot.list_listeners() == 2
         assert bot.pending_calls == 1
         actions = [bot.poll(0), bot.poll(0)]
-        assert any(isinstance(a, onair.Done) and a.call_id == 2 and a.failure == "queue_full" for a in actions)
-        assert any(isinstance(a, onair.Notice) and a.kind == "call_held" and a.call_id == 1 for a in actions)
+        assert onair.Done(2, onair.Failed("queue_full", message="the call queue is full (1 calls waiting)")) in actions
+        assert onair.CallHeld(1) in actions
 
 
 def test_bot_loop() -> None:
@@ -90,18 +112,17 @@ def test_bot_loop() -> None:
     assert b"grant_type=authorization_code" in request.body and send.timeout_ms == 30000
     assert "consent-code" not in repr(send) and "Authorization" in repr(send)
     wait = bot.poll(now[0])
-    assert isinstance(wait, onair.Wait) and wait.until_ms == now[0] + 30000
+    assert wait == onair.Wait(now[0] + 30000)
     with pytest.raises(onair.MisuseError) as e:
         bot.on_stream_bytes(token_id, b"x")
     assert e.value.kind == "not_a_stream"
     bot.on_response(token_id, 200, JSON, TOKEN_BODY, now[0])
     persist = bot.poll(now[0])
-    assert isinstance(persist, onair.PersistTokens) and "RT-xyz" in persist.tokens_json
+    assert isinstance(persist, onair.PersistTokens) and "RT-xyz" in persist.tokens and persist.generation == 1
     assert "RT-xyz" not in repr(persist) and "AT-xyz" not in repr(persist)
-    saved = persist.tokens_json
+    saved = persist.tokens
 
     op = poll_until(bot, now, onair.OpenStream)
-    assert isinstance(op, onair.OpenStream)
     stream = op.request_id
     assert op.request.endpoint == "events" and op.request.method == "GET"
     assert ("Authorization", "Bearer AT-xyz") in op.request.headers
@@ -110,76 +131,43 @@ def test_bot_loop() -> None:
         bot.on_stream_bytes(stream, b"x")
     assert e.value.kind == "stream_not_started"
     bot.on_stream_open(stream, 200, [], now[0])
-
-    audience, commands, milestones, tally = onair.Audience(), onair.Commands(), onair.Milestones(1000, 500), onair.Tally()
-    commands.add("hello")
-    commands.add("stop", "dj")
-    with pytest.raises(ValueError):
-        commands.add("x", "everyone-ish")
     bot.on_stream_bytes(stream, BOT_STREAM, now[0])
-    events = firsts = welcomes = runs = denials = donors = skipped = 0
+    seen: list[Any] = []
     for _ in range(20):
         a = bot.poll(now[0])
-        match a:
-            case onair.Wait():
-                break
-            case onair.Notice("frame_skipped"):
-                skipped += 1
-                assert a.code == "invalid_json" and a.message
-            case onair.EventAction(ev):
-                events += 1
-                tally.record(ev)
-                g = audience.on_event(ev)
-                if g is not None:
-                    assert (g.user_id, g.nickname) == ("u-1", "sky")
-                    firsts += g.kind == "first"
-                    welcomes += g.kind == "welcome_back"
-                inv = commands.match(ev, audience)
-                if inv is not None and inv.kind == "run":
-                    runs += 1
-                    assert inv.name == "hello" and inv.rest == "there" and inv.args == ["there"]
-                    assert inv.role == "listener" and inv.user_id == "u-1"
-                if inv is not None and inv.kind == "denied":
-                    denials += 1
-                    assert inv.name == "stop" and inv.needed == "dj"
-                m = milestones.on_event(ev)
-                if m is not None:
-                    donors += 1
-                    assert (m.kind, m.reached, m.total, m.user_id) == ("donated", 500, 700, "u-1")
-                    assert milestones.donated_by("u-1") == 700
-    assert (events, firsts, welcomes, runs, denials, donors, skipped) == (5, 1, 1, 1, 1, 1, 1)
-    assert len(audience) == 1 and not audience.is_manager("u-1")
-    assert milestones.total_donated == 700 and milestones.hearts == 0
-    assert (tally.donated, tally.attendance, tally.hearts) == (700, 1, 0)
-    assert tally.to_dict()["people"]["u-1"]["donated"] == 700
-
-    stored = audience.to_json()
-    with onair.Audience(stored) as again:
-        assert len(again) == 1
-    with pytest.raises(onair.OnairError) as st:
-        onair.Audience('{"format":1}')
-    assert st.value.kind == "invalid_state"
-    with onair.Milestones(stored=milestones.to_json()) as m2:
-        assert m2.donated_by("u-1") == 700
-    assert audience.start_broadcast(42) in (True, False)
-    milestones.start_broadcast(42)
-    audience.end_broadcast()
-    milestones.end_broadcast()
+        if isinstance(a, onair.Wait):
+            break
+        seen.append(a)
+    assert [type(a).__name__ for a in seen] == [
+        "Presence", "Chat", "Presence", "Donation", "Chat", "FrameSkipped"
+    ], seen
+    assert seen[1] == onair.Chat(onair.User("u-1", "sky"), False, "!Hello  there", "t")
+    skipped = seen[-1]
+    assert isinstance(skipped, onair.FrameSkipped) and skipped.error.code == "invalid_json"
 
     call = bot.send_chat("Hello, sky! 😀")
     s = poll_until(bot, now, onair.Send)
-    assert isinstance(s, onair.Send) and s.request.endpoint == "chat" and "Hello, sky!".encode() in s.request.body
+    assert s.request.endpoint == "chat" and "Hello, sky!".encode() in s.request.body
     bot.on_response(s.request_id, 204, None, b"", now[0])
     d = poll_until(bot, now, onair.Done)
-    assert isinstance(d, onair.Done) and d.call_id == call and d.kind == "chat_sent" and d.ok
+    assert d == onair.Done(call, onair.ChatSent()) and d.ok
 
     call = bot.fetch_fans()
     s = poll_until(bot, now, onair.Send)
-    assert isinstance(s, onair.Send)
     bot.on_response(s.request_id, 403, JSON, b'{"status":403,"message":"no permission"}', now[0])
     d = poll_until(bot, now, onair.Done)
-    assert isinstance(d, onair.Done) and d.call_id == call and d.kind == "failed" and not d.ok
-    assert d.failure == "problem" and d.code == "permission_missing" and d.message
+    assert d.call_id == call and not d.ok
+    match d.result:
+        case onair.Failed("problem", onair.Problem(kind="permission_missing", advice=advice)):
+            assert advice == "reconsent"
+        case _:
+            raise AssertionError(d)
+
+    call = bot.fetch_broadcast()
+    s = poll_until(bot, now, onair.Send)
+    bot.on_response(s.request_id, 200, JSON, BROADCAST, now[0])
+    d = poll_until(bot, now, onair.Done)
+    assert isinstance(d.result, onair.Broadcast) and d.result.live_id == 7 and d.result.categories == ("m",)
 
     tokens = bot.tokens_json()
     assert tokens and "RT-xyz" in tokens
@@ -192,10 +180,9 @@ def test_bot_loop() -> None:
     with pytest.raises(onair.OnairError) as bt:
         bot.schedule(now[0], "")
     assert bt.value.kind == "bad_tag"
-    t = poll_until(bot, now, onair.Timer)
-    assert t == onair.Timer("online")
-    t = poll_until(bot, now, onair.Timer)
-    assert t == onair.Timer("greet-all") and bot.action_json() == {"type": "timer", "tag": "greet-all"}
+    assert poll_until(bot, now, onair.Timer) == onair.Timer("online")
+    assert poll_until(bot, now, onair.Timer) == onair.Timer("greet-all")
+    assert bot.action_json() == {"type": "timer", "tag": "greet-all"}
     assert bot.cancel_timer("tick") and not bot.cancel_timer("tick")
     status = bot.status(now[0])
     assert "connection" in status and "AT-xyz" not in str(status)
@@ -210,10 +197,10 @@ def test_bot_loop() -> None:
             raise AssertionError(st2)
     late = bot.send_chat("late")
     refused = bot.poll(now[0])
-    assert isinstance(refused, onair.Done) and refused.call_id == late and refused.failure == "stopped"
+    assert isinstance(refused, onair.Done) and refused.call_id == late
+    assert isinstance(refused.result, onair.Failed) and refused.result.failure == "stopped"
+    assert refused.result.stop is not None and refused.result.stop.code == "shut_down"
     bot.on_stream_closed(stream, now[0])
-    for h in (audience, commands, milestones, tally):
-        h.close()
     bot.close()
     bot.close()
     assert bot.closed
@@ -221,23 +208,44 @@ def test_bot_loop() -> None:
         bot.poll()
 
 
-def test_event_from_bot_goes_stale() -> None:
+def test_the_kit_through_the_bare_bot() -> None:
     now = [1000]
-    bot = new_bot()
-    bot.poll(now[0])
-    bot.authorize("c", "https://bot.example/cb")
-    s = bot.poll(now[0])
-    assert isinstance(s, onair.Send)
-    bot.on_response(s.request_id, 200, JSON, TOKEN_BODY, now[0])
-    op = poll_until(bot, now, onair.OpenStream)
-    assert isinstance(op, onair.OpenStream)
-    bot.on_stream_open(op.request_id, 200, [], now[0])
-    bot.on_stream_bytes(op.request_id, BOT_STREAM, now[0])
-    ev = poll_until(bot, now, onair.EventAction)
-    assert isinstance(ev, onair.EventAction)
-    with onair.Tally() as tally:
-        tally.record(ev.event)
-        bot.poll(now[0])
-        with pytest.raises(onair.StaleEventError):
-            tally.record(ev.event)
+    bot = new_bot(kit=KIT)
+    stream = streaming(bot, now)
+    bot.on_stream_bytes(stream, BOT_STREAM, now[0])
+    seen: list[Any] = []
+    for _ in range(40):
+        a = bot.poll(now[0])
+        if isinstance(a, onair.Wait):
+            break
+        seen.append(a)
+    kinds = [type(a).__name__ for a in seen]
+    assert "Arrival" in kinds and "Command" in kinds and "CommandRefused" in kinds and "Milestone" in kinds
+    command = next(a for a in seen if isinstance(a, onair.Command))
+    assert command.name == "hello" and command.args == ("there",) and command.user == onair.User("u-1", "sky")
+    milestone = next(a for a in seen if isinstance(a, onair.Milestone))
+    assert (milestone.kind, milestone.reached, milestone.total) == ("donated", 500, 700)
+    assert milestone.user == onair.User("u-1", "sky") and isinstance(milestone.event, onair.Donation)
+    kit = bot.kit()
+    assert kit is not None and kit.live_id == 7 and kit.tally.donated == 700 and kit.tally.attendance == 1
+    assert kit.tally.people["u-1"].joins == 2 and kit.tally.people["u-1"].chats == 2
+    # say(): split at grapheme clusters, every part queued.
+    calls = bot.say("🎧" * 150)
+    assert len(calls) == 2 and bot.say("   ") == []
+    # The stopping bot hands out its last state; a restart with it greets nobody twice.
+    bot.shutdown()
+    last: list[Any] = []
+    for _ in range(40):
+        a = bot.poll(now[0])
+        last.append(a)
+        if isinstance(a, onair.Stopped):
+            break
+    state = [a for a in [*seen, *last] if isinstance(a, onair.PersistState)][-1].state
+    again = onair.Bot(onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret", kit=KIT), bot.tokens_json(), 3,
+                      kit_state=state)
+    restarted = again.kit()
+    assert restarted is not None and restarted.tally == kit.tally
     bot.close()
+    again.close()
+    with new_bot() as plain:
+        assert plain.kit() is None  # no kit configured

@@ -1,8 +1,9 @@
-"""Any thread, any time: one Bot, one Decoder and the kit objects hammered from
-several threads (every report method, every command, status, tokens, close);
-copies and pickles refused; a signal handler's shutdown()/close() in the middle
-of a call, deterministically (a hook inside the call) and with real signals (a
-subprocess with a deadline, so a deadlock fails instead of hanging the suite).
+"""Any thread, any time: one Bot, one Decoder, one Driver hammered from several
+threads (every report method, every command, say, status, the kit, tokens,
+close); copies and pickles refused for handle owners, values shared freely; a
+signal handler's shutdown()/close() in the middle of a call, deterministically
+(a hook inside the call) and with real signals (a subprocess with a deadline,
+so a deadlock fails instead of hanging the suite).
 
 Before the objects had locks, `hammer.py`-like use of one Bot from two threads
 crashed CPython (segfault, double free) or put garbage bytes in last_error().
@@ -25,7 +26,7 @@ from typing import Any
 
 import onair
 import pytest
-from conftest import BOT_STREAM, CLIENT_ID, TOKEN_BODY
+from conftest import BOT_STREAM, CLIENT_ID, KIT, TOKEN_BODY, Emulator
 
 HERE = Path(__file__).resolve().parent
 JSON = [("Content-Type", "application/json")]
@@ -37,12 +38,10 @@ def clean(text: str) -> bool:
     return text.isprintable() and "\ufffd" not in text
 
 
-def streaming_bot(**kw: int) -> tuple[onair.Bot, int, list[int]]:
-    """A bot holding tokens, its stream open: (bot, stream id, [now])."""
+def streaming_bot(**kw: Any) -> tuple[onair.Bot, int, list[int]]:
+    """A bot with the kit, holding tokens, its stream open: (bot, stream id, [now])."""
     now = [1000]
-    config = onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret", **kw)  # type: ignore[arg-type]
-    bot = onair.Bot(config, None, seed=3)
-    config.close()
+    bot = onair.Bot(onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret", kit=KIT, **kw), None, seed=3)
     assert isinstance(bot.poll(now[0]), onair.NeedsAuthorization)
     bot.authorize("consent-code", "https://bot.example/cb")
     send = bot.poll(now[0])
@@ -104,7 +103,6 @@ def test_one_bot_from_many_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(onair.Bot, "_free", staticmethod(lambda h: (freed.append(h), real_free(h))))
     bot, _, now = streaming_bot(max_queued_calls=100000)
     handle = bot._h
-    tally = onair.Tally()
     failures = Failures()
     stop = threading.Event()
     closing = threading.Event()
@@ -123,11 +121,9 @@ def test_one_bot_from_many_threads(monkeypatch: pytest.MonkeyPatch) -> None:
                     case onair.OpenStream(rid, _):
                         bot.on_stream_open(rid, 200, [], now[0])
                         bot.on_stream_bytes(rid, BOT_STREAM, now[0])
-                    case onair.EventAction(ev):
-                        # Other threads' calls do not take the event away: only a poll does.
-                        tally.record(ev)
+                    case onair.Chat() | onair.Presence() | onair.Donation() | onair.Command() | onair.Arrival():
                         counts["events"] += 1
-                    case onair.Notice(_, message) | onair.Stopped(_, message):
+                    case onair.Stopped(_, message):
                         if not clean(message):
                             failures.add(f"garbage in an action: {message!r}")
                     case onair.Wait(until):
@@ -142,6 +138,8 @@ def test_one_bot_from_many_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     rid = 10**9  # a request id never issued: every report is a MisuseError
     ops: list[Callable[[], Any]] = [
         lambda: bot.send_chat("hello there"),
+        lambda: bot.say("hello there " * 30),
+        lambda: bot.kit(),
         lambda: bot.send_chat("  "),
         lambda: bot.send_chat("x" * 201),
         bot.fetch_broadcast,
@@ -195,7 +193,6 @@ def test_one_bot_from_many_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(onair.ClosedError):
         bot.poll()
     assert bot.pending_calls == 0 and bot.last_error() == ""
-    tally.close()
 
 
 def test_one_decoder_from_many_threads(service_stream: bytes) -> None:
@@ -207,12 +204,10 @@ def test_one_decoder_from_many_threads(service_stream: bytes) -> None:
     failures = Failures()
     stop = threading.Event()
     closing = threading.Event()
-    decoders = [onair.Decoder(), onair.Decoder(kit_views=True), onair.Decoder()]
-    decoders[2]._form = "json"
-    tally, audience = onair.Tally(), onair.Audience()
+    decoders = [onair.Decoder(), onair.Decoder()]
     seen = [0]
     with onair.Decoder() as one:
-        expected = {repr(i) for i in one.feed(service_stream)}
+        expected = set(one.feed(service_stream))
 
     def feeder(dec: onair.Decoder, seed: int) -> Callable[[], None]:
         def run() -> None:
@@ -224,28 +219,14 @@ def test_one_decoder_from_many_threads(service_stream: bytes) -> None:
                         step = rng.randint(1, 4)
                         for item in dec.feed(b"".join(frames[at : at + step])):
                             seen[0] += 1
-                            if not isinstance(item, onair.Item) or repr(item) not in expected:
+                            if item not in expected:
                                 failures.add(f"a torn item: {item!r}")
-                            if isinstance(item, onair.Event) and item._src is not None:
-                                try:  # another thread may have taken the next item meanwhile
-                                    tally.record(item)
-                                    audience.on_event(item)
-                                except onair.StaleEventError:
-                                    pass
                         at += step
-                    r = rng.random()
-                    if r < 0.6:  # what is pending: other threads' items, fed and not yet taken
-                        for item in dec.finish() if r < 0.3 else dec:
-                            if repr(item) not in expected:
+                    if rng.random() < 0.3:
+                        for item in dec.finish():
+                            if item not in expected:
                                 failures.add(f"a torn item: {item!r}")
-                    else:
-                        assert dec.pending >= 0
-                        try:
-                            line = dec.item_json()
-                            if not clean(line) or not line.startswith("{"):
-                                failures.add(f"a torn line: {line!r}")
-                        except onair.MisuseError:
-                            pass
+                    assert dec.pending >= 0
                 except BaseException as e:
                     failures.error(e, closing.is_set())
                     if closing.is_set():
@@ -261,89 +242,86 @@ def test_one_decoder_from_many_threads(service_stream: bytes) -> None:
         time.sleep(0.05)
         stop.set()
 
-    targets = [feeder(d, 10 * i + k) for i, d in enumerate(decoders) for k in range(2)]
+    targets = [feeder(d, 10 * i + k) for i, d in enumerate(decoders) for k in range(3)]
     run_threads([*targets, conductor], failures)
     assert failures.seen == []
     assert all(d.closed for d in decoders) and seen[0] > 100
     with pytest.raises(onair.ClosedError):
-        list(decoders[0].feed(b":x\n\n"))
-    tally.close()
-    audience.close()
+        decoders[0].feed(b":x\n\n")
 
 
-def test_kit_objects_from_many_threads(service_stream: bytes) -> None:
+def test_one_driver_from_many_threads(emulator: Emulator) -> None:
+    """The driver's loop runs; threads say, send, call, read the kit and the status;
+    one of them shuts it down. Every message said is delivered, nothing raises."""
+    import asyncio
+
+    import onair.aio
+
+    config = onair.Config(emulator.base_url, emulator.client_id, emulator.client_secret, kit=KIT)
+    driver = onair.aio.Driver(config, code=emulator.code(), redirect_uri=emulator.redirect_uri)
     failures = Failures()
-    stop = threading.Event()
-    closing = threading.Event()
-    tally, audience, commands = onair.Tally(), onair.Audience(), onair.Commands()
-    milestones, timers, backoff = onair.Milestones(100, 500), onair.Timers(), onair.Backoff(seed=1)
-    commands.add("hello")
-    owners: list[Any] = [tally, audience, commands, milestones, timers, backoff]
+    said: list[str] = []
+    said_lock = threading.Lock()
+    started = threading.Event()
 
-    def events() -> list[onair.Event]:
-        return [i for i in onair.Decoder().feed(service_stream) if isinstance(i, onair.Event)]
-
-    def user(seed: int) -> None:
-        rng = random.Random(seed)
-        dec = onair.Decoder(kit_views=True)  # this thread's own: its events stay current
-        ops: list[Callable[[onair.Event], Any]] = [
-            tally.record,
-            audience.on_event,
-            lambda e: commands.match(e, audience),
-            commands.match,
-            milestones.on_event,
-            lambda e: (tally.json(), tally.hearts, tally.donated, tally.attendance),
-            lambda e: (audience.to_json(), len(audience), audience.is_manager("u-1")),
-            lambda e: audience.start_broadcast(rng.randint(1, 3)),
-            lambda e: milestones.end_broadcast(),
-            lambda e: (milestones.to_json(), milestones.donated_by("u-2"), milestones.hearts),
-            lambda e: timers.schedule(rng.randint(0, 100), f"t{rng.randint(0, 5)}"),
-            lambda e: timers.every(10, "tick", 5),
-            lambda e: (timers.pop_due(rng.randint(0, 200)), timers.next_deadline(), timers.cancel("tick")),
-            lambda e: (backoff.next_delay_ms(), backoff.attempt, backoff.reset()),
-            lambda e: commands.add(f"c{rng.randint(0, 9)}", "managers"),
-        ]
-        while not stop.is_set():
+    def user(k: int) -> None:
+        started.wait(30)
+        rng = random.Random(k)
+        for i in range(25):
             try:
-                for item in dec.feed(service_stream):
-                    if isinstance(item, onair.Event):
-                        rng.choice(ops)(item)
+                match rng.randrange(6):
+                    case 0 | 1:
+                        text = f"thread {k} message {i}"
+                        driver.say(text)
+                        with said_lock:
+                            said.append(text)
+                    case 2:
+                        driver.fetch_fans()
+                    case 3:
+                        kit = driver.kit()
+                        assert kit is not None and kit.tally.hearts >= 0
+                    case 4:
+                        assert "connection" in driver.status()
+                    case _:
+                        driver.set_timer(f"t{k}", onair.now_ms() + 5)
             except BaseException as e:
-                failures.error(e, closing.is_set())
-                if closing.is_set():
+                failures.error(e, False)
+            time.sleep(rng.random() * 0.01)
+
+    async def main() -> None:
+        async with driver:
+            async for action in driver:
+                if isinstance(action, onair.PersistTokens):
+                    started.set()
+                if isinstance(action, onair.Stopped):
                     break
-        dec.close()
+
+    threads = [threading.Thread(target=user, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
 
     def conductor() -> None:
-        time.sleep(SECONDS * 0.75)
-        closing.set()
-        for o in owners:
-            o.close()
-        time.sleep(0.05)
-        stop.set()
+        for t in threads:
+            t.join(60)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if len(emulator.ctl("/chat")["messages"]) >= len(said):
+                break
+            time.sleep(0.05)
+        driver.shutdown()  # from a thread
 
-    assert events()  # the fixture has events
-    run_threads([lambda: user(1), lambda: user(2), lambda: user(3), conductor], failures)
+    c = threading.Thread(target=conductor)
+    c.start()
+    asyncio.run(asyncio.wait_for(main(), 90))
+    c.join(30)
     assert failures.seen == []
-    assert all(o.closed for o in owners)
-    assert tally.hearts == 0 and not audience.is_manager("u-1") and len(audience) == 0
+    delivered = {m["message"] for m in emulator.ctl("/chat")["messages"]}
+    assert set(said) <= delivered and len(said) > 10
 
 
 def test_copies_and_pickles_are_refused(service_stream: bytes) -> None:
-    config = onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret")
-    bot = onair.Bot(config, None, seed=1)
-    owners: list[Any] = [
-        config,
-        bot,
-        onair.Decoder(),
-        onair.Decoder(kit_views=True),
-        onair.Tally(),
-        onair.Audience(),
-        onair.Commands(),
-        onair.Milestones(10, 10),
-        onair.Timers(),
-        onair.Backoff(),
-    ]
+    bot = onair.Bot(onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret"), None, seed=1)
+    owners: list[Any] = [bot, onair.Decoder(), onair.Backoff()]
     for o in owners:
         name = type(o).__name__
         with pytest.raises(TypeError, match=f"a {name} owns a libonair handle"):
@@ -355,15 +333,15 @@ def test_copies_and_pickles_are_refused(service_stream: bytes) -> None:
         with pytest.raises(TypeError):
             copy.deepcopy([o])  # inside a container too
         assert not o.closed  # the refusal left the object as it was
-    # Plain values copy and pickle as usual.
+    # Values copy and pickle as usual, and are shared between threads as they are.
     action = bot.poll(1000)
-    items = list(onair.Decoder(kit_views=True).feed(service_stream))
+    items = onair.Decoder().feed(service_stream)
     values: list[Any] = [
         action,
         *items,
         onair.classify("live", 200),
-        onair.Greeting("first", "u", None, False),
-        onair.Send(1, onair.Request("chat", "POST", "http://x", [("a", "b")], b"body"), 5),
+        onair.Send(1, onair.Request("chat", "POST", "http://x", (("a", "b"),), b"body"), 5),
+        onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret", kit=KIT),
     ]
     for v in values:
         assert copy.copy(v) == v and copy.deepcopy(v) == v
@@ -383,15 +361,15 @@ def hooked(monkeypatch: pytest.MonkeyPatch, hook: Callable[[], None]) -> list[in
     import onair.bot as bot_module
 
     fired = [0]
-    real = bot_module._text
+    real = bot_module._read_action
 
-    def text(s: Any) -> str | None:
+    def read(text: bytes) -> Any:
         if not fired[0]:
             fired[0] = 1
             hook()
-        return real(s)
+        return real(text)
 
-    monkeypatch.setattr(bot_module, "_text", text)
+    monkeypatch.setattr(bot_module, "_read_action", read)
     return fired
 
 
@@ -410,7 +388,8 @@ def test_shutdown_from_inside_a_call_waits_for_it(monkeypatch: pytest.MonkeyPatc
     fired = hooked(monkeypatch, handler)
     a = bot.poll(now[0])  # the fan call's request: read in full, then the shutdown applies
     assert fired[0] == 1
-    assert isinstance(a, onair.Send) and a.request.endpoint == "fans" and a.request.url.startswith("http://")
+    # (with the kit, the broadcast's GET /v1/live goes first)
+    assert isinstance(a, onair.Send) and a.request.endpoint in ("live", "fans") and a.request.url.startswith("http://")
     assert len(reentered) == 1 and "signal handler" in str(reentered[0])
     stopped = None
     for _ in range(20):
@@ -439,25 +418,6 @@ def test_close_from_inside_a_call_frees_after_it(monkeypatch: pytest.MonkeyPatch
         bot.poll(now[0])
     bot.close()
     assert freed == [handle]
-
-
-def test_a_kit_call_holds_the_bot_and_the_event_survives_shutdown() -> None:
-    bot, stream, now = streaming_bot()
-    bot.on_stream_bytes(stream, BOT_STREAM, now[0])
-    a = bot.poll(now[0])
-    assert isinstance(a, onair.EventAction)
-    with onair.Tally() as tally:
-        bot.send_chat("hi")  # other calls on the bot leave the event current
-        bot.status(now[0])
-        bot.shutdown()  # so does shutdown (libonair keeps the action last polled)
-        tally.record(a.event)
-        assert tally.attendance == 1
-        bot.poll(now[0])  # a poll takes it away
-        with pytest.raises(onair.StaleEventError):
-            tally.record(a.event)
-    bot.close()
-    with onair.Tally() as tally, pytest.raises(onair.StaleEventError):
-        tally.record(a.event)  # its bot is closed
 
 
 def test_real_signals_in_the_middle_of_calls() -> None:

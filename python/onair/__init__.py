@@ -1,93 +1,116 @@
 """onair: bots for the live-broadcast bot API, over the onair sans-IO core (libonair).
 
-The package is a thin ctypes layer: every rule of the service (tokens, the 401
-rule, quotas, reconnects, chat limits, SSE framing and event decoding) lives in
-libonair, which ``pip install`` builds and bundles. Parts:
+Every rule of the service (tokens, the 401 rule, quotas, reconnects, chat limits,
+SSE framing, the kit) lives in libonair, bundled in the wheel; this package gives
+it Python values and an asyncio driver.
 
-- ``Decoder``: stream bytes in, typed items out (``Chat``, ``Like``, …).
-- ``Bot``: the machine a driver polls; ``poll()`` returns typed actions to ``match``.
-- the kit: ``split_chat``, ``Commands``, ``Audience``, ``Milestones``, ``Timers``, ``Tally``.
-- decisions: ``classify``, ``explain``, ``parse_quota``, ``Backoff``.
-- errors: ``OnairError`` (with ``kind`` and ``advice``) and its subclasses;
-  ``ClosedError`` (a closed object), ``ReentrantCallError`` (a signal handler
-  calling into the object it interrupted).
+- ``onair.aio.Driver`` (also ``onair.Driver``): the ready-made driver over httpx;
+  ``async for action in driver`` with ``match``, or handlers
+  (``@bot.command("hello")``, ``@bot.on_arrival``, …) and ``onair.run(bot)``.
+- ``Config`` (with the ``kit``), ``Bot``: the machine itself, for drivers that bring
+  their own HTTP client (``examples/python/bare_loop.py``).
+- values: the events (``Chat``, ``Presence``, ``Like``, ``Donation``, ``End``), the
+  kit's actions (``Command``, ``Arrival``, ``Milestone``, ``BroadcastEnded``,
+  ``PersistState``) and every other action, frozen dataclasses.
+- stores: ``FileStore`` (0600, atomic), ``MemoryStore``, ``CallbackStore``.
+- ``Decoder``: stream bytes in, typed items out.
+- helpers: ``split_chat``, ``truncate``, ``utf16_len``; ``classify``, ``explain``,
+  ``parse_quota``, ``retry_after_ms``, ``Backoff``.
+- errors: ``OnairError`` (``kind``, ``advice``) and its subclasses, ``ClosedError``,
+  ``ReentrantCallError``.
 
-Threads: any thread may call any object at any time; each object runs its
-calls one at a time under its own lock (``_guard``). Objects that own a
-libonair handle cannot be copied or pickled; values (events, actions) can.
+Threads: any thread may call any object at any time (objects that own a libonair
+handle serialize their calls; values are immutable; the driver's commands wake
+its loop from any thread).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from . import _ffi
-from .bot import (
+from .actions import (
     Action,
-    AnyAction,
-    Bot,
+    Allowed,
+    Arrival,
+    Broadcast,
+    BroadcastEnded,
+    CallHeld,
+    CallResult,
+    ChatSent,
     CloseStream,
-    Config,
+    Command,
+    CommandRefused,
     Done,
-    EventAction,
+    Endpoint,
+    Failed,
+    Fan,
+    Fans,
+    FrameSkipped,
+    Listener,
+    Listeners,
+    Milestone,
     NeedsAuthorization,
     Notice,
     OpenStream,
     OtherAction,
+    People,
+    PersistState,
     PersistTokens,
+    PersonTotals,
+    Problem,
+    ProblemNotice,
+    ReconnectStormBraked,
     Request,
+    Role,
     Send,
+    StopCode,
     Stopped,
+    Tally,
     TimedOut,
     Timer,
+    UnknownEvent,
     Wait,
-    now_ms,
+    ends_drain,
 )
+from .bot import Bot, Config, Kit, now_ms
+from .decisions import Backoff, Quota, classify, explain, parse_quota, retry_after_ms
 from .decoder import Decoder
 from .errors import (
     ChatRejected,
     ClosedError,
     InvalidConfig,
+    KitConfigError,
     MisuseError,
     OnairError,
     ReentrantCallError,
-    StaleEventError,
 )
 from .events import (
     Chat,
     Comment,
     Donation,
     End,
+    EndReason,
     Event,
     FrameError,
     Heartbeat,
     Item,
     Like,
+    LikeType,
     OtherEvent,
     Presence,
+    PresenceType,
     Retry,
     UnknownFrame,
+    User,
 )
-from .kit import (
-    Audience,
-    Backoff,
-    Commands,
-    Greeting,
-    Invocation,
-    MilestoneReached,
-    Milestones,
-    Problem,
-    Quota,
-    Tally,
-    Timers,
-    classify,
-    explain,
-    parse_quota,
-    retry_after_ms,
-    split_chat,
-    truncate,
-    utf16_len,
-)
+from .stores import CallbackStore, FileStore, MemoryStore, Store
+from .text import split_chat, truncate, utf16_len
 
-__version__ = "0.1.0"
+if TYPE_CHECKING:
+    from .aio import Driver, StoreFailed
+
+__version__ = "0.3.0"
 
 
 def library_version() -> str:
@@ -100,14 +123,34 @@ def abi_version() -> int:
     return int(_ffi.lib.onair_abi_version())
 
 
+def run(driver: Driver, *, signals: bool = True) -> Stopped | None:
+    """Runs ``driver`` with its handlers until the bot stops, blocking: for a script.
+    Ctrl-C or SIGTERM shuts it down cleanly (no revoke). See ``onair.aio``."""
+    from .aio import run as run_
+
+    return run_(driver, signals=signals)
+
+
+def __getattr__(name: str) -> Any:
+    # The driver imports httpx (~0.1 s): only when it is asked for.
+    if name in ("Driver", "StoreFailed"):
+        from . import aio
+
+        return getattr(aio, name)
+    raise AttributeError(f"module 'onair' has no attribute {name!r}")
+
+
 __all__ = [
-    "Action", "AnyAction", "Audience", "Backoff", "Bot", "Chat", "ChatRejected",
-    "ClosedError", "CloseStream", "Commands", "Comment", "Config", "Decoder", "Donation", "Done", "End", "Event",
-    "EventAction", "FrameError", "Greeting", "Heartbeat", "InvalidConfig", "Invocation", "Item",
-    "Like", "MilestoneReached", "Milestones", "MisuseError", "NeedsAuthorization", "Notice",
-    "OnairError", "OpenStream", "OtherAction", "OtherEvent", "PersistTokens", "Presence",
-    "Problem", "Quota", "ReentrantCallError", "Request", "Retry", "Send", "StaleEventError", "Stopped",
-    "Tally", "TimedOut", "Timer", "Timers", "UnknownFrame", "Wait", "abi_version", "classify", "explain",
-    "library_version", "now_ms", "parse_quota", "retry_after_ms", "split_chat", "truncate",
-    "utf16_len",
+    "Action", "Allowed", "Arrival", "Backoff", "Bot", "Broadcast", "BroadcastEnded", "CallHeld",
+    "CallResult", "CallbackStore", "Chat", "ChatRejected", "ChatSent", "CloseStream", "ClosedError",
+    "Command", "CommandRefused", "Comment", "Config", "Decoder", "Done", "Donation", "Driver", "End",
+    "EndReason", "Endpoint", "Event", "Failed", "Fan", "Fans", "FileStore", "FrameError", "FrameSkipped",
+    "Heartbeat", "InvalidConfig", "Item", "Kit", "KitConfigError", "Like", "LikeType", "Listener",
+    "Listeners", "MemoryStore", "Milestone", "MisuseError", "NeedsAuthorization", "Notice", "OnairError",
+    "OpenStream", "OtherAction", "OtherEvent", "People", "PersistState", "PersistTokens", "PersonTotals",
+    "Presence", "PresenceType", "Problem", "ProblemNotice", "Quota", "ReconnectStormBraked",
+    "ReentrantCallError", "Request", "Retry", "Role", "Send", "StopCode", "Stopped", "Store",
+    "StoreFailed", "Tally", "TimedOut", "Timer", "UnknownEvent", "UnknownFrame", "User", "Wait",
+    "abi_version", "classify", "ends_drain", "explain", "library_version", "now_ms", "parse_quota",
+    "retry_after_ms", "run", "split_chat", "truncate", "utf16_len",
 ]

@@ -1,33 +1,34 @@
-"""ctypes declarations of libonair (include/onair.h). Internal: use the public API.
+"""ctypes declarations of libonair (``include/onair.h``). Internal: use the public API.
 
-The library is found, in order: ``$ONAIR_LIB`` (a path to ``libonair.so``), the
-copy bundled in this package by ``pip install`` (``onair/_libonair*.so``), or the
-workspace's ``target/{release,debug}/libonair.so`` (development checkouts).
+The package reads every item and action in the core's JSON form, so the only
+structs declared here are the ones it reads or fills in: ``onair_str`` (string
+lists), ``onair_header`` (headers in) and ``onair_quota``. ``onair_bot_poll``
+writes its ``onair_action`` view into a buffer ten times its size (the view is
+not read: ``onair_bot_action_json`` gives the action), so its layout is not
+mirrored here.
+
+The library is found, in order: ``$ONAIR_LIB`` (a path to ``libonair``), the copy
+bundled in the wheel (``onair/libonair.so``, ``.dylib``, ``onair.dll``), or a
+development checkout's ``target/{release,debug}``.
 """
 
 from __future__ import annotations
 
 import ctypes
-import glob
 import os
-from ctypes import (
-    POINTER,
-    Structure,
-    c_bool,
-    c_char_p,
-    c_double,
-    c_size_t,
-    c_uint16,
-    c_uint32,
-    c_uint64,
-    c_void_p,
-)
+import sys
+from collections.abc import Iterable, Mapping
+from ctypes import POINTER, Structure, c_bool, c_char_p, c_size_t, c_uint16, c_uint32, c_uint64, c_void_p
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
-u8p = c_void_p  # (pointer, length) byte inputs: bytes objects convert to c_char_p
+_NAMES = {"darwin": "libonair.dylib", "win32": "onair.dll"}
+LIB_NAME = _NAMES.get(sys.platform, "libonair.so")
+
+# Room for the onair_action that onair_bot_poll writes (a few hundred bytes in ABI 3).
+ACTION_BYTES = 4096
 
 
 class Str(Structure):
@@ -40,122 +41,6 @@ class Header(Structure):
         ("name_len", c_size_t),
         ("value", c_char_p),
         ("value_len", c_size_t),
-    ]
-
-
-class Request(Structure):
-    _fields_ = [
-        ("endpoint", Str),
-        ("method", Str),
-        ("url", Str),
-        ("headers", POINTER(Header)),
-        ("headers_len", c_size_t),
-        ("header_lines", c_void_p),
-        ("body", c_void_p),
-        ("body_len", c_size_t),
-    ]
-
-
-class Event(Structure):
-    _fields_ = [
-        ("kind", c_uint32),
-        ("name", Str),
-        ("id", Str),
-        ("user_id", Str),
-        ("nickname", Str),
-        ("is_dj", c_bool),
-        ("message", Str),
-        ("time", Str),
-        ("like_type", Str),
-        ("is_paid", c_bool),
-        ("amount", c_uint64),
-        ("total_amount", c_uint64),
-        ("extra_amount", c_uint64),
-        ("has_combo", c_bool),
-        ("combo", c_uint64),
-        ("presence_type", Str),
-        ("has_fan_rank", c_bool),
-        ("fan_rank", c_uint64),
-        ("is_manager", c_bool),
-        ("has_favorite_temperature", c_bool),
-        ("favorite_temperature", c_double),
-        ("end_reason", Str),
-        ("is_live_ended", c_bool),
-        ("opaque", c_void_p),
-    ]
-
-
-class Action(Structure):
-    _fields_ = [
-        ("kind", c_uint32),
-        ("request_id", c_uint64),
-        ("request", Request),
-        ("timeout_ms", c_uint64),
-        ("event", Event),
-        ("call_id", c_uint64),
-        ("done", c_uint32),
-        ("failure", c_uint32),
-        ("notice", c_uint32),
-        ("has_until_ms", c_bool),
-        ("until_ms", c_uint64),
-        ("code", Str),
-        ("message", Str),
-        ("resumes_with_new_consent", c_bool),
-        ("tokens_json", Str),
-        ("tag", Str),
-    ]
-
-
-class Item(Structure):
-    _fields_ = [
-        ("kind", c_uint32),
-        ("event", Event),
-        ("name", Str),
-        ("id", Str),
-        ("text", Str),
-        ("retry_ms", c_uint64),
-        ("error_code", Str),
-        ("error_message", Str),
-    ]
-
-
-class Greeting(Structure):
-    _fields_ = [("kind", c_uint32), ("user_id", Str), ("nickname", Str), ("is_manager", c_bool)]
-
-
-class Invocation(Structure):
-    _fields_ = [
-        ("kind", c_uint32),
-        ("name", Str),
-        ("rest", Str),
-        ("args", POINTER(Str)),
-        ("args_len", c_size_t),
-        ("user_id", Str),
-        ("nickname", Str),
-        ("role", c_uint32),
-        ("needed", c_uint32),
-    ]
-
-
-class Milestone(Structure):
-    _fields_ = [
-        ("kind", c_uint32),
-        ("reached", c_uint64),
-        ("total", c_uint64),
-        ("user_id", Str),
-        ("nickname", Str),
-    ]
-
-
-class Problem(Structure):
-    _fields_ = [
-        ("kind", Str),
-        ("advice", Str),
-        ("status", c_uint16),
-        ("has_retry_after_ms", c_bool),
-        ("retry_after_ms", c_uint64),
-        ("recently_revoked", c_bool),
-        ("is_ok", c_bool),
     ]
 
 
@@ -189,6 +74,7 @@ cpp = POINTER(c_void_p)  # char ** / const char ** out-parameters
 u64 = c_uint64
 u64p = POINTER(c_uint64)
 boolp = POINTER(c_bool)
+HP = POINTER(Header)
 
 # name: (restype, argtypes)
 _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
@@ -206,25 +92,29 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_bot_config_set_watchdog_ms": (R, [P, u64]),
     "onair_bot_config_set_connect_timeout_ms": (R, [P, u64]),
     "onair_bot_config_set_refresh_margin_ms": (R, [P, u64]),
+    "onair_bot_config_set_kit_json": (R, [P, cp, sz]),
+    "onair_bot_config_last_error": (R, [P, cpp, szp]),
     # bot
-    "onair_bot_new": (R, [P, cp, sz, u64, PP]),
+    "onair_bot_new": (R, [P, cp, sz, cp, sz, u64, PP]),
     "onair_bot_free": (None, [P]),
     "onair_bot_last_error": (R, [P, cpp, szp]),
-    "onair_bot_poll": (R, [P, u64, POINTER(Action)]),
+    "onair_bot_poll": (R, [P, u64, c_void_p]),
     "onair_bot_action_json": (R, [P, cpp, szp]),
-    "onair_bot_on_response": (R, [P, u64, c_uint16, POINTER(Header), sz, cp, sz, u64]),
+    "onair_bot_on_response": (R, [P, u64, c_uint16, HP, sz, cp, sz, u64]),
     "onair_bot_on_transport_error": (R, [P, u64, u64]),
-    "onair_bot_on_stream_open": (R, [P, u64, c_uint16, POINTER(Header), sz, u64]),
+    "onair_bot_on_stream_open": (R, [P, u64, c_uint16, HP, sz, u64]),
     "onair_bot_on_stream_bytes": (R, [P, u64, cp, sz, u64]),
     "onair_bot_on_stream_closed": (R, [P, u64, u64]),
     "onair_bot_authorize": (R, [P, cp, sz, cp, sz]),
     "onair_bot_send_chat": (R, [P, cp, sz, u64p]),
+    "onair_bot_say": (R, [P, cp, sz, szp]),
     "onair_bot_fetch_broadcast": (R, [P, u64p]),
     "onair_bot_list_listeners": (R, [P, u64p]),
     "onair_bot_fetch_fans": (R, [P, u64p]),
     "onair_bot_request_reconnect": (R, [P, u64]),
     "onair_bot_shutdown": (R, [P, c_bool]),
     "onair_bot_tokens_json": (R, [P, cpp, szp]),
+    "onair_bot_tally_json": (R, [P, cpp, szp]),
     "onair_bot_pending_calls": (sz, [P]),
     "onair_bot_status_json": (R, [P, u64, cpp, szp]),
     "onair_bot_schedule": (R, [P, u64, cp, sz]),
@@ -236,13 +126,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_decoder_free": (None, [P]),
     "onair_decoder_feed": (R, [P, cp, sz]),
     "onair_decoder_finish": (R, [P]),
-    "onair_decoder_next": (R, [P, POINTER(Item)]),
-    "onair_decoder_item_json": (R, [P, cpp, szp]),
-    "onair_decoder_pending": (sz, [P]),
     "onair_decoder_take_json": (R, [P, cpp, szp]),
-    "onair_decoder_take_marshal": (R, [P, cpp, szp]),
-    "onair_decoder_feed_marshal": (R, [P, cp, sz, cpp, szp]),
-    "onair_event_json": (R, [c_void_p, cpp, szp]),
+    "onair_decoder_pending": (sz, [P]),
     # text
     "onair_text_split": (R, [cp, sz, PP]),
     "onair_string_list_len": (sz, [P]),
@@ -250,55 +135,9 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_string_list_free": (None, [P]),
     "onair_text_truncate": (R, [cp, sz, sz, cp, sz, cpp, szp]),
     "onair_text_utf16_len": (R, [cp, sz, szp]),
-    # audience
-    "onair_audience_new": (R, [PP]),
-    "onair_audience_from_json": (R, [cp, sz, PP]),
-    "onair_audience_free": (None, [P]),
-    "onair_audience_to_json": (R, [P, cpp, szp]),
-    "onair_audience_start_broadcast": (R, [P, u64, boolp]),
-    "onair_audience_end_broadcast": (R, [P]),
-    "onair_audience_on_event": (R, [P, c_void_p, POINTER(Greeting)]),
-    "onair_audience_is_manager": (c_bool, [P, cp, sz]),
-    "onair_audience_len": (sz, [P]),
-    # commands
-    "onair_commands_new": (R, [PP]),
-    "onair_commands_free": (None, [P]),
-    "onair_commands_set_prefix": (R, [P, cp, sz]),
-    "onair_commands_add_prefix": (R, [P, cp, sz]),
-    "onair_commands_add": (R, [P, cp, sz, c_uint32]),
-    "onair_commands_ignore": (R, [P, cp, sz]),
-    "onair_commands_match": (R, [P, P, c_void_p, POINTER(Invocation)]),
-    # milestones
-    "onair_milestones_new": (R, [u64, u64, PP]),
-    "onair_milestones_from_json": (R, [cp, sz, PP]),
-    "onair_milestones_to_json": (R, [P, cpp, szp]),
-    "onair_milestones_free": (None, [P]),
-    "onair_milestones_start_broadcast": (R, [P, u64, boolp]),
-    "onair_milestones_end_broadcast": (R, [P]),
-    "onair_milestones_on_event": (R, [P, c_void_p, POINTER(Milestone)]),
-    "onair_milestones_donated_by": (u64, [P, cp, sz]),
-    "onair_milestones_hearts": (u64, [P]),
-    "onair_milestones_total_donated": (u64, [P]),
-    # timers
-    "onair_timers_new": (R, [PP]),
-    "onair_timers_free": (None, [P]),
-    "onair_timers_schedule": (R, [P, u64, cp, sz]),
-    "onair_timers_every": (R, [P, u64, cp, sz, u64]),
-    "onair_timers_cancel": (R, [P, cp, sz, boolp]),
-    "onair_timers_next_deadline": (R, [P, c_bool, boolp, u64p]),
-    "onair_timers_pop_due": (R, [P, u64, c_bool, POINTER(Str)]),
-    # tally
-    "onair_tally_new": (R, [PP]),
-    "onair_tally_free": (None, [P]),
-    "onair_tally_record": (R, [P, c_void_p]),
-    "onair_tally_json": (R, [P, cpp, szp]),
-    "onair_tally_hearts": (u64, [P]),
-    "onair_tally_donated": (u64, [P]),
-    "onair_tally_attendance": (sz, [P]),
     # decisions
-    "onair_classify": (R, [cp, sz, c_uint16, POINTER(Header), sz, cp, sz, u64, POINTER(Problem)]),
-    "onair_classify_json": (R, [cp, sz, c_uint16, POINTER(Header), sz, cp, sz, u64, cpp, szp]),
-    "onair_quota_parse": (R, [POINTER(Header), sz, u64, POINTER(Quota)]),
+    "onair_classify_json": (R, [cp, sz, c_uint16, HP, sz, cp, sz, u64, cpp, szp]),
+    "onair_quota_parse": (R, [HP, sz, u64, POINTER(Quota)]),
     "onair_retry_after_ms": (R, [cp, sz, u64, u64p]),
     "onair_backoff_new": (R, [u64, u64, u64, PP]),
     "onair_backoff_free": (None, [P]),
@@ -313,81 +152,69 @@ def _candidates() -> list[str]:
     if env:
         return [env]
     here = Path(__file__).resolve().parent
-    found = sorted(glob.glob(str(here / "_libonair*.so"))) + sorted(
-        glob.glob(str(here / "_libonair*.dylib"))
-    )
-    for root in [here.parent.parent, *here.parents]:
+    found = [str(here / LIB_NAME)] if (here / LIB_NAME).exists() else []
+    if not found:
+        # A development checkout: python/onair/ → the workspace's target/.
         for profile in ("release", "debug"):
-            p = root / "target" / profile / "libonair.so"
+            p = here.parent.parent / "target" / profile / LIB_NAME
             if p.exists():
                 found.append(str(p))
-        if found:
-            break
     return found
 
 
-def _load() -> ctypes.CDLL:
+def _load() -> tuple[ctypes.CDLL, str]:
     candidates = _candidates()
     if not candidates:
         raise ImportError(
-            "onair: libonair not found; install the package with `pip install ./python`, "
-            "or set ONAIR_LIB to a built libonair.so (cargo build -p onair-ffi)"
+            "onair: libonair not found; install the wheel (scripts/test-python builds one) or "
+            "`pip install ./python` (builds it with cargo), or set ONAIR_LIB to a built "
+            f"{LIB_NAME} (cargo build -p onair-ffi)"
         )
-    lib = ctypes.CDLL(candidates[0])
+    path = candidates[0]
+    lib = ctypes.CDLL(path)
+    abi = lib.onair_abi_version()
+    if abi != ABI_VERSION:
+        raise ImportError(f"onair: {path} has C ABI version {abi}, this package needs {ABI_VERSION}")
     for name, (restype, argtypes) in _SIGNATURES.items():
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes
-    abi = lib.onair_abi_version()
-    if abi != ABI_VERSION:
-        raise ImportError(
-            f"onair: {candidates[0]} has C ABI version {abi}, this package needs {ABI_VERSION}"
-        )
-    return lib
+    return lib, path
 
 
-lib = _load()
-LIB_PATH: str = _candidates()[0]
+lib, LIB_PATH = _load()
 
 
-def text(s: Str) -> str | None:
-    """A borrowed onair_str as a new Python str (None when absent)."""
-    if not s.ptr:
-        return None
-    return ctypes.string_at(s.ptr, s.len).decode("utf-8")
+def string_at(ptr: c_void_p, length: c_size_t) -> bytes:
+    """What a (pointer, length) out-parameter pair points at, copied."""
+    return ctypes.string_at(ptr.value or 0, length.value) if ptr.value else b""
 
 
-def take_owned(ptr: c_void_p, length: c_size_t) -> str:
-    """A string the caller owns (char **), copied then freed."""
+def take_owned(ptr: c_void_p, length: c_size_t) -> bytes:
+    """A string the caller owns (``char **``), copied then freed."""
     try:
-        return ctypes.string_at(ptr.value or 0, length.value).decode("utf-8") if ptr.value else ""
+        return string_at(ptr, length)
     finally:
         lib.onair_string_free(ptr)
 
 
-def borrowed(ptr: c_void_p, length: c_size_t) -> str:
-    return ctypes.string_at(ptr.value or 0, length.value).decode("utf-8") if ptr.value else ""
+Headers = Union[Mapping[str, str], Mapping[bytes, bytes], Iterable[tuple[Union[str, bytes], Union[str, bytes]]], None]
+"""A mapping or an iterable of (name, value) pairs, ``str`` or ``bytes``."""
 
 
-def headers_array(
-    headers: Any,
-) -> tuple[Any, int]:
-    """(name, value) pairs (str or bytes) as an onair_header array."""
+def headers_array(headers: Headers | Any) -> tuple[Any, int]:
+    """(name, value) pairs as an ``onair_header`` array (keeps the bytes alive with it)."""
     if headers is None:
         return None, 0
-    if hasattr(headers, "items"):
-        pairs = list(headers.items())
-    else:
-        pairs = list(headers)
+    items = headers.items() if hasattr(headers, "items") else headers
+    pairs = [
+        (k.encode("latin-1") if isinstance(k, str) else bytes(k), v.encode("latin-1") if isinstance(v, str) else bytes(v))
+        for k, v in items
+    ]
     n = len(pairs)
     if n == 0:
         return None, 0
     arr = (Header * n)()
     for i, (k, v) in enumerate(pairs):
-        kb = k.encode("latin-1") if isinstance(k, str) else bytes(k)
-        vb = v.encode("latin-1") if isinstance(v, str) else bytes(v)
-        arr[i].name = kb
-        arr[i].name_len = len(kb)
-        arr[i].value = vb
-        arr[i].value_len = len(vb)
+        arr[i].name, arr[i].name_len, arr[i].value, arr[i].value_len = k, len(k), v, len(v)
     return arr, n

@@ -27,10 +27,10 @@ middle of a method of the very object the handler uses. Then
   ``ReentrantCallError`` instead of deadlocking or reading a half-written
   action.
 
-Locks are taken in one order: a kit object, then the audience a
-``Commands.match`` reads, then the bot or decoder that lent the event
-(``lent``). Requests never block, so a signal handler cannot deadlock on
-a lock held by a thread that waits for one the interrupted code holds.
+A call holds one object's lock at a time (``Bot(config)`` builds its
+config's handle inside the call), so no two locks are ever waited for in
+opposite orders. Requests never block, so a signal handler cannot deadlock
+on a lock held by a thread that waits for one the interrupted code holds.
 """
 
 from __future__ import annotations
@@ -41,20 +41,15 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, ClassVar, Concatenate, NoReturn, ParamSpec, TypeVar
+from typing import Any, ClassVar, Concatenate, NoReturn, ParamSpec, TypeVar
 
-from .errors import ClosedError, ReentrantCallError, StaleEventError
-
-if TYPE_CHECKING:
-    from .events import Event
+from .errors import ClosedError, ReentrantCallError
 
 P = ParamSpec("P")
 R = TypeVar("R")
 O = TypeVar("O", bound="Owner")
 
 _CLOSE = "close"
-
-
 
 
 class Owner:
@@ -68,7 +63,6 @@ class Owner:
 
     _free: ClassVar[Any] = None
     _h: int | None = None
-    _gen: int = 0
     _closing: bool = False
     _lock: _thread.RLock
     _held_here: Callable[[], bool]  # whether this thread holds _lock
@@ -96,7 +90,6 @@ class Owner:
                 continue
             if request == _CLOSE:
                 self._h = None
-                self._gen += 1
                 self._closed()
                 type(self)._free(h)
             else:
@@ -146,8 +139,7 @@ class Owner:
 
     @contextmanager
     def _holding(self, what: str = "call") -> Iterator[int]:
-        """Holds the lock for one call from another object (a bot reading its config,
-        a kit call reading an audience or an event); yields the handle."""
+        """Holds the lock for one call made outside a ``locked`` method; yields the handle."""
         if self._held_here():
             raise self._reentered(what)
         lock = self._lock
@@ -246,17 +238,3 @@ def locked_or(value: R) -> Callable[[Callable[Concatenate[O, P], R]], Callable[C
         return call
 
     return wrap
-
-
-@contextmanager
-def lent(event: Event) -> Iterator[int]:
-    """Holds the lock of the bot or decoder ``event`` came from while a kit call
-    reads it, and yields the address of its ``onair_event`` view; the event must
-    still be current there (``StaleEventError`` otherwise)."""
-    src = event._src
-    if src is None or src.closed:
-        raise StaleEventError()
-    with src._holding("a kit call with its event"):
-        if src._gen != event._gen:
-            raise StaleEventError()
-        yield event._addr

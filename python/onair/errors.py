@@ -30,11 +30,14 @@ _CODES: dict[int, tuple[str, str]] = {
     17: ("invalid_argument", "pass a value in the documented range"),
     18: ("bad_tag", "use a short tag without control characters"),
     19: ("too_many_timers", "cancel a timer first"),
-    20: ("invalid_state", "the stored kit state did not load: start fresh"),
+    20: ("invalid_state", "the saved kit state did not load: start without it"),
     21: ("no_event", "pass an event from a decoder or a bot"),
     22: ("out_of_range", "use an index below the length"),
     23: ("no_current", "poll or take an item first"),
     24: ("busy", "the handle is in a call on another thread: serialize calls on it (the package's objects do)"),
+    25: ("invalid_kit_config", "fix the kit configuration at the key named"),
+    26: ("kit_state_too_new", "a newer onair saved this kit state: upgrade, or start without it"),
+    27: ("no_kit", "configure a kit (Config(kit=...))"),
 }
 
 
@@ -66,27 +69,15 @@ class InvalidConfig(OnairError):
     """The base URL, credentials or saved token file were refused."""
 
 
-class StaleEventError(MisuseError):
-    """The event's borrowed view is gone (the handle it came from moved on).
+class KitConfigError(InvalidConfig):
+    """The kit configuration was refused: ``key`` says where (``commands[1].name``,
+    empty for the whole document), ``message`` what is wrong there."""
 
-    Kit functions (tally, audience, commands, milestones) take an event while
-    it is current: in the loop body that received it.
-    """
-
-    def __init__(self) -> None:
-        Exception.__init__(
-            self,
-            "the event carries no current view of the core's event: give it to the kit in "
-            "the loop body that received it, from a Bot or a Decoder(kit_views=True) "
-            "(stale_event)",
-        )
-        self.code = 21
-        self.kind = "stale_event"
-        self.advice = (
-            "call the kit before the next call on the decoder or bot; "
-            "decode with Decoder(kit_views=True) to feed the kit"
-        )
-        self.detail = ""
+    def __init__(self, code: int, key: str, message: str) -> None:
+        where = f"kit config: {key}: " if key else "kit config: "
+        super().__init__(code, where + message)
+        self.key = key
+        self.message = message
 
 
 class ClosedError(ValueError):

@@ -1,18 +1,20 @@
 # The Python bot for scripts/e2e (sourced by the common harness, scripts/e2e.py):
-# bot_build installs the onair package (python/, which builds libonair with
-# cargo through setuptools-rust) into python/.venv; bot_run execs the venv's
-# python on examples/python/bot.py with the harness's environment
-# (ONAIR_BASE_URL, …, ONAIR_TALLY_OUT).
+# bot_build builds the onair wheel (python/build-wheel: libonair, then hatchling)
+# and installs it, with httpx, into target/py-e2e-venv (again only when the
+# wheel changed); bot_run execs that venv's python on examples/python/bot.py
+# (the reference bot on onair's asyncio driver) with the harness's environment.
 ONAIR_PY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-ONAIR_PY_VENV="$ONAIR_PY_ROOT/python/.venv"
+ONAIR_PY_VENV="$ONAIR_PY_ROOT/target/py-e2e-venv"
 
 bot_build() {
-  [ -x "$ONAIR_PY_VENV/bin/python" ] || python3 -m venv "$ONAIR_PY_VENV"
-  # Reinstall only when the package or libonair's sources changed since the last install.
-  local stamp="$ONAIR_PY_VENV/.onair-installed"
-  if [ ! -f "$stamp" ] || [ -n "$(find "$ONAIR_PY_ROOT/python/onair" "$ONAIR_PY_ROOT/python/pyproject.toml" \
-      "$ONAIR_PY_ROOT/ffi/src" "$ONAIR_PY_ROOT/core/src" -newer "$stamp" -print -quit)" ]; then
-    "$ONAIR_PY_VENV/bin/python" -m pip install -q "$ONAIR_PY_ROOT/python" && touch "$stamp"
+  local wheel sum stamp="$ONAIR_PY_VENV/.onair-wheel"
+  wheel=$("$ONAIR_PY_ROOT/python/build-wheel" | tail -1)
+  sum=$(sha256sum "$ONAIR_PY_ROOT/$wheel" | cut -d' ' -f1)
+  if [ ! -x "$ONAIR_PY_VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+    rm -rf "$ONAIR_PY_VENV"
+    python3 -m venv "$ONAIR_PY_VENV"
+    "$ONAIR_PY_VENV/bin/python" -m pip install -q --disable-pip-version-check "$ONAIR_PY_ROOT/$wheel"
+    echo "$sum" > "$stamp"
   fi
 }
 

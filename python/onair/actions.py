@@ -1,0 +1,469 @@
+"""What the bot asks for and tells (``Bot.poll``, the driver's ``async for``), as
+frozen dataclasses: one class per action of the core (``core/src/bot.rs``), built
+from its JSON form (``core/src/proto/json.rs``), fields in snake_case.
+
+- the driver's work: ``Send``, ``OpenStream``, ``CloseStream``, ``TimedOut``, ``Wait``;
+- stream events: ``Chat``, ``Presence``, ``Like``, ``Donation``, ``End``,
+  ``OtherEvent`` themselves (``onair.events``);
+- the configured kit: ``Command``, ``Arrival``, ``Milestone``, ``BroadcastEnded``
+  (with its ``Tally``), ``PersistState``;
+- answers and news: ``Done`` (its ``result``: ``Broadcast``, ``Listeners``,
+  ``Fans``, ``ChatSent`` or ``Failed``), the notices (``Notice`` subclasses),
+  ``PersistTokens``, ``Timer``, ``NeedsAuthorization``, ``Stopped``.
+
+Secrets stay out of ``repr``: a request's header values and body, the token file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+from .events import Chat, Donation, End, Event, FrameError, Like, Presence, User
+
+Endpoint = Literal["token", "revoke", "live", "listeners", "fans", "events", "chat"]
+Role = Literal["listener", "manager", "dj"]
+Allowed = Literal["anyone", "managers", "dj"]
+StopCode = Literal[
+    "reauthorize", "reconsent", "join_forbidden", "invalid_client", "fix_request", "unexpected", "shut_down"
+]
+FailureCode = Literal[
+    "problem", "quota_blocked", "invalid_body", "pager", "transport", "cancelled", "queue_full", "stopped"
+]
+ProblemKind = Literal[
+    "ok", "malformed_request", "chat_empty", "chat_too_long", "unauthorized", "permission_missing",
+    "chat_blocked", "join_forbidden", "not_on_air", "chat_rate_limited", "quota_per_second", "quota_daily",
+    "server_error", "broadcast_server_error", "chat_server_error", "invalid_request",
+    "unsupported_grant_type", "invalid_grant", "invalid_client", "unexpected",
+]
+Advice = Literal[
+    "none", "fix_request", "refresh_token", "reconsent", "retry_soon", "stop", "wait_not_on_air",
+    "retry_backoff", "retry_after", "reauthorize",
+]
+
+
+# ---- values inside actions ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A classified response (``onair explain``): what it was and what to do."""
+
+    kind: ProblemKind
+    advice: Advice
+    status: int
+    detail_code: str | None = None
+    oauth_error: str | None = None
+    retry_after_ms: int | None = None
+    quota_scope: str | None = None
+    recently_revoked: bool = False
+
+    @property
+    def is_ok(self) -> bool:
+        return self.kind == "ok"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Request:
+    """An HTTP request to send as it is. It may carry an ``Authorization`` header and a
+    form with secrets: ``repr`` names the headers and hides their values and the body."""
+
+    endpoint: Endpoint
+    method: Literal["GET", "POST"]
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+    def __repr__(self) -> str:
+        names = ", ".join(n for n, _ in self.headers)
+        return (
+            f"Request(endpoint={self.endpoint!r}, method={self.method!r}, url={self.url!r}, "
+            f"headers=[{names}: <redacted>], body=<{len(self.body)} bytes redacted>)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PersonTotals:
+    """One person's totals in a broadcast (the DJ is kept out)."""
+
+    nickname: str | None
+    hearts: int
+    paid_hearts: int
+    donated: int
+    donations: int
+    joins: int
+    chats: int
+
+
+class People(Mapping[str, PersonTotals]):
+    """A read-only mapping of person id to totals, in id order; hashable."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, people: Mapping[str, PersonTotals] | None = None) -> None:
+        self._d: dict[str, PersonTotals] = dict(sorted((people or {}).items()))
+
+    def __getitem__(self, key: str) -> PersonTotals:
+        return self._d[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._d.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, People):
+            return self._d == other._d
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"People({self._d!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (People, (self._d,))
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """A broadcast's totals by person: the shape of the emulator ledger's ``totals``.
+
+    ``attendance`` is the number of people who joined."""
+
+    hearts: int = 0
+    donated: int = 0
+    attendance: int = 0
+    people: People = field(default_factory=People)
+
+    def donors(self) -> list[tuple[str, PersonTotals]]:
+        """Donors, highest total first (ties by id, so the order is stable)."""
+        found = [(pid, p) for pid, p in self.people.items() if p.donated > 0]
+        return sorted(found, key=lambda item: (-item[1].donated, item[0]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The core's JSON form (``TallyJson``): ``{"hearts","donated","attendance","people"}``."""
+        return {
+            "hearts": self.hearts,
+            "donated": self.donated,
+            "attendance": self.attendance,
+            "people": {
+                pid: {
+                    "nickname": p.nickname,
+                    "hearts": p.hearts,
+                    "paidHearts": p.paid_hearts,
+                    "donated": p.donated,
+                    "donations": p.donations,
+                    "joins": p.joins,
+                    "chats": p.chats,
+                }
+                for pid, p in self.people.items()
+            },
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+# ---- the driver's work ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send ``request``; report with ``Bot.on_response`` (or ``on_transport_error``).
+    The bot keeps ``timeout_ms`` itself: give the client no shorter timeout."""
+
+    request_id: int
+    request: Request
+    timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenStream:
+    """Open ``request`` as a stream with no whole-body timeout (the bot's watchdog
+    covers it); report with ``on_stream_open``, ``on_stream_bytes``, ``on_stream_closed``."""
+
+    request_id: int
+    request: Request
+
+
+@dataclass(frozen=True, slots=True)
+class CloseStream:
+    """Close the stream ``request_id`` (late reports for it are harmless)."""
+
+    request_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """The bot gave up on request ``request_id`` (no report within its timeout): drop it."""
+
+    request_id: int
+    endpoint: Endpoint
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Nothing to do until ``until_ms`` (unix ms) or until a report; ``None``: only a
+    report moves the bot. Ends a drain."""
+
+    until_ms: int | None
+
+
+# ---- answers and news -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Broadcast:
+    """``GET /v1/live`` (``Bot.fetch_broadcast``)."""
+
+    live_id: int
+    title: str
+    started_at: str
+    close_air_time: str
+    listener_count: int
+    total_listener_count: int
+    welcome_message: str
+    is_chat_frozen: bool
+    categories: tuple[str, ...]
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    id: str
+    nickname: str
+
+
+@dataclass(frozen=True, slots=True)
+class Listeners:
+    """Every page of ``GET /v1/live/listeners``, people deduplicated by id."""
+
+    listeners: tuple[Listener, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Fan:
+    id: str
+    nickname: str
+    rank: int
+    coin_count: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Fans:
+    """``GET /v1/live/fans``: the top donors present (``total_count``: the list's size)."""
+
+    total_count: int
+    fans: tuple[Fan, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSent:
+    """The service took the chat message (204)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    """The bot has stopped; a person must act. Sticky: polling keeps returning it.
+
+    ``code`` ``reauthorize`` (``resumes_with_new_consent``: ``authorize`` brings it
+    back), ``reconsent`` (``missing`` permissions), ``join_forbidden``,
+    ``invalid_client``, ``fix_request`` / ``unexpected`` (with the ``problem``),
+    ``shut_down``. Ends a drain."""
+
+    code: StopCode
+    message: str
+    reason: str | None = None
+    missing: tuple[str, ...] = ()
+    problem: Problem | None = None
+
+    @property
+    def resumes_with_new_consent(self) -> bool:
+        return self.code == "reauthorize"
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A call failed for good: ``failure`` says why; ``problem`` (the service's answer),
+    ``until_ms`` (a daily quota's end), ``message`` or ``stop`` when it has one."""
+
+    failure: FailureCode
+    problem: Problem | None = None
+    until_ms: int | None = None
+    message: str | None = None
+    stop: Stopped | None = None
+
+
+CallResult = Union[Broadcast, Listeners, Fans, ChatSent, Failed]
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The answer to app call ``call_id`` (``send_chat``, ``say``, ``fetch_broadcast``, …)."""
+
+    call_id: int
+    result: CallResult
+
+    @property
+    def ok(self) -> bool:
+        return not isinstance(self.result, Failed)
+
+
+class Notice:
+    """Worth a log line, needs no action (every notice class derives from it)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FrameSkipped(Notice):
+    """A stream frame that did not decode was skipped."""
+
+    error: FrameError
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownEvent(Notice):
+    """A stream event this version of the core does not know."""
+
+    event: str
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemNotice(Notice):
+    """An error response the bot is handling by itself (retry, refresh, reconnect)."""
+
+    endpoint: Endpoint
+    problem: Problem
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRefused(Notice):
+    """Someone ran a configured command they may not run."""
+
+    name: str
+    user: User
+    role: Role
+    needed: Allowed
+
+
+@dataclass(frozen=True, slots=True)
+class CallHeld(Notice):
+    """A call made while the bot waits for consent: held until ``authorize``."""
+
+    call_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReconnectStormBraked(Notice):
+    """Connections keep ending with ``RECONNECT`` at once: the next waits until ``until_ms``."""
+
+    until_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PersistTokens:
+    """A new token pair is in force: save ``tokens`` (a secret, hidden from ``repr``)
+    and give it back to ``Bot`` after a restart."""
+
+    tokens: str = field(repr=False)
+    generation: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Timer:
+    """App timer ``tag`` is due (``Bot.schedule``, ``Bot.every``, ``Bot.set_timer``)."""
+
+    tag: str
+
+
+@dataclass(frozen=True, slots=True)
+class NeedsAuthorization:
+    """No tokens: get a consent code from the DJ, then ``authorize(code, redirect_uri)``.
+    Ends a drain."""
+
+
+# ---- the configured kit -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A configured command run by someone allowed to; answer with ``say``."""
+
+    name: str
+    args: tuple[str, ...]
+    rest: str
+    user: User
+    role: Role
+    event: Chat
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """Someone to greet: their ``first`` sign in this broadcast, or ``back`` after
+    ``away_ms`` unseen. ``event``: their join, or their chat."""
+
+    kind: Literal["first", "back"]
+    away_ms: int | None
+    user: User
+    is_manager: bool
+    live_id: int | None
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Milestone:
+    """A configured milestone crossed: the broadcast's ``hearts`` (``event``: the
+    ``Like``), or one person ``donated`` (``user``; ``event``: the ``Donation``)."""
+
+    kind: Literal["hearts", "donated"]
+    reached: int
+    total: int
+    user: User | None
+    event: Like | Donation
+
+
+@dataclass(frozen=True, slots=True)
+class BroadcastEnded:
+    """The broadcast is over: its final ``tally``. ``event``: the ``LIVE_ENDED`` frame,
+    ``None`` when the end was inferred (another ``liveId``, not on air after a restart)."""
+
+    live_id: int | None
+    tally: Tally
+    event: End | None
+
+
+@dataclass(frozen=True, slots=True)
+class PersistState:
+    """The kit's memory changed: save ``state`` before acting on what follows, and give it
+    back (``Bot(kit_state=…)``) after a restart: nobody greeted twice, no total lost."""
+
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class OtherAction:
+    """An action newer than this package: its JSON form."""
+
+    json: Any
+
+
+Action = Union[
+    Send, OpenStream, CloseStream, TimedOut, Wait,
+    Chat, Presence, Like, Donation, End,
+    Done, FrameSkipped, UnknownEvent, ProblemNotice, CommandRefused, CallHeld, ReconnectStormBraked,
+    PersistTokens, Timer, NeedsAuthorization, Stopped,
+    Command, Arrival, Milestone, BroadcastEnded, PersistState, OtherAction,
+]
+"""Everything ``Bot.poll`` returns (an ``OtherEvent`` comes as itself too)."""
+
+
+def ends_drain(action: object) -> bool:
+    """Whether a drain ends here: ``Wait``, ``NeedsAuthorization``, ``Stopped``."""
+    return isinstance(action, (Wait, NeedsAuthorization, Stopped))
