@@ -122,23 +122,6 @@ function guard(f) {
 
 // ---- argument conversion -----------------------------------------------------
 
-/** Headers as `[name, value, name, value, …]` for the core. */
-function flatHeaders(headers) {
-  const out = [];
-  if (headers == null) return out;
-  if (typeof headers[Symbol.iterator] === 'function') {
-    for (const [name, value] of headers) out.push(String(name), String(value));
-    return out;
-  }
-  for (const name of Object.keys(headers)) {
-    const value = headers[name];
-    if (value == null) continue;
-    if (Array.isArray(value)) for (const v of value) out.push(name, String(v));
-    else out.push(name, String(value));
-  }
-  return out;
-}
-
 /** A body as bytes. */
 function bytes(body) {
   if (body == null) return new Uint8Array(0);
@@ -321,7 +304,7 @@ addDispose(Decoder);
 
 function classify(endpoint, status, headers, body, nowMs) {
   return JSON.parse(
-    guard(() => wasm().classify(endpoint, status, flatHeaders(headers), bytes(body), nowMs ?? undefined)),
+    guard(() => wasm().classify(endpoint, status, headers ?? undefined, bytes(body), nowMs ?? undefined)),
   );
 }
 
@@ -360,13 +343,13 @@ class Bot {
     return JSON.parse(this.#inner.poll(now(nowMs)));
   }
   onResponse(id, status, headers, body, nowMs) {
-    guard(() => this.#inner.onResponse(id, status, flatHeaders(headers), bytes(body), now(nowMs)));
+    guard(() => this.#inner.onResponse(id, status, headers ?? undefined, bytes(body), now(nowMs)));
   }
   onTransportError(id, nowMs) {
     guard(() => this.#inner.onTransportError(id, now(nowMs)));
   }
   onStreamOpen(id, status, headers, nowMs) {
-    guard(() => this.#inner.onStreamOpen(id, status, flatHeaders(headers), now(nowMs)));
+    guard(() => this.#inner.onStreamOpen(id, status, headers ?? undefined, now(nowMs)));
   }
   onStreamBytes(id, chunk, nowMs) {
     guard(() => this.#inner.onStreamBytes(id, bytes(chunk), now(nowMs)));
@@ -509,7 +492,7 @@ addDispose(Backoff);
 
 /** The quota headers of a response; `nowMs` turns an HTTP-date `Retry-After` into a delay. */
 function parseQuota(headers, nowMs) {
-  return JSON.parse(wasm().parseQuota(flatHeaders(headers), now(nowMs)));
+  return JSON.parse(wasm().parseQuota(headers ?? undefined, now(nowMs)));
 }
 
 function splitChat(text) {

@@ -6,6 +6,7 @@ use onair::proto::json::{ActionJson, StopJson, TallyJson};
 use onair::proto::oauth::Tokens;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 // ---- errors -------------------------------------------------------------------
 
@@ -53,10 +54,60 @@ pub(crate) fn ms(value: f64) -> u64 {
     }
 }
 
-/// Headers arrive flattened: `[name, value, name, value, …]`.
-pub(crate) fn pairs(flat: &[String]) -> impl Iterator<Item = (&str, &str)> {
-    flat.chunks_exact(2)
-        .map(|pair| (pair[0].as_str(), pair[1].as_str()))
+/// Response headers as JavaScript has them, read with `js-sys`: a fetch
+/// `Headers` or any iterable of `[name, value]` pairs, or a plain object
+/// (Node's `IncomingHttpHeaders`: an array value repeats the name; `null`
+/// and `undefined` values are skipped). Values that are not strings are
+/// written as JavaScript writes numbers and booleans; others are skipped.
+pub(crate) fn headers(value: &JsValue) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if value.is_null() || value.is_undefined() {
+        return out;
+    }
+    if let Ok(Some(entries)) = js_sys::try_iter(value) {
+        for entry in entries.flatten() {
+            let pair = js_sys::Array::from(&entry);
+            if let (Some(name), Some(v)) = (text(&pair.get(0)), text(&pair.get(1))) {
+                out.push((name, v));
+            }
+        }
+    } else if value.is_object() {
+        for entry in js_sys::Object::entries(value.unchecked_ref()).iter() {
+            let pair = js_sys::Array::from(&entry);
+            let (Some(name), v) = (text(&pair.get(0)), pair.get(1)) else {
+                continue;
+            };
+            if js_sys::Array::is_array(&v) {
+                for item in js_sys::Array::from(&v).iter() {
+                    if let Some(v) = text(&item) {
+                        out.push((name.clone(), v));
+                    }
+                }
+            } else if let Some(v) = text(&v) {
+                out.push((name, v));
+            }
+        }
+    }
+    out
+}
+
+/// A header name or value: a string, or a number or boolean as JS writes it.
+fn text(value: &JsValue) -> Option<String> {
+    if let Some(s) = value.as_string() {
+        return Some(s);
+    }
+    if let Some(n) = value.as_f64() {
+        return js_sys::Number::from(n)
+            .to_string_with_radix(10)
+            .ok()
+            .map(String::from);
+    }
+    value.as_bool().map(|b| b.to_string())
+}
+
+/// Header pairs as the core takes them.
+pub(crate) fn pairs(headers: &[(String, String)]) -> impl Iterator<Item = (&str, &str)> {
+    headers.iter().map(|(n, v)| (n.as_str(), v.as_str()))
 }
 
 // ---- the bot ------------------------------------------------------------------
@@ -145,10 +196,11 @@ impl Bot {
         &mut self,
         id: f64,
         status: u16,
-        headers: Vec<String>,
+        headers: JsValue,
         body: &[u8],
         now_ms: f64,
     ) -> Result<(), JsValue> {
+        let headers = self::headers(&headers);
         self.inner
             .on_response(RequestId(ms(id)), status, pairs(&headers), body, ms(now_ms))
             .map_err(misuse)
@@ -168,9 +220,10 @@ impl Bot {
         &mut self,
         id: f64,
         status: u16,
-        headers: Vec<String>,
+        headers: JsValue,
         now_ms: f64,
     ) -> Result<(), JsValue> {
+        let headers = self::headers(&headers);
         self.inner
             .on_stream_open(RequestId(ms(id)), status, pairs(&headers), ms(now_ms))
             .map_err(misuse)

@@ -19,10 +19,11 @@ use crate::bot::{error, ms, pairs};
 pub fn classify(
     endpoint: &str,
     status: u16,
-    headers: Vec<String>,
+    headers: JsValue,
     body: &[u8],
     now_ms: Option<f64>,
 ) -> Result<String, JsValue> {
+    let headers = crate::bot::headers(&headers);
     let endpoint = Endpoint::from_name(endpoint).ok_or_else(|| {
         error(
             "OnairError",
@@ -249,7 +250,8 @@ pub(crate) struct Quota<'a> {
 /// case, the first of a repeated name wins) as JSON; `now_ms` turns an
 /// HTTP-date `Retry-After` into a delay.
 #[wasm_bindgen(js_name = parseQuota)]
-pub fn parse_quota(headers: Vec<String>, now_ms: f64) -> String {
+pub fn parse_quota(headers: JsValue, now_ms: f64) -> String {
+    let headers = crate::bot::headers(&headers);
     // Each absent or unreadable value `null`.
     let q = onair::proto::ratelimit::QuotaHeaders::parse(pairs(&headers));
     crate::bot::to_json(&Quota {
