@@ -39,7 +39,7 @@ test('npm install of the tarball in an empty directory, without cargo, runs a bo
   assert.match(r.output, /stopped: shut_down/);
 });
 
-test('the types resolve under moduleResolution node16 and bundler (tsc --strict, the package checked too)', () => {
+test('the types resolve under moduleResolution node16, bundler and nodenext with only Node\'s globals (tsc --strict, the package checked too)', () => {
   const dir = installed();
   writeFileSync(
     join(dir, 'bot.ts'),
@@ -61,8 +61,20 @@ export const items = () => new Decoder().push(':heartbeat\\n\\n').map((i) => i.t
 `,
   );
   const base = { strict: true, noEmit: true, skipLibCheck: false, target: 'es2022', lib: ['es2022', 'esnext.disposable', 'dom'], types: [] };
-  for (const [module, moduleResolution] of [['node16', 'node16'], ['esnext', 'bundler']]) {
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...base, module, moduleResolution }, files: ['bot.ts'] }));
-    execFileSync(tsc, ['-p', dir], { env, stdio: 'pipe' });
+  // Node's own globals instead of the DOM's (fetch, RequestInit, Symbol.dispose from @types/node).
+  const nodeOnly = { ...base, lib: ['es2022'], types: ['node'], typeRoots: [join(here, 'node_modules/@types')] };
+  /** @type {[object, string, string][]} */
+  const configs = [
+    [base, 'node16', 'node16'],
+    [base, 'esnext', 'bundler'],
+    [nodeOnly, 'nodenext', 'nodenext'],
+  ];
+  for (const [options, module, moduleResolution] of configs) {
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...options, module, moduleResolution }, files: ['bot.ts'] }));
+    try {
+      execFileSync(tsc, ['-p', dir], { env, stdio: 'pipe', encoding: 'utf8' });
+    } catch (e) {
+      assert.fail(`tsc (${moduleResolution}): ${/** @type {{ stdout?: string }} */ (e).stdout}`);
+    }
   }
 });

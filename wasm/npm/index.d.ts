@@ -214,7 +214,12 @@ export interface DriverOptions extends Omit<BotOptions, 'tokens' | 'kitState'> {
   state?: Store | string;
   /** Called when the bot needs the DJ's consent (at first, and after a `reauthorize` stop): a code, or null to hand the author a `needsAuthorization` / `stopped` action instead (then call `driver.authorize`). */
   authorize?: () => { code: string; redirectUri: string } | null | Promise<{ code: string; redirectUri: string } | null>;
-  /** The `fetch` to use (default: the built-in one). Give it no timeout: the bot keeps every deadline. */
+  /**
+   * The `fetch` to use (default: the built-in one). Give it no timeout: the
+   * bot keeps every deadline. (The built-in fetch gives up on its own after
+   * 300 s without a byte, undici's defaults: longer than the bot's deadlines
+   * unless `watchdogMs` or `requestTimeoutMs` is set above that.)
+   */
   fetch?: typeof globalThis.fetch;
   /** Shut down on SIGINT and SIGTERM while running (default true): streams aborted, state saved, the loop ends. */
   signals?: boolean;
