@@ -124,3 +124,17 @@ test('the narrowed types describe real items', () => {
   assert.deepEqual(items.map(describe), ['u: hi', 'heartbeat', '5']);
   assert.equal(act({ type: 'wait', untilMs: null }), 'until a report');
 });
+
+/** The kit's configuration is typed from the core's KitConfig: every key optional but a command's name. */
+function kitConfigs() {
+  /** @type {import('onair').KitConfig} */
+  const ok = { commands: [{ name: 'hello', aliases: ['hi'], allowed: 'managers', cooldown_ms: 5000 }], tally: true };
+  /** @type {import('onair').KitConfig} */
+  // @ts-expect-error -- `admins` is not who may run a command
+  const wrongRole = { commands: [{ name: 'x', allowed: 'admins' }] };
+  /** @type {import('onair').KitConfig} */
+  // @ts-expect-error -- a command needs its name
+  const noName = { commands: [{ aliases: ['x'] }] };
+  return [ok, wrongRole, noName];
+}
+void kitConfigs;
