@@ -104,6 +104,42 @@ test('handlers: kit replies, RECONNECT, TOKEN_EXPIRED (one refresh, the new pair
   assert.equal((await emu.control('/state')).openStreams, 0, 'the stream was aborted');
 });
 
+test('a refresh due mid-stream: the new pair saved, the stream left open', async (t) => {
+  const emu = await startEmulator(['--heartbeat-ms', '500']);
+  t.after(() => emu.close());
+  const { code } = await emu.control('/consent', {});
+  await emu.control('/live/start', {});
+  const tokens = new MemoryStore();
+  let offset = 0;
+  /** @type {string[]} */
+  const ends = [];
+  const driver = new Driver({
+    baseUrl: emu.baseUrl,
+    clientId: emu.clientId,
+    clientSecret: emu.clientSecret,
+    tokens,
+    signals: false,
+    now: () => Date.now() + offset,
+    authorize: () => ({ code, redirectUri: emu.redirectUri }),
+  });
+  driver.on('end', (e) => void ends.push(e.data.reason));
+  const running = driver.run();
+  await until(() => driver.bot.status().connection.state === 'connected', 'the stream');
+  const refreshAt = driver.bot.status().refreshAtMs ?? 0;
+  assert.ok(refreshAt < (driver.bot.status().accessExpiresAtMs ?? 0), 'a refresh is scheduled before the expiry');
+  // 55 minutes later on both clocks (the token lives 60; the bot refreshes 10 before):
+  // the heartbeats the emulator writes at once wake the driver at the new time.
+  const jump = 3_300_000;
+  offset += jump;
+  await emu.control('/clock/advance', { ms: jump });
+  await until(() => JSON.parse(tokens.load() ?? '{}').generation === 2, 'the refresh');
+  assert.equal(driver.bot.status().counters.connects, 1, 'the same stream connection');
+  assert.equal(driver.bot.status().connection.state, 'connected');
+  assert.deepEqual(ends, []);
+  driver.shutdown();
+  assert.equal((await running)?.code, 'shut_down');
+});
+
 test('for await: needsAuthorization handed to the author, events narrowed, leaving the loop aborts the stream; file stores', async (t) => {
   const emu = await startEmulator();
   t.after(() => emu.close());

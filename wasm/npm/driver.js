@@ -103,6 +103,7 @@ export class Driver {
   #tokens;
   #state;
   #fetch;
+  #now;
   #authorize;
   #signals;
   /** Requests and streams in flight: id -> { controller, endpoint }. */
@@ -119,11 +120,12 @@ export class Driver {
   #commands = new Map();
 
   constructor(options) {
-    const { tokens, state, fetch, authorize, signals, ...botOptions } = options || {};
+    const { tokens, state, fetch, now, authorize, signals, ...botOptions } = options || {};
     this.#botOptions = botOptions;
     this.#tokens = store(tokens) ?? new MemoryStore();
     this.#state = store(state);
     this.#fetch = fetch ?? globalThis.fetch;
+    this.#now = now ?? Date.now;
     this.#authorize = authorize ?? null;
     this.#signals = signals ?? true;
     const saved = this.#tokens.load();
@@ -173,13 +175,13 @@ export class Driver {
     this.#poke(this.bot.schedule(atMs, tag));
   }
   every(periodMs, tag, firstAtMs) {
-    this.#poke(this.bot.every(periodMs, tag, firstAtMs));
+    this.#poke(this.bot.every(periodMs, tag, firstAtMs ?? this.#now() + periodMs));
   }
   cancelTimer(tag) {
     return this.#poke(this.bot.cancelTimer(tag));
   }
   requestReconnect() {
-    this.#poke(this.bot.requestReconnect(Date.now()));
+    this.#poke(this.bot.requestReconnect(this.#now()));
   }
   authorize(code, redirectUri) {
     this.#poke(this.bot.authorize(code, redirectUri));
@@ -233,7 +235,7 @@ export class Driver {
     try {
       while (!this.#finished) {
         if (this.#failure) throw this.#failure;
-        const action = this.#bot.poll(Date.now());
+        const action = this.#bot.poll(this.#now());
         const repeat = action.type === 'needsAuthorization' || (action.type === 'stopped' && action.stop.code === 'reauthorize');
         if (!repeat) this.#said = false;
         switch (action.type) {
@@ -302,10 +304,10 @@ export class Driver {
    */
   async #finish() {
     this.#finished = true;
-    const deadline = Date.now() + SHUTDOWN_WAIT_MS;
+    const deadline = this.#now() + SHUTDOWN_WAIT_MS;
     for (;;) {
       for (;;) {
-        const action = this.#bot.poll(Date.now());
+        const action = this.#bot.poll(this.#now());
         if (action.type === 'stopped' || action.type === 'wait') break;
         if (action.type === 'send') this.#send(action.id, action.request);
         else if (action.type === 'persistTokens') await this.#tokens.save(action.tokens);
@@ -313,7 +315,7 @@ export class Driver {
         else if (action.type === 'closeStream' || action.type === 'timedOut') this.#abort(action.id);
       }
       for (const [id, { endpoint }] of this.#inflight) if (endpoint !== 'token' && endpoint !== 'revoke') this.#abort(id);
-      if (this.#inflight.size === 0 || Date.now() >= deadline) break;
+      if (this.#inflight.size === 0 || this.#now() >= deadline) break;
       await this.#sleep(deadline);
     }
     if (this.#revoke) await this.#tokens.clear?.();
@@ -330,7 +332,7 @@ export class Driver {
         this.#wake = null;
         resolve();
       };
-      if (untilMs !== null) this.#timer = setTimeout(this.#wake, Math.min(MAX_DELAY_MS, Math.max(0, untilMs - Date.now())));
+      if (untilMs !== null) this.#timer = setTimeout(this.#wake, Math.min(MAX_DELAY_MS, Math.max(0, untilMs - this.#now())));
     });
   }
 
@@ -371,10 +373,10 @@ export class Driver {
         const res = await this.#fetch(...fetchArgs(request, { signal: controller.signal }));
         const body = new Uint8Array(await res.arrayBuffer());
         this.#inflight.delete(id);
-        this.#report(() => this.#bot.onResponse(id, res.status, res.headers, body, Date.now()));
+        this.#report(() => this.#bot.onResponse(id, res.status, res.headers, body, this.#now()));
       } catch {
         this.#inflight.delete(id);
-        this.#report(() => this.#bot.onTransportError(id, Date.now()));
+        this.#report(() => this.#bot.onTransportError(id, this.#now()));
       }
     })();
   }
@@ -389,17 +391,17 @@ export class Driver {
         res = await this.#fetch(...fetchArgs(request, { signal: controller.signal }));
       } catch {
         this.#inflight.delete(id);
-        this.#report(() => this.#bot.onTransportError(id, Date.now()));
+        this.#report(() => this.#bot.onTransportError(id, this.#now()));
         return;
       }
-      this.#report(() => this.#bot.onStreamOpen(id, res.status, res.headers, Date.now()));
+      this.#report(() => this.#bot.onStreamOpen(id, res.status, res.headers, this.#now()));
       try {
-        if (res.body) for await (const chunk of res.body) this.#report(() => this.#bot.onStreamBytes(id, chunk, Date.now()));
+        if (res.body) for await (const chunk of res.body) this.#report(() => this.#bot.onStreamBytes(id, chunk, this.#now()));
       } catch {
         // Aborted by the bot's closeStream, or the network failed: the connection ended either way.
       }
       this.#inflight.delete(id);
-      this.#report(() => this.#bot.onStreamClosed(id, Date.now()));
+      this.#report(() => this.#bot.onStreamClosed(id, this.#now()));
     })();
   }
 }

@@ -221,6 +221,8 @@ export interface DriverOptions extends Omit<BotOptions, 'tokens' | 'kitState'> {
    * unless `watchdogMs` or `requestTimeoutMs` is set above that.)
    */
   fetch?: typeof globalThis.fetch;
+  /** The clock, unix ms (default `Date.now`), running at real speed: e.g. shifted with an emulator's clock in tests. */
+  now?: () => number;
   /** Shut down on SIGINT and SIGTERM while running (default true): streams aborted, state saved, the loop ends. */
   signals?: boolean;
 }
