@@ -275,7 +275,7 @@ def test_a_stop_ends_the_iteration_and_consent_can_come_later(emulator: Emulator
     run(main())
 
 
-def test_handlers_and_threads(emulator: Emulator) -> None:
+def test_handlers_and_threads(emulator: Emulator, caplog: pytest.LogCaptureFixture) -> None:
     driver = onair.aio.Driver(
         config(emulator, kit={"greetings": {}}), code=emulator.code(), redirect_uri=emulator.redirect_uri
     )
@@ -298,10 +298,15 @@ def test_handlers_and_threads(emulator: Emulator) -> None:
     def chats(e: onair.Chat | onair.Like) -> None:
         seen.append(type(e).__name__)
 
+    @driver.on_like
+    def boom(like: onair.Like) -> None:
+        raise ValueError("a bug in a handler")
+
     async def main() -> onair.Stopped | None:
         task = asyncio.ensure_future(driver.run(signals=False))
         await streaming(emulator)
         await emit(emulator, "presence", user=who("u7", "Jo"))
+        await emit(emulator, "like", user=who("u7", "Jo"))  # its handler raises: logged, the bot goes on
         await emit(emulator, "chat", user=who("u7", "Jo"), message="!hi")
         await emit(emulator, "donation", user=who("u7", "Jo"), amount=300)
 
@@ -327,7 +332,8 @@ def test_handlers_and_threads(emulator: Emulator) -> None:
     assert sorted(m for m in said if m.startswith("thread")) == sorted(
         f"thread {k} says {i}" for k in range(4) for i in range(5)
     )
-    assert "donation 300" in seen and "Chat" in seen
+    assert "donation 300" in seen and "Chat" in seen and "Like" in seen
+    assert "the handler boom failed on Like" in caplog.text and "a bug in a handler" in caplog.text
 
 
 def test_cancellation_leaves_no_task_and_no_socket(emulator: Emulator, tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ Iterate, and ``match`` what comes::
                     print("stopped:", code, message)
 
 Or register handlers and run (a handler may be sync or async; a ``str`` it
-returns is said)::
+returns is said; what it raises is logged on the ``onair`` logger, and the bot
+goes on)::
 
     bot = Driver(config, tokens=FileStore("tokens.json"), code=code, redirect_uri=uri)
 
@@ -506,6 +507,9 @@ class Driver:
         revoke = self._revoke
         assert self._lock is not None
         bot = self._bot
+        if not bot.closed:
+            bot.shutdown(revoke)  # wakes an iteration in another task, which then lets go
+            self._nudge()
         try:
             async with self._lock:
                 if self._closed:
@@ -675,11 +679,16 @@ class Driver:
                 log.warning("the bot waits for the DJ's consent: call authorize(code, redirect_uri)")
 
     async def _call(self, fn: Callable[[Any], HandlerResult], action: Any) -> None:
-        result = fn(action)
-        if inspect.isawaitable(result):
-            result = await result
-        if isinstance(result, str):
-            self.say(result)
+        """One handler; what it raises is logged and the bot goes on (one bad reply
+        must not take a bot off the air)."""
+        try:
+            result = fn(action)
+            if inspect.isawaitable(result):
+                result = await result
+            if isinstance(result, str):
+                self.say(result)
+        except Exception:
+            log.exception("the handler %s failed on %s", getattr(fn, "__name__", fn), type(action).__name__)
 
     async def run(self, *, signals: bool = True) -> Stopped | None:
         """Runs the bot with its handlers until it stops; the ``Stopped`` that ended it.
