@@ -112,7 +112,7 @@ use crate::proto::oauth::{
     AuthProblem, OAuthError, RefreshPolicy, TokenManager, TokenOutcome, Tokens, Unauthorized,
 };
 use crate::proto::problem::{classify, Advice, Problem, ProblemKind};
-use crate::proto::quota::QuotaTracker;
+use crate::proto::quota::{DailyQuota, QuotaTracker};
 use crate::proto::secret::{ClientCredentials, Secret};
 use crate::proto::stop::Stop;
 use crate::proto::stream::{ConnectLoop, Phase, Step, StreamConfig, StreamNotice};
@@ -532,9 +532,33 @@ impl Bot {
         &self.tokens
     }
 
-    /// The quota tracker, e.g. to show the daily blocks in force.
+    /// The quota tracker, e.g. to show the daily blocks in force, or to
+    /// read what this bot learned of the app's daily quota
+    /// ([`QuotaTracker::daily`]) and share it with the app's other bots.
     pub fn quota(&self) -> &QuotaTracker {
         &self.quota
+    }
+
+    /// Takes what the app's other bots learned of its daily quota (counted
+    /// for the whole app, across its integrations): calls needing a blocked
+    /// permission, or every call once the day's calls are used up, wait for
+    /// the reset ([`QuotaTracker::share`]). The stream is never held back.
+    ///
+    /// ```
+    /// # use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    /// use onair::proto::quota::{Block, DailyQuota};
+    /// # let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// # let mut bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
+    /// let now = 1_700_000_000_000;
+    /// // Another bot of the app hit the daily limit of listeners.read.
+    /// let learned: DailyQuota = serde_json::from_str(
+    ///     r#"{"blocks":[{"scope":"listeners.read","untilMs":1700003600000}]}"#)?;
+    /// bot.share_daily_quota(&learned, now);
+    /// assert_eq!(bot.quota().daily(now).blocks, learned.blocks);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn share_daily_quota(&mut self, shared: &DailyQuota, now_ms: u64) {
+        self.quota.share(shared, now_ms);
     }
 
     /// The event stream's connect-loop, e.g. for its phase or last problem.

@@ -2117,3 +2117,136 @@ fn the_actions_of_the_busy_fixture_stream() {
     }
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+// ---- a pair from a shared store -----------------------------------------------
+
+/// The pair another process stored: generation `generation`, access `access`.
+fn stored_pair(generation: u64, access: &str) -> Tokens {
+    Tokens::from_json(
+        format!(
+            r#"{{"format":"onair.tokens","version":1,"generation":{generation},
+            "access_token":"{access}","access_expires_at_ms":{},"issued_at_ms":{T0},
+            "refresh_token":"rt-{access}","refresh_expires_at_ms":{},"scope":"{ALL_SCOPES}"}}"#,
+            T0 + 120 * MIN,
+            T0 + 1000 * MIN,
+        )
+        .as_bytes(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_newer_stored_pair_replaces_a_refresh_in_flight() {
+    let (mut bot, stream) = streaming();
+    // The stream is told the token expired: the bot wants a refresh.
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), T0)
+        .unwrap();
+    bot.on_stream_closed(stream, T0).unwrap();
+    let actions = drain(&mut bot, T0);
+    let (refresh, request) = only_send(&actions);
+    assert!(body_text(&request).contains("grant_type=refresh_token"));
+    // Meanwhile another process refreshed and stored generation 5.
+    assert!(bot.adopt_tokens(stored_pair(5, "at-other"), T0 + 10));
+    assert!(
+        !bot.adopt_tokens(stored_pair(5, "at-other"), T0 + 10),
+        "not newer"
+    );
+    let actions = drain(&mut bot, T0 + 10);
+    assert!(
+        !actions
+            .iter()
+            .any(|a| matches!(a, Action::PersistTokens(_))),
+        "already stored: {actions:?}"
+    );
+    let (_, open) = stream_open(&actions).expect("the stream reconnects");
+    assert_eq!(open.header("authorization"), Some("Bearer at-other"));
+    // The dropped refresh's answer, if the driver reports it, is ignored.
+    bot.on_response(
+        refresh,
+        200,
+        NO_HEADERS,
+        &pair("at2", "rt2", ALL_SCOPES),
+        T0 + 20,
+    )
+    .unwrap();
+    let actions = drain(&mut bot, T0 + 20);
+    assert!(
+        !actions
+            .iter()
+            .any(|a| matches!(a, Action::PersistTokens(_))),
+        "{actions:?}"
+    );
+    assert_eq!(bot.tokens().tokens().map(Tokens::generation), Some(5));
+}
+
+#[test]
+fn a_refresh_refused_for_a_rotated_token_is_lifted_by_the_stored_pair() {
+    let (mut bot, stream) = streaming();
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), T0)
+        .unwrap();
+    bot.on_stream_closed(stream, T0).unwrap();
+    let (refresh, _) = only_send(&drain(&mut bot, T0));
+    // The other process rotated the refresh token first.
+    bot.on_response(
+        refresh,
+        400,
+        NO_HEADERS,
+        br#"{"error":"invalid_grant"}"#,
+        T0,
+    )
+    .unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(
+        matches!(actions.last(), Some(Action::Stopped(Stop::Reauthorize(_)))),
+        "{actions:?}"
+    );
+    assert!(bot.adopt_tokens(stored_pair(9, "at-rotated"), T0 + 5));
+    let actions = drain(&mut bot, T0 + 5);
+    let (_, open) = stream_open(&actions).expect("the stream starts over");
+    assert_eq!(open.header("authorization"), Some("Bearer at-rotated"));
+    assert_eq!(bot.tokens().problem(), None);
+}
+
+#[test]
+fn a_stored_pair_is_refused_after_a_shutdown_and_during_an_exchange() {
+    let (mut bot, _) = streaming();
+    bot.shutdown(false);
+    drain(&mut bot, T0);
+    assert!(!bot.adopt_tokens(stored_pair(9, "late"), T0));
+    let mut bot = Bot::new(config(), None, 1);
+    drain(&mut bot, T0);
+    bot.authorize("code", "https://bot.test/cb");
+    let _ = only_send(&drain(&mut bot, T0));
+    assert!(
+        !bot.adopt_tokens(stored_pair(9, "x"), T0),
+        "the exchange answers first"
+    );
+}
+
+#[test]
+fn a_block_another_bot_of_the_app_learned_holds_that_permission_here_too() {
+    let (mut bot, stream) = streaming();
+    let shared = crate::proto::quota::DailyQuota {
+        blocks: vec![crate::proto::quota::Block {
+            scope: Some(Permission::ListenersRead),
+            until_ms: T0 + 3_600_000,
+        }],
+        ..Default::default()
+    };
+    bot.share_daily_quota(&shared, T0);
+    let call = bot.list_listeners();
+    let actions = drain(&mut bot, T0);
+    assert!(
+        actions.iter().any(|a| matches!(a, Action::Done { call: c, result: CallResult::Failed(CallFailure::QuotaBlocked { until_ms }) }
+            if *c == call && *until_ms == T0 + 3_600_000)),
+        "{actions:?}"
+    );
+    assert!(sends(&actions).is_empty(), "nothing sent: {actions:?}");
+    // Chat and the stream go on.
+    bot.send_chat("still here").unwrap();
+    let (_, request) = only_send(&drain(&mut bot, T0));
+    assert!(request.url.ends_with("/v1/live/chat"));
+    bot.on_stream_bytes(stream, chat_frame("1-1", "hi").as_bytes(), T0)
+        .unwrap();
+    assert_eq!(events_of(&drain(&mut bot, T0)).len(), 1);
+}

@@ -24,6 +24,49 @@ impl Bot {
         }
     }
 
+    /// Takes a pair another process stored, when it is newer (a higher
+    /// [`Tokens::generation`]) than the bot's: several processes sharing one
+    /// integration's tokens refresh once between them. A refresh in flight
+    /// is dropped (report its answer or not: it is ignored) and a stop for
+    /// consent is lifted (a refresh refused because the other process had
+    /// rotated the token); the pair is not handed out again for saving.
+    /// `false` (nothing changes) for an older or equal pair, during a code
+    /// exchange, or once the bot stopped for another reason.
+    ///
+    /// ```
+    /// # use onair::{Action, BaseUrl, Bot, BotConfig, ClientCredentials, Tokens};
+    /// # let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let stored = Tokens::from_json(br#"{"format":"onair.tokens","version":1,"generation":7,
+    ///   "access_token":"A7","access_expires_at_ms":9000000,"issued_at_ms":1000,
+    ///   "refresh_token":"R7","refresh_expires_at_ms":90000000,"scope":"events.chat"}"#)?;
+    /// let mut bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
+    /// assert!(bot.adopt_tokens(stored.clone(), 2000));
+    /// assert!(!bot.adopt_tokens(stored, 2000), "not newer");
+    /// assert!(matches!(bot.poll(2000), Action::OpenStream { .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn adopt_tokens(&mut self, tokens: Tokens, now_ms: u64) -> bool {
+        if self
+            .stopped
+            .as_ref()
+            .is_some_and(|s| !s.resumes_with_new_consent())
+        {
+            return false;
+        }
+        if !self.tokens.adopt(tokens) {
+            return false;
+        }
+        // Only a refresh can have been in flight: an exchange refuses.
+        self.in_flight
+            .retain(|f| !matches!(f.purpose, Purpose::Token));
+        if self.stopped.take().is_some() {
+            self.restart_stream = true;
+        }
+        self.on_new_pair(now_ms);
+        self.try_revoke();
+        true
+    }
+
     /// Stops the bot: queued calls are cancelled, the stream is closed, and
     /// with `revoke` the tokens are revoked (one last request, sent once any
     /// token request in flight has been answered) and forgotten. A pair that
@@ -129,16 +172,7 @@ impl Bot {
     pub(super) fn on_token_outcome(&mut self, outcome: TokenOutcome, now_ms: u64) {
         match outcome {
             TokenOutcome::Persist(tokens) => {
-                self.token_backoff.reset();
-                self.token_retry_at_ms = 0;
-                if self.stream_wants_refresh {
-                    self.stream_wants_refresh = false;
-                    let _ = self.stream.on_token_refreshed(now_ms);
-                }
-                let restart = std::mem::take(&mut self.restart_stream);
-                if self.stopped.is_none() && (restart || self.stream.phase() == Phase::Stopped) {
-                    self.stream.restart(now_ms);
-                }
+                self.on_new_pair(now_ms);
                 self.out.push_back(Action::PersistTokens(tokens));
             }
             TokenOutcome::RetryLater(_) => {
@@ -147,6 +181,21 @@ impl Bot {
             TokenOutcome::Blocked(problem) => self.halt(Stop::from(problem)),
         }
         self.try_revoke();
+    }
+
+    /// A new pair is in (a refresh, an exchange, or adopted from a store):
+    /// the stream that waited for it goes on, a stopped one starts over.
+    fn on_new_pair(&mut self, now_ms: u64) {
+        self.token_backoff.reset();
+        self.token_retry_at_ms = 0;
+        if self.stream_wants_refresh {
+            self.stream_wants_refresh = false;
+            let _ = self.stream.on_token_refreshed(now_ms);
+        }
+        let restart = std::mem::take(&mut self.restart_stream);
+        if self.stopped.is_none() && (restart || self.stream.phase() == Phase::Stopped) {
+            self.stream.restart(now_ms);
+        }
     }
 
     /// The one-refresh rule ([`TokenManager::on_unauthorized`]) for a 401 of

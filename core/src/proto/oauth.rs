@@ -945,9 +945,12 @@ impl TokenManager {
 
     /// Adopts a pair from a shared store when it is newer (a higher
     /// generation) than the current one, e.g. after another process
-    /// refreshed. Refused (false) while a request is in flight.
+    /// refreshed. A refresh in flight is dropped (the store's pair makes it
+    /// needless; its answer would be refused for the rotated token anyway);
+    /// refused (false) while a code exchange is in flight. It lifts a
+    /// refresh that was refused (the other process had rotated the token).
     pub fn adopt(&mut self, tokens: Tokens) -> bool {
-        if self.in_flight.is_some() {
+        if matches!(self.in_flight, Some(InFlight::Exchange { .. })) {
             return false;
         }
         if self
@@ -957,6 +960,7 @@ impl TokenManager {
         {
             return false;
         }
+        self.in_flight = None;
         self.generation = self.generation.max(tokens.generation);
         self.tokens = Some(tokens);
         self.problem = None;

@@ -18,6 +18,8 @@
 //! assert_eq!(tracker.next_call_at(&Permission::LiveRead, now), now);
 //! ```
 
+use serde::{Deserialize, Serialize};
+
 use crate::proto::backoff::Backoff;
 use crate::proto::endpoint::Endpoint;
 use crate::proto::problem::{Problem, ProblemKind};
@@ -26,12 +28,49 @@ use crate::proto::scope::Permission;
 
 /// A daily-quota block: calls needing `scope` (or every call, when `None`)
 /// wait until `until_ms`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Block {
     /// The blocked permission; `None` means the whole app.
     pub scope: Option<Permission>,
     /// When the block ends (unix ms).
     pub until_ms: u64,
+}
+
+/// The app's daily quota as one bot knows it. The spec counts it for the
+/// whole app across all its integrations (spec 8 rule 3), so what one bot
+/// learns holds for every bot of the app: read it with
+/// [`QuotaTracker::daily`] and give it to the others with
+/// [`QuotaTracker::share`] (a bot: `Bot::share_daily_quota`). Its JSON form
+/// is what a shared store keeps.
+///
+/// ```
+/// use onair::proto::quota::{Block, DailyQuota};
+/// use onair::proto::scope::Permission;
+/// let learned = DailyQuota {
+///     remaining: Some(0),
+///     reset_ms: Some(1_700_003_600_000),
+///     blocks: vec![Block { scope: Some(Permission::ListenersRead), until_ms: 1_700_003_600_000 }],
+/// };
+/// let json = serde_json::to_string(&learned)?;
+/// assert_eq!(json, r#"{"remaining":0,"resetMs":1700003600000,"blocks":[{"scope":"listeners.read","untilMs":1700003600000}]}"#);
+/// assert_eq!(serde_json::from_str::<DailyQuota>(&json)?, learned);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DailyQuota {
+    /// Calls the app has left today (`x-ratelimit-daily-remaining`). At 0
+    /// every call waits for the reset.
+    #[serde(default)]
+    pub remaining: Option<u64>,
+    /// The next reset, unix ms (`x-ratelimit-daily-reset`).
+    #[serde(default)]
+    pub reset_ms: Option<u64>,
+    /// Daily blocks in force (after a daily 429): the whole app, or one
+    /// permission.
+    #[serde(default)]
+    pub blocks: Vec<Block>,
 }
 
 /// Fed every response and the time, answers when the next call needing a
@@ -44,6 +83,10 @@ pub struct Block {
 ///   ([`Backoff`]), reset by the next response that is not one.
 /// - **Daily 429**: a block until `Retry-After` for the permission named by
 ///   `x-ratelimit-daily-scope`, or for the whole app without that header.
+/// - **Daily calls used up** (`x-ratelimit-daily-remaining: 0` with a
+///   reset time): every call waits for the reset instead of earning a 429.
+/// - **Shared**: the same two rules applied to what the app's other bots
+///   learned ([`QuotaTracker::share`]).
 /// - **Chat's broadcast-wide limit** (429 `OAPI_MNGR_0302`): its own short
 ///   wait for `chat.send` only, 1 s plus a jitter growing to 5 s.
 ///
@@ -92,6 +135,9 @@ impl QuotaTracker {
         if quota.has_counters() {
             self.last = quota.clone();
         }
+        if let (Some(0), Some(reset_s)) = (quota.daily_remaining, quota.daily_reset_s) {
+            self.used_up_until(reset_s.saturating_mul(1000), now_ms);
+        }
         match problem.kind {
             ProblemKind::QuotaPerSecond => {
                 let wait = self.per_second.next_delay_ms();
@@ -125,6 +171,64 @@ impl QuotaTracker {
                 _ => 1000,
             };
             self.paced_until_ms = self.paced_until_ms.max(now_ms.saturating_add(wait));
+        }
+    }
+
+    /// The app's daily calls are used up until `reset_ms`.
+    fn used_up_until(&mut self, reset_ms: u64, now_ms: u64) {
+        if reset_ms > now_ms {
+            self.block(
+                None,
+                reset_ms.min(now_ms.saturating_add(MAX_RETRY_AFTER_MS)),
+            );
+        }
+    }
+
+    /// Takes what another bot of the app learned of the daily quota: its
+    /// blocks, and the reset when it found the day's calls used up. A block
+    /// ends no later than a day from `now_ms` (a bad store cannot hold the
+    /// bot forever); ended blocks change nothing.
+    ///
+    /// ```
+    /// use onair::proto::quota::{Block, DailyQuota, QuotaTracker};
+    /// use onair::proto::scope::Permission;
+    /// let now = 1_700_000_000_000;
+    /// let mut tracker = QuotaTracker::new(1);
+    /// tracker.share(&DailyQuota {
+    ///     blocks: vec![Block { scope: Some(Permission::ListenersRead), until_ms: now + 60_000 }],
+    ///     ..DailyQuota::default()
+    /// }, now);
+    /// assert_eq!(tracker.next_call_at(&Permission::ListenersRead, now), now + 60_000);
+    /// assert_eq!(tracker.next_call_at(&Permission::ChatSend, now), now);
+    /// ```
+    pub fn share(&mut self, shared: &DailyQuota, now_ms: u64) {
+        self.blocked.retain(|(_, until)| *until > now_ms);
+        for block in shared.blocks.iter().take(Self::MAX_BLOCKS) {
+            if block.until_ms > now_ms {
+                let until = block
+                    .until_ms
+                    .min(now_ms.saturating_add(MAX_RETRY_AFTER_MS));
+                self.block(block.scope.clone(), until);
+            }
+        }
+        if let (Some(0), Some(reset_ms)) = (shared.remaining, shared.reset_ms) {
+            self.used_up_until(reset_ms, now_ms);
+        }
+    }
+
+    /// What this tracker knows of the app's daily quota at `now_ms`, to
+    /// share with the app's other bots: the last daily counters seen (only
+    /// while their reset is ahead) and the blocks in force.
+    pub fn daily(&self, now_ms: u64) -> DailyQuota {
+        let reset_ms = self
+            .last
+            .daily_reset_s
+            .map(|s| s.saturating_mul(1000))
+            .filter(|&at| at > now_ms);
+        DailyQuota {
+            remaining: reset_ms.and(self.last.daily_remaining),
+            reset_ms,
+            blocks: self.blocks(now_ms),
         }
     }
 

@@ -526,11 +526,19 @@ fn adopt_takes_only_newer_pairs() {
     let older = a.tokens().unwrap().clone();
     assert!(newer.is_newer_than(&older));
     assert!(!b.adopt(older));
+    let mut exchanging = TokenManager::new(client(), RefreshPolicy::default());
+    exchanging
+        .start_exchange("code", "https://bot.test/cb", T0)
+        .unwrap();
+    assert!(
+        !exchanging.adopt(newer.clone()),
+        "refused during an exchange"
+    );
+    // A refresh in flight is dropped: the store's pair makes it needless.
     a.start_refresh(T0).unwrap();
-    assert!(!a.adopt(newer.clone())); // refused while a request is in flight
-    a.on_transport_failure(T0).unwrap();
     assert!(a.adopt(newer.clone()));
     assert_eq!(a.tokens(), Some(&newer));
+    assert!(a.on_response(200, b"{}", T0).is_err(), "nothing in flight");
     // The next pair A makes is generation 3.
     a.start_refresh(T0 + 100 * MIN).unwrap();
     let t = persisted(

@@ -180,3 +180,86 @@ fn stream_responses_are_ignored_and_blocks_stay_bounded() {
     }
     assert_eq!(t.blocks(NOW).len(), QuotaTracker::MAX_BLOCKS);
 }
+
+#[test]
+fn the_days_calls_used_up_hold_every_call_until_the_reset() {
+    let mut t = QuotaTracker::new(1);
+    let reset_s = (NOW + 3_600_000) / 1000;
+    let last = problem(
+        Endpoint::Listeners,
+        200,
+        &[
+            ("x-ratelimit-daily-remaining", "0"),
+            ("x-ratelimit-daily-reset", &reset_s.to_string()),
+        ],
+        "{}",
+    );
+    t.on_response(Endpoint::Listeners, &last, NOW);
+    assert_eq!(t.next_call_at(&Permission::ChatSend, NOW), NOW + 3_600_000);
+    assert_eq!(
+        t.next_call_at_endpoint(Endpoint::Events, NOW),
+        NOW,
+        "never the stream"
+    );
+    let daily = t.daily(NOW);
+    assert_eq!(
+        (daily.remaining, daily.reset_ms),
+        (Some(0), Some(NOW + 3_600_000))
+    );
+    assert_eq!(
+        daily.blocks,
+        [Block {
+            scope: None,
+            until_ms: NOW + 3_600_000
+        }]
+    );
+    // Past the reset, nothing is left of it.
+    assert_eq!(t.daily(NOW + 3_600_000), DailyQuota::default());
+}
+
+#[test]
+fn what_another_bot_learned_blocks_alike_and_junk_cannot_hold_forever() {
+    let mut learner = QuotaTracker::new(1);
+    let daily_429 = problem(
+        Endpoint::Listeners,
+        429,
+        &[
+            ("Retry-After", "600"),
+            ("x-ratelimit-daily-scope", "listeners.read"),
+        ],
+        "",
+    );
+    learner.on_response(Endpoint::Listeners, &daily_429, NOW);
+    let learned = learner.daily(NOW);
+    // Through a store, as JSON.
+    let stored = serde_json::to_string(&learned).unwrap();
+    let mut other = QuotaTracker::new(2);
+    other.share(&serde_json::from_str(&stored).unwrap(), NOW + 1);
+    assert_eq!(
+        other.next_call_at(&Permission::ListenersRead, NOW + 1),
+        NOW + 600_000
+    );
+    assert_eq!(other.next_call_at(&Permission::ChatSend, NOW + 1), NOW + 1);
+    // Ended blocks change nothing; a block years away ends within a day.
+    let junk = DailyQuota {
+        remaining: Some(0),
+        reset_ms: None,
+        blocks: vec![
+            Block {
+                scope: Some(Permission::FansRead),
+                until_ms: NOW - 1,
+            },
+            Block {
+                scope: None,
+                until_ms: u64::MAX,
+            },
+        ],
+    };
+    let mut third = QuotaTracker::new(3);
+    third.share(&junk, NOW);
+    assert_eq!(
+        third.next_call_at(&Permission::LiveRead, NOW),
+        NOW + MAX_RETRY_AFTER_MS
+    );
+    assert_eq!(third.blocks(NOW).len(), 1, "{:?}", third.blocks(NOW));
+}
