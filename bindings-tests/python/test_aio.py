@@ -311,16 +311,16 @@ def test_handlers_and_threads(emulator: Emulator, caplog: pytest.LogCaptureFixtu
         await emit(emulator, "donation", user=who("u7", "Jo"), amount=300)
 
         def from_threads(k: int) -> None:
-            for i in range(5):
+            for i in range(4):
                 driver.say(f"thread {k} says {i}")
 
-        threads = [threading.Thread(target=from_threads, args=(k,)) for k in range(4)]
+        threads = [threading.Thread(target=from_threads, args=(k,)) for k in range(3)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         await asyncio.to_thread(
-            emulator.wait, "/chat", lambda c: len(c["messages"]) >= 22, 30
+            emulator.wait, "/chat", lambda c: len(c["messages"]) >= 14, 30
         )
         driver.shutdown()
         return await asyncio.wait_for(task, 30)
@@ -330,7 +330,7 @@ def test_handlers_and_threads(emulator: Emulator, caplog: pytest.LogCaptureFixtu
     said = [m["message"] for m in emulator.ctl("/chat")["messages"]]
     assert "Welcome, Jo!" in said and "Hello, Jo!" in said
     assert sorted(m for m in said if m.startswith("thread")) == sorted(
-        f"thread {k} says {i}" for k in range(4) for i in range(5)
+        f"thread {k} says {i}" for k in range(3) for i in range(4)
     )
     assert "donation 300" in seen and "Chat" in seen and "Like" in seen
     assert "the handler boom failed on Like" in caplog.text and "a bug in a handler" in caplog.text

@@ -267,7 +267,7 @@ def test_one_driver_from_many_threads(emulator: Emulator) -> None:
     def user(k: int) -> None:
         started.wait(30)
         rng = random.Random(k)
-        for i in range(25):
+        for i in range(15):
             try:
                 match rng.randrange(6):
                     case 0 | 1:
@@ -316,7 +316,7 @@ def test_one_driver_from_many_threads(emulator: Emulator) -> None:
     c.join(30)
     assert failures.seen == []
     delivered = {m["message"] for m in emulator.ctl("/chat")["messages"]}
-    assert set(said) <= delivered and len(said) > 10
+    assert set(said) <= delivered and len(said) > 5
 
 
 def test_copies_and_pickles_are_refused(service_stream: bytes) -> None:
