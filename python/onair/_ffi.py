@@ -27,7 +27,7 @@ ABI_VERSION = 3
 _NAMES = {"darwin": "libonair.dylib", "win32": "onair.dll"}
 LIB_NAME = _NAMES.get(sys.platform, "libonair.so")
 
-# Room for the onair_action that onair_bot_poll writes (a few hundred bytes in ABI 3).
+# Room for the onair_action that onair_bot_poll writes (640 bytes in ABI 3 on x86_64).
 ACTION_BYTES = 4096
 
 
@@ -107,7 +107,6 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_bot_on_stream_closed": (R, [P, u64, u64]),
     "onair_bot_authorize": (R, [P, cp, sz, cp, sz]),
     "onair_bot_send_chat": (R, [P, cp, sz, u64p]),
-    "onair_bot_say": (R, [P, cp, sz, szp]),
     "onair_bot_fetch_broadcast": (R, [P, u64p]),
     "onair_bot_list_listeners": (R, [P, u64p]),
     "onair_bot_fetch_fans": (R, [P, u64p]),
