@@ -331,6 +331,14 @@ fn refused(endpoint: Endpoint, answer: &Answer, why: Option<&AuthProblem>) -> Fa
     if let Some(ms) = explained.retry_after_ms {
         message.push_str(&format!(" (retry after {})", relative(ms as i64)));
     }
+    if let Some(said) = &problem.message {
+        // The service's own words (`error_description` or `message`), for the
+        // person at the terminal; quoted, control characters escaped.
+        message.push_str(&format!(
+            "\n  the service said: \"{}\"",
+            said.escape_debug()
+        ));
+    }
     if let Some(why) = why {
         message.push_str(&format!("\n  {why}"));
     }

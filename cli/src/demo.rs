@@ -543,6 +543,68 @@ fn sides<'a>(
     (truth, mine)
 }
 
+/// The donors table's name column, in terminal columns.
+const NAME_COLUMNS: usize = 22;
+
+/// How each donor is shown: their nickname, "(no nickname)" when they had
+/// none, and a short id suffix when the name alone would not tell two
+/// people apart (or there is no name).
+fn donor_names(donors: &[(&str, &onair::kit::tally::PersonTotals)]) -> Vec<String> {
+    let name = |p: &onair::kit::tally::PersonTotals| {
+        p.nickname
+            .as_deref()
+            .filter(|n| !n.trim().is_empty())
+            .map(str::to_owned)
+    };
+    donors
+        .iter()
+        .map(|(id, person)| {
+            let tail: String = {
+                let chars: Vec<char> = id.chars().collect();
+                chars[chars.len().saturating_sub(4)..].iter().collect()
+            };
+            match name(person) {
+                None => format!("(no nickname) ·{tail}"),
+                Some(n)
+                    if donors
+                        .iter()
+                        .filter(|(_, p)| name(p).as_ref() == Some(&n))
+                        .count()
+                        > 1 =>
+                {
+                    format!("{n} ·{tail}")
+                }
+                Some(n) => n,
+            }
+        })
+        .collect()
+}
+
+/// `text` in exactly `columns` terminal columns: cut with "…" when wider,
+/// padded with spaces (wide CJK and emoji count two columns).
+fn fit(text: &str, columns: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    let mut out = String::new();
+    let mut used = 0;
+    if text.width() > columns {
+        for c in text.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w + 1 > columns {
+                break;
+            }
+            out.push(c);
+            used += w;
+        }
+        out.push('…');
+        used += 1;
+    } else {
+        out.push_str(text);
+        used = text.width();
+    }
+    out.extend(std::iter::repeat_n(' ', columns.saturating_sub(used)));
+    out
+}
+
 /// Prints a table per broadcast; `true` when the bot's tally equals the
 /// ledger's totals for this bot, broadcast by broadcast.
 fn summary(broadcasts: &[Broadcast], ledger: &serde_json::Value, client_id: &str) -> bool {
@@ -568,16 +630,19 @@ fn summary(broadcasts: &[Broadcast], ledger: &serde_json::Value, client_id: &str
             }
         );
         println!(
-            "    {:<4} {:<22} {:>9} {:>9}",
-            "rank", "top donor", "donated", "hearts"
+            "    {:<4} {} {:>9} {:>9}",
+            "rank",
+            fit("top donor", NAME_COLUMNS),
+            "donated",
+            "hearts"
         );
-        for (rank, (id, person)) in broadcast.tally.donors().iter().take(5).enumerate() {
-            let name = person.nickname.as_deref().unwrap_or(id);
-            let name: String = name.chars().take(20).collect();
+        let donors: Vec<_> = broadcast.tally.donors().into_iter().take(5).collect();
+        let names = donor_names(&donors);
+        for (rank, ((_, person), name)) in donors.iter().zip(names).enumerate() {
             println!(
-                "    {:<4} {:<22} {:>9} {:>9}",
+                "    {:<4} {} {:>9} {:>9}",
                 rank + 1,
-                name,
+                fit(&name, NAME_COLUMNS),
                 person.donated,
                 person.hearts
             );
@@ -669,5 +734,62 @@ async fn against(remote: Remote) -> std::process::ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::{donor_names, fit};
+    use onair::kit::tally::PersonTotals;
+    use unicode_width::UnicodeWidthStr;
+
+    fn person(nickname: Option<&str>) -> PersonTotals {
+        PersonTotals {
+            nickname: nickname.map(str::to_owned),
+            donated: 100,
+            ..PersonTotals::default()
+        }
+    }
+
+    #[test]
+    fn names_fill_their_columns_whatever_their_script() {
+        for name in [
+            "ゆうき",
+            "Nguyễn Văn A",
+            "하늘바라기",
+            "محمد",
+            "👩‍🚀 captain",
+            "x",
+        ] {
+            assert_eq!(fit(name, 22).width(), 22, "{name:?}");
+        }
+        let long = fit(&"가".repeat(30), 22);
+        assert_eq!(long.width(), 22);
+        assert!(long.trim_end().ends_with('…'), "{long:?}");
+    }
+
+    #[test]
+    fn two_people_of_one_nickname_and_a_missing_one_are_told_apart() {
+        let (a, b, c, d) = (
+            person(Some("ゆうき")),
+            person(Some("ゆうき")),
+            person(None),
+            person(Some("Mina")),
+        );
+        let donors = [
+            ("u1111aaaa", &a),
+            ("u2222bbbb", &b),
+            ("u3333cccc", &c),
+            ("u4444dddd", &d),
+        ];
+        assert_eq!(
+            donor_names(&donors),
+            [
+                "ゆうき ·aaaa",
+                "ゆうき ·bbbb",
+                "(no nickname) ·cccc",
+                "Mina"
+            ]
+        );
     }
 }

@@ -134,7 +134,7 @@ async fn serve(o: Options) -> Result<(), UsageError> {
             "onair emulator on {} (speed {}x{}{})\n  control API:   {}\n  client id:     {}\n  client secret: {}\n  redirect uri:  {}\n\
              get a consent code:\n  curl -s -X POST {}/consent -d '{{\"scope\":\"{scopes}\"}}'\n\
              or through the consent page (302 to the redirect uri with the code):\n  {}/oauth/authorize?client_id={}&state=STATE\n\
-             Ctrl-C stops.",
+             {}Ctrl-C stops.",
             emu.base_url(),
             o.speed,
             scenario_name.map(|n| format!(", scenario {n}")).unwrap_or_default(),
@@ -150,6 +150,15 @@ async fn serve(o: Options) -> Result<(), UsageError> {
             emu.control_url(),
             emu.base_url(),
             app.client_id,
+            if (o.speed - 1.0).abs() < f64::EPSILON {
+                String::new()
+            } else {
+                format!(
+                    "emulator time: a consent code lasts {}, an access token {}\n",
+                    onair_emulator::clock::real_time(60_000, o.speed),
+                    onair_emulator::clock::real_time(3_600_000, o.speed)
+                )
+            },
         );
         let _ = out.flush();
     }

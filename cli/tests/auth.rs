@@ -246,6 +246,12 @@ async fn a_code_exchanged_twice_is_refused_with_invalid_grant() {
             assert!(run.stderr.contains("kind: invalid_grant"), "{}", run.stderr);
             assert!(run.stderr.contains("advice: reauthorize"), "{}", run.stderr);
             assert!(run.stderr.contains("new consent code"), "{}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains(r#"the service said: "code already used""#),
+                "error_description shown: {}",
+                run.stderr
+            );
             assert!(!file.exists(), "nothing saved on a refusal");
             assert_no_secret(&run, &[&code, &app.client_secret]);
         }

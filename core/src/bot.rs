@@ -401,7 +401,9 @@ pub enum CallFailure {
     /// No response (or none in time), and the call is not safe to repeat (a
     /// chat may have been posted) or its attempts ran out.
     Transport,
-    /// The bot stopped before the call could finish.
+    /// The bot stopped before the call could finish; or, for chat still
+    /// queued when its broadcast ended (`LIVE_ENDED`), the broadcast it was
+    /// written for is over.
     Cancelled,
     /// Refused when it was made: the call queue held this many calls
     /// ([`BotConfig::max_queued_calls`]).

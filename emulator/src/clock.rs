@@ -153,6 +153,33 @@ impl Clock {
     }
 }
 
+/// `ms` of emulator time said in real time at `speed`: "60 s" at real
+/// speed, "60 s of emulator time = 15 real s" at 4×, "60 s of emulator
+/// time (frozen clock: until advanced)" at 0.
+///
+/// ```
+/// use onair_emulator::clock::real_time;
+/// assert_eq!(real_time(60_000, 1.0), "60 s");
+/// assert_eq!(real_time(60_000, 4.0), "60 s of emulator time = 15 real s");
+/// assert_eq!(real_time(60_000, 0.0), "60 s of emulator time (frozen clock: until advanced)");
+/// ```
+pub fn real_time(ms: i64, speed: f64) -> String {
+    let secs = ms as f64 / 1000.0;
+    if speed <= 0.0 {
+        format!("{secs} s of emulator time (frozen clock: until advanced)")
+    } else if (speed - 1.0).abs() < f64::EPSILON {
+        format!("{secs} s")
+    } else {
+        let real = secs / speed;
+        let real = if real >= 10.0 {
+            format!("{real:.0}")
+        } else {
+            format!("{real:.1}")
+        };
+        format!("{secs} s of emulator time = {real} real s")
+    }
+}
+
 /// The next midnight UTC strictly after `ms` (the daily quota reset).
 pub fn next_midnight_ms(ms: i64) -> i64 {
     (ms.div_euclid(DAY_MS) + 1) * DAY_MS

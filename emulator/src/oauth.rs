@@ -114,7 +114,8 @@ pub fn consent(
         },
     );
     let id = w.integrations[integration].id.clone();
-    w.log(format!("consent: {id} scope \"{scope}\" (code valid 60 s)"));
+    let valid = crate::clock::real_time(w.cfg.code_ttl_ms, w.clock.speed());
+    w.log(format!("consent: {id} scope \"{scope}\" (code valid {valid})"));
     code
 }
 

@@ -323,6 +323,21 @@ impl Bot {
         }
     }
 
+    /// The broadcast ended (`LIVE_ENDED`): chat still queued was written for
+    /// it, and would fail as not on air or land in the next broadcast, so
+    /// each such call is answered [`CallFailure::Cancelled`] after the end
+    /// event. A chat already sent keeps its answer; chat queued after the
+    /// end goes out.
+    pub(super) fn cancel_queued_chat(&mut self) {
+        let (chat, others): (VecDeque<Call>, VecDeque<Call>) = std::mem::take(&mut self.calls)
+            .into_iter()
+            .partition(|c| matches!(c.op, Op::Chat(_)));
+        self.calls = others;
+        for call in chat {
+            self.answer(call, CallResult::Failed(CallFailure::Cancelled));
+        }
+    }
+
     /// Puts a call back at the head of the queue to be sent again as it is
     /// (a listeners page is asked for again), unless the bot has stopped
     /// for good.

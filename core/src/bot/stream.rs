@@ -185,6 +185,7 @@ impl Bot {
         }
         let mut fresh = Vec::new();
         let mut events = Vec::new();
+        let mut live_ended = false;
         let counters = &mut self.counters;
         for item in self.stream.on_bytes(chunk, now_ms) {
             match item {
@@ -197,7 +198,10 @@ impl Bot {
                         Event::End(end) => {
                             self.end_seen = true;
                             match end.reason {
-                                EndReason::LiveEnded => counters.ends_live_ended += 1,
+                                EndReason::LiveEnded => {
+                                    counters.ends_live_ended += 1;
+                                    live_ended = true;
+                                }
                                 EndReason::TokenExpired => counters.ends_token_expired += 1,
                                 EndReason::Reconnect => counters.ends_reconnect += 1,
                                 EndReason::Other(_) => counters.drops += 1,
@@ -240,6 +244,9 @@ impl Bot {
             fresh = ordered;
         }
         self.push_behind_state(fresh, now_ms);
+        if live_ended {
+            self.cancel_queued_chat();
+        }
         Ok(())
     }
 

@@ -2250,3 +2250,73 @@ fn a_block_another_bot_of_the_app_learned_holds_that_permission_here_too() {
         .unwrap();
     assert_eq!(events_of(&drain(&mut bot, T0)).len(), 1);
 }
+
+#[test]
+fn chat_queued_for_a_broadcast_that_ended_is_cancelled_after_the_end() {
+    let (mut bot, stream) = streaming();
+    let sent = bot.send_chat("in flight").unwrap();
+    let (in_flight, _) = only_send(&drain(&mut bot, T0));
+    let queued = bot.send_chat("still queued").unwrap();
+    let listeners = bot.list_listeners();
+    bot.on_stream_bytes(stream, end_frame("LIVE_ENDED").as_bytes(), T0)
+        .unwrap();
+    let actions = drain(&mut bot, T0);
+    let end_at = actions
+        .iter()
+        .position(|a| {
+            matches!(
+                a,
+                Action::Event {
+                    event: Event::End(_),
+                    ..
+                }
+            )
+        })
+        .expect("the end event");
+    let cancelled_at = actions
+        .iter()
+        .position(|a| matches!(a, Action::Done { call, result: CallResult::Failed(CallFailure::Cancelled) } if *call == queued))
+        .expect("the queued chat cancelled");
+    assert!(end_at < cancelled_at, "{actions:?}");
+    assert!(
+        !actions
+            .iter()
+            .any(|a| matches!(a, Action::Done { call, .. } if *call == sent || *call == listeners)),
+        "the chat in flight and other calls keep going: {actions:?}"
+    );
+    bot.on_response(in_flight, 200, NO_HEADERS, b"{}", T0)
+        .unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(
+        actions.iter().any(
+            |a| matches!(a, Action::Done { call, result: CallResult::ChatSent } if *call == sent)
+        ),
+        "{actions:?}"
+    );
+    // The listeners call goes on; a goodbye queued after the end goes out.
+    let goodbye = bot.send_chat("goodbye").unwrap();
+    let mut now = T0 + 1_000;
+    let mut actions = drain(&mut bot, now);
+    while sends(&actions).is_empty() {
+        now = wait_until(&actions).expect("a deadline");
+        actions = drain(&mut bot, now);
+    }
+    let (id, request) = only_send(&actions);
+    assert!(request.url.ends_with("/v1/live/listeners"), "{request:?}");
+    let empty = br#"{"listeners":[],"nextCursor":null}"#;
+    bot.on_response(id, 200, NO_HEADERS, empty, now).unwrap();
+    let mut actions = drain(&mut bot, now);
+    while sends(&actions).is_empty() {
+        now = wait_until(&actions).expect("a deadline");
+        actions = drain(&mut bot, now);
+    }
+    assert!(
+        sends(&actions)
+            .iter()
+            .any(|(_, r)| r.url.ends_with("/v1/live/chat")),
+        "{actions:?}"
+    );
+    assert!(!actions
+        .iter()
+        .any(|a| matches!(a, Action::Done { call, .. } if *call == goodbye)));
+}

@@ -670,7 +670,8 @@ proptest! {
                     if let Some(t) = m.tokens().cloned() {
                         let mut t = t;
                         t.generation = t.generation.saturating_add(g);
-                        let _ = m.adopt(t);
+                        // A newer pair drops a refresh in flight (not an exchange).
+                        if m.adopt(t) { in_flight = false; }
                     }
                 }
                 Op::Advance(ms) => now = now.saturating_add(ms),
