@@ -511,3 +511,22 @@ def test_the_bare_loop_example(tmp_path: Path) -> None:
         assert any(m.startswith("Welcome, ") for m in said), said
     finally:
         emu.close()
+
+
+def test_a_bad_saved_file_is_refused_at_the_start(tmp_path: Path) -> None:
+    """A token file or kit state that does not load: the driver raises as it starts,
+    and leaves nothing behind (no task, no client)."""
+    cfg = onair.Config("http://127.0.0.1:9", "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s", kit={"tally": True})
+
+    async def main() -> None:
+        with pytest.raises(onair.InvalidConfig) as e:
+            async with onair.aio.Driver(cfg, tokens=onair.MemoryStore("{")):
+                pass
+        assert e.value.kind == "invalid_tokens"
+        newer = onair.MemoryStore('{"format":"onair.kit","version":99}')
+        with pytest.raises(onair.OnairError) as e2:
+            async for _ in onair.aio.Driver(cfg, state=newer):
+                pass
+        assert e2.value.kind == "kit_state_too_new"
+
+    run(main())

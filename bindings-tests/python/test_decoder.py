@@ -47,7 +47,7 @@ def test_match_statement(service_stream: bytes) -> None:
     seen = []
     for item in decode([service_stream]):
         match item:
-            case onair.Chat(onair.User(user_id), is_dj, message):
+            case onair.Chat(onair.User(user_id), _, _):
                 seen.append(("chat", user_id))
             case onair.Donation(amount=amount) if amount >= 100:
                 seen.append(("big", amount))

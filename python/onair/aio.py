@@ -108,10 +108,9 @@ class StoreFailed:
 DriverAction = Union[Action, OtherEvent, StoreFailed]
 """What iterating a ``Driver`` gives (never ``Send``, ``OpenStream``, ``CloseStream``, ``Wait``)."""
 
-A = TypeVar("A")
 HandlerResult = Union[Awaitable[Union[str, None]], str, None]
-Handler = Callable[[A], HandlerResult]
-H = TypeVar("H", bound=Callable[..., Any])
+"""What a handler returns: a ``str`` to say, or None; or an awaitable of one."""
+H = TypeVar("H", bound=Callable[..., HandlerResult])
 
 # Reports from the request tasks: (tag, request id, …).
 _RESPONSE, _ERROR, _OPEN, _BYTES, _CLOSED, _WAKE = range(6)
@@ -170,7 +169,6 @@ class Driver:
         self._commands: dict[str, Callable[[Command], HandlerResult]] = {}
         self._kit_extra: list[dict[str, Any]] = []
         self._kit_wants: set[str] = set()
-        self._guard = threading.Lock()
 
     # ---- the bot and its commands (any thread) -----------------------------------------
 
@@ -291,10 +289,10 @@ class Driver:
         config = self._configured()
         saved = self.tokens.load() if self.tokens is not None else None
         kit_state = self.state.load() if self.state is not None and config.kit is not None else None
+        self._has_kit = config.kit is not None
+        self._bot = Bot(config, saved, self._seed, kit_state=kit_state)  # refuses a bad token file, state
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=None, follow_redirects=False)
-        self._has_kit = config.kit is not None
-        self._bot = Bot(config, saved, self._seed, kit_state=kit_state)
         if self._shutdown is not None:
             self.shutdown(self._shutdown)
 
@@ -569,11 +567,12 @@ class Driver:
 
     # ---- handlers --------------------------------------------------------------------------
 
-    def on(self, *types: type[A]) -> Callable[[Callable[[A], HandlerResult]], Callable[[A], HandlerResult]]:
-        """Registers a handler for these action types (``@bot.on(onair.Chat, onair.Like)``);
-        it may be sync or async, and a ``str`` it returns is said."""
+    def on(self, *types: type) -> Callable[[H], H]:
+        """Registers a handler for these action types (``@bot.on(onair.Chat, onair.Like)``,
+        ``@bot.on(onair.Notice)``); it may be sync or async, and a ``str`` it returns is
+        said."""
 
-        def register(fn: Callable[[A], HandlerResult]) -> Callable[[A], HandlerResult]:
+        def register(fn: H) -> H:
             self._handlers.append((types, fn))
             return fn
 
