@@ -530,3 +530,45 @@ def test_a_bad_saved_file_is_refused_at_the_start(tmp_path: Path) -> None:
         assert e2.value.kind == "kit_state_too_new"
 
     run(main())
+
+
+def test_the_reference_bot_and_ctrl_c(tmp_path: Path) -> None:
+    """examples/python/bot.py (onair.run) through the quiet scenario, stopped with SIGINT
+    (Ctrl-C): exit 0, its tally the ledger's, its state and tokens saved, no revoke."""
+    emu = Emulator("--scenario", "quiet", "--speed", "10")
+    try:
+        env = dict(os.environ)
+        env.update(
+            ONAIR_BASE_URL=emu.base_url, ONAIR_CLIENT_ID=emu.client_id, ONAIR_CLIENT_SECRET=emu.client_secret,
+            ONAIR_CODE=emu.code(), ONAIR_REDIRECT_URI=emu.redirect_uri, ONAIR_TALLY_OUT=str(tmp_path / "tally.json"),
+            ONAIR_TOKENS_FILE=str(tmp_path / "tokens.json"), ONAIR_STATE_FILE=str(tmp_path / "kit.json"),
+            ONAIR_ENDS_OUT=str(tmp_path / "ends"),
+        )
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "examples" / "python" / "bot.py")], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        try:
+            emu.wait("/scenario", lambda s: s["done"], 60)
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            out, _ = proc.communicate(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 0, out
+        written = json.loads((tmp_path / "tally.json").read_text())
+        mine = [t for t in written["broadcasts"] if t["people"]]
+        assert mine == [t for t in emu.ledger_totals() if t["people"]]
+        assert {a["kind"] for a in written["arrivals"]} == {"first"} and written["arrivals"]
+        assert [json.loads(line) for line in (tmp_path / "ends").read_text().splitlines()] == [
+            {"liveId": mine[0]["liveId"]}
+        ]
+        assert (tmp_path / "tokens.json").stat().st_mode & 0o777 == 0o600
+        assert json.loads((tmp_path / "kit.json").read_text())["format"] == "onair.kit"
+        said = [m["message"] for m in emu.ctl("/chat")["messages"]]
+        assert any(m.startswith("Welcome, ") and m.endswith("! 🎧") for m in said), said
+        assert any(m.startswith("Thank you, ") for m in said), said
+        assert not emu.requests("/v1/oauth/revoke")
+    finally:
+        emu.close()
