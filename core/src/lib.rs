@@ -39,6 +39,12 @@
 //! stream's connect-loop, the token state, quota pacing, error
 //! classification, request builders, the JSON wire forms. Its modules form
 //! layers, each rule of the service in one home (see [`proto`]).
+//!
+//! ## The service's rules
+//!
+//! `docs/service.md` in the repository states the service's rules as onair
+//! applies them, each with its home here. "spec N.M" in these docs means
+//! section N.M of that page ("spec N.M rule K": its numbered rule K).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -1,4 +1,4 @@
-//! `onair-emulator`: the live-broadcast bot service (`spec/live-bot-api.md`)
+//! `onair-emulator`: the live-broadcast bot service (`docs/service.md`)
 //! on 127.0.0.1 — OAuth, the bot endpoints, the SSE event stream, a virtual
 //! clock, a control API under `/_emulator/`, scenarios, fault injection and a
 //! ledger of everything delivered.
