@@ -1,6 +1,6 @@
 //! onair's SSE framing and typed decoding side by side with the popular Rust
 //! SSE crates (`eventsource-stream`, `sse-stream`) on one service-typical
-//! stream fed in 4 KiB chunks (issue 2, "Benchmarks"). See BENCHMARKS.md.
+//! stream fed in 4 KiB chunks. See BENCHMARKS.md.
 //!
 //! ```text
 //! cargo bench -p onair --bench sse -- --warm-up-time 1 --measurement-time 3

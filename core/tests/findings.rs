@@ -8,7 +8,7 @@ use onair::proto::sse::Parser;
 /// `usize::MAX` (what a C caller passes as SIZE_MAX, "no limit") overflows
 /// `max_frame_bytes + ALLOCATION_SLACK` in `sse::Parser` (a panic with
 /// overflow checks, a wrapped, tiny allocation budget without). Fixed in the
-/// parser rework of issue 17 (saturating sums).
+/// parser (saturating sums).
 #[test]
 fn a_frame_cap_of_usize_max_reads_frames_like_the_default_cap() {
     let mut stream = b":heartbeat\n\nid:1\nevent:chat\ndata:{\"a\":1}\n\ndata:".to_vec();

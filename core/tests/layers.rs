@@ -1,5 +1,5 @@
-//! The core's modules form layers with no import circles (DESIGN.md, "The
-//! core: layers, each rule in one home"). This test reads every `crate::…`
+//! The core's modules form layers with no import circles, each rule in one
+//! home (the table is `core/src/proto.rs`'s module docs). This test reads every `crate::…`
 //! path of the library's source (tests left out) and holds the graph to the
 //! layer table below: a module imports only from its own layer or a lower
 //! one, and the graph has no cycle.

@@ -1,4 +1,4 @@
-//! The Bot driven by canned responses only: the scripted session of issue 4,
+//! The Bot driven by canned responses only: a scripted session,
 //! one test per rule, and properties over arbitrary response sequences.
 
 use super::*;
@@ -1449,7 +1449,7 @@ fn a_day_in_the_bots_life() {
     insta::assert_snapshot!(text);
 }
 
-// ---- app timers and the status snapshot (issue 13) ---------------------------------
+// ---- app timers and the status snapshot -----------------------------------------
 
 #[test]
 fn timers_fire_in_the_same_loop_and_fold_into_wait() {
@@ -1572,7 +1572,7 @@ fn token_expired_after_a_refresh_reconnects_with_the_new_pair_without_a_second_r
     assert_eq!(request.header("authorization"), Some("Bearer at2"));
 }
 
-// ---- the chat queue (issue 13) -----------------------------------------------------
+// ---- the chat queue -------------------------------------------------------------
 
 #[test]
 fn a_burst_of_twenty_replies_ends_with_each_accounted_for_in_order() {

@@ -315,7 +315,7 @@ pub fn classify<H: Header>(
     }
 }
 
-/// The decision table of issue 3: status first, then `detailCode` when
+/// The decision table: status first, then `detailCode` when
 /// present, then the OAuth `error` on token endpoints.
 fn decide(
     endpoint: Endpoint,

@@ -226,7 +226,7 @@ fn spec_7_4_row_unsupported_grant_type() {
     ));
 }
 
-// ---- the rest of issue 3's table ----
+// ---- the rest of the decision table ----
 
 #[test]
 fn issue_table_other_rows() {
