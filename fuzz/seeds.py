@@ -3,8 +3,8 @@
 (fixtures/streams/), the emulator's scenarios and wire shapes
 (emulator/scenarios/*.json, emulator/README.md) and hand-made edge cases.
 
-The input formats are those of the bodies in core/src/fuzz.rs (and, for
-c_api, ffi/src/fuzz.rs). Rerun after
+The input formats are those of the bodies in fuzz-support/src/ (bodies.rs,
+and c_api.rs for the C API). Rerun after
 changing a format: `python3 fuzz/seeds.py` (it rewrites only its own `seed-*`
 files; regression inputs, `crash-*`, and coverage-merged inputs grown by
 long runs, `min-*` (fuzz/corpus/bot/), are kept).
@@ -272,13 +272,16 @@ for name, ops in bot_seeds.items():
 
 
 # --- the C API: operations of (group, function, faults, arguments…) ------------
-# See onair_ffi::fuzz (ffi/src/fuzz.rs). Groups: 0 conventions, 1 decisions,
-# 2 backoff, 3 text, 4 decoder, 5 raw SSE parser, 6 bot config, 7 bot loop and
-# reports, 8 bot commands and getters, 9 audience, 10 commands, 11 milestones,
-# 12 timers, 13 tally, 14 onair_event_json, 15 time. Faults: 0 none,
-# 0xE0 + k spoils argument k (0 handle, 1 out, 2 second out, 3 (NULL, 0),
-# 4 (NULL, n), 5/6 the same for the second buffer, 7 header array,
-# 8 header name, 9 header value, 10 NULL event, 11 event-less view, 12 aux).
+# See onair_fuzz_support::c_api (fuzz-support/src/c_api.rs). Groups:
+# 0 conventions, 1 decisions, 2 backoff, 3 text, 4 decoder, 5 raw SSE parser,
+# 6 bot config, 7 bot loop and reports, 8 bot commands and getters, 9 the
+# kit's configuration (0 set from KITS or raw JSON, 1 the config's last
+# error), 10 onair_bot_say, 11 onair_bot_donor, 12 a bot from saved kit
+# state, 13 onair_bot_tally_json, 14 onair_event_json, 15 time. Faults:
+# 0 none, 0xE0 + k spoils argument k (0 handle, 1 out, 2 second out,
+# 3 (NULL, 0), 4 (NULL, n), 5/6 the same for the second buffer, 7 header
+# array, 8 header name, 9 header value, 10 NULL event, 11 event-less view,
+# 12 aux).
 def op(group, fn, *args, faults=0):
     return [group, fn, faults] + [a for arg in args for a in (arg if isinstance(arg, (list, bytes)) else [arg])]
 
@@ -306,28 +309,42 @@ def num16(n):
 
 C_STATUS = {s: i for i, s in enumerate([200, 204, 400, 401, 403, 404, 429, 500, 502, 503, 301, 599])}
 NO_HEADERS = [0]
+BROADCAST = 6          # BODIES: GET /v1/live's broadcast (liveId 1)
+TOKEN_PAIR = 1         # BODIES: a token pair
+CHUNKS = 16            # canned stream chunks
+KIT_FULL, KIT_REF, KIT_NONE = 0, 1, 2  # KITS: every part, the reference bots', none
 
 
 def headers(*picks):
     return [len(picks)] + list(picks)
 
 
-KIT_ON_EVENT = (op(13, 1) + op(9, 5) + op(10, 5) + op(11, 5) + op(14, 0))
-KIT_NEW = (op(13, 0) + op(9, 0) + op(10, 0) + op(10, 3, 2, 0) + op(10, 3, 3, 2) + op(10, 3, 4, 1)
-           + op(11, 0, num16(50), num16(500)) + op(9, 3, 6, 9))
-
-
 def drain():
     return op(7, 3)
 
 
+# The kit's getters and say() on the current bot.
+KIT_CALLS = op(13, 0) + op(11, 0, 0) + op(11, 0, 1) + op(10, 0, 0) + op(10, 0, [0xF0, 120])
+
+
+def kit_bot(kit, tokens=0, state=None):
+    """A config with `kit`, a bot (from saved tokens `tokens`; from the
+    saved kit state `state` when given), its stream open and GET /v1/live
+    answered."""
+    ops = op(6, 0, 0, 0, 0) + op(9, 0, kit) + op(9, 1)
+    ops += op(7, 0, tokens, ONE) if state is None else op(12, 0, tokens, state, ONE)
+    ops += drain() + op(7, 7, 2, 0, NO_HEADERS) + drain()
+    ops += op(7, 5, 0, C_STATUS[200], NO_HEADERS, BROADCAST) + drain()
+    return ops
+
+
 c_api = {}
-# The typed decoder over every canned chunk, each item through the kit.
-ops = op(4, 0, 0) + KIT_NEW
-for chunk in range(14):
+# The typed decoder over every canned chunk, each event read back.
+ops = op(4, 0, 0)
+for chunk in range(CHUNKS):
     ops += op(4, 1, chunk) + op(4, 6)
-    ops += (op(4, 3) + op(4, 4) + KIT_ON_EVENT) * 2
-ops += op(4, 2) + op(4, 5) + op(4, 3) + op(4, 4) + op(13, 2) + op(13, 3) + op(9, 2) + op(11, 2) + op(11, 6, 0)
+    ops += (op(4, 3) + op(4, 4) + op(14, 0)) * 2
+ops += op(4, 2) + op(4, 5) + op(4, 3) + op(4, 4) + op(14, 0, faults=0xEB) + op(14, 0, faults=0xEA)
 c_api["decoder-chunks"] = ops
 # The fixtures through the decoder and the raw parser, in raw pieces.
 for name, stream in (("service", SERVICE), ("broken", BROKEN)):
@@ -336,7 +353,7 @@ for name, stream in (("service", SERVICE), ("broken", BROKEN)):
         for at in range(0, len(stream), 200):
             ops += op(group, 1, raw(stream[at:at + 200])) + op(group, 3) + op(group, 4) + op(group, 5)
             if group == 4:
-                ops += KIT_ON_EVENT
+                ops += op(14, 0)
         ops += op(group, 2) + (op(group, 3) + op(group, 4)) * 3 + op(group, 5 if group == 4 else 6)
         c_api[f"{'decoder' if group == 4 else 'sse'}-{name}"] = ops + op(group, 7)
 # A small frame cap and a huge one.
@@ -356,7 +373,7 @@ for value in range(4):
     ops += op(1, 3, NOW, value) + op(1, 3, ZERO, value)
 ops += op(1, 3, NOW, raw("Wed, 21 Oct 2015 07:28:00 GMT")) + op(1, 3, NOW, raw(""))
 c_api["decisions"] = ops
-# Every argument spoiled once, on every stateless call and on fresh handles.
+# Every argument spoiled once, on every stateless call, on fresh handles and a kit bot.
 for k in range(13):
     f = 0xE0 + k
     ops = []
@@ -365,16 +382,14 @@ for k in range(13):
     ops += op(1, 2, NOW, headers(0, 3), faults=f) + op(1, 3, NOW, 0, faults=f)
     ops += op(3, 0, 3, faults=f) + op(3, 1, 0, faults=f) + op(3, 3, 6, num16(20), 0, faults=f) + op(3, 4, 0, faults=f)
     ops += op(2, 0, num16(10), num16(100), ONE, faults=f) + op(2, 1, faults=f) + op(2, 3, faults=f)
-    ops += op(4, 0, 0, faults=f) + op(4, 1, 1, faults=f) + op(4, 3, faults=f) + op(4, 4, faults=f) + op(4, 5, faults=f)
-    ops += KIT_NEW + [a for o in (op(13, 1), op(9, 5), op(10, 5), op(11, 5), op(14, 0)) for a in o[:2] + [f] + o[3:]]
+    ops += op(4, 0, 0, faults=f) + op(4, 1, 2, faults=f) + op(4, 3, faults=f) + op(4, 4, faults=f) + op(4, 5, faults=f)
+    ops += op(14, 0, faults=f)
     ops += op(5, 0, 0, faults=f) + op(5, 1, 0, faults=f) + op(5, 3, faults=f) + op(5, 4, faults=f) + op(5, 5, faults=f)
-    ops += op(9, 1, 1, faults=f) + op(9, 2, faults=f) + op(9, 3, 6, 1, faults=f) + op(9, 6, 0, faults=f)
-    ops += op(11, 1, 1, faults=f) + op(11, 2, faults=f) + op(11, 6, 0, faults=f)
-    ops += op(12, 0, faults=f) + op(12, 1, 0, NOW, ONE, faults=f) + op(12, 4, 0, faults=f) + op(12, 5, 0, NOW, faults=f)
-    ops += op(13, 2, faults=f) + op(13, 3, faults=f)
     ops += op(6, 0, 0, 0, 0, faults=f) + op(6, 2, ZERO, faults=f) + op(6, 3, num16(3), faults=f)
-    ops += op(7, 0, 0, ONE, faults=f) + op(7, 2, faults=f) + op(7, 4, faults=f)
+    ops += op(9, 0, KIT_FULL, faults=f) + op(9, 0, 4, faults=f) + op(9, 1, faults=f)
+    ops += op(7, 0, 0, ONE, faults=f) + op(12, 0, 0, 1, 0, ONE, faults=f) + op(7, 2, faults=f) + op(7, 4, faults=f)
     ops += op(8, 1, 0, faults=f) + op(8, 7, 0, NOW, ONE, 0, faults=f) + op(8, 11, faults=f) + op(8, 13, faults=f)
+    ops += op(10, 0, 0, faults=f) + op(11, 0, 0, faults=f) + op(13, 0, faults=f)
     c_api[f"fault-{k}"] = ops
 # Text: split, the list, truncate, UTF-16 length.
 ops = []
@@ -383,47 +398,73 @@ for t in list(range(7)) + [[0xF0, 120], [0xF1, 90], [0xF2, 150], [0xF3, 255]]:
     ops += op(3, 3, t, num16(200), 0) + op(3, 3, t, num16(7), 2) + op(3, 3, t, ZERO, 1) + op(3, 3, t, MAX, 3)
 ops += op(3, 0, raw(b"a\x00b " * 60)) + op(3, 3, raw(b"x\x00y"), ONE, 0) + op(3, 2)
 c_api["text"] = ops
-# Backoff and timers.
+# Backoff, and the bot's timers.
 ops = op(2, 0, ZERO, ZERO, num16(7)) + (op(2, 1) + op(2, 3)) * 8 + op(2, 2) + op(2, 1)
 ops += op(2, 0, num16(100), num16(1000), ONE) + op(2, 1) * 3 + op(2, 0, MAX, MAX, MAX) + op(2, 1) * 3
 ops += op(2, 0, ZERO, ONE, ONE) + op(2, 4)
-ops += op(12, 0)
+ops += op(6, 0, 0, 0, 0) + op(7, 0, 0, ONE) + drain()
 for tag in range(5):
-    ops += op(12, 1, tag, NOW, ONE) + op(12, 2, tag, num16(500), num16(1000)) + op(12, 2, tag, NOW, ZERO)
-ops += op(12, 4, 0) + op(12, 4, 1) + op(12, 5, 0, MAX) + op(12, 5, 1, MAX) + op(12, 5, 0, MAX) + op(12, 3, 0, NOW, ONE) + op(12, 3, 1, NOW, ONE)
+    ops += op(8, 7, tag, NOW, ONE, 0) + op(8, 8, tag, NOW, num16(500), 0) + op(8, 8, tag, NOW, ZERO, 0)
+ops += op(8, 9, 0, NOW, num16(5), 1) + op(8, 10, 0, NOW, ONE, 0) + op(8, 10, 1, NOW, ONE, 0)
 for n in range(70):
-    ops += op(12, 1, raw(f"t{n}"), num16(n), ONE)
-ops += op(12, 6)
+    ops += op(8, 7, raw(f"t{n}"), num16(n), ONE, 0)
+ops += op(15, 1, 0, 100) + drain() + op(7, 4)
 c_api["backoff-timers"] = ops
-# Stored kit state round trips, and junk.
-c_api["kit-state"] = (op(9, 1, 1) + op(9, 2) + op(9, 1, 0) + op(9, 6, 0) + op(9, 1, raw("{}")) + op(9, 1, raw(b"\xff"))
-                      + op(11, 1, 1) + op(11, 2) + op(11, 1, 0) + op(11, 6, 0) + op(11, 1, raw('{"format":"onair.milestones","version":9}'))
-                      + op(9, 8) + op(11, 7))
+# The kit's configuration: each in turn, the refusals naming their keys;
+# bots from saved kit state (the last one handed out, canned, newer, junk).
+ops = op(6, 0, 0, 0, 0)
+for kit in range(7):
+    ops += op(9, 0, kit) + op(9, 1)
+ops += op(9, 0, raw("{\"commands\":[{\"name\":\"\"}]}")) + op(9, 1) + op(9, 0, raw(b"\xff")) + op(9, 1)
+ops += op(9, 0, KIT_FULL) + op(13, 0)
+for state in ([0], [1, 0], [1, 1], [1, 2], [1] + raw("{\"format\":\"onair.kit\"}"), [1] + raw("[")):
+    ops += op(12, 0, 0, state, ONE) + op(9, 1) + op(13, 0) + op(11, 0, 0)
+ops += op(12, 0, 2, [1, 0], ONE) + op(9, 1) + op(12, 0, 0, [1, 0], ONE, faults=0xE5) + op(7, 1) + op(6, 8)
+c_api["kit-state"] = ops
 # Configurations: every setter at its edges; a bot from each.
 ops = op(6, 0, 0, 0, 0)
 for setter in range(1, 8):
     for value in (ZERO, ONE, MAX, num16(30000)):
         ops += op(6, setter, value)
 ops += op(6, 0, 2, 0, 0) + op(6, 0, 3, 0, 0) + op(6, 0, 0, 1, 0) + op(6, 0, 0, 0, 1) + op(6, 0, 1, 0, 0)
-ops += op(7, 0, 2, ONE) + op(7, 0, raw("{"), ONE) + op(7, 0, 0, MAX) + drain() + op(8, 12) + op(8, 11)
+ops += op(7, 0, 2, ONE) + op(9, 1) + op(7, 0, raw("{"), ONE) + op(9, 1) + op(7, 0, 0, MAX) + drain() + op(8, 12) + op(8, 11)
 ops += op(6, 8) + op(7, 0, 0, ONE) + op(7, 1)
 c_api["config"] = ops
-# A first authorization, the token, the stream, events through the kit, chat, fetches.
-ops = op(6, 0, 0, 0, 0) + op(7, 0, 0, ONE, faults=0xE3) + KIT_NEW + drain() + op(7, 4) + op(8, 11)
-ops += op(8, 0, 0, 0) + drain() + op(7, 5, 0, C_STATUS[200], NO_HEADERS, 1) + drain() + op(8, 11)
-ops += op(7, 7, 2, 0, NO_HEADERS) + drain()
-for chunk in range(14):
-    ops += op(7, 8, 2, chunk) + op(7, 2) + KIT_ON_EVENT + drain()
+# A first authorization with the full kit: the token, the stream, GET /v1/live,
+# every chunk and its kit actions (each event read back), chat, say, the
+# tally and donors, fetches, time for the state's checkpoint, shutdown.
+ops = op(6, 0, 0, 0, 0) + op(9, 0, KIT_FULL) + op(7, 0, 0, ONE, faults=0xE3) + drain() + op(7, 4) + op(8, 11)
+ops += op(8, 0, 0, 0) + drain() + op(7, 5, 0, C_STATUS[200], NO_HEADERS, TOKEN_PAIR) + drain() + op(8, 11)
+ops += op(7, 7, 2, 0, NO_HEADERS) + drain() + op(7, 5, 0, C_STATUS[200], NO_HEADERS, BROADCAST)
+for chunk in list(range(CHUNKS)) + [1, 4, 14, 15, 3, 6]:
+    ops += op(7, 8, 2, chunk)
+    for _ in range(4):
+        ops += op(7, 2) + op(14, 0) + op(7, 4)
+    ops += drain() + KIT_CALLS
 ops += op(8, 1, 0) + op(8, 1, 2) + op(8, 1, [0xF0, 150]) + op(8, 1, 5) + drain()
 ops += op(7, 5, 0, C_STATUS[204], NO_HEADERS, 0) + drain() + op(7, 4)
 ops += op(8, 2) + op(8, 3) + op(8, 4) + drain()
 ops += op(7, 5, 0, C_STATUS[200], NO_HEADERS, 6) + op(7, 5, 0, C_STATUS[200], NO_HEADERS, 5) + op(7, 5, 0, C_STATUS[429], headers(0, 2), 4) + drain()
 ops += op(7, 6, 0) + op(7, 5, 9, C_STATUS[200], NO_HEADERS, 0) + op(7, 8, 9, 0) + op(7, 9, 9) + op(8, 13)
-ops += op(8, 7, 0, NOW, ONE, 0) + op(8, 8, 1, num16(1000), num16(500), 0) + op(8, 9, 0, NOW, ZERO, 0) + op(8, 9, 1, NOW, num16(5), 1)
-ops += op(8, 8, 0, NOW, ZERO, 0) + op(8, 10, 3, NOW, ONE, 0) + op(8, 10, 0, NOW, ONE, 0)
-ops += op(15, 1, 0, 60) + drain() + op(8, 12) + op(8, 13)
+ops += op(15, 1, 0, 60) + drain() + op(8, 12) + op(8, 13) + KIT_CALLS
 ops += op(7, 9, 2) + drain() + op(15, 3, 0, 2) + drain() + op(8, 5) + drain() + op(8, 6, 0) + drain() + op(7, 4) + op(8, 1, 0)
+ops += op(13, 0) + op(10, 0, 0)
 c_api["bot-authorize-stream-chat"] = ops
+# The reference bots' kit, then a restart from the state it handed out:
+# the same people join again, a new one too.
+ops = kit_bot(KIT_REF)
+for chunk in (2, 1, 14, 3, 4, 15, 11):
+    ops += op(7, 8, 2, chunk) + (op(7, 2) + op(14, 0)) * 4 + drain()
+ops += op(15, 1, 0, 5) + drain() + KIT_CALLS + op(8, 6, 1) + drain()
+ops += kit_bot(KIT_REF, 0, [0])
+for chunk in (2, 1, 6):
+    ops += op(7, 8, 2, chunk) + (op(7, 2) + op(14, 0)) * 4 + drain()
+ops += KIT_CALLS
+# Then the full kit, nobody a manager: !TOP refused, the DJ's !stop run.
+ops += kit_bot(KIT_FULL)
+for chunk in (14, 11, 14, 1, 1):
+    ops += op(7, 8, 2, chunk) + (op(7, 2) + op(14, 0)) * 4 + drain()
+c_api["kit-restart"] = ops
 # Saved tokens, expired ones, 401s, stream failures, storms of time.
 ops = op(6, 0, 0, 0, 0) + op(6, 1, ONE) + op(7, 0, 1, num16(42)) + drain()
 ops += op(7, 5, 0, C_STATUS[401], NO_HEADERS, 2) + drain() + op(7, 5, 0, C_STATUS[200], NO_HEADERS, 1) + drain()
@@ -434,7 +475,7 @@ ops += op(8, 1, 0) + drain() + op(7, 6, 0) + op(15, 3, 0, 255) + drain() + op(8,
 ops += op(7, 0, 1, ONE) + drain() + op(7, 5, 0, C_STATUS[401], headers(0), 0) + op(7, 5, 0, C_STATUS[400], NO_HEADERS, 2) + drain() + op(8, 13) + op(8, 0, 0, 0) + drain()
 c_api["bot-saved-expired"] = ops
 # Conventions.
-c_api["conventions"] = op(0, 0, u16(0)) + op(0, 0, u16(23)) + op(0, 0, u16(24)) + op(0, 0xFF, u16(0xFFFF))
+c_api["conventions"] = op(0, 0, u16(0)) + op(0, 0, u16(23)) + op(0, 0, u16(27)) + op(0, 0xFF, u16(0xFFFF))
 for name, ops in c_api.items():
     seed("c_api", name, bytes(b & 0xFF for b in ops))
 

@@ -59,11 +59,6 @@ pub mod bot;
 pub mod event;
 pub mod kit;
 
-// Interim: the fuzz input cursor of libonair's fuzz body; not API.
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzz;
-
 pub use bot::{
     Action, Bot, BotConfig, CallFailure, CallId, CallResult, Connection, Notice, Status,
 };

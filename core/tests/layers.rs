@@ -25,8 +25,6 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("kit", &["kit"]),
     ("machine", &["bot", "json"]),
-    // The fuzz input cursor libonair's fuzz body borrows (feature `fuzzing`).
-    ("fuzzing hooks", &["fuzz"]),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
