@@ -33,6 +33,11 @@
 //! until the deadline or the next report, gives requests no timeout of their
 //! own (the bot keeps each request's deadline) and the stream none at all
 //! (the bot's watchdog covers it).
+//!
+//! **The guide** — install, a bot in fifteen lines, tokens and consent, the
+//! configured kit, testing a bot against `onair serve`, what each stop means —
+//! is `docs/rust.md` in the repository; its code runs as this crate's doc
+//! tests, and its bot is `examples/bot.rs`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -556,6 +561,11 @@ impl Driver {
         );
     }
 }
+
+/// The guide's code (`docs/rust.md`) runs as doc tests, so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/rust.md")]
+struct GuideDoctests;
 
 impl Drop for Driver {
     fn drop(&mut self) {
