@@ -516,18 +516,20 @@ class Driver:
                 bot.shutdown(revoke)
                 await self._drain_shutdown()
         finally:
-            await self._release()
-            if revoke and self.tokens is not None:
-                try:
-                    self.tokens.clear()
-                except Exception as e:
-                    log.warning("the token store was not cleared: %s", type(e).__name__)
-            if self._has_kit:
-                try:
-                    self._last_kit = bot.kit()
-                except OnairError:
-                    pass
-            bot.close()
+            try:
+                await self._release()
+            finally:
+                if revoke and self.tokens is not None:
+                    try:
+                        self.tokens.clear()
+                    except Exception as e:
+                        log.warning("the token store was not cleared: %s", type(e).__name__)
+                if self._has_kit:
+                    try:
+                        self._last_kit = bot.kit()
+                    except OnairError:
+                        pass
+                bot.close()
 
     async def _drain_shutdown(self) -> None:
         """The stopping bot's last actions, then the token requests in flight."""
