@@ -125,6 +125,19 @@ pub enum BotEvent {
     Stopped(Stop),
 }
 
+/// What a bot handed out as it stopped ([`Driver::close`]): the pair and
+/// the kit state to save so that a restart resumes where it stopped.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Closed {
+    /// The last token pair handed out while stopping (a refresh or code
+    /// exchange that was in flight); `None`: the stored pair stands (after
+    /// a revocation: forget it).
+    pub tokens: Option<Tokens>,
+    /// The kit's memory as it stopped; `None` without a kit or a change.
+    pub state: Option<KitState>,
+}
+
 /// What a request task reports back.
 #[derive(Debug)]
 enum Report {
@@ -282,6 +295,10 @@ impl Driver {
 
     /// Runs the bot until it has something for you; `None` once it has
     /// stopped for good (after [`BotEvent::Stopped`]).
+    ///
+    /// Cancel-safe: the future may be dropped at any await (a `select!`
+    /// with your own channel or a signal) and nothing is lost; it waits
+    /// only on the reports channel and a timer, and the next call goes on.
     pub async fn next(&mut self) -> Option<BotEvent> {
         while !self.finished {
             let now = self.clock.now_ms();
@@ -355,7 +372,26 @@ impl Driver {
     /// `revoke` the tokens are revoked (the request is sent and awaited) and
     /// the store cleared. Waits only for a token request or the revocation
     /// in flight (at most 30 s); other requests in flight are dropped.
-    pub async fn shutdown(mut self, revoke: bool) -> Result<(), StoreError> {
+    pub async fn shutdown(self, revoke: bool) -> Result<(), StoreError> {
+        self.close(revoke).await.map(drop)
+    }
+
+    /// [`shutdown`](Self::shutdown), and what the stopping bot handed out
+    /// on the way: its last token pair and the kit's last state. A driver
+    /// without stores (its author saves tokens and state itself, e.g. into
+    /// a database) saves them from here; with stores they were saved there
+    /// already and are returned all the same.
+    ///
+    /// ```no_run
+    /// # async fn run(driver: onair_tokio::Driver) -> Result<(), onair_tokio::StoreError> {
+    /// let closed = driver.close(false).await?;
+    /// if let Some(state) = &closed.state {
+    ///     std::fs::write("state.json", state.to_json())?; // or your database
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn close(mut self, revoke: bool) -> Result<Closed, StoreError> {
+        let mut closed = Closed::default();
         self.bot.shutdown(revoke);
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
@@ -369,11 +405,13 @@ impl Driver {
                         if let Some(store) = &self.store {
                             store.save(&tokens)?;
                         }
+                        closed.tokens = Some(tokens);
                     }
                     Action::PersistState(state) => {
                         if let Some(store) = &self.state_store {
                             store.save_state(&state)?;
                         }
+                        closed.state = Some(state);
                     }
                     Action::CloseStream { id } | Action::TimedOut { id, .. } => self.abort(id),
                     Action::Stopped(_) => break,
@@ -411,7 +449,7 @@ impl Driver {
                 store.clear()?;
             }
         }
-        Ok(())
+        Ok(closed)
     }
 
     /// Sleeps until `until_ms` on the driver's clock, or until a report

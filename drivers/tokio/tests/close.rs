@@ -1,0 +1,80 @@
+//! `Driver::close`: a driver without stores hands back, as it stops, what
+//! the bot handed out on the way (the kit's last state), so an author who
+//! saves state elsewhere (a database) loses nothing at a stop.
+
+use std::time::Duration;
+
+use onair::kit::KitConfig;
+use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+use onair_emulator::Emulator;
+use onair_tokio::{BotEvent, Driver};
+use serde_json::json;
+
+async fn post(url: &str, body: serde_json::Value) -> serde_json::Value {
+    let response = reqwest::Client::new()
+        .post(url)
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("control call");
+    assert!(response.status().is_success(), "POST {url}");
+    serde_json::from_slice(&response.bytes().await.expect("body")).expect("JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_hands_back_the_kit_state_a_storeless_driver_did_not_save() {
+    let emu = Emulator::builder().start().await.expect("emulator");
+    let control = emu.control_url();
+    let app = emu.app();
+    post(&format!("{control}/live/start"), json!({})).await;
+    let code = post(&format!("{control}/consent"), json!({})).await["code"]
+        .as_str()
+        .expect("code")
+        .to_owned();
+    let creds = ClientCredentials::new(&app.client_id, app.client_secret.clone()).expect("creds");
+    let mut config = BotConfig::new(BaseUrl::new(&emu.base_url()).expect("url"), creds);
+    config.kit = KitConfig::from_json(r#"{"tally":true}"#).expect("kit");
+    let mut driver = Driver::new(Bot::new(config.clone(), None, 1));
+    let mut code = Some(code);
+    let mut emitted = false;
+    let run = async {
+        loop {
+            match driver.next().await.expect("the driver runs") {
+                BotEvent::NeedsAuthorization => {
+                    let code = code.take().expect("one code");
+                    driver.bot_mut().authorize(&code, &app.redirect_uri);
+                }
+                BotEvent::Event {
+                    event: onair::Event::Like(like),
+                    ..
+                } => return like.total_amount,
+                _ => {}
+            }
+            let connected = driver.bot().status(driver.now_ms()).counters.connects > 0;
+            if connected && !emitted {
+                let like = json!({"event":"like","data":{"user":{"id":"u1","nickname":"A"}}});
+                post(&format!("{control}/emit"), like).await;
+                emitted = true;
+            }
+        }
+    };
+    let hearts = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("the like arrives");
+    let closed = tokio::time::timeout(Duration::from_secs(5), driver.close(false))
+        .await
+        .expect("closed in time")
+        .expect("closed");
+    assert!(
+        closed.tokens.is_none(),
+        "no pair was handed out while stopping"
+    );
+    let state = closed
+        .state
+        .expect("the kit state, handed out as the bot stopped");
+    let resumed = Bot::new(config, None, 2).with_kit_state(&state);
+    let tally = resumed.kit().expect("kit").tally();
+    assert!(hearts > 0);
+    assert_eq!(tally.total_hearts(), hearts, "{}", state.to_json());
+    emu.shutdown().await;
+}
