@@ -1,0 +1,632 @@
+//! `host.toml` and the secrets from the environment. Every mistake is a
+//! [`ConfigError`] that names the key (`app.consent_url`, `bot.kit.commands[0].name`,
+//! `ONAIR_HOST_KEY`); `onair host` prints it and exits 2.
+//!
+//! ```toml
+//! [app]
+//! base_url = "https://api.example.test"          # the service's region
+//! client_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+//! consent_url = "https://example.test/oauth/authorize?client_id={client_id}&redirect_uri={redirect_uri}&state={state}&scope={scope}"
+//! scope = "live.read events.chat chat.send"     # default: every permission
+//!
+//! [host]
+//! listen = "127.0.0.1:8088"                      # default
+//! public_url = "https://bots.example.test"       # the redirect URI is <public_url>/callback
+//! database = "host.db"                           # default; a path is a SQLite file next to this file
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use onair::kit::KitConfig;
+use onair::proto::scope::Permission;
+use serde::Deserialize;
+use zeroize::Zeroizing;
+
+use crate::crypto::TokenCipher;
+
+/// The client secret's variable.
+pub const ENV_CLIENT_SECRET: &str = "ONAIR_HOST_CLIENT_SECRET";
+/// The token encryption key's variable (32 bytes, base64).
+pub const ENV_KEY: &str = "ONAIR_HOST_KEY";
+/// The admin token's variable.
+pub const ENV_ADMIN_TOKEN: &str = "ONAIR_HOST_ADMIN_TOKEN";
+
+/// A configuration mistake: the key (or variable) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The key, dotted (`app.client_id`), or the environment variable.
+    pub key: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl ConfigError {
+    fn at(key: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// The file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    app: AppFile,
+    #[serde(default)]
+    host: HostFile,
+    #[serde(default)]
+    bot: BotFile,
+    /// Per-bot overrides, by the host's bot id.
+    #[serde(default)]
+    dj: BTreeMap<String, DjFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AppFile {
+    base_url: String,
+    client_id: String,
+    consent_url: String,
+    scope: Option<String>,
+    /// Refused with a pointer to the variable (never in the file).
+    client_secret: Option<toml::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostFile {
+    listen: Option<String>,
+    public_url: Option<String>,
+    database: Option<String>,
+    start_spread_ms: Option<u64>,
+    seed: Option<u64>,
+    events_per_broadcast: Option<u32>,
+    admin_token: Option<toml::Value>,
+    key: Option<toml::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BotFile {
+    watchdog_ms: Option<u64>,
+    kit: Option<toml::Value>,
+    #[serde(default)]
+    replies: RepliesFile,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RepliesFile {
+    welcome: Option<String>,
+    welcome_back: Option<String>,
+    thanks: Option<String>,
+    hearts: Option<String>,
+    donated: Option<String>,
+    no_donors: Option<String>,
+    #[serde(default)]
+    commands: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DjFile {
+    kit: Option<toml::Value>,
+    #[serde(default)]
+    replies: RepliesFile,
+}
+
+/// What each bot says; `{nickname}`, `{reached}`, `{top}` (the current
+/// broadcast's top donors) and `{rest}` (a command's text after its name)
+/// are filled in. An empty text says nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replies {
+    /// A person's first arrival in a broadcast.
+    pub welcome: String,
+    /// A return after the configured absence.
+    pub welcome_back: String,
+    /// Each donation.
+    pub thanks: String,
+    /// A hearts milestone of the broadcast.
+    pub hearts: String,
+    /// A person's donation milestone.
+    pub donated: String,
+    /// `{top}` when nobody donated yet.
+    pub no_donors: String,
+    /// A reply per configured command name.
+    pub commands: BTreeMap<String, String>,
+}
+
+impl Default for Replies {
+    fn default() -> Self {
+        Replies {
+            welcome: "Welcome, {nickname}! 🎧".to_owned(),
+            welcome_back: "Welcome back, {nickname}!".to_owned(),
+            thanks: "Thank you, {nickname}!".to_owned(),
+            hearts: "{reached} hearts tonight! 💜".to_owned(),
+            donated: "{nickname} has given {reached} tonight!".to_owned(),
+            no_donors: "No donations yet tonight.".to_owned(),
+            commands: BTreeMap::new(),
+        }
+    }
+}
+
+impl Replies {
+    fn with(&self, file: &RepliesFile) -> Replies {
+        let mut r = self.clone();
+        let set = |slot: &mut String, v: &Option<String>| {
+            if let Some(v) = v {
+                slot.clone_from(v);
+            }
+        };
+        set(&mut r.welcome, &file.welcome);
+        set(&mut r.welcome_back, &file.welcome_back);
+        set(&mut r.thanks, &file.thanks);
+        set(&mut r.hearts, &file.hearts);
+        set(&mut r.donated, &file.donated);
+        set(&mut r.no_donors, &file.no_donors);
+        for (name, text) in &file.commands {
+            r.commands.insert(name.clone(), text.clone());
+        }
+        r
+    }
+}
+
+/// One bot's behaviour: the kit and its replies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Behaviour {
+    /// The kit (commands, greetings, milestones, the tally).
+    pub kit: KitConfig,
+    /// What it says.
+    pub replies: Replies,
+}
+
+/// A secret from the environment: zeroized on drop, never shown.
+#[derive(Clone)]
+pub struct Secret(Zeroizing<String>);
+
+impl Secret {
+    /// The value (to hand to the core's credentials or compare).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// The whole configuration, checked.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// The service's base address.
+    pub base_url: String,
+    /// The app's client id.
+    pub client_id: String,
+    /// The app's client secret ([`ENV_CLIENT_SECRET`]).
+    pub client_secret: Secret,
+    /// The consent page, with `{client_id}`, `{redirect_uri}`, `{state}`, `{scope}`.
+    pub consent_url: String,
+    /// The permissions asked for at consent.
+    pub scope: String,
+    /// Where the web side listens.
+    pub listen: SocketAddr,
+    /// The host's address as DJs' browsers reach it (no trailing slash).
+    pub public_url: String,
+    /// The sqlx database URL.
+    pub database_url: String,
+    /// Bots restored at start are spread over this long (ms).
+    pub start_spread_ms: u64,
+    /// Seeds the start jitter and the bots' backoff (random when not set).
+    pub seed: Option<u64>,
+    /// Events kept per broadcast per bot in the log.
+    pub events_per_broadcast: u32,
+    /// The stream's heartbeat watchdog, when not the core's default.
+    pub watchdog_ms: Option<u64>,
+    /// Every bot's behaviour unless overridden.
+    pub behaviour: Behaviour,
+    /// Overrides by bot id.
+    pub overrides: BTreeMap<i64, Behaviour>,
+    /// The admin token ([`ENV_ADMIN_TOKEN`]).
+    pub admin_token: Secret,
+    /// Seals tokens at rest ([`ENV_KEY`]).
+    pub cipher: TokenCipher,
+}
+
+impl HostConfig {
+    /// The redirect URI the consent sends DJs back to.
+    pub fn redirect_uri(&self) -> String {
+        format!("{}/callback", self.public_url)
+    }
+
+    /// The behaviour of bot `id`.
+    pub fn behaviour(&self, id: i64) -> &Behaviour {
+        self.overrides.get(&id).unwrap_or(&self.behaviour)
+    }
+
+    /// The consent page for `state`: the template with every placeholder
+    /// filled in, percent-encoded.
+    pub fn consent_url_for(&self, state: &str) -> String {
+        let enc = |v: &str| form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
+        self.consent_url
+            .replace("{client_id}", &enc(&self.client_id))
+            .replace("{redirect_uri}", &enc(&self.redirect_uri()))
+            .replace("{state}", &enc(state))
+            .replace("{scope}", &enc(&self.scope))
+    }
+
+    /// Reads `path` and the environment.
+    pub fn load(path: &Path) -> Result<HostConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::at("", format!("cannot read {}: {e}", path.display())))?;
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Self::parse(&text, dir, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses `text` (relative paths from `dir`), the secrets from `env`.
+    pub fn parse(
+        text: &str,
+        dir: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<HostConfig, ConfigError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(&e))?;
+        let file: File = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let message = toml_message(&e.into_inner());
+            ConfigError::at(if key == "." { String::new() } else { key }, message)
+        })?;
+        let never_in_file = |present: bool, key: &str, var: &str| {
+            if present {
+                Err(ConfigError::at(
+                    key,
+                    format!("a secret is never read from the file: set {var} in the environment"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        never_in_file(
+            file.app.client_secret.is_some(),
+            "app.client_secret",
+            ENV_CLIENT_SECRET,
+        )?;
+        never_in_file(
+            file.host.admin_token.is_some(),
+            "host.admin_token",
+            ENV_ADMIN_TOKEN,
+        )?;
+        never_in_file(file.host.key.is_some(), "host.key", ENV_KEY)?;
+
+        let app = file.app;
+        onair::BaseUrl::new(&app.base_url)
+            .map_err(|e| ConfigError::at("app.base_url", e.to_string()))?;
+        let base_url = app.base_url.trim_end_matches('/').to_owned();
+        let client_secret = Secret(Zeroizing::new(
+            env(ENV_CLIENT_SECRET)
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| {
+                    ConfigError::at(ENV_CLIENT_SECRET, "not set: the app's client secret")
+                })?,
+        ));
+        onair::ClientCredentials::new(&app.client_id, client_secret.expose().to_owned())
+            .map_err(|e| ConfigError::at("app.client_id", e.to_string()))?;
+        for needed in ["{client_id}", "{redirect_uri}", "{state}"] {
+            if !app.consent_url.contains(needed) {
+                return Err(ConfigError::at(
+                    "app.consent_url",
+                    format!("has no {needed} placeholder"),
+                ));
+            }
+        }
+        if !(app.consent_url.starts_with("http://") || app.consent_url.starts_with("https://")) {
+            return Err(ConfigError::at("app.consent_url", "not an http(s) URL"));
+        }
+        let scope = match app.scope {
+            Some(scope) => {
+                let words: Vec<&str> = scope.split_whitespace().collect();
+                if words.is_empty() {
+                    return Err(ConfigError::at("app.scope", "names no permission"));
+                }
+                for w in &words {
+                    if !Permission::KNOWN.iter().any(|p| p.as_str() == *w) {
+                        return Err(ConfigError::at(
+                            "app.scope",
+                            format!("unknown permission {w:?}"),
+                        ));
+                    }
+                }
+                words.join(" ")
+            }
+            None => Permission::KNOWN
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+
+        let host = file.host;
+        let listen_text = host.listen.unwrap_or_else(|| "127.0.0.1:8088".to_owned());
+        let listen: SocketAddr = listen_text
+            .parse()
+            .map_err(|_| ConfigError::at("host.listen", "not an address:port"))?;
+        let public_url = host
+            .public_url
+            .unwrap_or_else(|| format!("http://{listen}"))
+            .trim_end_matches('/')
+            .to_owned();
+        if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
+            return Err(ConfigError::at("host.public_url", "not an http(s) URL"));
+        }
+        let database_url = database_url(host.database.as_deref(), dir)?;
+        let events_per_broadcast = host.events_per_broadcast.unwrap_or(200);
+        if events_per_broadcast == 0 {
+            return Err(ConfigError::at(
+                "host.events_per_broadcast",
+                "must be at least 1",
+            ));
+        }
+
+        let admin = env(ENV_ADMIN_TOKEN).unwrap_or_default();
+        if admin.len() < 16 {
+            return Err(ConfigError::at(
+                ENV_ADMIN_TOKEN,
+                "not set or shorter than 16 characters: the admin token",
+            ));
+        }
+        let key = Zeroizing::new(env(ENV_KEY).unwrap_or_default());
+        let cipher = TokenCipher::from_base64(&key).map_err(|e| ConfigError::at(ENV_KEY, e))?;
+
+        let bot = file.bot;
+        if bot.watchdog_ms == Some(0) {
+            return Err(ConfigError::at("bot.watchdog_ms", "must be more than 0"));
+        }
+        let kit = kit_config(bot.kit.as_ref(), "bot.kit")?.unwrap_or_default();
+        let replies = Replies::default().with(&bot.replies);
+        check_replies(&replies, &kit, "bot.replies")?;
+        let behaviour = Behaviour { kit, replies };
+        let mut overrides = BTreeMap::new();
+        for (name, dj) in &file.dj {
+            let key = format!("dj.{name}");
+            let id: i64 = name.parse().ok().filter(|id| *id > 0).ok_or_else(|| {
+                ConfigError::at(&key, "not a bot id (the number on the dashboard)")
+            })?;
+            let kit = kit_config(dj.kit.as_ref(), &format!("{key}.kit"))?
+                .unwrap_or_else(|| behaviour.kit.clone());
+            let replies = behaviour.replies.with(&dj.replies);
+            check_replies(&replies, &kit, &format!("{key}.replies"))?;
+            overrides.insert(id, Behaviour { kit, replies });
+        }
+
+        Ok(HostConfig {
+            base_url,
+            client_id: app.client_id,
+            client_secret,
+            consent_url: app.consent_url,
+            scope,
+            listen,
+            public_url,
+            database_url,
+            start_spread_ms: host.start_spread_ms.unwrap_or(5_000),
+            seed: host.seed,
+            events_per_broadcast,
+            watchdog_ms: bot.watchdog_ms,
+            behaviour,
+            overrides,
+            admin_token: Secret(Zeroizing::new(admin)),
+            cipher,
+        })
+    }
+}
+
+/// The sqlx URL: `sqlite:` URLs as given, a path as a SQLite file (relative
+/// to the config's folder), default `host.db` there.
+fn database_url(given: Option<&str>, dir: &Path) -> Result<String, ConfigError> {
+    let given = given.unwrap_or("host.db");
+    if given.starts_with("sqlite:") {
+        return Ok(given.to_owned());
+    }
+    if given.contains("://") {
+        return Err(ConfigError::at(
+            "host.database",
+            "this version stores in SQLite only: a file path or a sqlite: URL",
+        ));
+    }
+    let path = PathBuf::from(given);
+    let path = if path.is_absolute() {
+        path
+    } else {
+        dir.join(path)
+    };
+    Ok(format!("sqlite://{}?mode=rwc", path.display()))
+}
+
+/// `[bot.kit]` (TOML, the core's keys) through the core's own checks.
+fn kit_config(value: Option<&toml::Value>, key: &str) -> Result<Option<KitConfig>, ConfigError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let json = serde_json::to_string(value).map_err(|e| ConfigError::at(key, e.to_string()))?;
+    KitConfig::from_json(&json).map(Some).map_err(|e| {
+        let inner = e.key.trim_start_matches('.');
+        let full = if inner.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{key}.{inner}")
+        };
+        ConfigError::at(full, e.message)
+    })
+}
+
+fn check_replies(replies: &Replies, kit: &KitConfig, key: &str) -> Result<(), ConfigError> {
+    for name in replies.commands.keys() {
+        if !kit.commands.iter().any(|c| &c.name == name) {
+            return Err(ConfigError::at(
+                format!("{key}.commands.{name}"),
+                "no such command in the kit's commands",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn toml_message(e: &toml::de::Error) -> String {
+    e.message().to_owned()
+}
+
+fn toml_error(e: &toml::de::Error) -> ConfigError {
+    let at = e
+        .span()
+        .map(|s| format!(" (at byte {})", s.start))
+        .unwrap_or_default();
+    ConfigError::at("", format!("not valid TOML: {}{at}", e.message()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            ENV_CLIENT_SECRET => Some("s3cret-value".to_owned()),
+            ENV_ADMIN_TOKEN => Some("admin-token-0123456789".to_owned()),
+            ENV_KEY => Some(KEY.to_owned()),
+            _ => None,
+        }
+    }
+
+    const GOOD: &str = r#"
+[app]
+base_url = "http://127.0.0.1:9000"
+client_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+consent_url = "http://127.0.0.1:9000/oauth/authorize?client_id={client_id}&redirect_uri={redirect_uri}&state={state}&scope={scope}"
+
+[host]
+listen = "127.0.0.1:8090"
+
+[bot.kit]
+tally = true
+[[bot.kit.commands]]
+name = "hello"
+[bot.replies.commands]
+hello = "Hello, {nickname}!"
+
+[dj.7.replies]
+welcome = "Hi {nickname}"
+"#;
+
+    fn parse(text: &str) -> Result<HostConfig, ConfigError> {
+        HostConfig::parse(text, Path::new("/etc/onair"), &env)
+    }
+
+    #[test]
+    fn a_good_file_with_defaults_and_an_override() {
+        let c = parse(GOOD).unwrap();
+        assert_eq!(c.public_url, "http://127.0.0.1:8090");
+        assert_eq!(c.redirect_uri(), "http://127.0.0.1:8090/callback");
+        assert_eq!(c.database_url, "sqlite:///etc/onair/host.db?mode=rwc");
+        assert!(c.behaviour.kit.tally);
+        assert_eq!(c.behaviour(7).replies.welcome, "Hi {nickname}");
+        assert_eq!(c.behaviour(7).kit, c.behaviour.kit);
+        assert_eq!(c.behaviour(8).replies.welcome, "Welcome, {nickname}! 🎧");
+        assert_eq!(c.scope.split(' ').count(), Permission::KNOWN.len());
+        let url = c.consent_url_for("a b/c");
+        assert!(url.contains("state=a+b%2Fc"), "{url}");
+        assert!(url.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A8090%2Fcallback"));
+    }
+
+    #[test]
+    fn each_mistake_names_its_key() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "client_id = \"3f2504e0-4f89-11d3-9a0c-0305e82c3301\"",
+                "client_id = \"nope\"",
+                "app.client_id",
+            ),
+            ("{state}", "", "app.consent_url"),
+            (
+                "listen = \"127.0.0.1:8090\"",
+                "listen = \"here\"",
+                "host.listen",
+            ),
+            ("listen = \"127.0.0.1:8090\"", "listen = 5", "host.listen"),
+            ("listen = \"127.0.0.1:8090\"", "colour = 1", "host.colour"),
+            (
+                "name = \"hello\"",
+                "name = \"hello\"\nallowed = \"admins\"",
+                "bot.kit.commands[0].allowed",
+            ),
+            (
+                "hello = \"Hello",
+                "bye = \"Hello",
+                "bot.replies.commands.bye",
+            ),
+            ("[dj.7.replies]", "[dj.seven.replies]", "dj.seven"),
+            (
+                "[host]",
+                "[host]\ndatabase = \"postgres://db/x\"",
+                "host.database",
+            ),
+            ("[host]", "[host]\nadmin_token = \"x\"", "host.admin_token"),
+            ("[app]", "[app]\nclient_secret = \"x\"", "app.client_secret"),
+            ("[app]", "[app]\nscope = \"live.read pizza\"", "app.scope"),
+        ];
+        for (from, to, key) in cases {
+            let text = GOOD.replacen(from, to, 1);
+            let err = parse(&text).unwrap_err();
+            assert!(
+                err.key.contains(key) || err.message.contains(key),
+                "{key}: {err}"
+            );
+        }
+        let missing = GOOD.replace("client_id = \"3f2504e0-4f89-11d3-9a0c-0305e82c3301\"\n", "");
+        let err = parse(&missing).unwrap_err();
+        assert!(err.to_string().contains("client_id"), "{err}");
+    }
+
+    #[test]
+    fn secrets_come_from_the_environment_and_never_show() {
+        let none = |_: &str| None;
+        let err = HostConfig::parse(GOOD, Path::new("."), &none).unwrap_err();
+        assert_eq!(err.key, ENV_CLIENT_SECRET);
+        let short_admin = |n: &str| match n {
+            ENV_ADMIN_TOKEN => Some("short".to_owned()),
+            other => env(other),
+        };
+        let err = HostConfig::parse(GOOD, Path::new("."), &short_admin).unwrap_err();
+        assert_eq!(err.key, ENV_ADMIN_TOKEN);
+        let bad_key = |n: &str| match n {
+            ENV_KEY => Some("c2hvcnQ=".to_owned()),
+            other => env(other),
+        };
+        let err = HostConfig::parse(GOOD, Path::new("."), &bad_key).unwrap_err();
+        assert_eq!(err.key, ENV_KEY);
+        let c = parse(GOOD).unwrap();
+        let shown = format!("{c:?}");
+        for secret in ["s3cret-value", "admin-token-0123456789", KEY] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! onair-host
+#![forbid(unsafe_code)]
+pub mod config;
+pub mod crypto;
+pub mod store;
