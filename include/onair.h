@@ -732,7 +732,7 @@ typedef struct onair_bot_config onair_bot_config;
  * Threads: a decoder may be used by one thread at a time (move it between
  * threads freely). A second thread's call while one is in flight returns
  * ONAIR_BUSY (`onair_decoder_pending`: 0) and changes nothing. The text
- * of `_take_json` and the batch of `_take_marshal` and `_feed_marshal` are
+ * of `_take_json` is
  * valid until the next call on the decoder by any thread that is not
  * refused with ONAIR_BUSY; the item of `onair_decoder_next` (with its
  * event and `_item_json` text) until the next call that takes items (see
@@ -1838,13 +1838,13 @@ onair_result onair_decoder_finish(struct onair_decoder *decoder);
  *
  * The item — its views, its event (and `onair_event_json` of it),
  * its `onair_decoder_item_json` text — stays valid until the next
- * `onair_decoder_next`, `_take_json`, `_take_marshal`, `_feed_marshal` or
- * `_free`: feeding more, `_finish`, `_pending` and `_item_json` leave it
+ * `onair_decoder_next`, `_take_json` or `_free`: feeding more, `_finish`, `_pending` and `_item_json` leave it
  * as it is.
  *
  * Errors: NULL `decoder` or `out_item` → ONAIR_NULL_PARAMETER (nothing taken).
  */
-onair_result onair_decoder_next(struct onair_decoder *decoder, struct onair_item *out_item);
+onair_result onair_decoder_next(struct onair_decoder *decoder,
+                                struct onair_item *out_item);
 
 /**
  * The canonical JSON line of the item last taken by `onair_decoder_next`
@@ -1871,50 +1871,6 @@ onair_result onair_decoder_item_json(struct onair_decoder *decoder,
 onair_result onair_decoder_take_json(struct onair_decoder *decoder,
                                      const char **out_ptr,
                                      size_t *out_len);
-
-/**
- * Takes every item decoded and not yet taken as one batch of CPython
- * `marshal` data (the form `ffi/src/marshal.rs` documents),
- * borrowed, valid until the next call on this decoder. `marshal.loads` of
- * it is the tuple `(tags, records)`: one tag letter and one tuple of typed
- * fields per item (`?`: None when null):
- *
- * - `c` chat: id?, user_id, nickname?, is_dj, message, sent_time
- * - `p` presence: id?, user_id, nickname?, type, fan_rank?, is_manager, favorite_temperature?, time
- * - `l` like: id?, user_id, nickname?, type, total_amount, amount, extra_amount, combo?, time
- * - `d` donation: id?, user_id, nickname?, amount, message?, time
- * - `e` end: id?, reason, is_live_ended
- * - `h` heartbeat: no field
- * - `m` comment: text
- * - `r` retry: ms
- * - `u` unknown event: event, id?, data
- * - `x` frame error: code, message, event?, id?, raw
- *
- * Never empty (no items: `("", ())`). Afterwards there is no current
- * item. For the Python package: one `marshal.loads` builds every value in
- * C, where `json.loads` of the same items costs several times more.
- *
- * Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
- */
-onair_result onair_decoder_take_marshal(struct onair_decoder *decoder,
-                                        const uint8_t **out_ptr,
-                                        size_t *out_len);
-
-/**
- * `onair_decoder_feed` then `onair_decoder_take_marshal` in one call:
- * feeds a chunk and gives every item not yet taken (those queued before,
- * then those this chunk completes) as one marshal batch, each item
- * rendered as it is decoded. One call per chunk for callers that pay per
- * call (Python's ctypes).
- *
- * Errors: NULL `decoder`, `out_ptr` or `out_len`, or NULL `bytes` with
- * `len` > 0 → ONAIR_NULL_PARAMETER (nothing fed, nothing taken).
- */
-onair_result onair_decoder_feed_marshal(struct onair_decoder *decoder,
-                                        const uint8_t *bytes,
-                                        size_t len,
-                                        const uint8_t **out_ptr,
-                                        size_t *out_len);
 
 /**
  * Items decoded and not yet taken.

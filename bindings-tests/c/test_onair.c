@@ -215,86 +215,15 @@ static void test_decoder(void) {
   onair_decoder_free(d);
 }
 
-/* onair_decoder_take_marshal, onair_decoder_feed_marshal and onair_decoder_take_json:
-   every pending item in one call. The marshal batch is checked byte for byte on
-   small streams (its reader is Python's marshal.loads; the Python tests read it). */
-static bool bytes_are(const uint8_t *b, size_t n, const char *expected, size_t en) {
-  return b != NULL && n == en && memcmp(b, expected, n) == 0;
-}
-#define BYTES_ARE(b, n, lit) bytes_are((b), (n), (lit), sizeof(lit) - 1)
-
+/* onair_decoder_take_json: every pending item's canonical line in one call. */
 static void test_decoder_batches(void) {
   onair_decoder *d = NULL;
-  const uint8_t *b = NULL;
-  size_t n = 1;
-  CHECK(onair_decoder_new(0, &d) == ONAIR_OK);
-  CHECK(onair_decoder_take_marshal(NULL, &b, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_take_marshal(d, NULL, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_take_marshal(d, &b, NULL) == ONAIR_NULL_PARAMETER);
-  /* No items: ("", ()) */
-  CHECK(onair_decoder_take_marshal(d, &b, &n) == ONAIR_OK && BYTES_ARE(b, n, ")\x02z\x00)\x00"));
-
-  /* ("hr", ((), (3000,))) */
-  CHECK(onair_decoder_feed(d, (const uint8_t *)S(":heartbeat\n\nretry:3000\n\n")) == ONAIR_OK);
-  CHECK(onair_decoder_pending(d) == 2);
-  CHECK(onair_decoder_take_marshal(d, &b, &n) == ONAIR_OK);
-  CHECK(BYTES_ARE(b, n, ")\x02z\x02hr)\x02)\x00)\x01i\xb8\x0b\x00\x00"));
-  CHECK(onair_decoder_pending(d) == 0);
-
-  /* ("c", (("7-1", "u", None, True, "hi é", "t"),)): non-ASCII text is `u` + UTF-8 */
-  static const char CHAT[] =
-      "id:7-1\nevent:chat\ndata:{\"user\":{\"id\":\"u\",\"nickname\":null},\"isDj\":true,"
-      "\"message\":\"hi \xc3\xa9\",\"sentTime\":\"t\"}\n\n";
-  CHECK(onair_decoder_feed(d, (const uint8_t *)S(CHAT)) == ONAIR_OK);
-  CHECK(onair_decoder_take_marshal(d, &b, &n) == ONAIR_OK);
-  CHECK(BYTES_ARE(b, n, ")\x02z\x01" "c)\x01)\x06z\x03" "7-1z\x01uNTu\x05\x00\x00\x00hi \xc3\xa9z\x01t"));
-
-  /* A like with a u64 past i32 (`l`, 15-bit digits) and a null combo; a float. */
-  static const char LIKE[] =
-      "event:like\ndata:{\"user\":{\"id\":\"u\",\"nickname\":\"n\"},\"type\":\"PAID\","
-      "\"totalAmount\":2147483648,\"amount\":1,\"extraAmount\":0,\"combo\":null,\"time\":\"t\"}\n\n"
-      "event:presence\ndata:{\"user\":{\"id\":\"u\",\"nickname\":\"n\"},\"type\":\"JOIN\",\"fanRank\":null,"
-      "\"isManager\":false,\"favoriteTemperature\":0.5,\"time\":\"t\"}\n\n";
-  CHECK(onair_decoder_feed(d, (const uint8_t *)S(LIKE)) == ONAIR_OK);
-  CHECK(onair_decoder_take_marshal(d, &b, &n) == ONAIR_OK);
-  CHECK(BYTES_ARE(b, n,
-                  ")\x02z\x02lp)\x02"
-                  ")\x09Nz\x01uz\x01nz\x04PAIDl\x03\x00\x00\x00\x00\x00\x00\x00\x02\x00i\x01\x00\x00\x00"
-                  "i\x00\x00\x00\x00Nz\x01t"
-                  ")\x08Nz\x01uz\x01nz\x04JOINNFg\x00\x00\x00\x00\x00\x00\xe0\x3fz\x01t"));
   const char *json;
   size_t json_len;
+  CHECK(onair_decoder_new(0, &d) == ONAIR_OK);
+  CHECK(onair_decoder_take_json(d, NULL, &json_len) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_decoder_take_json(d, &json, NULL) == ONAIR_NULL_PARAMETER);
   CHECK(onair_decoder_item_json(d, &json, &json_len) == ONAIR_NO_CURRENT);
-
-  /* feed_marshal: feed + take in one call; the same batches as feed then take_marshal. */
-  onair_decoder *a = NULL;
-  CHECK(onair_decoder_new(0, &a) == ONAIR_OK);
-  CHECK(onair_decoder_feed_marshal(NULL, (const uint8_t *)"x", 1, &b, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_feed_marshal(d, NULL, 5, &b, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_feed_marshal(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1, NULL, &n) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_feed_marshal(d, (const uint8_t *)STREAM, sizeof(STREAM) - 1, &b, NULL) == ONAIR_NULL_PARAMETER);
-  CHECK(onair_decoder_pending(d) == 0); /* nothing was fed */
-  bool same = true;
-  size_t items = 0;
-  static uint8_t expected[4096];
-  for (size_t at = 0; at < sizeof(STREAM) - 1; at += 13) {
-    size_t len = sizeof(STREAM) - 1 - at < 13 ? sizeof(STREAM) - 1 - at : 13;
-    same = same && onair_decoder_feed(a, (const uint8_t *)STREAM + at, len) == ONAIR_OK;
-    same = same && onair_decoder_take_marshal(a, &b, &n) == ONAIR_OK && n < sizeof(expected);
-    if (!same) break;
-    memcpy(expected, b, n);
-    size_t en = n;
-    same = same && onair_decoder_feed_marshal(d, (const uint8_t *)STREAM + at, len, &b, &n) == ONAIR_OK;
-    same = same && n == en && memcmp(b, expected, n) == 0;
-    items += b[3]; /* the tags' length: one per item */
-  }
-  CHECK(same && items == 10);
-  /* Items queued by onair_decoder_feed come first. */
-  CHECK(onair_decoder_feed(d, (const uint8_t *)S(":heartbeat\n\n")) == ONAIR_OK);
-  CHECK(onair_decoder_feed_marshal(d, (const uint8_t *)S("retry:3000\n\n"), &b, &n) == ONAIR_OK);
-  CHECK(BYTES_ARE(b, n, ")\x02z\x02hr)\x02)\x00)\x01i\xb8\x0b\x00\x00"));
-  CHECK(onair_decoder_pending(d) == 0);
-  onair_decoder_free(a);
 
   /* take_json: every pending item's canonical line. */
   CHECK(onair_decoder_feed(d, (const uint8_t *)S(":heartbeat\n\nretry:5\n\n")) == ONAIR_OK);

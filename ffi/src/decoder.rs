@@ -3,7 +3,6 @@
 use std::collections::VecDeque;
 use std::ffi::c_char;
 
-use crate::marshal;
 use onair_core::event::{Decoder, Item};
 use onair_core::proto::json::ItemJson;
 use onair_core::proto::sse::Parser;
@@ -18,7 +17,7 @@ use crate::{boundary, boundary_or, bytes_in, out};
 /// Threads: a decoder may be used by one thread at a time (move it between
 /// threads freely). A second thread's call while one is in flight returns
 /// ONAIR_BUSY (`onair_decoder_pending`: 0) and changes nothing. The text
-/// of `_take_json` and the batch of `_take_marshal` and `_feed_marshal` are
+/// of `_take_json` is
 /// valid until the next call on the decoder by any thread that is not
 /// refused with ONAIR_BUSY; the item of `onair_decoder_next` (with its
 /// event and `_item_json` text) until the next call that takes items (see
@@ -38,8 +37,7 @@ pub(crate) struct DecoderState {
     current: Option<Item>,
     /// The current item's JSON line, NUL-terminated.
     json: Vec<u8>,
-    /// The batch last taken by `onair_decoder_take_json` (NUL-terminated) or
-    /// as marshal data.
+    /// The batch last taken by `onair_decoder_take_json` (NUL-terminated).
     batch: Vec<u8>,
 }
 
@@ -220,8 +218,7 @@ pub unsafe extern "C" fn onair_decoder_finish(decoder: *mut onair_decoder) -> on
 ///
 /// The item — its views, its event (and `onair_event_json` of it),
 /// its `onair_decoder_item_json` text — stays valid until the next
-/// `onair_decoder_next`, `_take_json`, `_take_marshal`, `_feed_marshal` or
-/// `_free`: feeding more, `_finish`, `_pending` and `_item_json` leave it
+/// `onair_decoder_next`, `_take_json` or `_free`: feeding more, `_finish`, `_pending` and `_item_json` leave it
 /// as it is.
 ///
 /// Errors: NULL `decoder` or `out_item` → ONAIR_NULL_PARAMETER (nothing taken).
@@ -305,90 +302,6 @@ pub unsafe extern "C" fn onair_decoder_take_json(
         d.batch.push(0);
         *p = d.batch.as_ptr().cast();
         *l = d.batch.len() - 1;
-        Ok(())
-    })
-}
-
-/// Takes every item decoded and not yet taken as one batch of CPython
-/// `marshal` data (the form `ffi/src/marshal.rs` documents),
-/// borrowed, valid until the next call on this decoder. `marshal.loads` of
-/// it is the tuple `(tags, records)`: one tag letter and one tuple of typed
-/// fields per item (`?`: None when null):
-///
-/// - `c` chat: id?, user_id, nickname?, is_dj, message, sent_time
-/// - `p` presence: id?, user_id, nickname?, type, fan_rank?, is_manager, favorite_temperature?, time
-/// - `l` like: id?, user_id, nickname?, type, total_amount, amount, extra_amount, combo?, time
-/// - `d` donation: id?, user_id, nickname?, amount, message?, time
-/// - `e` end: id?, reason, is_live_ended
-/// - `h` heartbeat: no field
-/// - `m` comment: text
-/// - `r` retry: ms
-/// - `u` unknown event: event, id?, data
-/// - `x` frame error: code, message, event?, id?, raw
-///
-/// Never empty (no items: `("", ())`). Afterwards there is no current
-/// item. For the Python package: one `marshal.loads` builds every value in
-/// C, where `json.loads` of the same items costs several times more.
-///
-/// Errors: NULL argument → ONAIR_NULL_PARAMETER (nothing taken).
-#[no_mangle]
-pub unsafe extern "C" fn onair_decoder_take_marshal(
-    decoder: *mut onair_decoder,
-    out_ptr: *mut *const u8,
-    out_len: *mut usize,
-) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let mut held = unsafe { hold(decoder) }?;
-        let d = &mut *held;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
-        d.json.clear();
-        d.current = None;
-        d.batch.clear();
-        marshal::write_batch(&d.queue, &mut d.batch);
-        d.queue.clear();
-        *p = d.batch.as_ptr();
-        *l = d.batch.len();
-        Ok(())
-    })
-}
-
-/// `onair_decoder_feed` then `onair_decoder_take_marshal` in one call:
-/// feeds a chunk and gives every item not yet taken (those queued before,
-/// then those this chunk completes) as one marshal batch, each item
-/// rendered as it is decoded. One call per chunk for callers that pay per
-/// call (Python's ctypes).
-///
-/// Errors: NULL `decoder`, `out_ptr` or `out_len`, or NULL `bytes` with
-/// `len` > 0 → ONAIR_NULL_PARAMETER (nothing fed, nothing taken).
-#[no_mangle]
-pub unsafe extern "C" fn onair_decoder_feed_marshal(
-    decoder: *mut onair_decoder,
-    bytes: *const u8,
-    len: usize,
-    out_ptr: *mut *const u8,
-    out_len: *mut usize,
-) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let mut held = unsafe { hold(decoder) }?;
-        let d = &mut *held;
-        // SAFETY: the caller promises `len` bytes.
-        let input = unsafe { bytes_in(bytes, len) }?;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
-        d.json.clear();
-        d.current = None;
-        d.batch.clear();
-        let mut batch = marshal::Batch::new(&mut d.batch);
-        for item in d.queue.drain(..) {
-            batch.push(&item);
-        }
-        for item in d.decoder.items(input) {
-            batch.push(&item);
-        }
-        batch.finish();
-        *p = d.batch.as_ptr();
-        *l = d.batch.len();
         Ok(())
     })
 }

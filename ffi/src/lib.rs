@@ -28,7 +28,6 @@ mod action;
 mod bot;
 mod decoder;
 mod handle;
-mod marshal;
 mod problem;
 mod sse;
 mod text;

@@ -106,8 +106,6 @@ fn an_injected_panic_is_caught_in_every_export() {
         ("onair_decoder_next", &|| unsafe { onair_decoder_next(null_mut(), null_mut()) } == ONAIR_PANIC),
         ("onair_decoder_item_json", &|| unsafe { onair_decoder_item_json(null_mut(), null_mut(), null_mut()) } == ONAIR_PANIC),
         ("onair_decoder_take_json", &|| unsafe { onair_decoder_take_json(null_mut(), null_mut(), null_mut()) } == ONAIR_PANIC),
-        ("onair_decoder_take_marshal", &|| unsafe { onair_decoder_take_marshal(null_mut(), null_mut(), null_mut()) } == ONAIR_PANIC),
-        ("onair_decoder_feed_marshal", &|| unsafe { onair_decoder_feed_marshal(null_mut(), null_mut(), 0, null_mut(), null_mut()) } == ONAIR_PANIC),
         ("onair_decoder_pending", &|| { let _ = unsafe { onair_decoder_pending(null_mut()) }; true }),
         ("onair_text_split", &|| unsafe { onair_text_split(null_mut(), 0, null_mut()) } == ONAIR_PANIC),
         ("onair_string_list_len", &|| { let _ = unsafe { onair_string_list_len(null_mut()) }; true }),

@@ -398,12 +398,6 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
                 ("onair_decoder_take_json", &|| {
                     onair_decoder_take_json(d, poison(), poison()) == ONAIR_BUSY
                 }),
-                ("onair_decoder_take_marshal", &|| {
-                    onair_decoder_take_marshal(d, poison(), poison()) == ONAIR_BUSY
-                }),
-                ("onair_decoder_feed_marshal", &|| {
-                    onair_decoder_feed_marshal(d, b("x"), 1, poison(), poison()) == ONAIR_BUSY
-                }),
                 ("onair_decoder_pending", &|| onair_decoder_pending(d) == 0),
                 ("onair_decoder_free", &|| {
                     onair_decoder_free(d);
@@ -560,18 +554,11 @@ fn hammer(d: *mut onair_decoder, rounds: usize) -> Vec<onair_result> {
         // invalidate them at any time): only result codes are.
         unsafe {
             let mut item = std::mem::zeroed::<onair_item>();
-            let (mut ptr, mut len) = (null::<u8>(), 0);
+            let (mut ptr, mut len) = (std::ptr::null::<std::ffi::c_char>(), 0);
             seen.push(onair_decoder_feed(d, b(FRAMES), FRAMES.len()));
             seen.push(onair_decoder_next(d, &mut item));
-            seen.push(onair_decoder_item_json(d, &mut ptr.cast(), &mut len));
-            seen.push(onair_decoder_take_marshal(d, &mut ptr, &mut len));
-            seen.push(onair_decoder_feed_marshal(
-                d,
-                b(FRAMES),
-                FRAMES.len(),
-                &mut ptr,
-                &mut len,
-            ));
+            seen.push(onair_decoder_item_json(d, &mut ptr, &mut len));
+            seen.push(onair_decoder_take_json(d, &mut ptr, &mut len));
             let _ = onair_decoder_pending(d);
         }
     }
@@ -765,9 +752,9 @@ fn an_action_outlives_every_call_but_poll_and_an_item_every_call_but_a_take() {
         assert_eq!(std::ffi::CStr::from_ptr(owned).to_bytes(), json_text);
         onair_string_free(owned);
         // A take moves on (the old view is not to be read any more).
-        let (mut batch, mut batch_len) = (null::<u8>(), 0);
+        let (mut batch, mut batch_len) = (null(), 0);
         assert_eq!(
-            onair_decoder_take_marshal(d, &mut batch, &mut batch_len),
+            onair_decoder_take_json(d, &mut batch, &mut batch_len),
             ONAIR_OK
         );
         onair_decoder_free(d);
