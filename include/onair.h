@@ -1638,14 +1638,19 @@ onair_result onair_bot_send_chat(struct onair_bot *bot,
  * the service takes (at most 200 UTF-16 units each, at spaces when it
  * can; blank parts dropped), each queued as `onair_bot_send_chat` would.
  * `*out_count` (may be NULL) gets how many were queued (0 for a blank
- * text); each is answered by its `ONAIR_ACTION_DONE`.
+ * text); each is answered by its `ONAIR_ACTION_DONE`. The first
+ * `calls_cap` of their call ids go to `out_calls` (may be NULL with
+ * `calls_cap` 0); a text of N bytes makes at most N messages, so
+ * `calls_cap` = `text_len` always holds them all.
  *
- * Errors: NULL `bot` or `text` → ONAIR_NULL_PARAMETER; not UTF-8 →
- * ONAIR_INVALID_UTF8 (nothing queued).
+ * Errors: NULL `bot` or `text`, or NULL `out_calls` with `calls_cap` > 0
+ * → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8 (nothing queued).
  */
 onair_result onair_bot_say(struct onair_bot *bot,
                            const char *text,
                            size_t text_len,
+                           uint64_t *out_calls,
+                           size_t calls_cap,
                            size_t *out_count);
 
 /**

@@ -480,9 +480,9 @@ static void test_bot_errors(void) {
   CHECK(onair_bot_send_chat(bot, NULL, 0, &call) == ONAIR_NULL_PARAMETER);
   CHECK(onair_bot_send_chat(bot, S("hi"), NULL) == ONAIR_NULL_PARAMETER);
   size_t count = 77;
-  CHECK(onair_bot_say(bot, BAD_UTF8, 2, &count) == ONAIR_INVALID_UTF8 && count == 77);
-  CHECK(onair_bot_say(bot, NULL, 0, &count) == ONAIR_NULL_PARAMETER && count == 77);
-  CHECK(onair_bot_say(bot, S(" \n "), &count) == ONAIR_OK && count == 0);
+  CHECK(onair_bot_say(bot, BAD_UTF8, 2, NULL, 0, &count) == ONAIR_INVALID_UTF8 && count == 77);
+  CHECK(onair_bot_say(bot, NULL, 0, NULL, 0, &count) == ONAIR_NULL_PARAMETER && count == 77);
+  CHECK(onair_bot_say(bot, S(" \n "), NULL, 0, &count) == ONAIR_OK && count == 0);
   /* A queue of one. */
   CHECK(onair_bot_fetch_fans(bot, &call) == ONAIR_OK && call == 1);
   /* The second is taken and refused by its DONE, never dropped silently. */
@@ -705,9 +705,20 @@ static void test_bot_loop(void) {
   char text[404];
   for (int i = 0; i < 101; i++) memcpy(text + 4 * i, "\xF0\x9F\x98\x80", 4); /* 101 x U+1F600 */
   size_t count = 0;
-  CHECK(onair_bot_say(bot, text, sizeof(text), &count) == ONAIR_OK && count == 2);
-  CHECK(onair_bot_say(bot, S("one"), NULL) == ONAIR_OK);
+  CHECK(onair_bot_say(bot, text, sizeof(text), NULL, 0, &count) == ONAIR_OK && count == 2);
+  CHECK(onair_bot_say(bot, S("one"), NULL, 0, NULL) == ONAIR_OK);
   CHECK(onair_bot_pending_calls(bot) == 3);
+  /* The call ids: as many as fit, every part queued all the same. */
+  uint64_t ids[2] = {0, 0};
+  CHECK(onair_bot_say(bot, S("two"), ids, 0, &count) == ONAIR_OK && count == 1 && ids[0] == 0);
+  CHECK(onair_bot_say(bot, text, sizeof(text), ids, 1, &count) == ONAIR_OK && count == 2);
+  CHECK(ids[0] != 0 && ids[1] == 0);
+  CHECK(onair_bot_say(bot, S("x"), NULL, 1, &count) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_pending_calls(bot) == 6);
+  uint64_t more[8];
+  CHECK(onair_bot_say(bot, text, sizeof(text), more, 8, &count) == ONAIR_OK && count == 2);
+  CHECK(more[1] == more[0] + 1 && more[0] > ids[0]);
+  CHECK(onair_bot_pending_calls(bot) == 8);
   CHECK(poll_until(bot, &now, ONAIR_ACTION_SEND, &a) && eq(a.request.endpoint, "chat"));
   CHECK(onair_bot_on_response(bot, a.request_id, 204, NULL, 0, NULL, 0, now) == ONAIR_OK);
 

@@ -213,7 +213,7 @@ static void *bot_loop(void *arg) {
     } else if (kind == ONAIR_ACTION_COMMAND) {
       size_t parts;
       job->commands++;
-      CALL(t, "say", r, onair_bot_say(bot, S("Hello, sky!"), &parts), ONAIR_OK, ONAIR_OK);
+      CALL(t, "say", r, onair_bot_say(bot, S("Hello, sky!"), NULL, 0, &parts), ONAIR_OK, ONAIR_OK);
     } else if (kind == ONAIR_ACTION_WAIT)
       now = until;
     unlock(job);

@@ -231,7 +231,7 @@ static void say(const char *fmt, ...) {
   va_start(ap, fmt);
   buf_vfmt(&b, fmt, ap);
   va_end(ap);
-  onair_bot_say(bot, b.data, b.len, NULL);
+  onair_bot_say(bot, b.data, b.len, NULL, 0, NULL);
   free(b.data);
 }
 
@@ -242,7 +242,7 @@ static void top_donors(void) {
     buf_fmt(&b, "%s%zu. %.*s %llu", rank ? " · " : "Top donors: ", rank + 1, NICK(d.nickname),
             (unsigned long long)d.donated);
   if (b.len == 0) buf_fmt(&b, "No donations yet tonight.");
-  onair_bot_say(bot, b.data, b.len, NULL);
+  onair_bot_say(bot, b.data, b.len, NULL, 0, NULL);
   free(b.data);
 }
 

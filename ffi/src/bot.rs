@@ -722,22 +722,37 @@ pub unsafe extern "C" fn onair_bot_send_chat(
 /// the service takes (at most 200 UTF-16 units each, at spaces when it
 /// can; blank parts dropped), each queued as `onair_bot_send_chat` would.
 /// `*out_count` (may be NULL) gets how many were queued (0 for a blank
-/// text); each is answered by its `ONAIR_ACTION_DONE`.
+/// text); each is answered by its `ONAIR_ACTION_DONE`. The first
+/// `calls_cap` of their call ids go to `out_calls` (may be NULL with
+/// `calls_cap` 0); a text of N bytes makes at most N messages, so
+/// `calls_cap` = `text_len` always holds them all.
 ///
-/// Errors: NULL `bot` or `text` → ONAIR_NULL_PARAMETER; not UTF-8 →
-/// ONAIR_INVALID_UTF8 (nothing queued).
+/// Errors: NULL `bot` or `text`, or NULL `out_calls` with `calls_cap` > 0
+/// → ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8 (nothing queued).
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_say(
     bot: *mut onair_bot,
     text: *const c_char,
     text_len: usize,
+    out_calls: *mut u64,
+    calls_cap: usize,
     out_count: *mut usize,
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
         let mut held = unsafe { hold(bot) }?;
         let text = text_arg(text, text_len)?;
+        if out_calls.is_null() && calls_cap > 0 {
+            return Err(ONAIR_NULL_PARAMETER);
+        }
         let calls = held.bot.say(text);
+        if calls_cap > 0 {
+            // SAFETY: the caller promises `calls_cap` writable u64s.
+            let ids = unsafe { std::slice::from_raw_parts_mut(out_calls, calls_cap) };
+            for (slot, call) in ids.iter_mut().zip(&calls) {
+                *slot = call.0;
+            }
+        }
         if let Ok(slot) = out(out_count) {
             *slot = calls.len();
         }

@@ -2541,13 +2541,21 @@ impl Fuzz {
         e.add(h.is_null(), ONAIR_NULL_PARAMETER);
         text.text_faults(&mut e);
         let mut count = Out::<usize>::new(f.has(OUT));
-        // SAFETY: a live bot or NULL; (pointer, length) within the buffer.
-        let r = unsafe { onair_bot_say(h, text.cptr(), text.len, count.ptr()) };
+        // Room for some of the ids (0 to 3): every part is queued regardless.
+        let cap = usize::from(input.byte() % 4);
+        let mut ids = vec![0u64; cap];
+        // SAFETY: a live bot or NULL; (pointer, length) within the buffers.
+        let r =
+            unsafe { onair_bot_say(h, text.cptr(), text.len, ids.as_mut_ptr(), cap, count.ptr()) };
         e.check("onair_bot_say", r, ONAIR_OK);
         let count = count.after("onair_bot_say", r);
         if let (ONAIR_OK, Some(b)) = (r, &mut self.bot) {
             let calls = b.shadow.say(text.text().expect("OK only for text"));
             assert!(count.is_none_or(|n| n == calls.len()), "onair_bot_say");
+            for (i, id) in ids.iter().enumerate() {
+                let want = calls.get(i).map_or(0, |c| c.0);
+                assert_eq!(*id, want, "onair_bot_say id {i}");
+            }
         }
     }
 

@@ -107,6 +107,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_bot_on_stream_closed": (R, [P, u64, u64]),
     "onair_bot_authorize": (R, [P, cp, sz, cp, sz]),
     "onair_bot_send_chat": (R, [P, cp, sz, u64p]),
+    "onair_bot_say": (R, [P, cp, sz, u64p, sz, szp]),
     "onair_bot_fetch_broadcast": (R, [P, u64p]),
     "onair_bot_list_listeners": (R, [P, u64p]),
     "onair_bot_fetch_fans": (R, [P, u64p]),

@@ -36,7 +36,6 @@ from ._guard import Owner, locked, locked_or
 from .actions import Action, Tally
 from .errors import KitConfigError, error
 from .events import OtherEvent
-from .text import split_chat
 
 _lib = _ffi.lib
 _MASK64 = (1 << 64) - 1
@@ -293,10 +292,14 @@ class Bot(Owner):
     @locked
     def say(self, text: str) -> list[int]:
         """Queues a reply of any length: split between grapheme clusters into messages
-        the service takes (``split_chat``), each queued as ``send_chat`` does, under one
-        hold of the bot's lock; the call ids, each answered by its ``Done`` (none for a
-        blank text). The core's ``Bot::say``, with its ids (``onair_bot_say`` counts)."""
-        return [self._call(_lib.onair_bot_send_chat, m, len(m)) for m in map(_b, split_chat(text))]
+        the service takes, each queued as ``send_chat`` does; the call ids, each
+        answered by its ``Done`` (none for a blank text). The core's ``Bot::say``."""
+        m = _b(text)
+        # A text of N bytes makes at most N messages: room for every id.
+        ids = (ctypes.c_uint64 * max(len(m), 1))()
+        count = ctypes.c_size_t()
+        self._check(_lib.onair_bot_say(self._h, m, len(m), ids, len(m), ctypes.byref(count)))
+        return [int(i) for i in ids[: count.value]]
 
     @locked
     def fetch_broadcast(self) -> int:

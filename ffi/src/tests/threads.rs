@@ -322,7 +322,7 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
                     onair_bot_pending_calls(bot) == 0
                 }),
                 ("onair_bot_say", &|| {
-                    onair_bot_say(bot, p("hi"), 2, poison()) == ONAIR_BUSY
+                    onair_bot_say(bot, p("hi"), 2, poison(), 1, poison()) == ONAIR_BUSY
                 }),
                 ("onair_bot_tally_json", &|| {
                     onair_bot_tally_json(bot, poison(), poison()) == ONAIR_BUSY
