@@ -73,6 +73,22 @@ pub enum Command {
     Serve(serve::Args),
     /// The token chores of your own bot: exchange, refresh, revoke, show
     Auth(auth::Args),
+    /// Many DJs' bots in one service: the consent flow, a store, a dashboard (onair-host)
+    #[command(after_help = "\
+The client secret, the token encryption key and the admin token come from
+ONAIR_HOST_CLIENT_SECRET, ONAIR_HOST_KEY (32 bytes, base64) and
+ONAIR_HOST_ADMIN_TOKEN, never from the file. A bad configuration: one line
+naming the key, exit 2. SIGTERM or Ctrl-C stops it cleanly (exit 0).
+Logs: ONAIR_HOST_LOG (a tracing filter, default info). See host/README.md.")]
+    Host(HostArgs),
+}
+
+/// `onair host`'s options.
+#[derive(clap::Args)]
+pub struct HostArgs {
+    /// The host's configuration (TOML)
+    #[arg(long, value_name = "FILE", default_value = "host.toml")]
+    pub config: std::path::PathBuf,
 }
 
 /// A whole number above 0 (`--chunk`, `--max-frame-bytes`).

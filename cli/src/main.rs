@@ -10,6 +10,8 @@
 //!   the service emulator on 127.0.0.1 (see `onair-emulator`).
 //! - `onair auth exchange | refresh | revoke | show`: the token chores of
 //!   one's own bot (the core's token machine, a 0600 token file).
+//! - `onair host --config host.toml`: many DJs' bots in one service
+//!   (`onair-host`: the consent flow, a store, a dashboard).
 //!
 //! Arguments are parsed by clap (`cli.rs`); a usage error is one line on
 //! stderr and exit 2, whichever part of the command found it.
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Explain => explain::run(),
         Command::Serve(args) => serve::run(args),
         Command::Auth(args) => return auth::run(args),
+        Command::Host(args) => return onair_host::main(&args.config),
         Command::Demo(args) => match demo::run(args) {
             Ok(code) => return code,
             Err(e) => Err(e),

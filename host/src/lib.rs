@@ -1,5 +1,158 @@
-//! onair-host
+//! # onair-host — many DJs' bots in one service
+//!
+//! `onair host --config host.toml` runs one bot per DJ who connected, on
+//! the core and `onair-tokio`, configured rather than written:
+//!
+//! - **the consent flow** ([`web`]): `/connect` sends the DJ to the
+//!   service's consent page with a CSRF `state`; `/callback` checks it,
+//!   exchanges the code exactly once, stores the pair and starts the bot;
+//! - **the store** ([`store`]): SQLite through sqlx with embedded
+//!   migrations, token pairs sealed at rest ([`crypto`]) and saved before
+//!   the bot uses them (compare-and-swap on a generation), each bot's kit
+//!   state, final tallies, a bounded event log per broadcast;
+//! - **the bots** ([`bots`]): one driver per enabled integration, restored
+//!   at start with seeded jitter, answering in chat with the configured kit
+//!   and replies, stopping for consent with a re-connect link, disabled,
+//!   enabled or revoked by the admin;
+//! - **the dashboard** ([`pages`]): server-rendered HTML with live updates
+//!   over SSE; `tracing` logs; Prometheus metrics ([`metrics`]); a graceful
+//!   stop on SIGTERM (streams closed, the last pair and state saved).
+//!
+//! The operator's page is `host/README.md`.
+
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod bots;
 pub mod config;
 pub mod crypto;
+pub mod metrics;
+pub mod pages;
 pub mod store;
+pub mod web;
+
+use std::future::Future;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use onair_tokio::{Clock, SystemClock};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+pub use config::{ConfigError, HostConfig};
+
+/// Why the host could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The store.
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// The listening socket.
+    #[error("cannot listen: {0}")]
+    Listen(#[from] std::io::Error),
+}
+
+/// Runs the host on `listener` until `stop` resolves: every stored bot
+/// restored, the web side served; then the web side closed, every bot
+/// stopped and saved. `clock` is the bots' time (the system's in
+/// production, an emulator's virtual clock in tests).
+pub async fn serve(
+    config: HostConfig,
+    listener: TcpListener,
+    clock: Arc<dyn Clock>,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), HostError> {
+    let config = Arc::new(config);
+    let store = store::Store::open(&config.database_url, config.cipher.clone()).await?;
+    let hub = bots::Hub::new(Arc::clone(&config), store.clone(), clock).await?;
+    let restored = hub.restore().await?;
+    tracing::info!(
+        listen = %listener.local_addr()?,
+        public_url = %config.public_url,
+        restored,
+        spread_ms = config.start_spread_ms,
+        "onair host running"
+    );
+    let (stopping_tx, stopping) = watch::channel(false);
+    let app = web::router(Arc::clone(&hub), stopping);
+    let mut stopping_rx = stopping_tx.subscribe();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        let _ = stopping_rx.wait_for(|s| *s).await;
+    });
+    let server = tokio::spawn(async move { server.await });
+    stop.await;
+    tracing::info!("stopping: closing streams and saving every bot");
+    let _ = stopping_tx.send(true);
+    hub.shutdown().await;
+    match tokio::time::timeout(std::time::Duration::from_secs(5), server).await {
+        Ok(Ok(Err(e))) => tracing::warn!(error = %e, "web side ended with an error"),
+        Err(_) => tracing::warn!("web side did not close within 5 s"),
+        _ => {}
+    }
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// `onair host --config FILE`: exit 2 for a bad configuration, 1 when the
+/// host cannot run, 0 after a clean stop (SIGTERM or Ctrl-C).
+pub fn main(config_path: &Path) -> ExitCode {
+    let config = match HostConfig::load(config_path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("onair host: {}: {e}", config_path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ONAIR_HOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("onair host: no runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let listener = match TcpListener::bind(config.listen).await {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("onair host: cannot listen on {}: {e}", config.listen);
+                return ExitCode::FAILURE;
+            }
+        };
+        match serve(config, listener, Arc::new(SystemClock), stop_signal()).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("onair host: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// SIGTERM or Ctrl-C.
+async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}

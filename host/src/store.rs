@@ -422,15 +422,17 @@ impl Store {
         &self,
         id: i64,
         live_id: Option<i64>,
+        kind: Option<&str>,
         limit: i64,
     ) -> Result<Vec<LogRow>, StoreError> {
         let rows = sqlx::query(
             "SELECT integration_id, frame_id, kind, live_id, seq, at_ms, summary, detail \
              FROM events WHERE integration_id = $1 AND ($2 < 0 OR live_id = $2) \
-             ORDER BY seq DESC LIMIT $3",
+             AND ($3 = '' OR kind = $3) ORDER BY seq DESC LIMIT $4",
         )
         .bind(id)
         .bind(live_id.unwrap_or(-1))
+        .bind(kind.unwrap_or("").to_owned())
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
@@ -603,18 +605,24 @@ mod tests {
             .insert_events(&[row(31, "f30", "arrival", 7), row(32, "g1", "chat", 8)])
             .await
             .unwrap();
-        assert_eq!(store.events(id, Some(7), 100).await.unwrap().len(), 31);
+        assert_eq!(
+            store.events(id, Some(7), None, 100).await.unwrap().len(),
+            31
+        );
         assert_eq!(store.prune_events(id, 7, 10).await.unwrap(), 21);
-        let kept = store.events(id, Some(7), 100).await.unwrap();
+        let kept = store.events(id, Some(7), None, 100).await.unwrap();
         assert_eq!(kept.len(), 10);
         assert_eq!(kept[0].seq, 31, "newest first");
         assert_eq!(kept[9].seq, 22);
         assert_eq!(
-            store.events(id, None, 100).await.unwrap().len(),
+            store.events(id, None, None, 100).await.unwrap().len(),
             11,
             "broadcast 8 untouched"
         );
         assert_eq!(store.prune_events(id, 8, 10).await.unwrap(), 0);
+        let arrivals = store.events(id, None, Some("arrival"), 100).await.unwrap();
+        assert_eq!(arrivals.len(), 1);
+        assert_eq!(arrivals[0].frame_id, "f30");
         assert_eq!(store.last_seq().await.unwrap(), 32);
         std::fs::remove_dir_all(dir).unwrap();
     }

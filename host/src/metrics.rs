@@ -1,0 +1,140 @@
+//! Prometheus metrics at `/metrics` (prometheus-client): bots by state,
+//! events by kind (a rate is events per second), refreshes, 429s by kind,
+//! the delay from a frame's server timestamp to its handler, and store
+//! failures. No label carries a token, a code or a person.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// A label of one word (`state`, `kind`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StateLabel {
+    /// The bot's state (`connected`, `waiting`, `stopped`, …).
+    pub state: String,
+}
+
+/// A kind label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabel {
+    /// The kind (`chat`, `quota_daily`, …).
+    pub kind: String,
+}
+
+/// Every metric of the host.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    /// Bots by state (set at each scrape).
+    pub bots: Family<StateLabel, Gauge>,
+    /// Stream events read, by kind.
+    pub events: Family<KindLabel, Counter>,
+    /// Token refreshes (new pairs after the first).
+    pub refreshes: Counter,
+    /// Code exchanges that brought a pair.
+    pub authorizations: Counter,
+    /// 429 answers, by kind (`quota_per_second`, `quota_daily`, `chat_rate_limited`).
+    pub throttled: Family<KindLabel, Counter>,
+    /// Seconds from an event's server timestamp (its frame id) to its handler.
+    pub event_delay: Histogram,
+    /// Store writes that failed (each retried, then given up).
+    pub store_errors: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("onair_host");
+        let bots = Family::<StateLabel, Gauge>::default();
+        let events = Family::<KindLabel, Counter>::default();
+        let refreshes = Counter::default();
+        let authorizations = Counter::default();
+        let throttled = Family::<KindLabel, Counter>::default();
+        let event_delay = Histogram::new([
+            0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
+        ]);
+        let store_errors = Counter::default();
+        registry.register("bots", "Bots by state", bots.clone());
+        registry.register("events", "Stream events read, by kind", events.clone());
+        registry.register("token_refreshes", "Token refreshes", refreshes.clone());
+        registry.register(
+            "authorizations",
+            "Consent codes exchanged for a pair",
+            authorizations.clone(),
+        );
+        registry.register(
+            "throttled",
+            "429 answers by kind (quota_per_second, quota_daily, chat_rate_limited)",
+            throttled.clone(),
+        );
+        registry.register(
+            "event_delay_seconds",
+            "From an event's server timestamp to its handler",
+            event_delay.clone(),
+        );
+        registry.register(
+            "store_errors",
+            "Store writes that failed",
+            store_errors.clone(),
+        );
+        Metrics {
+            registry,
+            bots,
+            events,
+            refreshes,
+            authorizations,
+            throttled,
+            event_delay,
+            store_errors,
+        }
+    }
+}
+
+impl Metrics {
+    /// The text exposition format.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+
+    /// Counts one event of `kind`.
+    pub fn event(&self, kind: &str) {
+        self.events
+            .get_or_create(&KindLabel {
+                kind: kind.to_owned(),
+            })
+            .inc();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exposition_names_every_metric() {
+        let m = Metrics::default();
+        m.event("chat");
+        m.refreshes.inc();
+        m.bots
+            .get_or_create(&StateLabel {
+                state: "connected".into(),
+            })
+            .set(3);
+        m.event_delay.observe(0.004);
+        let text = m.encode();
+        for needle in [
+            "onair_host_events_total{kind=\"chat\"} 1",
+            "onair_host_token_refreshes_total 1",
+            "onair_host_bots{state=\"connected\"} 3",
+            "onair_host_event_delay_seconds_bucket{le=\"0.005\"} 1",
+            "# EOF",
+        ] {
+            assert!(text.contains(needle), "{needle} in\n{text}");
+        }
+    }
+}
