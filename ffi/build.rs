@@ -5,7 +5,10 @@
 fn main() {
     println!("cargo:rerun-if-changed=Cargo.toml");
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    if !matches!(os.as_str(), "linux" | "freebsd" | "netbsd" | "openbsd" | "dragonfly") {
+    if !matches!(
+        os.as_str(),
+        "linux" | "freebsd" | "netbsd" | "openbsd" | "dragonfly"
+    ) {
         return;
     }
     let manifest = std::fs::read_to_string("Cargo.toml").unwrap_or_default();
@@ -17,6 +20,8 @@ fn main() {
         .and_then(|n| n.trim().parse::<u32>().ok());
     match abi {
         Some(abi) => println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libonair.so.{abi}"),
-        None => println!("cargo:warning=no abi-version in ffi/Cargo.toml: libonair.so gets no soname"),
+        None => {
+            println!("cargo:warning=no abi-version in ffi/Cargo.toml: libonair.so gets no soname")
+        }
     }
 }
