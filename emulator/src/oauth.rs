@@ -115,7 +115,9 @@ pub fn consent(
     );
     let id = w.integrations[integration].id.clone();
     let valid = crate::clock::real_time(w.cfg.code_ttl_ms, w.clock.speed());
-    w.log(format!("consent: {id} scope \"{scope}\" (code valid {valid})"));
+    w.log(format!(
+        "consent: {id} scope \"{scope}\" (code valid {valid})"
+    ));
     code
 }
 
