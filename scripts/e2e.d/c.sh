@@ -5,8 +5,9 @@
 ONAIR_C_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 bot_build() {
-  command -v curl-config >/dev/null || (apt-get update -qq && apt-get install -y libcurl4-openssl-dev)
-  command -v pkg-config >/dev/null || (apt-get update -qq && apt-get install -y pkg-config)
+  . "$ONAIR_C_ROOT/scripts/need.sh"
+  need_apt curl-config libcurl4-openssl-dev
+  need_apt pkg-config pkg-config
   (cd "$ONAIR_C_ROOT" &&
     scripts/install-c target/e2e-c/prefix --debug &&
     export PKG_CONFIG_PATH="$ONAIR_C_ROOT/target/e2e-c/prefix/lib/pkgconfig" &&
