@@ -540,13 +540,10 @@ impl BotTask {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            // The bot first: what it has read is handled before a command
+            // (a stop) is taken.
             tokio::select! {
-                command = rx.recv() => {
-                    let command = command.unwrap_or_else(|| Command::Shutdown(oneshot::channel().0));
-                    if self.command(command).await {
-                        return;
-                    }
-                }
+                biased;
                 event = next_event(&mut self.driver) => match event {
                     Some(event) => self.on_event(event).await,
                     None => {
@@ -555,6 +552,12 @@ impl BotTask {
                         self.publish(true);
                     }
                 },
+                command = rx.recv() => {
+                    let command = command.unwrap_or_else(|| Command::Shutdown(oneshot::channel().0));
+                    if self.command(command).await {
+                        return;
+                    }
+                }
                 () = start_due(self.start_at) => {
                     self.start_at = None;
                     self.start_from_store().await;
@@ -746,8 +749,21 @@ impl BotTask {
         }
     }
 
-    /// Closes the driver, saving what it handed out as it stopped.
+    /// Closes the driver, saving what it handed out as it stopped. What the
+    /// bot has read already is handled first (at most for a second): a
+    /// frame that reached the host is not lost to a stop.
     async fn close(&mut self, revoke: bool) {
+        let until = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < until {
+            let Some(driver) = self.driver.as_mut() else {
+                break;
+            };
+            match tokio::time::timeout(Duration::from_millis(20), driver.next()).await {
+                Ok(Some(event)) => self.on_event(event).await,
+                Ok(None) => self.driver = None,
+                Err(_) => break,
+            }
+        }
         let Some(driver) = self.driver.take() else {
             return;
         };
