@@ -1117,7 +1117,12 @@ impl BotTask {
                 serde_json::json!({"id": p.user.id}),
             ),
             Event::Like(l) => (
-                format!("{} sent {} hearts", name(&l.user), l.total_amount),
+                format!(
+                    "{} sent {} heart{}",
+                    name(&l.user),
+                    l.total_amount,
+                    if l.total_amount == 1 { "" } else { "s" }
+                ),
                 serde_json::json!({"id": l.user.id, "hearts": l.total_amount}),
             ),
             Event::Donation(d) => {
