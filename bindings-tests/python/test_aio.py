@@ -275,6 +275,40 @@ def test_a_stop_ends_the_iteration_and_consent_can_come_later(emulator: Emulator
     run(main())
 
 
+def test_a_shutdown_ends_a_bot_waiting_for_new_consent(emulator: Emulator) -> None:
+    """A reauthorize stop waits for authorize(); shutdown() (Ctrl-C in onair.run), or
+    aclose() from another task, ends it instead (the core keeps the stop: it is not
+    handed out again)."""
+
+    async def iterate() -> None:
+        driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
+        r = Runner(driver)
+        stopped = await r.until(lambda a: isinstance(a, onair.Stopped))
+        assert stopped.code == "reauthorize" and stopped.reason and "code exchange failed" in stopped.reason
+        await asyncio.sleep(0.2)
+        assert not r.task.done()  # it waits for a new code
+        await asyncio.to_thread(driver.shutdown)
+        await asyncio.wait_for(r.task, 10)
+        assert len(r.of(onair.Stopped)) == 1
+
+    async def close_from_another_task() -> None:
+        driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
+        r = Runner(driver)
+        await r.until(lambda a: isinstance(a, onair.Stopped))
+        await asyncio.wait_for(driver.aclose(), 10)
+        await asyncio.wait_for(r.task, 10)
+
+    async def handlers() -> None:
+        driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
+        driver.on_stopped(lambda s: asyncio.get_running_loop().call_later(0.2, driver.shutdown))
+        stop = await driver.run(signals=False)
+        assert stop is not None and stop.code == "reauthorize"  # the stop a person must act on
+
+    run(iterate())
+    run(close_from_another_task())
+    run(handlers())
+
+
 def test_handlers_and_threads(emulator: Emulator, caplog: pytest.LogCaptureFixture) -> None:
     driver = onair.aio.Driver(
         config(emulator, kit={"greetings": {}}), code=emulator.code(), redirect_uri=emulator.redirect_uri
