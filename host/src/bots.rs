@@ -269,9 +269,9 @@ impl Hub {
             let runs = row.enabled && row.tokens.is_some();
             let delay = if runs {
                 started += 1;
-                let spread = self.config.start_spread_ms.max(1);
-                Some(Duration::from_millis(
-                    lock(&self.rng).random_range(0..spread),
+                Some(start_delay(
+                    &mut lock(&self.rng),
+                    self.config.start_spread_ms,
                 ))
             } else {
                 None
@@ -481,6 +481,12 @@ async fn log_writer(
             let _ = done.send(());
         }
     }
+}
+
+/// When a restored bot starts: uniformly within `spread_ms`, from the
+/// host's seeded generator (the same seed, the same schedule).
+fn start_delay(rng: &mut rand::rngs::StdRng, spread_ms: u64) -> Duration {
+    Duration::from_millis(rng.random_range(0..spread_ms.max(1)))
 }
 
 fn name(user: &onair::User) -> &str {
@@ -1252,6 +1258,29 @@ mod tests {
         );
         assert_eq!(fill("{top}", &[("top", "1. A 10")]), "1. A 10");
         assert_eq!(fill("{unknown}", &[("nickname", "x")]), "{unknown}");
+    }
+
+    #[test]
+    fn a_thousand_restored_bots_start_spread_over_the_window_not_at_once() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let delays: Vec<u128> = (0..1000)
+            .map(|_| start_delay(&mut rng, 5_000).as_millis())
+            .collect();
+        assert!(delays.iter().all(|d| *d < 5_000));
+        // 1 000 starts over 5 s: about 20 per 100 ms; none near a burst.
+        let mut per_slot = [0u32; 50];
+        for d in &delays {
+            per_slot[(*d / 100) as usize] += 1;
+        }
+        assert!(per_slot.iter().all(|n| *n < 45), "{per_slot:?}");
+        assert!(per_slot.iter().all(|n| *n > 2), "{per_slot:?}");
+        let mut again = rand::rngs::StdRng::seed_from_u64(7);
+        assert_eq!(
+            start_delay(&mut again, 5_000).as_millis(),
+            delays[0],
+            "seeded"
+        );
+        assert_eq!(start_delay(&mut again, 0), Duration::ZERO);
     }
 
     #[test]
