@@ -277,8 +277,7 @@ def test_a_stop_ends_the_iteration_and_consent_can_come_later(emulator: Emulator
 
 def test_a_shutdown_ends_a_bot_waiting_for_new_consent(emulator: Emulator) -> None:
     """A reauthorize stop waits for authorize(); shutdown() (Ctrl-C in onair.run), or
-    aclose() from another task, ends it instead (the core keeps the stop: it is not
-    handed out again)."""
+    aclose() from another task, ends it instead: the bot stops for good (shut_down)."""
 
     async def iterate() -> None:
         driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
@@ -289,7 +288,7 @@ def test_a_shutdown_ends_a_bot_waiting_for_new_consent(emulator: Emulator) -> No
         assert not r.task.done()  # it waits for a new code
         await asyncio.to_thread(driver.shutdown)
         await asyncio.wait_for(r.task, 10)
-        assert len(r.of(onair.Stopped)) == 1
+        assert [s.code for s in r.of(onair.Stopped)] == ["reauthorize", "shut_down"]
 
     async def close_from_another_task() -> None:
         driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
@@ -302,7 +301,7 @@ def test_a_shutdown_ends_a_bot_waiting_for_new_consent(emulator: Emulator) -> No
         driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
         driver.on_stopped(lambda s: asyncio.get_running_loop().call_later(0.2, driver.shutdown))
         stop = await driver.run(signals=False)
-        assert stop is not None and stop.code == "reauthorize"  # the stop a person must act on
+        assert stop is not None and stop.code == "shut_down"
 
     run(iterate())
     run(close_from_another_task())

@@ -686,8 +686,17 @@ impl Bot {
     }
 
     fn halt(&mut self, stop: Stop) {
-        if self.stopped.is_some() {
-            return;
+        match &self.stopped {
+            None => {}
+            // Waiting for consent, the bot may still be stopped for good
+            // (a shutdown, a final problem): that stop replaces this one.
+            Some(waiting)
+                if waiting.resumes_with_new_consent() && !stop.resumes_with_new_consent() =>
+            {
+                self.pending_code = None;
+                self.restart_stream = false;
+            }
+            Some(_) => return,
         }
         if let Some(conn) = self.conn.take() {
             self.out.push_back(Action::CloseStream { id: conn.id() });

@@ -161,7 +161,6 @@ class Driver:
         self._finished = False
         self._closed = False
         self._shutdown: bool | None = None  # requested before the start: revoke?
-        self._stop_asked = False  # shutdown() was called: a stop that waits for consent ends the iteration
         self._revoke = False
         self._last_kit: Kit | None = None
         self._has_kit = False
@@ -272,7 +271,6 @@ class Driver:
         if self._bot is None:
             self._shutdown = revoke
             return
-        self._stop_asked = True
         if not self._bot.closed:
             self._bot.shutdown(revoke)
         self._revoke = self._revoke or revoke
@@ -357,13 +355,6 @@ class Driver:
             elif isinstance(action, NeedsAuthorization) or (
                 isinstance(action, Stopped) and action.resumes_with_new_consent
             ):
-                if self._stop_asked and isinstance(action, Stopped):
-                    # A stopped bot stays stopped (the core keeps a reauthorize stop
-                    # through a shutdown): nobody will authorize it now, so end here.
-                    self._finished = True
-                    if self._said:
-                        return None
-                    return action
                 if self._said:
                     await self._wait(None)  # said already: until someone acts (or a report)
                     continue
@@ -514,7 +505,6 @@ class Driver:
         revoke = self._revoke
         assert self._lock is not None
         bot = self._bot
-        self._stop_asked = True
         if not bot.closed:
             bot.shutdown(revoke)  # wakes an iteration in another task, which then lets go
             self._nudge()

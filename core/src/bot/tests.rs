@@ -2320,3 +2320,38 @@ fn chat_queued_for_a_broadcast_that_ended_is_cancelled_after_the_end() {
         .iter()
         .any(|a| matches!(a, Action::Done { call, .. } if *call == goodbye)));
 }
+
+#[test]
+fn a_bot_waiting_for_consent_still_shuts_down() {
+    let (mut bot, stream) = streaming();
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), T0)
+        .unwrap();
+    bot.on_stream_closed(stream, T0).unwrap();
+    let (refresh, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(
+        refresh,
+        400,
+        NO_HEADERS,
+        br#"{"error":"invalid_grant"}"#,
+        T0,
+    )
+    .unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(
+        matches!(actions.last(), Some(Action::Stopped(Stop::Reauthorize(_)))),
+        "{actions:?}"
+    );
+    // A call made meanwhile is held for the new consent.
+    let held = bot.fetch_broadcast();
+    drain(&mut bot, T0);
+    bot.shutdown(false);
+    let actions = drain(&mut bot, T0);
+    assert!(
+        actions.iter().any(|a| matches!(a, Action::Done { call, result: CallResult::Failed(CallFailure::Cancelled) } if *call == held)),
+        "{actions:?}"
+    );
+    assert_eq!(actions.last(), Some(&Action::Stopped(Stop::ShutDown)));
+    // A consent code no longer brings it back.
+    bot.authorize("late-code", "https://bot.test/cb");
+    assert_eq!(drain(&mut bot, T0), [Action::Stopped(Stop::ShutDown)]);
+}
