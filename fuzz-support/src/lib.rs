@@ -6,7 +6,7 @@
 //! every committed seed in `fuzz/corpus/<target>/` through them on stable,
 //! so normal CI compiles the bodies and replays the corpora. Not published:
 //! the library crates carry no fuzz code, only the few hooks behind their
-//! `fuzzing` features. The C API body ([`c_api`]) calls libonair's exported
+//! `fuzzing` features. The C API body ([`c_api()`]) calls libonair's exported
 //! functions through `ffi/rlib` (libonair's sources as the rlib `onair_ffi`).
 
 mod bodies;
