@@ -198,7 +198,7 @@ impl Hub {
         let now_us = i64::try_from(clock.now_ms())
             .unwrap_or(0)
             .saturating_mul(1000);
-        let (log_tx, log_rx) = mpsc::channel(8192);
+        let (log_tx, log_rx) = mpsc::channel(65_536);
         let (updates, _) = broadcast::channel(4096);
         let hub = Arc::new(Hub {
             store: store.clone(),
@@ -386,11 +386,16 @@ impl Hub {
         self.seq.fetch_add(1, Ordering::Relaxed)
     }
 
-    async fn log(&self, row: LogRow) {
+    /// Queues a log line for the writer. Never waits: a bot that waited
+    /// for the dashboard's log would stop reading its stream; when the
+    /// writer is that far behind, the line is dropped and counted.
+    fn log(&self, row: LogRow) {
         if self.updates.receiver_count() > 0 {
             let _ = self.updates.send(Update::Log(Arc::new(row.clone())));
         }
-        let _ = self.log.send(LogMsg::Row(row)).await;
+        if self.log.try_send(LogMsg::Row(row)).is_err() {
+            self.metrics.log_dropped.inc();
+        }
     }
 
     /// Folds what one bot learned of the app's daily quota into the app's,
@@ -437,7 +442,7 @@ async fn log_writer(
     let mut msgs = Vec::new();
     loop {
         msgs.clear();
-        if rx.recv_many(&mut msgs, 1024).await == 0 {
+        if rx.recv_many(&mut msgs, 2048).await == 0 {
             break;
         }
         let mut flushes = Vec::new();
@@ -899,7 +904,7 @@ impl BotTask {
             summary,
             detail: detail.to_string(),
         };
-        self.hub.log(row).await;
+        self.hub.log(row);
     }
 
     fn say(&mut self, template: &str, pairs: &[(&str, &str)]) {

@@ -42,6 +42,8 @@ pub struct Metrics {
     pub event_delay: Histogram,
     /// Store writes that failed (each retried, then given up).
     pub store_errors: Counter,
+    /// Event log lines dropped because the writer was far behind.
+    pub log_dropped: Counter,
 }
 
 impl Default for Metrics {
@@ -56,6 +58,7 @@ impl Default for Metrics {
             0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
         ]);
         let store_errors = Counter::default();
+        let log_dropped = Counter::default();
         registry.register("bots", "Bots by state", bots.clone());
         registry.register("events", "Stream events read, by kind", events.clone());
         registry.register("token_refreshes", "Token refreshes", refreshes.clone());
@@ -88,6 +91,7 @@ impl Default for Metrics {
             throttled,
             event_delay,
             store_errors,
+            log_dropped,
         }
     }
 }

@@ -380,22 +380,34 @@ impl Store {
     /// Appends log rows in one transaction; a row whose (bot, frame id,
     /// kind) is there already is left out.
     pub async fn insert_events(&self, rows: &[LogRow]) -> Result<(), StoreError> {
+        /// Rows per statement (8 parameters each, far under SQLite's limit).
+        const PER_STATEMENT: usize = 64;
         let mut tx = self.pool.begin().await?;
-        for r in rows {
-            sqlx::query(
+        for chunk in rows.chunks(PER_STATEMENT) {
+            let values: Vec<String> = (0..chunk.len())
+                .map(|i| {
+                    let p: Vec<String> = (1..=8).map(|k| format!("${}", i * 8 + k)).collect();
+                    format!("({})", p.join(", "))
+                })
+                .collect();
+            let sql = format!(
                 "INSERT INTO events (integration_id, frame_id, kind, live_id, seq, at_ms, summary, detail) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-            )
-            .bind(r.integration_id)
-            .bind(r.frame_id.clone())
-            .bind(r.kind.clone())
-            .bind(r.live_id)
-            .bind(r.seq)
-            .bind(r.at_ms)
-            .bind(r.summary.clone())
-            .bind(r.detail.clone())
-            .execute(&mut *tx)
-            .await?;
+                 VALUES {} ON CONFLICT DO NOTHING",
+                values.join(", ")
+            );
+            let mut query = sqlx::query(&sql);
+            for r in chunk {
+                query = query
+                    .bind(r.integration_id)
+                    .bind(r.frame_id.clone())
+                    .bind(r.kind.clone())
+                    .bind(r.live_id)
+                    .bind(r.seq)
+                    .bind(r.at_ms)
+                    .bind(r.summary.clone())
+                    .bind(r.detail.clone());
+            }
+            query.execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -595,6 +607,25 @@ mod tests {
             summary: format!("#{seq}"),
             detail: "{}".to_owned(),
         };
+        // A batch larger than one statement.
+        let many: Vec<LogRow> = (1000..1150)
+            .map(|i| row(i, &format!("m{i}"), "chat", 9))
+            .collect();
+        store.insert_events(&many).await.unwrap();
+        assert_eq!(
+            store.events(id, Some(9), None, 1000).await.unwrap().len(),
+            150
+        );
+        assert_eq!(store.last_seq().await.unwrap(), 1149);
+        assert_eq!(store.prune_events(id, 9, 1).await.unwrap(), 149);
+        assert_eq!(
+            store.events(id, Some(9), None, 1000).await.unwrap()[0].seq,
+            1149
+        );
+        sqlx::query("DELETE FROM events")
+            .execute(&store.pool)
+            .await
+            .unwrap();
         let rows: Vec<LogRow> = (1..=30)
             .map(|i| row(i, &format!("f{i}"), "chat", 7))
             .collect();
