@@ -349,7 +349,10 @@ int main(void) {
       if (stop_requested && !shutting_down) { shutting_down = true; onair_bot_shutdown(bot, false); continue; }
       uint64_t now = now_ms();
       int timeout = 250, running = 0; /* wake up now and then to notice SIGTERM */
-      if (a.has_until_ms && a.until_ms - now < (uint64_t)timeout) timeout = (int)(a.until_ms - now);
+      if (a.has_until_ms) { /* a deadline already past: no sleep at all */
+        uint64_t left = a.until_ms > now ? a.until_ms - now : 0;
+        if (left < (uint64_t)timeout) timeout = (int)left;
+      }
       curl_multi_poll(multi, NULL, 0, timeout, NULL);
       curl_multi_perform(multi, &running);
       reap();
