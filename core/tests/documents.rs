@@ -2,8 +2,9 @@
 //!
 //! - each bot of the top README is a word-for-word excerpt of a tested file
 //!   (the guides' code runs in each language's test suite), so it cannot rot;
-//! - the README and the guides describe the project as it is: no issue
-//!   numbers (history lives in `git log`).
+//! - the README, the guides and BENCHMARKS.md describe the project as it
+//!   is: no issue numbers (history lives in `git log`);
+//! - BENCHMARKS.md stays under 250 lines.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -71,7 +72,7 @@ fn every_readme_bot_is_an_excerpt_of_tested_code() {
 
 #[test]
 fn the_documents_carry_no_issue_numbers() {
-    let mut documents = vec!["README.md".to_owned()];
+    let mut documents = vec!["README.md".to_owned(), "BENCHMARKS.md".to_owned()];
     for entry in fs::read_dir(repo().join("docs")).expect("docs/") {
         let name = entry.expect("an entry").file_name();
         documents.push(format!("docs/{}", name.to_string_lossy()));
@@ -93,6 +94,12 @@ fn the_documents_carry_no_issue_numbers() {
         }
     }
     assert!(found.is_empty(), "issue numbers:\n{}", found.join("\n"));
+}
+
+#[test]
+fn benchmarks_stays_short() {
+    let lines = read("BENCHMARKS.md").lines().count();
+    assert!(lines < 250, "BENCHMARKS.md: {lines} lines (keep it under 250)");
 }
 
 #[test]
