@@ -166,6 +166,7 @@ pub fn open(
         pending: prefix,
         chunk_bytes,
         flush_first: false,
+        flushed_at_cut: false,
         ended: false,
         ledger,
         conn,
@@ -188,6 +189,8 @@ pub struct StreamBody {
     pending: Option<Bytes>,
     chunk_bytes: usize,
     flush_first: bool,
+    /// The stream was dropped and hyper was given one chance to flush.
+    flushed_at_cut: bool,
     ended: bool,
     ledger: Arc<BotLedger>,
     conn: usize,
@@ -260,6 +263,15 @@ impl Body for StreamBody {
                 this.pending = Some(frame.bytes.clone());
                 this.flush_first = false;
                 this.take_pending(cx).unwrap_or(Poll::Pending)
+            }
+            Poll::Ready(None) if !this.flushed_at_cut => {
+                // Cut after what is queued: that was handed to hyper and
+                // counted; let hyper flush it (it flushes while the body is
+                // pending) before the error aborts the connection, or the
+                // last frames would be counted and never sent.
+                this.flushed_at_cut = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
             }
             Poll::Ready(None) => Poll::Ready(Some(Err(io::Error::other("stream dropped")))),
             Poll::Pending => Poll::Pending,
