@@ -765,15 +765,22 @@ impl BotTask {
     /// frame that reached the host is not lost to a stop.
     async fn close(&mut self, revoke: bool) {
         let until = Instant::now() + Duration::from_secs(1);
+        let mut drained = 0;
         while Instant::now() < until {
             let Some(driver) = self.driver.as_mut() else {
                 break;
             };
             match tokio::time::timeout(Duration::from_millis(20), driver.next()).await {
-                Ok(Some(event)) => self.on_event(event).await,
+                Ok(Some(event)) => {
+                    drained += 1;
+                    self.on_event(event).await;
+                }
                 Ok(None) => self.driver = None,
                 Err(_) => break,
             }
+        }
+        if drained > 0 {
+            tracing::info!(bot = self.id, drained, "read while closing");
         }
         let Some(driver) = self.driver.take() else {
             return;

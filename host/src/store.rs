@@ -377,13 +377,16 @@ impl Store {
             .collect()
     }
 
-    /// Appends log rows in one transaction; a row whose (bot, frame id,
-    /// kind) is there already is left out.
+    /// Appends log rows, 64 to a statement and a transaction; a row whose
+    /// (bot, frame id, kind) is there already is left out.
     pub async fn insert_events(&self, rows: &[LogRow]) -> Result<(), StoreError> {
         /// Rows per statement (8 parameters each, far under SQLite's limit).
         const PER_STATEMENT: usize = 64;
-        let mut tx = self.pool.begin().await?;
+        // One short transaction per statement: the bots' own saves (kit
+        // state, tokens) wait for the one connection between them, not for
+        // the whole batch.
         for chunk in rows.chunks(PER_STATEMENT) {
+            let mut tx = self.pool.begin().await?;
             let values: Vec<String> = (0..chunk.len())
                 .map(|i| {
                     let p: Vec<String> = (1..=8).map(|k| format!("${}", i * 8 + k)).collect();
@@ -408,8 +411,8 @@ impl Store {
                     .bind(r.detail.clone());
             }
             query.execute(&mut *tx).await?;
+            tx.commit().await?;
         }
-        tx.commit().await?;
         Ok(())
     }
 
