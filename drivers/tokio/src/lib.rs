@@ -53,6 +53,7 @@ use onair::bot::Notice;
 use onair::event::Event;
 use onair::kit::{Arrival, BroadcastEnded, Command, KitState, Milestone};
 use onair::proto::endpoint::Endpoint;
+use onair::proto::oauth::TokenStatus;
 use onair::proto::time::FrameId;
 use onair::{Action, Bot, BotConfig, CallId, CallResult, HttpRequest, RequestId, Stop, Tokens};
 use reqwest::header::HeaderMap;
@@ -60,7 +61,10 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 pub use clock::{Clock, SystemClock};
-pub use store::{FileStore, MemoryStore, StateStore, StoreError, TokenStore};
+pub use store::{
+    BeforeRefresh, FileStore, GateFuture, MemoryStore, RefreshGate, StateStore, StoreError,
+    TokenStore,
+};
 
 /// The largest response body read whole (the service's are a few KiB); a
 /// larger one is treated as a failed request.
@@ -162,6 +166,11 @@ enum Report {
     StreamClosed {
         id: RequestId,
     },
+    /// The refresh gate answered with a newer stored pair: `id` was not sent.
+    Adopt {
+        id: RequestId,
+        tokens: Tokens,
+    },
 }
 
 /// A request or stream in flight.
@@ -178,6 +187,7 @@ pub struct Driver {
     clock: Arc<dyn Clock>,
     store: Option<Box<dyn TokenStore>>,
     state_store: Option<Box<dyn StateStore>>,
+    refresh_gate: Option<Arc<dyn RefreshGate>>,
     tx: mpsc::Sender<Report>,
     rx: mpsc::Receiver<Report>,
     tasks: HashMap<RequestId, Task>,
@@ -208,6 +218,7 @@ impl Driver {
             clock: Arc::new(SystemClock),
             store: None,
             state_store: None,
+            refresh_gate: None,
             tx,
             rx,
             tasks: HashMap::new(),
@@ -261,6 +272,13 @@ impl Driver {
     /// Saves every new pair to `store`.
     pub fn with_store(mut self, store: impl TokenStore + 'static) -> Self {
         self.store = Some(Box::new(store));
+        self
+    }
+
+    /// Asks `gate` before every refresh, so processes sharing this
+    /// integration's tokens refresh once between them (see [`RefreshGate`]).
+    pub fn with_refresh_gate(mut self, gate: impl RefreshGate + 'static) -> Self {
+        self.refresh_gate = Some(Arc::new(gate));
         self
     }
 
@@ -502,6 +520,16 @@ impl Driver {
                 self.tasks.remove(&id);
                 self.bot.on_stream_closed(id, now)
             }
+            Report::Adopt { id, tokens } => {
+                self.tasks.remove(&id);
+                if self.bot.adopt_tokens(tokens, now) {
+                    Ok(())
+                } else {
+                    // Not newer after all (or the bot moved on): as if the
+                    // refresh had failed; the bot retries after a backoff.
+                    self.bot.on_transport_error(id, now)
+                }
+            }
         };
     }
 
@@ -530,7 +558,26 @@ impl Driver {
             return;
         };
         let client = self.client.clone();
+        // A refresh (not a code exchange) asks the gate first.
+        let gate = self.refresh_gate.clone().filter(|_| {
+            endpoint == Endpoint::Token
+                && matches!(self.bot.tokens().status(now), TokenStatus::Refreshing)
+        });
+        let generation = self.bot.tokens().tokens().map_or(0, Tokens::generation);
         let task = tokio::spawn(async move {
+            if let Some(gate) = gate {
+                match gate.before_refresh(generation).await {
+                    Ok(BeforeRefresh::Proceed) => {}
+                    Ok(BeforeRefresh::Newer(tokens)) => {
+                        let _ = tx.send(Report::Adopt { id, tokens }).await;
+                        return;
+                    }
+                    Err(_) => {
+                        let _ = tx.send(Report::TransportError { id }).await;
+                        return;
+                    }
+                }
+            }
             let report = match client.execute(request).await {
                 Ok(response) => {
                     let status = response.status().as_u16();

@@ -39,6 +39,44 @@ pub trait TokenStore: Send + Sync {
     fn clear(&self) -> Result<(), StoreError>;
 }
 
+/// What a [`RefreshGate`] answers before the bot refreshes its pair.
+#[derive(Debug)]
+pub enum BeforeRefresh {
+    /// The bot's pair is the latest one stored: refresh it.
+    Proceed,
+    /// Another process already refreshed and stored this newer pair: the bot
+    /// takes it instead ([`onair::Bot::adopt_tokens`]) and sends nothing, so
+    /// the spent refresh token is never sent again.
+    Newer(Tokens),
+}
+
+/// The future a [`RefreshGate`] returns.
+pub type GateFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<BeforeRefresh, StoreError>> + Send>>;
+
+/// Consulted before every refresh when several processes share one
+/// integration's tokens (replicas of a service over one database): one
+/// refresh per token between them. Answer [`BeforeRefresh::Newer`] with the
+/// stored pair when its generation is above `generation` (the bot's); an
+/// error fails the refresh as a transport error would (the bot retries
+/// after a backoff).
+///
+/// ```
+/// use onair_tokio::{BeforeRefresh, GateFuture, RefreshGate};
+///
+/// /// Never anyone else: always refresh.
+/// struct Alone;
+/// impl RefreshGate for Alone {
+///     fn before_refresh(&self, _generation: u64) -> GateFuture {
+///         Box::pin(async { Ok(BeforeRefresh::Proceed) })
+///     }
+/// }
+/// ```
+pub trait RefreshGate: Send + Sync {
+    /// What to do before refreshing the pair of `generation`.
+    fn before_refresh(&self, generation: u64) -> GateFuture;
+}
+
 /// Where the configured kit's memory lives between runs.
 pub trait StateStore: Send + Sync {
     /// The saved state, if there is one.

@@ -15,7 +15,9 @@ use onair::proto::json::TallyJson;
 use onair::{BaseUrl, Bot, BotConfig, CallResult, ClientCredentials, Stop, Tokens};
 use onair_emulator::clock::Clock as VirtualClock;
 use onair_emulator::{AppCredentials, Emulator, Running};
-use onair_tokio::{BotEvent, Clock, Driver, FileStore, TokenStore};
+use onair_tokio::{
+    BeforeRefresh, BotEvent, Clock, Driver, FileStore, GateFuture, RefreshGate, TokenStore,
+};
 use serde_json::{json, Value};
 
 /// The emulator's virtual clock for the driver (bot and service agree on
@@ -803,5 +805,120 @@ async fn a_second_401_on_the_stream_stops_and_a_new_consent_code_resumes_it() {
         .collect();
     assert_eq!(messages, ["before", "after"]);
     shutdown(driver, false).await;
+    emu.shutdown().await;
+}
+
+/// A store two processes share: the latest pair, behind a lock.
+#[derive(Clone, Default)]
+struct Shared(Arc<std::sync::Mutex<Option<Tokens>>>);
+
+impl TokenStore for Shared {
+    fn load(&self) -> Result<Option<Tokens>, onair_tokio::StoreError> {
+        Ok(self.0.lock().expect("lock").clone())
+    }
+    fn save(&self, tokens: &Tokens) -> Result<(), onair_tokio::StoreError> {
+        *self.0.lock().expect("lock") = Some(tokens.clone());
+        Ok(())
+    }
+    fn clear(&self) -> Result<(), onair_tokio::StoreError> {
+        *self.0.lock().expect("lock") = None;
+        Ok(())
+    }
+}
+
+impl RefreshGate for Shared {
+    fn before_refresh(&self, generation: u64) -> GateFuture {
+        let stored = self.0.lock().expect("lock").clone();
+        Box::pin(async move {
+            Ok(match stored {
+                Some(t) if t.generation() > generation => BeforeRefresh::Newer(t),
+                _ => BeforeRefresh::Proceed,
+            })
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_sharing_a_pair_refresh_it_once() {
+    let (emu, ctl) = started(Emulator::builder().speed(0.0)).await;
+    let app = emu.app();
+    let store = Shared::default();
+    ctl.post("/live/start", json!({})).await;
+    let code = ctl.consent().await;
+    // Process A: consent, the pair in the shared store, a stream.
+    let mut a = Driver::from_store(config(&emu.base_url(), &app), store.clone())
+        .expect("store")
+        .with_refresh_gate(store.clone())
+        .with_clock(EmulatorClock(emu.clock()));
+    let mut seen_a = Seen::default();
+    drive(
+        &mut a,
+        &mut seen_a,
+        Some((code, app.redirect_uri.clone())),
+        ctl.wait_connections(1),
+        Duration::from_secs(10),
+        |s| s.generations == [1],
+    )
+    .await;
+    // Process B: the same pair, from the store.
+    let mut b = Driver::from_store(config(&emu.base_url(), &app), store.clone())
+        .expect("store")
+        .with_refresh_gate(store.clone())
+        .with_clock(EmulatorClock(emu.clock()));
+    let mut seen_b = Seen::default();
+    drive(
+        &mut b,
+        &mut seen_b,
+        None,
+        ctl.wait_connections(2),
+        Duration::from_secs(10),
+        |_| true,
+    )
+    .await;
+    // Both pairs are due for a refresh; A refreshes first and stores the new one.
+    ctl.post("/clock/advance", json!({ "ms": 3_300_000 })).await;
+    drive(
+        &mut a,
+        &mut seen_a,
+        None,
+        async {},
+        Duration::from_secs(10),
+        |s| s.generations == [1, 2],
+    )
+    .await;
+    // B takes the stored pair instead of sending its spent refresh token.
+    drive(
+        &mut b,
+        &mut seen_b,
+        None,
+        async {},
+        Duration::from_secs(10),
+        |_| true,
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while b.bot().tokens().tokens().map(Tokens::generation) != Some(2) {
+        assert!(Instant::now() < deadline, "B did not take the stored pair");
+        let _ = tokio::time::timeout(Duration::from_millis(50), b.next()).await;
+    }
+    assert!(seen_b.generations.is_empty(), "B saved nothing of its own");
+    let requests = ctl.get("/requests").await;
+    let refreshes: Vec<&Value> = requests["requests"]
+        .as_array()
+        .expect("requests")
+        .iter()
+        .filter(|r| r["grant"] == "refresh_token")
+        .collect();
+    assert_eq!(
+        refreshes.len(),
+        1,
+        "one refresh between them: {refreshes:?}"
+    );
+    assert!(
+        refreshes.iter().all(|r| r["oauthError"].is_null()),
+        "no invalid_grant: {refreshes:?}"
+    );
+    shutdown(a, false).await;
+    shutdown(b, false).await;
     emu.shutdown().await;
 }
