@@ -78,8 +78,3 @@ pub use proto::secret::{ClientCredentials, Secret};
 pub use proto::stop::Stop;
 pub use proto::time::{FrameId, Timestamp};
 pub use proto::timers::{Tag, Timer, TimerError};
-
-/// The README's Rust example runs as a doc test, so it cannot rot.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;

@@ -99,7 +99,10 @@ fn the_documents_carry_no_issue_numbers() {
 #[test]
 fn benchmarks_stays_short() {
     let lines = read("BENCHMARKS.md").lines().count();
-    assert!(lines < 250, "BENCHMARKS.md: {lines} lines (keep it under 250)");
+    assert!(
+        lines < 250,
+        "BENCHMARKS.md: {lines} lines (keep it under 250)"
+    );
 }
 
 #[test]

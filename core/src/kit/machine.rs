@@ -58,7 +58,7 @@ pub struct Cause<E> {
 pub struct Command {
     /// The command's name as configured (not as typed, not an alias).
     pub name: String,
-    /// The arguments ([`split_args`](super::commands::split_args)).
+    /// The arguments ([`split_args`]).
     pub args: Vec<String>,
     /// The text after the name, as typed (trimmed).
     pub rest: String,
