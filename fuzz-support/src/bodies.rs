@@ -331,9 +331,9 @@ fn assert_fields_match(ours: &serde_json::Value, input: &serde_json::Value, data
                 a.as_f64().unwrap_or(f64::NAN),
                 b.as_f64().unwrap_or(f64::NAN),
             );
-            // serde_json's default float reader (no `float_roundtrip`) may
-            // be a few units off; the reader's own exactness is checked
-            // against std's parser in `wire::json`'s tests.
+            // Both readings are serde_json's with `float_roundtrip` (exact);
+            // the slack only keeps an integer read into an `f64` field and
+            // the `Value`'s integer converted by `as_f64` from differing.
             let scale = a.abs().max(b.abs());
             assert!(
                 a == b || (a - b).abs() <= scale * 4.0 * f64::EPSILON,
