@@ -2,9 +2,10 @@
 //!
 //! - each bot of the top README is a word-for-word excerpt of a tested file
 //!   (the guides' code runs in each language's test suite), so it cannot rot;
-//! - the README, the guides and BENCHMARKS.md describe the project as it
-//!   is: no issue numbers (history lives in `git log`);
-//! - BENCHMARKS.md stays under 250 lines.
+//! - the README, the guides, BENCHMARKS.md, FUZZING.md and the host's
+//!   README describe the project as it is: no issue numbers (history lives
+//!   in `git log`);
+//! - BENCHMARKS.md stays under 250 lines, FUZZING.md under 150.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -72,7 +73,9 @@ fn every_readme_bot_is_an_excerpt_of_tested_code() {
 
 #[test]
 fn the_documents_carry_no_issue_numbers() {
-    let mut documents = vec!["README.md".to_owned(), "BENCHMARKS.md".to_owned()];
+    let mut documents: Vec<String> = ["README.md", "BENCHMARKS.md", "FUZZING.md", "host/README.md"]
+        .map(String::from)
+        .to_vec();
     for entry in fs::read_dir(repo().join("docs")).expect("docs/") {
         let name = entry.expect("an entry").file_name();
         documents.push(format!("docs/{}", name.to_string_lossy()));
@@ -103,6 +106,12 @@ fn benchmarks_stays_short() {
         lines < 250,
         "BENCHMARKS.md: {lines} lines (keep it under 250)"
     );
+}
+
+#[test]
+fn fuzzing_stays_short() {
+    let lines = read("FUZZING.md").lines().count();
+    assert!(lines < 150, "FUZZING.md: {lines} lines (keep it under 150)");
 }
 
 #[test]
