@@ -91,40 +91,6 @@ pub struct HostArgs {
     pub config: std::path::PathBuf,
 }
 
-/// A whole number above 0 (`--chunk`, `--max-frame-bytes`).
-pub fn positive(value: &str) -> Result<usize, String> {
-    match value.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err("takes a positive whole number".to_owned()),
-    }
-}
-
-/// A port, 0 to 65535.
-pub fn port(value: &str) -> Result<u16, String> {
-    value.parse().map_err(|_| "takes 0..65535".to_owned())
-}
-
-/// A finite speed of at least 0 (`serve`: 0 freezes the clock).
-pub fn speed_or_frozen(value: &str) -> Result<f64, String> {
-    match value.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err("takes a number ≥ 0".to_owned()),
-    }
-}
-
-/// A finite speed above 0 (`demo`).
-pub fn speed(value: &str) -> Result<f64, String> {
-    match value.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
-        _ => Err("takes a number > 0".to_owned()),
-    }
-}
-
-/// Milliseconds (`--heartbeat-ms`).
-pub fn milliseconds(value: &str) -> Result<i64, String> {
-    value.parse().map_err(|_| "takes milliseconds".to_owned())
-}
-
 /// An `ONAIR_*` variable set to the empty string counts as unset, as a
 /// missing one does (clap would take it as an empty value). Called first
 /// thing in `main`, before any thread exists.

@@ -22,11 +22,11 @@ pub struct Args {
     raw: bool,
     /// Feed the parser N bytes at a time
     #[arg(long, value_name = "N", default_value_t = DEFAULT_CHUNK,
-          value_parser = crate::cli::positive, allow_hyphen_values = true)]
+          value_parser = crate::values::positive, allow_hyphen_values = true)]
     chunk: usize,
     /// The largest frame in bytes; a larger one is reported as frame_too_large
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FRAME_BYTES,
-          value_parser = crate::cli::positive, allow_hyphen_values = true)]
+          value_parser = crate::values::positive, allow_hyphen_values = true)]
     max_frame_bytes: usize,
 }
 

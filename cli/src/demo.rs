@@ -49,7 +49,7 @@ wins); scripts/e2e rust runs it so.")]
 pub struct Args {
     /// Emulator time runs X times real time (the in-process demo)
     #[arg(long, value_name = "X", default_value_t = DEMO_SPEED,
-          value_parser = crate::cli::speed, allow_hyphen_values = true)]
+          value_parser = crate::values::speed, allow_hyphen_values = true)]
     speed: f64,
     /// Run against a deployment even without --base-url (its values from ONAIR_* variables)
     #[arg(long)]

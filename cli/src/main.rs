@@ -13,8 +13,9 @@
 //! - `onair host --config host.toml`: many DJs' bots in one service
 //!   (`onair-host`: the consent flow, a store, a dashboard).
 //!
-//! Arguments are parsed by clap (`cli.rs`); a usage error is one line on
-//! stderr and exit 2, whichever part of the command found it.
+//! Arguments are parsed by clap (`cli.rs`; the flags' values by
+//! `values.rs`); a usage error is one line on stderr and exit 2, whichever
+//! part of the command found it.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -28,6 +29,7 @@ mod demo;
 mod explain;
 mod refbot;
 mod serve;
+mod values;
 
 use cli::{Cli, Command};
 

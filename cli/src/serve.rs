@@ -24,17 +24,17 @@ use crate::UsageError;
 pub struct Args {
     /// The port on 127.0.0.1 (0: an ephemeral one)
     #[arg(long, value_name = "N", default_value_t = 0,
-          value_parser = crate::cli::port, allow_hyphen_values = true)]
+          value_parser = crate::values::port, allow_hyphen_values = true)]
     port: u16,
     /// Emulator time runs X times real time (0: frozen, moved only by the control API's clock/advance)
     #[arg(long, value_name = "X", default_value_t = 1.0,
-          value_parser = crate::cli::speed_or_frozen, allow_hyphen_values = true)]
+          value_parser = crate::values::speed_or_frozen, allow_hyphen_values = true)]
     speed: f64,
     /// A scenario file, or a built-in one: quiet, busy or faulty
     #[arg(long, value_name = "FILE|NAME", allow_hyphen_values = true)]
     scenario: Option<String>,
     /// The stream's heartbeat interval in emulator milliseconds [default: 15000]
-    #[arg(long, value_name = "N", value_parser = crate::cli::milliseconds,
+    #[arg(long, value_name = "N", value_parser = crate::values::milliseconds,
           allow_hyphen_values = true)]
     heartbeat_ms: Option<i64>,
     /// N more DJs, dj-1 … dj-N, beside main; the scenario plays for each of them too
