@@ -5,7 +5,8 @@
 //! - the README, the guides, BENCHMARKS.md, FUZZING.md and the host's
 //!   README describe the project as it is: no issue numbers (history lives
 //!   in `git log`);
-//! - BENCHMARKS.md stays under 250 lines, FUZZING.md under 150.
+//! - BENCHMARKS.md stays under 250 lines, FUZZING.md under 150;
+//! - every relative link of a Markdown file leads to a file that exists.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -121,4 +122,61 @@ fn the_helpers_read_what_they_should() {
     assert_eq!(blocks(md, "c"), [vec!["c"]]);
     assert!(is_excerpt(&["b", "c"], "a\nb\nc\nd"));
     assert!(!is_excerpt(&["b", "d"], "a\nb\nc\nd"));
+}
+
+/// The Markdown files of the repository (not under `target/`, a
+/// `node_modules/` or a dot directory).
+fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !(name.starts_with('.') || name == "target" || name == "node_modules") {
+                markdown_files(&path, out);
+            }
+        } else if name.ends_with(".md") {
+            out.push(path);
+        }
+    }
+}
+
+/// The relative targets of the `[text](target)` links of `markdown`
+/// (without `#fragment`; URLs and in-page anchors left out).
+fn relative_links(markdown: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = markdown;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let end = rest.find([')', ' ', '\n']).unwrap_or(rest.len());
+        let target = rest[..end].split('#').next().unwrap_or("");
+        if !target.is_empty() && !target.contains(':') {
+            out.push(target);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_of_a_document_resolves() {
+    let mut files = Vec::new();
+    markdown_files(&repo(), &mut files);
+    assert!(files.len() > 5, "found the documents");
+    let mut broken = Vec::new();
+    for file in &files {
+        let text = fs::read_to_string(file).unwrap_or_default();
+        let dir = file.parent().unwrap_or(Path::new("."));
+        for target in relative_links(&text) {
+            if !dir.join(target).exists() {
+                broken.push(format!("{}: {target}", file.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
 }
