@@ -12,7 +12,7 @@
 //! the same instant.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -24,15 +24,15 @@ use onair::proto::problem::ProblemKind;
 use onair::proto::quota::DailyQuota;
 use onair::proto::time::FrameId;
 use onair::{BaseUrl, Bot, BotConfig, ClientCredentials, Status, Stop, Tokens};
-use onair_tokio::{BotEvent, Clock, Driver};
+use onair_tokio::{BeforeRefresh, BotEvent, Clock, Driver, GateFuture, RefreshGate};
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::config::{Behaviour, HostConfig};
 use crate::metrics::{KindLabel, Metrics};
-use crate::store::{BroadcastRow, LogRow, Store};
+use crate::store::{merge_quota, BroadcastRow, LogRow, Store, StoreError};
 
 /// What changed, for the dashboard's live updates.
 #[derive(Debug, Clone)]
@@ -65,6 +65,16 @@ pub enum Command {
     Tally(oneshot::Sender<Option<(Option<u64>, String)>>),
     /// The host stops: close, save, end the task.
     Shutdown(oneshot::Sender<()>),
+    /// This replica holds the bot's lease (`lease`: its generation): run it
+    /// here, after `delay`.
+    Take {
+        /// The lease's generation (every write of the bot names it).
+        lease: i64,
+        /// Start after this long (spread at a replica's start).
+        delay: Option<Duration>,
+    },
+    /// Close the bot here (saving what it has) and give its lease up.
+    Release(oneshot::Sender<()>),
 }
 
 /// A top donor of the current broadcast, for the dashboard.
@@ -87,7 +97,8 @@ pub struct BotView {
     /// Whether it is enabled.
     pub enabled: bool,
     /// One word: `starting`, `connected`, `connecting`, `waiting`,
-    /// `backing_off`, `refreshing`, `needs_consent`, `stopped`, `disabled`.
+    /// `backing_off`, `refreshing`, `needs_consent`, `stopped`, `disabled`,
+    /// `elsewhere` (another replica runs it).
     pub state: &'static str,
     /// The core's status snapshot, while a bot runs.
     pub status: Option<Status>,
@@ -166,11 +177,14 @@ pub struct Hub {
     pub updates: broadcast::Sender<Update>,
     client: reqwest::Client,
     clock: SharedClock,
-    bots: Mutex<BTreeMap<i64, mpsc::Sender<Command>>>,
+    bots: Mutex<BTreeMap<i64, Slot>>,
     views: RwLock<BTreeMap<i64, Arc<BotView>>>,
     log: mpsc::Sender<LogMsg>,
     seq: AtomicI64,
-    quota: Mutex<DailyQuota>,
+    quota: watch::Sender<DailyQuota>,
+    /// This replica's bots learned something of the daily quota the store
+    /// has not heard yet.
+    quota_dirty: AtomicBool,
     rng: Mutex<rand::rngs::StdRng>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
@@ -212,7 +226,8 @@ impl Hub {
             views: RwLock::new(BTreeMap::new()),
             log: log_tx,
             seq: AtomicI64::new(last.max(now_us) + 1),
-            quota: Mutex::new(DailyQuota::default()),
+            quota: watch::Sender::new(DailyQuota::default()),
+            quota_dirty: AtomicBool::new(false),
             rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
             tasks: Mutex::new(Vec::new()),
             config,
@@ -247,7 +262,7 @@ impl Hub {
 
     /// What the app's bots learned of its daily quota.
     pub fn daily_quota(&self) -> DailyQuota {
-        lock(&self.quota).clone()
+        self.quota.borrow().clone()
     }
 
     fn set_view(&self, view: BotView) {
@@ -260,22 +275,18 @@ impl Hub {
         }
     }
 
-    /// Starts a task for every stored integration: enabled ones with a pair
-    /// connect after a seeded delay within the configured spread.
+    /// Starts a task for every stored integration, idle: the lease keeper
+    /// ([`crate::replicas`]) hands this replica its share of the enabled
+    /// ones with a pair, which connect after a seeded delay within the
+    /// configured spread. Returns how many could run.
     pub async fn restore(self: &Arc<Self>) -> Result<usize, crate::store::StoreError> {
         let rows = self.store.integrations().await?;
         let mut started = 0;
         for row in rows {
             let runs = row.enabled && row.tokens.is_some();
-            let delay = if runs {
+            if runs {
                 started += 1;
-                Some(start_delay(
-                    &mut lock(&self.rng),
-                    self.config.start_spread_ms,
-                ))
-            } else {
-                None
-            };
+            }
             let view = BotView {
                 stop: row.stop.clone(),
                 reconnect: row.enabled && (row.tokens.is_none() || row.stop.is_some()),
@@ -292,18 +303,84 @@ impl Hub {
                 )
             };
             self.set_view(view);
-            self.spawn(row.id, row.label, row.generation, row.enabled, delay, None);
+            self.spawn(row.id, row.label, row.generation, row.enabled, 0, None);
         }
         Ok(started)
     }
 
-    /// A new DJ's bot: its row, its task, and `code` exchanged once.
-    /// Returns its id and the answer (a pair stored, or why not).
+    /// The delay of a bot restored at a replica's start.
+    pub fn start_delay(&self) -> Duration {
+        start_delay(&mut lock(&self.rng), self.config.start_spread_ms)
+    }
+
+    /// Runs bot `id` here with `lease` (its task is made when there is none:
+    /// a bot connected through another replica).
+    pub async fn take(self: &Arc<Self>, id: i64, lease: i64, delay: Option<Duration>) {
+        let known = lock(&self.bots).contains_key(&id);
+        if !known {
+            self.spawn(id, None, 0, true, 0, None);
+        }
+        self.command(id, Command::Take { lease, delay }).await;
+    }
+
+    /// Closes bot `id` here and gives its lease up (bounded: 40 s).
+    pub async fn release(&self, id: i64) {
+        let (done, wait) = oneshot::channel();
+        if self.command(id, Command::Release(done)).await {
+            let _ = tokio::time::timeout(Duration::from_secs(40), wait).await;
+        }
+    }
+
+    /// Stops bot `id` here at once, saving nothing (its lease is lost or
+    /// about to expire: another replica may run it already). Its task is
+    /// made again, idle.
+    pub fn abandon(self: &Arc<Self>, id: i64) {
+        let slot = lock(&self.bots).remove(&id);
+        if let Some(slot) = slot {
+            slot.task.abort();
+        }
+        let label = self.view(id).map(|v| v.label.clone());
+        self.spawn(id, label, 0, true, 0, None);
+        self.set_view(BotView::idle(id, None, true, "elsewhere"));
+    }
+
+    /// Ids of the bots with a task here.
+    pub fn bot_ids(&self) -> Vec<i64> {
+        lock(&self.bots).keys().copied().collect()
+    }
+
+    /// Takes the app's quota as the store has it: `true` when it changed
+    /// what this replica's bots knew (they get it at once).
+    pub fn quota_from_store(&self, app: &DailyQuota) -> bool {
+        let now = self.clock.now_ms();
+        self.quota
+            .send_if_modified(|local| merge_quota(local, app, now))
+    }
+
+    /// What this replica's bots learned since the last call, when the store
+    /// has not heard it yet.
+    pub fn quota_to_store(&self) -> Option<DailyQuota> {
+        self.quota_dirty
+            .swap(false, Ordering::AcqRel)
+            .then(|| self.daily_quota())
+    }
+
+    /// Marks the quota as not yet stored (a store write failed).
+    pub fn quota_unsaved(&self) {
+        self.quota_dirty.store(true, Ordering::Release);
+    }
+
+    /// A new DJ's bot: its row (its lease this replica's), its task, and
+    /// `code` exchanged once. Returns its id and the answer (a pair stored,
+    /// or why not).
     pub async fn connect_new(
         self: &Arc<Self>,
         code: String,
     ) -> Result<(i64, oneshot::Receiver<Result<(), String>>), crate::store::StoreError> {
-        let id = self.store.create_integration(self.now_ms()).await?;
+        let id = self
+            .store
+            .create_integration_leased(self.now_ms(), crate::replicas::LEASE_MS)
+            .await?;
         self.set_view(BotView::idle(id, None, true, "connecting"));
         let (reply, answer) = oneshot::channel();
         self.spawn(
@@ -311,7 +388,7 @@ impl Hub {
             None,
             0,
             true,
-            None,
+            1,
             Some(Command::Authorize { code, reply }),
         );
         Ok((id, answer))
@@ -319,7 +396,7 @@ impl Hub {
 
     /// Sends `command` to bot `id`; `false` when there is no such bot.
     pub async fn command(&self, id: i64, command: Command) -> bool {
-        let tx = lock(&self.bots).get(&id).cloned();
+        let tx = lock(&self.bots).get(&id).map(|s| s.tx.clone());
         match tx {
             Some(tx) => tx.send(command).await.is_ok(),
             None => false,
@@ -332,27 +409,38 @@ impl Hub {
         label: Option<String>,
         generation: i64,
         enabled: bool,
-        delay: Option<Duration>,
+        lease: i64,
         first: Option<Command>,
     ) {
         let (tx, rx) = mpsc::channel(16);
-        lock(&self.bots).insert(id, tx);
         let seed = lock(&self.rng).random();
         let task = BotTask {
             hub: Arc::clone(self),
             id,
             behaviour: self.config.behaviour(id).clone(),
             driver: None,
-            generation,
+            generation: Arc::new(AtomicI64::new(generation)),
+            lease,
+            fenced: AtomicBool::new(false),
             label,
             enabled,
             stop: None,
             pending: None,
             seed,
-            start_at: delay.map(|d| Instant::now() + d),
+            start_at: None,
             last_view: None,
+            listeners_at: 0,
+            listeners_call: None,
         };
-        let handle = tokio::spawn(task.run(rx, first));
+        let quota = self.quota.subscribe();
+        let handle = tokio::spawn(task.run(rx, quota, first));
+        lock(&self.bots).insert(
+            id,
+            Slot {
+                tx,
+                task: handle.abort_handle(),
+            },
+        );
         let mut tasks = lock(&self.tasks);
         tasks.retain(|t| !t.is_finished());
         tasks.push(handle);
@@ -361,7 +449,7 @@ impl Hub {
     /// Stops every bot (streams closed, the last pair and kit state saved),
     /// flushes the event log. Bounded: 40 s at most.
     pub async fn shutdown(&self) {
-        let senders: Vec<_> = lock(&self.bots).values().cloned().collect();
+        let senders: Vec<_> = lock(&self.bots).values().map(|s| s.tx.clone()).collect();
         let mut waits = Vec::new();
         for tx in senders {
             let (done, wait) = oneshot::channel();
@@ -398,34 +486,78 @@ impl Hub {
         }
     }
 
-    /// Folds what one bot learned of the app's daily quota into the app's,
-    /// and returns the app's.
-    fn share_quota(&self, learned: &DailyQuota) -> DailyQuota {
-        let mut app = lock(&self.quota);
-        match (learned.reset_ms, app.reset_ms) {
-            (Some(new), Some(old)) if new > old => {
-                app.reset_ms = Some(new);
-                app.remaining = learned.remaining;
-            }
-            (Some(new), Some(old)) if new == old => {
-                app.remaining = match (app.remaining, learned.remaining) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-            }
-            (Some(new), None) => {
-                app.reset_ms = Some(new);
-                app.remaining = learned.remaining;
-            }
-            _ => {}
+    /// Folds what one bot learned of the app's daily quota into the app's
+    /// (every bot of this replica gets it at once, the store at the lease
+    /// keeper's next look).
+    fn share_quota(&self, learned: &DailyQuota) {
+        let now = self.clock.now_ms();
+        if self
+            .quota
+            .send_if_modified(|app| merge_quota(app, learned, now))
+        {
+            self.quota_dirty.store(true, Ordering::Release);
         }
-        for block in &learned.blocks {
-            match app.blocks.iter_mut().find(|b| b.scope == block.scope) {
-                Some(b) => b.until_ms = b.until_ms.max(block.until_ms),
-                None => app.blocks.push(block.clone()),
+    }
+}
+
+/// One bot's task as the hub knows it.
+struct Slot {
+    tx: mpsc::Sender<Command>,
+    task: tokio::task::AbortHandle,
+}
+
+/// Before a refresh: in one statement, the stored pair and this replica's
+/// lease. A newer stored pair is handed back (the spent refresh token is
+/// never sent); a lease that is not this replica's, or has less than
+/// [`crate::replicas::REFRESH_MARGIN_MS`] left, refuses the refresh (the bot
+/// retries after a backoff, by then stopped here or renewed).
+struct StoreGate {
+    store: Store,
+    id: i64,
+    lease: i64,
+    generation: Arc<AtomicI64>,
+}
+
+impl RefreshGate for StoreGate {
+    fn before_refresh(&self, generation: u64) -> GateFuture {
+        let store = self.store.clone();
+        let (id, lease) = (self.id, self.lease);
+        let row_generation = Arc::clone(&self.generation);
+        Box::pin(async move {
+            let refused = |why: &str| {
+                tracing::warn!(bot = id, "refresh held back: {why}");
+                onair_tokio::StoreError::Io(std::io::Error::other(why.to_owned()))
+            };
+            let read = match tokio::time::timeout(
+                Duration::from_secs(3),
+                store.gate_read(id, lease),
+            )
+            .await
+            {
+                Ok(Ok(read)) => read,
+                Ok(Err(e)) => return Err(refused(&e.to_string())),
+                Err(_) => return Err(refused("the store did not answer in 3 s")),
+            };
+            match read.lease_left_ms {
+                None => return Err(refused("the lease is another replica's")),
+                Some(left) if left < crate::replicas::REFRESH_MARGIN_MS => {
+                    return Err(refused("the lease is about to expire"))
+                }
+                Some(_) => {}
             }
-        }
-        app.clone()
+            if let Some(tokens) = read.tokens {
+                if tokens.generation() > generation {
+                    row_generation.store(read.generation, Ordering::Release);
+                    tracing::info!(
+                        bot = id,
+                        generation = tokens.generation(),
+                        "took the stored newer pair"
+                    );
+                    return Ok(BeforeRefresh::Newer(tokens));
+                }
+            }
+            Ok(BeforeRefresh::Proceed)
+        })
     }
 }
 
@@ -516,8 +648,14 @@ struct BotTask {
     id: i64,
     behaviour: Behaviour,
     driver: Option<Driver>,
-    /// The row's token generation as last read or written.
-    generation: i64,
+    /// The row's token generation as last read or written (shared with the
+    /// refresh gate, which reads newer pairs).
+    generation: Arc<AtomicI64>,
+    /// This replica's lease of the bot (its generation; 0: none, another
+    /// replica runs it or nobody does).
+    lease: i64,
+    /// A write was refused by the fence: the lease is another replica's.
+    fenced: AtomicBool,
     label: Option<String>,
     enabled: bool,
     stop: Option<(String, String)>,
@@ -525,6 +663,10 @@ struct BotTask {
     seed: u64,
     start_at: Option<Instant>,
     last_view: Option<Instant>,
+    /// When the bot lists the listeners next (service time).
+    listeners_at: u64,
+    /// The listing in flight.
+    listeners_call: Option<onair::bot::CallId>,
 }
 
 async fn next_event(driver: &mut Option<Driver>) -> Option<BotEvent> {
@@ -542,7 +684,46 @@ async fn start_due(at: Option<Instant>) {
 }
 
 impl BotTask {
-    async fn run(mut self, mut rx: mpsc::Receiver<Command>, first: Option<Command>) {
+    fn gen(&self) -> i64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn set_gen(&self, generation: i64) {
+        self.generation.store(generation, Ordering::Release);
+    }
+
+    /// Notes a fenced write (the lease is gone): the bot stops here.
+    fn note(&self, e: &StoreError) {
+        if matches!(e, StoreError::Fenced { .. }) {
+            self.fenced.store(true, Ordering::Release);
+        }
+    }
+
+    /// After a fenced write: the bot stops here at once, saving nothing
+    /// more (another replica runs it).
+    fn stop_fenced(&mut self) {
+        if !self.fenced.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        tracing::warn!(
+            bot = self.id,
+            "lease lost (a write was fenced): the bot stops here"
+        );
+        self.driver = None;
+        self.lease = 0;
+        self.start_at = None;
+        if let Some(reply) = self.pending.take() {
+            let _ = reply.send(Err("another replica runs the bot".into()));
+        }
+        self.publish(true);
+    }
+
+    async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<Command>,
+        mut quota: watch::Receiver<DailyQuota>,
+        first: Option<Command>,
+    ) {
         if let Some(command) = first {
             if self.command(command).await {
                 return;
@@ -573,11 +754,50 @@ impl BotTask {
                     self.start_at = None;
                     self.start_from_store().await;
                 }
+                changed = quota.changed() => {
+                    if changed.is_ok() {
+                        let app = quota.borrow_and_update().clone();
+                        if let Some(driver) = &mut self.driver {
+                            let now = driver.now_ms();
+                            driver.bot_mut().share_daily_quota(&app, now);
+                        }
+                    }
+                }
                 _ = tick.tick() => {
                     self.share_quota();
+                    self.list_listeners();
                     self.publish(true);
                 }
             }
+            self.stop_fenced();
+        }
+    }
+
+    /// With `listeners_every_ms`: lists the listeners while on air, one
+    /// listing at a time.
+    fn list_listeners(&mut self) {
+        let Some(every) = self.hub.config.listeners_every_ms else {
+            return;
+        };
+        let Some(driver) = &mut self.driver else {
+            return;
+        };
+        let now = driver.now_ms();
+        if self.listeners_call.is_some() || now < self.listeners_at {
+            return;
+        }
+        let on_air = driver
+            .bot()
+            .kit()
+            .and_then(onair::kit::Kit::live_id)
+            .is_some()
+            && matches!(
+                driver.bot().status(now).connection,
+                Connection::Connected { .. }
+            );
+        if on_air {
+            self.listeners_call = Some(driver.bot_mut().list_listeners());
+            self.listeners_at = now.saturating_add(every);
         }
     }
 
@@ -612,16 +832,28 @@ impl BotTask {
         if let Some(state) = state {
             bot = bot.with_kit_state(state);
         }
+        let app = self.hub.daily_quota();
+        if app != DailyQuota::default() {
+            bot.share_daily_quota(&app, self.hub.clock.now_ms());
+        }
+        self.listeners_call = None;
         Some(
             Driver::new(bot)
                 .with_client(self.hub.client.clone())
-                .with_clock(self.hub.clock.clone()),
+                .with_clock(self.hub.clock.clone())
+                .with_refresh_gate(StoreGate {
+                    store: self.hub.store.clone(),
+                    id: self.id,
+                    lease: self.lease,
+                    generation: Arc::clone(&self.generation),
+                }),
         )
     }
 
-    /// Starts the bot from the stored pair and kit state.
+    /// Starts the bot from the stored pair and kit state (when this replica
+    /// holds its lease).
     async fn start_from_store(&mut self) {
-        if self.driver.is_some() || !self.enabled {
+        if self.driver.is_some() || !self.enabled || self.lease == 0 {
             return;
         }
         let row = match self.hub.store.integration(self.id).await {
@@ -634,7 +866,7 @@ impl BotTask {
                 return;
             }
         };
-        self.generation = row.generation;
+        self.set_gen(row.generation);
         self.label = row.label.clone();
         self.stop = row.stop.clone();
         let Some(tokens) = row.tokens else {
@@ -652,9 +884,29 @@ impl BotTask {
         match command {
             Command::Authorize { code, reply } => {
                 self.close(false).await;
+                if self.lease == 0 {
+                    // The DJ re-connected through this replica: the bot
+                    // runs here from now on (the holder's writes are fenced).
+                    match self
+                        .hub
+                        .store
+                        .steal_lease(self.id, crate::replicas::LEASE_MS)
+                        .await
+                    {
+                        Ok(Some(lease)) => self.lease = lease,
+                        Ok(None) => {
+                            let _ = reply.send(Err("no such bot".into()));
+                            return false;
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Err(e.to_string()));
+                            return false;
+                        }
+                    }
+                }
                 let state = match self.hub.store.integration(self.id).await {
                     Ok(row) => row.and_then(|r| {
-                        self.generation = r.generation;
+                        self.set_gen(r.generation);
                         r.kit_state
                     }),
                     Err(e) => {
@@ -707,23 +959,42 @@ impl BotTask {
                 false
             }
             Command::Revoke(done) => {
+                if self.lease == 0 {
+                    // Revoked through this replica: the bot comes here to be
+                    // revoked at the service (the holder's writes are fenced).
+                    if let Ok(Some(lease)) = self
+                        .hub
+                        .store
+                        .steal_lease(self.id, crate::replicas::LEASE_MS)
+                        .await
+                    {
+                        self.lease = lease;
+                        self.start_from_store().await;
+                    }
+                }
                 self.close(true).await;
                 self.start_at = None;
                 let now = self.now();
                 let id = self.id;
                 let mut cleared = false;
                 for _ in 0..3 {
-                    match self.hub.store.clear_tokens(id, self.generation, now).await {
+                    match self
+                        .hub
+                        .store
+                        .clear_tokens(id, self.gen(), self.lease, now)
+                        .await
+                    {
                         Ok(Some(g)) => {
-                            self.generation = g;
+                            self.set_gen(g);
                             cleared = true;
                             break;
                         }
                         Ok(None) => match self.hub.store.integration(id).await {
-                            Ok(Some(row)) => self.generation = row.generation,
+                            Ok(Some(row)) => self.set_gen(row.generation),
                             _ => break,
                         },
                         Err(e) => {
+                            self.note(&e);
                             tracing::error!(bot = id, error = %e, "revoke: tokens not cleared");
                             self.hub.metrics.store_errors.inc();
                             break;
@@ -739,8 +1010,11 @@ impl BotTask {
                 ));
                 let stop = self.stop.clone();
                 if let Some((code, message)) = &stop {
+                    let lease = self.lease;
                     self.save_retrying("stop", || {
-                        self.hub.store.set_stop(id, Some((code, message)), now)
+                        self.hub
+                            .store
+                            .set_stop(id, Some((code, message)), lease, now)
                     })
                     .await;
                 }
@@ -756,6 +1030,45 @@ impl BotTask {
                 self.close(false).await;
                 let _ = done.send(());
                 true
+            }
+            Command::Take { lease, delay } => {
+                if self.lease == lease && (self.driver.is_some() || self.start_at.is_some()) {
+                    return false;
+                }
+                if self.lease != lease {
+                    // A stale driver of an older lease says nothing more.
+                    self.driver = None;
+                }
+                self.lease = lease;
+                self.fenced.store(false, Ordering::Release);
+                match delay {
+                    Some(d) if !d.is_zero() => {
+                        self.start_at = Some(Instant::now() + d);
+                        self.publish(true);
+                    }
+                    _ => {
+                        self.start_at = None;
+                        self.start_from_store().await;
+                        if self.driver.is_some() {
+                            tracing::info!(bot = self.id, lease, "bot taken over by this replica");
+                        }
+                    }
+                }
+                false
+            }
+            Command::Release(done) => {
+                self.start_at = None;
+                self.close(false).await;
+                let lease = std::mem::replace(&mut self.lease, 0);
+                if lease != 0 {
+                    if let Err(e) = self.hub.store.release_lease(self.id, lease).await {
+                        tracing::warn!(bot = self.id, error = %e, "lease not released (it expires)");
+                    }
+                }
+                tracing::info!(bot = self.id, "bot handed over to another replica");
+                self.publish(true);
+                let _ = done.send(());
+                false
             }
         }
     }
@@ -813,6 +1126,11 @@ impl BotTask {
         for attempt in 1..=5 {
             match write().await {
                 Ok(()) => return true,
+                Err(e @ StoreError::Fenced { .. }) => {
+                    tracing::warn!(bot = self.id, error = %e, "store: {what} refused");
+                    self.note(&e);
+                    return false;
+                }
                 Err(e) => {
                     self.hub.metrics.store_errors.inc();
                     tracing::warn!(bot = self.id, error = %e, attempt, "store: {what} failed");
@@ -828,7 +1146,7 @@ impl BotTask {
     async fn save_state(&self, state: &KitState) {
         let now = self.now();
         self.save_retrying("kit state", || {
-            self.hub.store.save_state(self.id, state, now)
+            self.hub.store.save_state(self.id, state, self.lease, now)
         })
         .await;
     }
@@ -842,12 +1160,17 @@ impl BotTask {
             match self
                 .hub
                 .store
-                .save_tokens(self.id, tokens, self.generation, now)
+                .save_tokens(self.id, tokens, self.gen(), self.lease, now)
                 .await
             {
                 Ok(Some(generation)) => {
-                    self.generation = generation;
+                    self.set_gen(generation);
                     return true;
+                }
+                Err(e @ StoreError::Fenced { .. }) => {
+                    tracing::warn!(bot = self.id, error = %e, "store: tokens refused");
+                    self.note(&e);
+                    return false;
                 }
                 Ok(None) => {
                     // Another writer stored a pair for this row since (a
@@ -855,7 +1178,7 @@ impl BotTask {
                     // than what we read, take its place.
                     tracing::warn!(bot = self.id, "token generation moved under the bot");
                     if let Ok(Some(row)) = self.hub.store.integration(self.id).await {
-                        self.generation = row.generation;
+                        self.set_gen(row.generation);
                     }
                 }
                 Err(e) => {
@@ -910,6 +1233,7 @@ impl BotTask {
             at_ms: self.now(),
             summary,
             detail: detail.to_string(),
+            lease: self.lease,
         };
         self.hub.log(row);
     }
@@ -1026,9 +1350,11 @@ impl BotTask {
                     ended_at_ms: self.now(),
                     tally,
                 };
-                let id = self.id;
-                self.save_retrying("broadcast", || self.hub.store.save_broadcast(id, &row))
-                    .await;
+                let (id, lease) = (self.id, self.lease);
+                self.save_retrying("broadcast", || {
+                    self.hub.store.save_broadcast(id, &row, lease)
+                })
+                .await;
                 tracing::info!(bot = id, live_id = ?b.live_id, "broadcast ended");
                 let detail = serde_json::json!({"liveId": b.live_id});
                 let summary = format!(
@@ -1057,8 +1383,8 @@ impl BotTask {
                 }
                 if self.stop.take().is_some() {
                     let now = self.now();
-                    let id = self.id;
-                    self.save_retrying("stop", || self.hub.store.set_stop(id, None, now))
+                    let (id, lease) = (self.id, self.lease);
+                    self.save_retrying("stop", || self.hub.store.set_stop(id, None, lease, now))
                         .await;
                 }
                 if let Some(reply) = self.pending.take() {
@@ -1081,6 +1407,10 @@ impl BotTask {
                         | ProblemKind::QuotaDaily
                         | ProblemKind::ChatRateLimited
                 ) {
+                    if kind == ProblemKind::QuotaDaily {
+                        // Every bot of the app learns of the block now.
+                        self.share_quota();
+                    }
                     self.hub
                         .metrics
                         .throttled
@@ -1090,6 +1420,9 @@ impl BotTask {
                         .inc();
                 }
                 tracing::debug!(bot = self.id, %endpoint, problem = %problem, "handled by the bot");
+            }
+            BotEvent::Done { call, .. } if self.listeners_call == Some(call) => {
+                self.listeners_call = None;
             }
             BotEvent::StoreFailed(e) => {
                 tracing::error!(bot = self.id, error = %e, "store failed");
@@ -1117,10 +1450,12 @@ impl BotTask {
                     if let Some(nick) = chat.user.nickname.as_deref() {
                         if self.label.as_deref() != Some(nick) {
                             self.label = Some(nick.to_owned());
-                            let id = self.id;
+                            let (id, lease) = (self.id, self.lease);
                             let label = nick.to_owned();
-                            self.save_retrying("label", || self.hub.store.set_label(id, &label))
-                                .await;
+                            self.save_retrying("label", || {
+                                self.hub.store.set_label(id, &label, lease)
+                            })
+                            .await;
                         }
                     }
                 }
@@ -1169,9 +1504,11 @@ impl BotTask {
         self.stop = Some((code, message));
         if let Some((code, message)) = self.stop.clone() {
             let now = self.now();
-            let id = self.id;
+            let (id, lease) = (self.id, self.lease);
             self.save_retrying("stop", || {
-                self.hub.store.set_stop(id, Some((&code, &message)), now)
+                self.hub
+                    .store
+                    .set_stop(id, Some((&code, &message)), lease, now)
             })
             .await;
         }
@@ -1184,10 +1521,7 @@ impl BotTask {
         };
         let now = driver.now_ms();
         let learned = driver.bot().quota().daily(now);
-        let app = self.hub.share_quota(&learned);
-        if app != learned {
-            driver.bot_mut().share_daily_quota(&app, now);
-        }
+        self.hub.share_quota(&learned);
     }
 
     /// Refreshes the dashboard's view: at most every 250 ms unless `now`.
@@ -1210,6 +1544,8 @@ impl BotTask {
         let Some(driver) = &self.driver else {
             view.state = if !self.enabled {
                 "disabled"
+            } else if self.lease == 0 && self.stop.is_none() {
+                "elsewhere"
             } else if self.start_at.is_some() {
                 "starting"
             } else if self.stop.is_some() {

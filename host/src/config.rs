@@ -33,6 +33,9 @@ pub const ENV_CLIENT_SECRET: &str = "ONAIR_HOST_CLIENT_SECRET";
 pub const ENV_KEY: &str = "ONAIR_HOST_KEY";
 /// The admin token's variable.
 pub const ENV_ADMIN_TOKEN: &str = "ONAIR_HOST_ADMIN_TOKEN";
+/// The database URL's variable (wins over `host.database`; a PostgreSQL
+/// password belongs here, not in the file).
+pub const ENV_DATABASE: &str = "ONAIR_HOST_DATABASE";
 
 /// A configuration mistake: the key (or variable) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +109,7 @@ struct HostFile {
 #[serde(deny_unknown_fields)]
 struct BotFile {
     watchdog_ms: Option<u64>,
+    listeners_every_ms: Option<u64>,
     kit: Option<toml::Value>,
     #[serde(default)]
     replies: RepliesFile,
@@ -231,8 +235,8 @@ pub struct HostConfig {
     pub listen: SocketAddr,
     /// The host's address as DJs' browsers reach it (no trailing slash).
     pub public_url: String,
-    /// The sqlx database URL.
-    pub database_url: String,
+    /// The sqlx database URL (a secret: it may hold a password).
+    pub database_url: Secret,
     /// Bots restored at start are spread over this long (ms).
     pub start_spread_ms: u64,
     /// Seeds the start jitter and the bots' backoff (random when not set).
@@ -241,6 +245,10 @@ pub struct HostConfig {
     pub events_per_broadcast: u32,
     /// The stream's heartbeat watchdog, when not the core's default.
     pub watchdog_ms: Option<u64>,
+    /// Optional: while on air, each bot lists the broadcast's listeners this
+    /// often (service time, ms; `listeners.read`, counted in the app's daily
+    /// quota); the dashboard shows how many.
+    pub listeners_every_ms: Option<u64>,
     /// Every bot's behaviour unless overridden.
     pub behaviour: Behaviour,
     /// Overrides by bot id.
@@ -378,7 +386,22 @@ impl HostConfig {
         if !(public_url.starts_with("http://") || public_url.starts_with("https://")) {
             return Err(ConfigError::at("host.public_url", "not an http(s) URL"));
         }
-        let database_url = database_url(host.database.as_deref(), dir)?;
+        if let Some(url) = host.database.as_deref() {
+            if url_has_password(url) {
+                return Err(ConfigError::at(
+                    "host.database",
+                    format!("a password in the file: set {ENV_DATABASE} instead"),
+                ));
+            }
+        }
+        let database_url = match env(ENV_DATABASE).filter(|u| !u.is_empty()) {
+            Some(url) => database_url(Some(&url), dir).map_err(|e| ConfigError {
+                key: ENV_DATABASE.to_owned(),
+                ..e
+            })?,
+            None => database_url(host.database.as_deref(), dir)?,
+        };
+        let database_url = Secret(Zeroizing::new(database_url));
         let events_per_broadcast = host.events_per_broadcast.unwrap_or(200);
         if events_per_broadcast == 0 {
             return Err(ConfigError::at(
@@ -431,6 +454,7 @@ impl HostConfig {
             seed: host.seed,
             events_per_broadcast,
             watchdog_ms: bot.watchdog_ms,
+            listeners_every_ms: bot.listeners_every_ms.filter(|ms| *ms > 0),
             behaviour,
             overrides,
             admin_token: Secret(Zeroizing::new(admin)),
@@ -439,17 +463,29 @@ impl HostConfig {
     }
 }
 
-/// The sqlx URL: `sqlite:` URLs as given, a path as a SQLite file (relative
-/// to the config's folder), default `host.db` there.
+/// `postgres://user:password@…`: a password in the URL.
+fn url_has_password(url: &str) -> bool {
+    url.split_once("://")
+        .map(|(_, rest)| rest.split('/').next().unwrap_or(""))
+        .and_then(|authority| authority.rsplit_once('@'))
+        .is_some_and(|(user, _)| user.contains(':'))
+}
+
+/// The sqlx URL: `sqlite:`, `postgres:` and `postgresql:` URLs as given, a
+/// path as a SQLite file (relative to the config's folder), default
+/// `host.db` there.
 fn database_url(given: Option<&str>, dir: &Path) -> Result<String, ConfigError> {
     let given = given.unwrap_or("host.db");
-    if given.starts_with("sqlite:") {
+    if given.starts_with("sqlite:")
+        || given.starts_with("postgres://")
+        || given.starts_with("postgresql://")
+    {
         return Ok(given.to_owned());
     }
     if given.contains("://") {
         return Err(ConfigError::at(
             "host.database",
-            "this version stores in SQLite only: a file path or a sqlite: URL",
+            "a file path, a sqlite: URL or a postgres:// URL",
         ));
     }
     let path = PathBuf::from(given);
@@ -546,7 +582,14 @@ welcome = "Hi {nickname}"
         let c = parse(GOOD).unwrap();
         assert_eq!(c.public_url, "http://127.0.0.1:8090");
         assert_eq!(c.redirect_uri(), "http://127.0.0.1:8090/callback");
-        assert_eq!(c.database_url, "sqlite:///etc/onair/host.db?mode=rwc");
+        assert_eq!(
+            c.database_url.expose(),
+            "sqlite:///etc/onair/host.db?mode=rwc"
+        );
+        assert!(
+            !format!("{c:?}").contains("host.db"),
+            "the URL is not shown"
+        );
         assert!(c.behaviour.kit.tally);
         assert_eq!(c.behaviour(7).replies.welcome, "Hi {nickname}");
         assert_eq!(c.behaviour(7).kit, c.behaviour.kit);
@@ -586,10 +629,15 @@ welcome = "Hi {nickname}"
             ("[dj.7.replies]", "[dj.seven.replies]", "dj.seven"),
             (
                 "[host]",
-                "[host]\ndatabase = \"postgres://db/x\"",
+                "[host]\ndatabase = \"mysql://db/x\"",
                 "host.database",
             ),
             ("[host]", "[host]\nadmin_token = \"x\"", "host.admin_token"),
+            (
+                "[host]",
+                "[host]\ndatabase = \"postgres://onair:pw@db/x\"",
+                "ONAIR_HOST_DATABASE",
+            ),
             ("[app]", "[app]\nclient_secret = \"x\"", "app.client_secret"),
             ("[app]", "[app]\nscope = \"live.read pizza\"", "app.scope"),
         ];

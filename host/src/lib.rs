@@ -28,7 +28,10 @@ pub mod config;
 pub mod crypto;
 pub mod metrics;
 pub mod pages;
+pub mod replicas;
 pub mod store;
+#[cfg(test)]
+mod testdb;
 pub mod web;
 
 use std::future::Future;
@@ -65,13 +68,17 @@ pub async fn serve(
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), HostError> {
     let config = Arc::new(config);
-    let store = store::Store::open(&config.database_url, config.cipher.clone()).await?;
+    let store = store::Store::open(config.database_url.expose(), config.cipher.clone()).await?;
     let hub = bots::Hub::new(Arc::clone(&config), store.clone(), clock).await?;
     let restored = hub.restore().await?;
+    let (keeper_stop, keeper_stopping) = watch::channel(false);
+    let keeper = tokio::spawn(replicas::keep(Arc::clone(&hub), keeper_stopping.clone()));
+    let quota = tokio::spawn(replicas::keep_quota(Arc::clone(&hub), keeper_stopping));
     tracing::info!(
         listen = %listener.local_addr()?,
         public_url = %config.public_url,
         restored,
+        replica = store.replica(),
         spread_ms = config.start_spread_ms,
         "onair host running"
     );
@@ -85,7 +92,14 @@ pub async fn serve(
     stop.await;
     tracing::info!("stopping: closing streams and saving every bot");
     let _ = stopping_tx.send(true);
+    let _ = keeper_stop.send(true);
+    let _ = keeper.await;
+    let _ = quota.await;
     hub.shutdown().await;
+    // The others take this replica's bots at once.
+    if let Err(e) = store.leave().await {
+        tracing::warn!(error = %e, "leases not released (they expire)");
+    }
     match tokio::time::timeout(std::time::Duration::from_secs(5), server).await {
         Ok(Ok(Err(e))) => tracing::warn!(error = %e, "web side ended with an error"),
         Err(_) => tracing::warn!("web side did not close within 5 s"),

@@ -77,6 +77,7 @@ fn state_word(view: &BotView) -> &'static str {
         "stopped" => "stopped",
         "disabled" => "disabled",
         "starting" => "starting",
+        "elsewhere" => "on another replica",
         other => other,
     }
 }

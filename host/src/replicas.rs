@@ -1,0 +1,235 @@
+//! The lease keeper: which bots this replica runs.
+//!
+//! Several `onair host` processes over one PostgreSQL database each run a
+//! share of the bots. A bot runs where its **lease** is: a row's owner,
+//! generation and expiry (database time), renewed every
+//! [`TICK`] for [`LEASE_MS`]. Every [`TICK`] a replica
+//!
+//! 1. renews all its leases in one statement (what comes back is what it
+//!    still holds: a bot whose lease is gone stops here at once);
+//! 2. beats its row in `replicas` and counts the live ones (beat within
+//!    [`ALIVE_MS`]) and the bots to run;
+//! 3. balances: its share is `n / live` (the first `n % live` replicas by
+//!    id one more); below it, it takes free or expired leases (`FOR UPDATE
+//!    SKIP LOCKED`), above it, it closes the surplus bots (saved) and
+//!    releases their leases for the others;
+//!
+//! Beside it, [`keep_quota`] syncs the app's daily quota with the store
+//! twice a second.
+//!
+//! A replica that cannot renew for [`GIVE_UP_MS`] stops all its bots
+//! without a word to the store, [`LEASE_MS`] − [`GIVE_UP_MS`] before its
+//! leases can be taken; every write a bot makes is fenced by its lease
+//! generation besides. SQLite is the one-replica case of the same code.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::bots::Hub;
+
+/// A lease's length (ms).
+pub const LEASE_MS: i64 = 15_000;
+/// How often a replica renews, beats, balances and syncs the quota.
+pub const TICK: Duration = Duration::from_secs(2);
+/// A replica that beat within this long is live (ms).
+pub const ALIVE_MS: i64 = 8_000;
+/// A replica that could not renew for this long stops its bots (ms).
+pub const GIVE_UP_MS: i64 = 10_000;
+/// A refresh goes only while the lease has this long left (ms).
+pub const REFRESH_MARGIN_MS: i64 = 8_000;
+/// One store call of the keeper, at most.
+const CALL: Duration = Duration::from_secs(3);
+
+/// How many bots replica number `rank` (of `live`, by id) runs of `bots`.
+pub fn share(bots: i64, live: i64, rank: i64) -> i64 {
+    let live = live.max(1);
+    bots / live + i64::from(rank < bots % live)
+}
+
+/// Runs the keeper until `stopping` turns true.
+pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
+    let store = hub.store.clone();
+    let me = store.replica().to_owned();
+    // Bots running here, by id: their lease generation.
+    let mut owned: HashMap<i64, i64> = HashMap::new();
+    // Bots being handed over (closing): not restarted by a renewal.
+    let releasing: Arc<std::sync::Mutex<HashSet<i64>>> = Arc::default();
+    let mut renewed_at = Instant::now();
+    let mut first = true;
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stopping.changed() => return,
+        }
+        // 1. Renew.
+        match tokio::time::timeout(CALL, store.renew_leases(LEASE_MS)).await {
+            Ok(Ok(held)) => {
+                renewed_at = Instant::now();
+                let held_ids: HashMap<i64, _> = held.iter().map(|l| (l.id, *l)).collect();
+                let lost: Vec<i64> = owned
+                    .iter()
+                    .filter(|(id, g)| held_ids.get(id).is_none_or(|l| l.generation != **g))
+                    .map(|(id, _)| *id)
+                    .collect();
+                for id in lost {
+                    owned.remove(&id);
+                    tracing::warn!(
+                        bot = id,
+                        "lease lost to another replica: the bot stops here"
+                    );
+                    hub.abandon(id);
+                }
+                let closing = releasing.lock().map(|r| r.clone()).unwrap_or_default();
+                for lease in held {
+                    if closing.contains(&lease.id) {
+                        continue;
+                    }
+                    if !lease.enabled {
+                        // Disabled through another replica.
+                        owned.remove(&lease.id);
+                        hand_over(&hub, &releasing, lease.id);
+                        continue;
+                    }
+                    if owned.insert(lease.id, lease.generation).is_none() {
+                        // Taken through this replica's web side (a new DJ,
+                        // a re-connect), or held from before a cut.
+                        hub.take(lease.id, lease.generation, None).await;
+                    }
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "leases not renewed"),
+            Err(_) => tracing::warn!("leases not renewed: the store did not answer in 3 s"),
+        }
+        let silent = i64::try_from(renewed_at.elapsed().as_millis()).unwrap_or(i64::MAX);
+        if silent >= GIVE_UP_MS {
+            if !owned.is_empty() {
+                tracing::error!(
+                    bots = owned.len(),
+                    silent_ms = silent,
+                    "cut from the store: every bot stops here before its lease can expire"
+                );
+                for id in owned.keys() {
+                    hub.abandon(*id);
+                }
+                owned.clear();
+            }
+            continue;
+        }
+        // 2. Beat, count.
+        let (live, bots) = match tokio::time::timeout(CALL, store.heartbeat(ALIVE_MS)).await {
+            Ok(Ok(counts)) => counts,
+            _ => continue,
+        };
+        let rank =
+            i64::try_from(live.iter().position(|r| *r == me).unwrap_or(live.len())).unwrap_or(0);
+        let live_n = i64::try_from(live.len()).unwrap_or(1).max(1);
+        let target = share(bots, live_n, rank);
+        let mine = i64::try_from(owned.len()).unwrap_or(0);
+        // 3. Balance.
+        if mine < target {
+            match tokio::time::timeout(CALL, store.take_leases(target - mine, LEASE_MS)).await {
+                Ok(Ok(taken)) => {
+                    for lease in taken {
+                        owned.insert(lease.id, lease.generation);
+                        let delay = first.then(|| hub.start_delay());
+                        hub.take(lease.id, lease.generation, delay).await;
+                    }
+                    first = false;
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "leases not taken"),
+                Err(_) => tracing::warn!("leases not taken: the store did not answer in 3 s"),
+            }
+        } else if mine > target {
+            let mut ids: Vec<i64> = owned.keys().copied().collect();
+            ids.sort_unstable();
+            for id in ids
+                .into_iter()
+                .rev()
+                .take(usize::try_from(mine - target).unwrap_or(0))
+            {
+                owned.remove(&id);
+                hand_over(&hub, &releasing, id);
+            }
+        }
+    }
+}
+
+/// Closes bot `id` here and releases its lease, in the background.
+fn hand_over(hub: &Arc<Hub>, releasing: &Arc<std::sync::Mutex<HashSet<i64>>>, id: i64) {
+    if let Ok(mut r) = releasing.lock() {
+        if !r.insert(id) {
+            return;
+        }
+    }
+    let hub = Arc::clone(hub);
+    let releasing = Arc::clone(releasing);
+    tokio::spawn(async move {
+        hub.release(id).await;
+        if let Ok(mut r) = releasing.lock() {
+            r.remove(&id);
+        }
+    });
+}
+
+/// What this replica's bots learned goes to the app's row; what the others
+/// learned comes back (every bot here gets it at once).
+pub async fn sync_quota(hub: &Hub) {
+    let client_id = hub.config.client_id.clone();
+    let now = hub.now_ms();
+    let app = match hub.quota_to_store() {
+        Some(learned) => {
+            match tokio::time::timeout(CALL, hub.store.merge_app_quota(&client_id, &learned, now))
+                .await
+            {
+                Ok(Ok(app)) => app,
+                _ => {
+                    hub.quota_unsaved();
+                    return;
+                }
+            }
+        }
+        None => match tokio::time::timeout(CALL, hub.store.app_quota(&client_id)).await {
+            Ok(Ok(app)) => app,
+            _ => return,
+        },
+    };
+    hub.quota_from_store(&app);
+}
+
+/// Syncs the quota every second (faster than the keeper's tick: a daily
+/// block reaches the other replicas' bots within about a second).
+pub async fn keep_quota(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => sync_quota(&hub).await,
+            _ = stopping.changed() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share;
+
+    #[test]
+    fn shares_add_up_and_differ_by_one_at_most() {
+        for bots in 0..130 {
+            for live in 1..7 {
+                let shares: Vec<i64> = (0..live).map(|r| share(bots, live, r)).collect();
+                assert_eq!(shares.iter().sum::<i64>(), bots);
+                let (lo, hi) = (shares.iter().min(), shares.iter().max());
+                assert!(hi.zip(lo).is_some_and(|(h, l)| h - l <= 1), "{shares:?}");
+            }
+        }
+        assert_eq!(share(60, 3, 0), 20);
+        assert_eq!(share(58, 3, 2), 19);
+    }
+}

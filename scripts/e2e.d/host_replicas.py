@@ -1,0 +1,670 @@
+#!/usr/bin/env python3
+"""scripts/e2e host-replicas: three `onair host` replicas over one PostgreSQL.
+
+1. PostgreSQL (Debian's server binaries) in a temporary folder: `initdb`,
+   `pg_ctl start` on 127.0.0.1 at a free port; stopped and removed after.
+2. `onair serve --json --scenario faulty --djs 59` (60 DJs) and an app
+   whose redirect URI is the replicas' shared public URL (replica 0's).
+3. Three replicas, each with its own host.toml and listening port, on the
+   same database; replica 2 reaches it through a TCP proxy in this script.
+4. Every DJ connects through /connect → consent → /callback (spread over
+   the replicas' /connect; the callback lands on the public URL).
+5. Mid-broadcast, replica 1 is killed (SIGKILL) and, a few seconds later,
+   replica 2 is cut from the database for 20 s (the proxy holds every
+   connection silent, then closes them and lets new ones through).
+6. Judged as scripts/e2e host judges one host (scripts/e2e.d/host.py), and:
+   every bot of the killed and of the cut replica was taken over by a live
+   replica within 30 s (leases polled in the database every 0.25 s), no
+   refresh token was presented twice and no `invalid_grant` (request log),
+   nobody consented again, every DJ's tally = ledger, and the bots end
+   spread evenly over the live replicas (within one).
+
+--quota: the daily-budget run instead: 12 DJs over three replicas, each
+bot listing the listeners every 20 s of service time, the emulator's daily
+limit of `listeners.read` set low. Once one bot's listing gets the daily
+429 (scope listeners.read), no other bot of the app lists listeners after
+the time it takes the store to carry it (1.5 s), while chat and streams go
+on.
+
+Exit 0 only when all of it holds. Standard library only.
+"""
+
+import argparse
+import base64
+import collections
+import json
+import os
+import re
+import secrets
+import select
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+import e2e  # noqa: E402  (scripts/e2e.py: the single-bot judge's checks)
+import host as single  # noqa: E402  (scripts/e2e.d/host.py: the host's judge)
+
+TAKEOVER_LIMIT_S = 30.0
+
+
+def pg_bin():
+    """PostgreSQL's server binaries, or None."""
+    if os.environ.get("ONAIR_PG_BIN"):
+        return os.environ["ONAIR_PG_BIN"]
+    found = []
+    if os.path.isdir("/usr/lib/postgresql"):
+        for v in os.listdir("/usr/lib/postgresql"):
+            b = os.path.join("/usr/lib/postgresql", v, "bin")
+            if os.path.exists(os.path.join(b, "initdb")) and v.isdigit():
+                found.append((int(v), b))
+    if found:
+        return max(found)[1]
+    try:
+        out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=True)
+        b = out.stdout.strip()
+        return b if os.path.exists(os.path.join(b, "initdb")) else None
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+class Postgres:
+    """A throwaway cluster: initdb, pg_ctl start; stop() removes it."""
+
+    def __init__(self, work):
+        self.bin = pg_bin()
+        if self.bin is None:
+            raise FileNotFoundError("PostgreSQL's server binaries (initdb, pg_ctl)")
+        # Its own folder: the work folder is root's alone (mkdtemp).
+        self.dir = tempfile.mkdtemp(prefix="onair-e2e-pg-")
+        self.root = os.geteuid() == 0
+        if self.root:
+            # initdb refuses root: the cluster is the postgres user's.
+            shutil.chown(self.dir, "postgres")
+        self.port = single.free_port()
+        self.url = f"postgres://onair@127.0.0.1:{self.port}/postgres"
+        self.run("initdb", "-D", f"{self.dir}/data", "-A", "trust", "-U", "onair", "--no-sync")
+        opts = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        self.run("pg_ctl", "-D", f"{self.dir}/data", "-o", opts, "-l", f"{self.dir}/log", "-w", "start")
+
+    def run(self, tool, *args):
+        cmd = [os.path.join(self.bin, tool), *args]
+        if self.root:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+    def sql(self, query):
+        """Rows of `query` (tab-separated fields)."""
+        out = subprocess.run(
+            [os.path.join(self.bin, "psql") if os.path.exists(os.path.join(self.bin, "psql")) else "psql",
+             "-X", "-At", "-F", "\t", "-h", "127.0.0.1", "-p", str(self.port), "-U", "onair",
+             "-d", "postgres", "-c", query],
+            capture_output=True, text=True, timeout=10,
+        )
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr.strip())
+        return [line.split("\t") for line in out.stdout.splitlines() if line]
+
+    def stop(self):
+        try:
+            self.run("pg_ctl", "-D", f"{self.dir}/data", "-m", "immediate", "-w", "stop")
+        except subprocess.CalledProcessError:
+            pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Proxy:
+    """A TCP proxy to Postgres for one replica; cut() makes every
+    connection silent (nothing forwarded, new ones accepted and held),
+    heal() closes the held ones and forwards again."""
+
+    def __init__(self, target_port):
+        self.target = ("127.0.0.1", target_port)
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(128)
+        self.port = self.listener.getsockname()[1]
+        self.cut_now = False
+        self.lock = threading.Lock()
+        self.socks = []
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.socks.append(client)
+                if self.cut_now:
+                    continue  # held, silent
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.socks.append(upstream)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    def pump(self, src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                while self.cut_now:
+                    time.sleep(0.05)  # silent: nothing goes through
+                    if src.fileno() < 0:
+                        return
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.close()
+                except OSError:
+                    pass
+
+    def cut(self):
+        self.cut_now = True
+
+    def heal(self):
+        with self.lock:
+            held, self.socks = self.socks, []
+        for s in held:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            try:
+                s.close()
+            except OSError:
+                pass
+        self.cut_now = False
+
+    def close(self):
+        self.listener.close()
+        self.heal()
+
+
+class Replica(single.Host):
+    """One replica: a host process with its own config and log."""
+
+    def __init__(self, index, *args):
+        super().__init__(*args)
+        self.index = index
+        self.id = None
+
+    def replica_id(self):
+        if self.id is None:
+            match = re.search(r'replica="?([0-9a-f]{16})', open(self.log_path).read())
+            self.id = match.group(1) if match else None
+        return self.id
+
+
+class Failed(Exception):
+    """The run cannot go on."""
+
+
+class Clock:
+    """The emulator's clock."""
+
+    def __init__(self, control):
+        self.control = control
+
+    def pause(self):
+        e2e.http_json(f"{self.control}/clock/pause", {})
+
+    def resume(self):
+        e2e.http_json(f"{self.control}/clock/resume", {})
+
+
+def write_config(path, base, client_id, port, public_url, watchdog_ms, extra=""):
+    with open(path, "w") as f:
+        f.write(f"""[app]
+base_url = "{base}"
+client_id = "{client_id}"
+consent_url = "{base}/oauth/authorize?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}&scope={{scope}}"
+
+[host]
+listen = "127.0.0.1:{port}"
+public_url = "{public_url}"
+start_spread_ms = 1000
+# the judge reads every greeting of a broadcast back from the log
+events_per_broadcast = 100000
+
+[bot]
+watchdog_ms = {watchdog_ms}
+{extra}
+{single.KIT}""")
+
+
+def owners(pg):
+    """{bot: replica id} for every lease held now."""
+    rows = pg.sql("SELECT id, lease_owner FROM integrations WHERE lease_owner IS NOT NULL "
+                  "AND lease_expires_ms > CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)")
+    return {int(r[0]): r[1] for r in rows}
+
+
+class Watch:
+    """Polls the leases; times how long a replica's bots took to be held
+    by another replica after it went away."""
+
+    def __init__(self, pg):
+        self.pg = pg
+        self.now = {}
+        self.pending = {}  # bot -> (gone replica, since)
+        self.took = []     # (bot, what, seconds)
+        self.what = {}
+
+    def gone(self, replica_id, what):
+        at = time.monotonic()
+        self.poll()
+        for bot, owner in self.now.items():
+            if owner == replica_id:
+                self.pending[bot] = (replica_id, at)
+                self.what[bot] = what
+        return sum(1 for v in self.pending.values() if v[0] == replica_id)
+
+    def poll(self):
+        try:
+            self.now = owners(self.pg)
+        except (RuntimeError, subprocess.TimeoutExpired):
+            return
+        at = time.monotonic()
+        for bot, (gone, since) in list(self.pending.items()):
+            owner = self.now.get(bot)
+            if owner is not None and owner != gone:
+                self.took.append((bot, self.what[bot], at - since))
+                del self.pending[bot]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--onair", required=True)
+    parser.add_argument("--replicas", type=int, default=3)
+    parser.add_argument("--djs", type=int, default=None)
+    parser.add_argument("--scenario", default="faulty")
+    parser.add_argument("--speed", type=float, default=float(os.environ.get("ONAIR_E2E_SPEED", "2")))
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--watchdog-ms", type=int, default=10_000)
+    parser.add_argument("--kill-at", type=float, default=0.15,
+                        help="SIGKILL replica 1 once this share of the scenario has run")
+    parser.add_argument("--cut-after", type=float, default=4.0,
+                        help="cut replica 2 from the database this many seconds after the kill")
+    parser.add_argument("--cut-for", type=float, default=20.0)
+    parser.add_argument("--quota", action="store_true", help="the daily-budget run")
+    parser.add_argument("--listeners-limit", type=int, default=30)
+    parser.add_argument("--kills", type=int, default=1,
+                        help="(bench) kill and restart replica 1 this many times; no cut")
+    parser.add_argument("--json-out", default=None, help="(bench) write the takeover times here")
+    args = parser.parse_args()
+    djs_n = args.djs or (12 if args.quota else 60)
+    label = "host-replicas --quota" if args.quota else "host-replicas"
+
+    started = time.monotonic()
+    work = tempfile.mkdtemp(prefix="onair-e2e-replicas-")
+    try:
+        pg = Postgres(work)
+    except FileNotFoundError as e:
+        print(f"e2e {label}: SKIPPED: {e} not installed (apt-get install postgresql)")
+        return 0
+    serve = replicas = proxy = None
+    try:
+        serve = subprocess.Popen(
+            [args.onair, "serve", "--json", "--scenario", args.scenario, "--speed", str(args.speed),
+             "--djs", str(djs_n - 1)],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(work, "serve.log"), "w"),
+        )
+        ready, _, _ = select.select([serve.stdout], [], [], 30)
+        if not ready:
+            print(f"e2e {label}: onair serve did not say where it is within 30 s")
+            return 1
+        info = json.loads(serve.stdout.readline())
+        control, base = info["controlUrl"], info["baseUrl"]
+        ports = [single.free_port() for _ in range(args.replicas)]
+        public = f"http://127.0.0.1:{ports[0]}"
+        app = e2e.http_json(f"{control}/apps", {"redirectUri": f"{public}/callback"})
+        client_id, client_secret = app["clientId"], app["clientSecret"]
+        if args.quota:
+            e2e.http_json(f"{control}/quota",
+                          {"daily": {"perPermission": {"listeners.read": args.listeners_limit}}})
+        admin = secrets.token_urlsafe(24)
+        key = base64.b64encode(secrets.token_bytes(32)).decode()
+        proxy = Proxy(pg.port)
+        extra = "listeners_every_ms = 20000" if args.quota else ""
+        replicas = []
+        for i, port in enumerate(ports):
+            config = os.path.join(work, f"host{i}.toml")
+            write_config(config, base, client_id, port, public, args.watchdog_ms, extra)
+            db = pg.url if i != 2 else f"postgres://onair@127.0.0.1:{proxy.port}/postgres"
+            env = dict(os.environ, ONAIR_HOST_CLIENT_SECRET=client_secret, ONAIR_HOST_KEY=key,
+                       ONAIR_HOST_ADMIN_TOKEN=admin, ONAIR_HOST_LOG="info", ONAIR_HOST_DATABASE=db)
+            replicas.append(Replica(i, args.onair, config, env, os.path.join(work, f"host{i}.log"),
+                                    f"http://127.0.0.1:{port}", admin))
+        for r in replicas:
+            r.start()
+
+        Clock(control).pause()
+        djs = [d["dj"] for d in e2e.http_json(f"{control}/djs")["djs"]]
+        bots, codes = {}, []
+        for n, dj in enumerate(djs):
+            bot, code = single.connect(replicas[n % len(replicas)].url, dj)
+            bots[dj] = bot
+            codes.append(code)
+        if len(set(bots.values())) != len(djs):
+            print(f"e2e {label}: {len(djs)} DJs got {len(set(bots.values()))} bots")
+            return 1
+        connected_at = time.monotonic() - started
+
+        watch = Watch(pg)
+        clock = Clock(control)
+
+        def alive_check():
+            for r in replicas:
+                if r.proc is not None and r.proc.poll() is not None:
+                    raise Failed(f"replica {r.index} exited ({r.proc.returncode}); log: {r.log_path}")
+            if time.monotonic() - started > args.timeout:
+                raise Failed(f"the scenario did not finish within {args.timeout} s")
+
+        def wait(seconds, until=None):
+            """Polls the leases for `seconds` (or until `until()`)."""
+            end_at = time.monotonic() + seconds
+            while time.monotonic() < end_at:
+                alive_check()
+                watch.poll()
+                if until is not None and until():
+                    return True
+                time.sleep(0.25)
+            return False
+
+        def settle():
+            """With the clock held: until every bot saved what it read (no
+            kit state saved for 2.5 s; at least 3 s, at most 12 s)."""
+            first, last, seen = time.monotonic(), time.monotonic(), None
+            while time.monotonic() - first < 12:
+                alive_check()
+                try:
+                    now_seen = pg.sql("SELECT COALESCE(MAX(updated_at_ms), 0) FROM integrations")
+                except (RuntimeError, subprocess.TimeoutExpired):
+                    now_seen = None
+                if now_seen != seen:
+                    seen, last = now_seen, time.monotonic()
+                elif time.monotonic() - last >= 2.5 and time.monotonic() - first >= 3:
+                    return
+                time.sleep(0.25)
+
+        def balanced():
+            counts = collections.Counter(watch.now.values())
+            spread = [counts.get(r.replica_id(), 0) for r in replicas if r.proc is not None]
+            return sum(spread) == len(djs) and max(spread) - min(spread) <= 1
+
+        def position():
+            progress = e2e.http_json(f"{control}/scenario")
+            return progress.get("done"), progress.get("position", 0) / max(progress.get("total", 0), 1)
+
+        # The emulator's time is held whenever bots move between replicas
+        # on purpose (the first spread, the kill, the cut, the heal): the
+        # service has no stream resumption, so frames written while a bot
+        # moves would be lost to its tally and the ledger could not be
+        # compared exactly. Leases, renewals and takeovers run on real time.
+        killed_at = cut_at = healed_at = None
+        try:
+            if not wait(20, balanced):
+                raise Failed("the replicas did not share the bots evenly within 20 s of the start")
+            clock.resume()
+            if not args.quota:
+                for k in range(args.kills):
+                    while position()[1] < args.kill_at and not position()[0]:
+                        wait(0.5)
+                    if position()[0]:
+                        raise Failed("the scenario ended before the kill")
+                    clock.pause()
+                    settle()  # every bot saves what it read (2 s checkpoints)
+                    victim = replicas[1]
+                    gone = watch.gone(victim.replica_id(), "SIGKILL")
+                    os.killpg(victim.proc.pid, signal.SIGKILL)
+                    victim.proc.wait()
+                    victim.proc = None
+                    killed_at = time.monotonic()
+                    clock.resume()
+                    print(f"  replica 1 killed (SIGKILL) with {gone} bots at {killed_at - started:.1f} s")
+                    if k + 1 < args.kills:
+                        # (bench) takeover, back under a new id, balanced, again.
+                        wait(TAKEOVER_LIMIT_S + 5, lambda: not watch.pending)
+                        victim.id = None
+                        victim.start()
+                        wait(30, balanced)
+                if args.kills == 1:
+                    wait(args.cut_after)
+                    clock.pause()
+                    settle()
+                    cut = replicas[2]
+                    gone = watch.gone(cut.replica_id(), "cut")
+                    proxy.cut()
+                    cut_at = time.monotonic()
+                    print(f"  replica 2 cut from the database with {gone} bots at {cut_at - started:.1f} s")
+                    # Its bots read nothing they could not save: time runs
+                    # again once they stopped there.
+                    if not wait(15, lambda: "cut from the store" in open(cut.log_path).read()):
+                        raise Failed("replica 2 did not stop its bots within 15 s of the cut")
+                    clock.resume()
+                    print(f"  replica 2 stopped its bots {time.monotonic() - cut_at:.1f} s after the cut")
+                    wait(max(0.0, args.cut_for - (time.monotonic() - cut_at)))
+                    clock.pause()
+                    proxy.heal()
+                    healed_at = time.monotonic()
+                    print(f"  replica 2 back on the database at {healed_at - started:.1f} s")
+                    wait(TAKEOVER_LIMIT_S, lambda: not watch.pending)
+                    ok = wait(20, balanced)
+                    clock.resume()
+                    if not ok:
+                        counts = collections.Counter(watch.now.values())
+                        raise Failed(f"not balanced 20 s after the heal: {dict(counts)}")
+                    print(f"  balanced again {time.monotonic() - healed_at:.1f} s after the heal")
+            while not position()[0]:
+                wait(0.5)
+        except Failed as e:
+            clock.resume()
+            if cut_at is not None and healed_at is None:
+                proxy.heal()
+            print(f"e2e {label}: {e}")
+            print(f"  (logs: {work})")
+            return 1
+        scenario_end = time.monotonic()
+        while watch.pending and time.monotonic() - scenario_end < TAKEOVER_LIMIT_S + 5:
+            watch.poll()
+            time.sleep(0.25)
+
+        problems = []
+        took = [t for _, _, t in watch.took]
+        for what in ("SIGKILL", "cut"):
+            late = [(b, round(t, 1)) for b, w, t in watch.took if w == what and t > TAKEOVER_LIMIT_S]
+            if late:
+                problems.append(f"{len(late)} bot(s) of the {what} replica taken over after "
+                                f"{TAKEOVER_LIMIT_S:.0f} s: {late[:5]}")
+        if watch.pending:
+            problems.append(f"{len(watch.pending)} bot(s) never taken over: {sorted(watch.pending)[:10]}")
+
+        live = [r for r in replicas if r.proc is not None]
+        if not args.quota and not balanced():
+            counts = collections.Counter(watch.now.values())
+            problems.append(f"not balanced at the end: {dict(counts)}")
+
+        # Every bot reads its last LIVE_ENDED (when it was sent one).
+        front = live[0]
+        ledgers = {dj: e2e.http_json(f"{control}/ledger?dj={urllib.parse.quote(dj)}&clientId={client_id}")
+                   for dj in djs}
+        deadline = time.monotonic() + 40
+        for dj in djs:
+            last_end = None
+            for broadcast in ledgers[dj].get("broadcasts", []):
+                for entry in broadcast.get("bots", []):
+                    if any(c.get("end") == "LIVE_ENDED" for c in entry.get("connections", [])):
+                        last_end = broadcast.get("liveId")
+            while last_end is not None:
+                ended = [b["liveId"] for b in front.api(f"/api/bots/{bots[dj]}?events=0")["broadcasts"]]
+                if last_end in ended:
+                    break
+                if time.monotonic() > deadline:
+                    problems.append(f"{dj}'s bot did not read the end of broadcast {last_end}: {ended}")
+                    break
+                time.sleep(0.25)
+        time.sleep(1.0)  # the event log's last batch
+
+        apis = {dj: front.api(f"/api/bots/{bots[dj]}?kind=arrival&events=1000000") for dj in djs}
+        shown = [single.get(f"{r.url}/") for r in live] + [single.get(f"{front.url}/metrics")]
+        shown += [json.dumps(a) for a in apis.values()]
+        for r in live:
+            code = r.stop()
+            r.proc = None
+            if code != 0:
+                problems.append(f"replica {r.index} exited with {code} on SIGTERM; log: {r.log_path}")
+        elapsed = time.monotonic() - started
+
+        requests = e2e.http_json(f"{control}/requests?clientId={client_id}")["requests"]
+        by_integration = collections.defaultdict(list)
+        for r in requests:
+            by_integration[r.get("integration")].append(r)
+        events = people = 0
+        for dj in djs:
+            ledger = ledgers[dj] = e2e.http_json(
+                f"{control}/ledger?dj={urllib.parse.quote(dj)}&clientId={client_id}")
+            tally = single.bot_runs(apis[dj])
+            found, truth = e2e.compare_tally(ledger, client_id, tally)
+            found += [f"broadcast {live_id}: {person} greeted as a first arrival twice"
+                      for live_id, person in e2e.greeted_twice(tally["arrivals"])]
+            integrations = {b.get("integration") for _, b in truth}
+            if len(integrations) > 1:
+                found.append(f"{len(integrations)} integrations in the ledger (one consent, one bot)")
+            view = apis[dj]["bot"]
+            if view.get("stop"):
+                found.append(f"the bot stopped: {view['stop']}")
+            problems += [f"{dj} (bot {bots[dj]}): {p}" for p in found]
+            events += sum(sum(c.get("events", {}).values()) for _, b in truth for c in b.get("connections", []))
+            people += sum(len(b["totals"].get("people", {})) for _, b in truth)
+
+        token_posts = [r for r in requests if r["path"] == "/v1/oauth/token"]
+        exchanges = [r for r in token_posts if r.get("grant") == "authorization_code"]
+        if len(exchanges) != len(djs):
+            problems.append(f"{len(exchanges)} code exchanges for {len(djs)} DJs (one consent each)")
+        refreshes = [r for r in token_posts if r.get("grant") == "refresh_token"]
+        twice = [c for c, n in collections.Counter(r.get("credential") for r in refreshes).items() if n > 1]
+        if twice:
+            problems.append(f"{len(twice)} refresh token(s) presented twice")
+        refused = [r for r in requests if r.get("oauthError") == "invalid_grant"]
+        if refused:
+            problems.append(f"{len(refused)} invalid_grant answers (a DJ would have to consent again)")
+
+        quota_line = ""
+        if args.quota:
+            found, quota_line = judge_quota(requests, args.speed)
+            problems += found
+
+        log_text = "".join(open(r.log_path).read() for r in replicas)
+        secret_values = {"the client secret": client_secret, "the admin token": admin, "the key": key}
+        secret_values.update({f"consent code {i}": c for i, c in enumerate(codes) if c})
+        for name, value in secret_values.items():
+            if value in log_text:
+                problems.append(f"{name} is in a replica's log")
+            if any(value in page for page in shown):
+                problems.append(f"{name} is on a page or API answer")
+        for where, text in [("a replica's log", log_text)] + [("a page", p) for p in shown]:
+            match = single.TOKEN_LIKE.search(text)
+            if match:
+                problems.append(f"something token-like in {where}: {match.group(0)[:6]}…")
+                break
+
+        takeover = ""
+        if took:
+            takeover = (f", takeover median {statistics.median(took):.1f} s, max {max(took):.1f} s "
+                        f"({len(took)} bots)")
+        summary = (f"{label}: {len(replicas)} replicas, {len(djs)} DJs (connected by {connected_at:.1f} s), "
+                   f"{events} events, {people} people, {len(refreshes)} refreshes, {len(requests)} requests"
+                   f"{takeover}{quota_line}, {elapsed:.1f} s")
+        if args.json_out:
+            with open(args.json_out, "w") as f:
+                json.dump({"took": watch.took, "elapsed": elapsed}, f)
+        if problems:
+            with open(os.path.join(work, "requests.json"), "w") as f:
+                json.dump(requests, f)
+            print(f"e2e FAILED — {summary}")
+            for p in problems[:30]:
+                print(f"  - {p}")
+            print(f"  (logs: {work})")
+            print("0 passed, 1 failed")
+            return 1
+        print(f"e2e ok — {summary}: every bot taken over within {TAKEOVER_LIMIT_S:.0f} s, "
+              "no refresh token presented twice, no invalid_grant, nobody consented again, "
+              "every DJ's tally = ledger")
+        print("1 passed, 0 failed")
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
+    finally:
+        for r in replicas or []:
+            if r.proc is not None and r.proc.poll() is None:
+                os.killpg(r.proc.pid, signal.SIGKILL)
+        if serve is not None:
+            serve.send_signal(signal.SIGTERM)
+            try:
+                serve.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                serve.kill()
+        if proxy is not None:
+            proxy.close()
+        pg.stop()
+
+
+def judge_quota(requests, speed):
+    """The daily-budget run: after the first daily 429 of listeners.read, no
+    listing by another bot once the store has carried the block (1.5 s of
+    real time), none by the blocked bot at all; chat and streams go on."""
+    problems = []
+    listings = [r for r in requests if r["path"].startswith("/v1/live/listeners")]
+    blocks = [r for r in listings if r["status"] == 429 and r.get("dailyScope") == "listeners.read"]
+    if not blocks:
+        return [f"no daily block of listeners.read in {len(listings)} listings (limit too high?)"], ""
+    first = blocks[0]
+    t0, who = first["atMs"], first.get("integration")
+    carry_ms = 1500 * speed
+    reset_ms = t0 + (first.get("retryAfter") or 86_400) * 1000
+    after = [r for r in listings if r["seq"] > first["seq"] and r["atMs"] < reset_ms]
+    own = [r for r in after if r.get("integration") == who]
+    late = [r for r in after if r.get("integration") != who and r["atMs"] > t0 + carry_ms]
+    within = [r for r in after if r.get("integration") != who and r["atMs"] <= t0 + carry_ms]
+    if own:
+        problems.append(f"the blocked bot listed listeners {len(own)} more time(s) before the reset")
+    if late:
+        problems.append(f"{len(late)} listing(s) by other bots after the block was shared "
+                        f"(first {late[0]['atMs'] - t0} ms after it)")
+    chats = [r for r in requests if r["atMs"] > t0 + carry_ms and r["method"] == "POST"
+             and "chat" in r["path"]]
+    streams = [r for r in requests if r["atMs"] > t0 + carry_ms and r["path"].startswith("/v1/live/events")]
+    others = [r for r in requests if r["atMs"] > t0 + carry_ms and r.get("permission") not in (None, "listeners.read")]
+    if not chats and not others:
+        problems.append("no chat or other call after the block (they must go on)")
+    if not streams:
+        problems.append("no stream opened after the block")
+    line = (f", {len(listings)} listings, the daily block at +{t0 - listings[0]['atMs']} ms, "
+            f"{len(within)} listing(s) by other bots while it was carried, {len(late)} after; "
+            f"{len(chats)} chats, {len(streams)} stream opens after it")
+    return problems, line
+
+
+if __name__ == "__main__":
+    sys.exit(main())
