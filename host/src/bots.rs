@@ -869,6 +869,11 @@ impl BotTask {
         self.set_gen(row.generation);
         self.label = row.label.clone();
         self.stop = row.stop.clone();
+        self.enabled = row.enabled;
+        if !row.enabled {
+            self.publish(true);
+            return;
+        }
         let Some(tokens) = row.tokens else {
             self.publish(true);
             return;
@@ -1040,6 +1045,9 @@ impl BotTask {
                     self.driver = None;
                 }
                 self.lease = lease;
+                // Leases are taken for enabled bots only (an admin may have
+                // enabled it through another replica).
+                self.enabled = true;
                 self.fenced.store(false, Ordering::Release);
                 match delay {
                     Some(d) if !d.is_zero() => {

@@ -6,10 +6,13 @@
 //! - **the consent flow** ([`web`]): `/connect` sends the DJ to the
 //!   service's consent page with a CSRF `state`; `/callback` checks it,
 //!   exchanges the code exactly once, stores the pair and starts the bot;
-//! - **the store** ([`store`]): SQLite through sqlx with embedded
-//!   migrations, token pairs sealed at rest ([`crypto`]) and saved before
-//!   the bot uses them (compare-and-swap on a generation), each bot's kit
-//!   state, final tallies, a bounded event log per broadcast;
+//! - **the store** ([`store`]): SQLite or PostgreSQL through sqlx with
+//!   embedded migrations, token pairs sealed at rest ([`crypto`]) and saved
+//!   before the bot uses them (compare-and-swap on a generation), each bot's
+//!   kit state, final tallies, a bounded event log per broadcast;
+//! - **replicas** ([`replicas`]): on PostgreSQL, several processes share
+//!   the bots through leases fenced on every write, one refresh per token,
+//!   one daily budget per app;
 //! - **the bots** ([`bots`]): one driver per enabled integration, restored
 //!   at start with seeded jitter, answering in chat with the configured kit
 //!   and replies, stopping for consent with a re-connect link, disabled,

@@ -221,6 +221,9 @@ impl Store {
             // A replica cut from its database must notice in seconds, not
             // hang its lease keeper.
             .acquire_timeout(Duration::from_secs(if sqlite { 30 } else { 3 }))
+            // No ping before each statement (a round trip each): sqlx pings
+            // every connection it takes back already.
+            .test_before_acquire(sqlite)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if sqlite {
@@ -1397,5 +1400,39 @@ mod tests {
         };
         let merged = a.merge_app_quota("app", &next_day, 11_000).await.unwrap();
         assert_eq!(merged, next_day);
+    }
+
+    #[tokio::test]
+    async fn a_refresh_costs_two_statements_on_postgres() {
+        let Some(cluster) = crate::testdb::PgCluster::start("round-trips") else {
+            return;
+        };
+        let proxy = crate::testdb::CountingProxy::start(cluster.port).await;
+        let url = cluster
+            .url
+            .replace(&format!(":{}/", cluster.port), &format!(":{}/", proxy.port));
+        let store = Store::open(&url, crate::testdb::cipher()).await.unwrap();
+        let id = store.create_integration(1).await.unwrap();
+        store.save_tokens(id, &tokens(1), 0, 1, 2).await.unwrap();
+        // One refresh: the gate's read, then the fenced compare-and-swap.
+        let mut per_refresh = Vec::new();
+        for generation in 1..=30 {
+            let before = proxy.trips();
+            let read = store.gate_read(id, 1).await.unwrap();
+            assert!(read.lease_left_ms.is_some());
+            let saved = store
+                .save_tokens(id, &tokens(generation + 1), read.generation, 1, 3)
+                .await
+                .unwrap();
+            assert_eq!(saved, Some(read.generation + 1));
+            per_refresh.push(proxy.trips() - before);
+        }
+        eprintln!(
+            "database round trips per refresh (first on a connection, then): {per_refresh:?}"
+        );
+        // Once the statements are prepared on the connections: two
+        // statements, one round trip each on the refresh's path, and one
+        // ping each as sqlx's pool takes the connection back (off the path).
+        assert_eq!(per_refresh.last(), Some(&4), "{per_refresh:?}");
     }
 }

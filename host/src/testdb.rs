@@ -46,6 +46,8 @@ pub struct PgCluster {
     root: bool,
     /// Its URL (`postgres://onair@127.0.0.1:PORT/postgres`).
     pub url: String,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
 }
 
 /// Where PostgreSQL's server binaries are: `ONAIR_PG_BIN`, else the
@@ -105,6 +107,7 @@ impl PgCluster {
             bin: bin.clone(),
             root,
             url: format!("postgres://onair@127.0.0.1:{port}/postgres"),
+            port,
         };
         let data = dir.join("data");
         cluster.run(
@@ -218,3 +221,65 @@ macro_rules! on_both {
     };
 }
 pub(crate) use on_both;
+
+/// A TCP proxy in front of a database that counts round trips: each time a
+/// client starts writing after the server last wrote is one.
+pub struct CountingProxy {
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    trips: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl CountingProxy {
+    /// A proxy to 127.0.0.1:`to`.
+    pub async fn start(to: u16) -> CountingProxy {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let trips = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&trips);
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", to)).await else {
+                    continue;
+                };
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                // true: the client spoke last.
+                let client_last = Arc::new(AtomicBool::new(false));
+                let (c1, c2) = (Arc::clone(&client_last), client_last);
+                let counter = Arc::clone(&counter);
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 65536];
+                    while let Ok(n) = cr.read(&mut buf).await {
+                        if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        if !c1.swap(true, Ordering::AcqRel) {
+                            counter.fetch_add(1, Ordering::AcqRel);
+                        }
+                    }
+                });
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 65536];
+                    while let Ok(n) = sr.read(&mut buf).await {
+                        if n == 0 || cw.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                        c2.store(false, Ordering::Release);
+                    }
+                });
+            }
+        });
+        CountingProxy { port, trips }
+    }
+
+    /// Round trips so far.
+    pub fn trips(&self) -> u64 {
+        self.trips.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
