@@ -1639,6 +1639,73 @@ mod tests {
         assert_eq!(start_delay(&mut again, 0), Duration::ZERO);
     }
 
+    fn pair(generation: u64) -> Tokens {
+        let json = format!(
+            r#"{{"format":"onair.tokens","version":1,"generation":{generation},
+            "access_token":"A{generation}","access_expires_at_ms":5000,"issued_at_ms":1000,
+            "refresh_token":"R{generation}","refresh_expires_at_ms":90000,"scope":"live.read"}}"#
+        );
+        Tokens::from_json(json.as_bytes()).expect("pair")
+    }
+
+    async fn gate_on(db: &crate::testdb::Db) {
+        let store = db.store().await;
+        let id = store.create_integration(1).await.expect("row");
+        store
+            .save_tokens(id, &pair(1), 0, 1, 2)
+            .await
+            .expect("save");
+        let generation = Arc::new(AtomicI64::new(1));
+        let gate = |lease| StoreGate {
+            store: store.clone(),
+            id,
+            lease,
+            generation: Arc::clone(&generation),
+        };
+        // The bot's pair is the stored one: refresh.
+        assert!(matches!(
+            gate(1).before_refresh(1).await,
+            Ok(BeforeRefresh::Proceed)
+        ));
+        // Another process refreshed (generation 2 stored): take it.
+        store
+            .save_tokens(id, &pair(2), 1, 1, 3)
+            .await
+            .expect("save");
+        match gate(1).before_refresh(1).await {
+            Ok(BeforeRefresh::Newer(t)) => assert_eq!(t.generation(), 2),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            generation.load(Ordering::Acquire),
+            2,
+            "the row's generation"
+        );
+        // Not this replica's lease: no refresh at all.
+        assert!(gate(7).before_refresh(2).await.is_err());
+        let other = db.store().await;
+        other.steal_lease(id, 15_000).await.expect("steal");
+        assert!(gate(1).before_refresh(2).await.is_err());
+        // A lease about to expire: no refresh either.
+        let short = store
+            .create_integration_leased(1, 5_000)
+            .await
+            .expect("row");
+        store
+            .save_tokens(short, &pair(1), 0, 1, 2)
+            .await
+            .expect("save");
+        let near_end = StoreGate {
+            store: store.clone(),
+            id: short,
+            lease: 1,
+            generation: Arc::new(AtomicI64::new(1)),
+        };
+        assert!(near_end.before_refresh(1).await.is_err());
+    }
+
+    crate::testdb::on_both!(refresh_gate, gate_on);
+
     #[test]
     fn frames_without_an_id_get_a_unique_key() {
         assert_eq!(frame_key(None, 7), "local-7");
