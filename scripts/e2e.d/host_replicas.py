@@ -15,6 +15,7 @@
 6. Judged as scripts/e2e host judges one host (scripts/e2e.d/host.py), and:
    every bot of the killed and of the cut replica was taken over by a live
    replica within 30 s (leases polled in the database every 0.25 s), no
+   DJ's streams open at once (one replica drives a bot), no
    refresh token was presented twice and no `invalid_grant` (request log),
    nobody consented again, every DJ's tally = ledger, and the bots end
    spread evenly over the live replicas (within one).
@@ -213,8 +214,9 @@ class Replica(single.Host):
 
     def replica_id(self):
         if self.id is None:
-            match = re.search(r'replica="?([0-9a-f]{16})', open(self.log_path).read())
-            self.id = match.group(1) if match else None
+            # The last start's (a restarted replica has a new id).
+            found = re.findall(r'replica="?([0-9a-f]{16})', open(self.log_path).read())
+            self.id = found[-1] if found else None
         return self.id
 
 
@@ -401,14 +403,31 @@ def main():
                 time.sleep(0.25)
             return False
 
+        def events_read():
+            """Events the live replicas' bots handled so far (/metrics)."""
+            total = 0.0
+            for r in replicas:
+                if r.proc is None:
+                    continue
+                try:
+                    text = single.get(f"{r.url}/metrics", timeout=5)
+                except OSError:
+                    return None
+                for line in text.splitlines():
+                    if line.startswith("onair_host_events_total"):
+                        total += float(line.rsplit(" ", 1)[-1])
+            return total
+
         def settle():
-            """With the clock held: until every bot saved what it read (no
-            kit state saved for 2.5 s; at least 3 s, at most 12 s)."""
+            """With the clock held: until every bot handled what it had
+            read and saved it (no event handled and no kit state saved for
+            2.5 s; at least 3 s, at most 30 s)."""
             first, last, seen = time.monotonic(), time.monotonic(), None
-            while time.monotonic() - first < 12:
+            while time.monotonic() - first < 30:
                 alive_check()
                 try:
-                    now_seen = pg.sql("SELECT COALESCE(MAX(updated_at_ms), 0) FROM integrations")
+                    now_seen = (pg.sql("SELECT COALESCE(MAX(updated_at_ms), 0) FROM integrations"),
+                                events_read())
                 except (RuntimeError, subprocess.TimeoutExpired):
                     now_seen = None
                 if now_seen != seen:
@@ -481,8 +500,10 @@ def main():
                         raise Failed("replica 2 did not stop its bots within 15 s of the cut")
                     clock.resume()
                     print(f"  replica 2 stopped its bots {time.monotonic() - cut_at:.1f} s after the cut")
-                    wait(max(0.0, args.cut_for - (time.monotonic() - cut_at)))
+                    # (the settle below takes 3 s or more)
+                    wait(max(0.0, args.cut_for - 3 - (time.monotonic() - cut_at)))
                     clock.pause()
+                    settle()  # what was read is saved before bots move back
                     proxy.heal()
                     healed_at = time.monotonic()
                     print(f"  replica 2 back on the database at {healed_at - started:.1f} s")
@@ -559,6 +580,7 @@ def main():
         for r in requests:
             by_integration[r.get("integration")].append(r)
         events = people = 0
+        overlaps = []
         for dj in djs:
             ledger = ledgers[dj] = e2e.http_json(
                 f"{control}/ledger?dj={urllib.parse.quote(dj)}&clientId={client_id}")
@@ -569,6 +591,14 @@ def main():
             integrations = {b.get("integration") for _, b in truth}
             if len(integrations) > 1:
                 found.append(f"{len(integrations)} integrations in the ledger (one consent, one bot)")
+            # One replica drives a bot: its streams never overlap (beyond the
+            # service noticing a dead connection at its next write: 1 s).
+            conns = sorted((c for _, b in truth for c in b.get("connections", [])),
+                           key=lambda c: c.get("openedAtMs", 0))
+            for prev, nxt in zip(conns, conns[1:]):
+                closed = prev.get("closedAtMs")
+                if closed is None or nxt.get("openedAtMs", 0) < closed - 1000 * args.speed:
+                    overlaps.append((dj, (closed or 0) - nxt.get("openedAtMs", 0)))
             view = apis[dj]["bot"]
             if view.get("stop"):
                 found.append(f"the bot stopped: {view['stop']}")
@@ -576,6 +606,9 @@ def main():
             events += sum(sum(c.get("events", {}).values()) for _, b in truth for c in b.get("connections", []))
             people += sum(len(b["totals"].get("people", {})) for _, b in truth)
 
+        if overlaps:
+            problems.append(f"{len(overlaps)} stream(s) of one DJ open at once (two replicas driving "
+                            f"one bot?): {overlaps[:5]}")
         token_posts = [r for r in requests if r["path"] == "/v1/oauth/token"]
         exchanges = [r for r in token_posts if r.get("grant") == "authorization_code"]
         if len(exchanges) != len(djs):
@@ -617,6 +650,11 @@ def main():
         if problems:
             with open(os.path.join(work, "requests.json"), "w") as f:
                 json.dump(requests, f)
+            for dj in djs:
+                with open(os.path.join(work, f"ledger-{dj}.json"), "w") as f:
+                    json.dump(ledgers[dj], f)
+                with open(os.path.join(work, f"bot-{dj}.json"), "w") as f:
+                    json.dump(apis[dj], f)
             print(f"e2e FAILED — {summary}")
             for p in problems[:30]:
                 print(f"  - {p}")
