@@ -275,14 +275,20 @@ impl Hub {
         }
     }
 
-    /// Starts a task for every stored integration, idle: the lease keeper
+    /// Starts a task for every stored integration without one here (at
+    /// start: all; later: those connected through another replica), idle:
+    /// the lease keeper
     /// ([`crate::replicas`]) hands this replica its share of the enabled
     /// ones with a pair, which connect after a seeded delay within the
     /// configured spread. Returns how many could run.
     pub async fn restore(self: &Arc<Self>) -> Result<usize, crate::store::StoreError> {
         let rows = self.store.integrations().await?;
         let mut started = 0;
+        let known: std::collections::BTreeSet<i64> = lock(&self.bots).keys().copied().collect();
         for row in rows {
+            if known.contains(&row.id) {
+                continue;
+            }
             let runs = row.enabled && row.tokens.is_some();
             if runs {
                 started += 1;
@@ -344,9 +350,9 @@ impl Hub {
         self.set_view(BotView::idle(id, None, true, "elsewhere"));
     }
 
-    /// Ids of the bots with a task here.
-    pub fn bot_ids(&self) -> Vec<i64> {
-        lock(&self.bots).keys().copied().collect()
+    /// The highest bot id with a task here (0: none).
+    pub fn max_bot_id(&self) -> i64 {
+        lock(&self.bots).keys().next_back().copied().unwrap_or(0)
     }
 
     /// Takes the app's quota as the store has it: `true` when it changed

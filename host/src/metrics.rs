@@ -1,7 +1,7 @@
 //! Prometheus metrics at `/metrics` (prometheus-client): bots by state,
 //! events by kind (a rate is events per second), refreshes, 429s by kind,
-//! the delay from a frame's server timestamp to its handler, and store
-//! failures. No label carries a token, a code or a person.
+//! the delay from a frame's server timestamp to its handler, store
+//! failures, and the replica's leases. No label carries a token, a code or a person.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -44,6 +44,14 @@ pub struct Metrics {
     pub store_errors: Counter,
     /// Event log lines dropped because the writer was far behind.
     pub log_dropped: Counter,
+    /// Bots whose lease this replica holds.
+    pub leases: Gauge,
+    /// Live replicas, as this one last counted them.
+    pub replicas: Gauge,
+    /// Leases this replica took (free, expired or handed over).
+    pub leases_taken: Counter,
+    /// Leases this replica lost to another or gave up (cut from the store).
+    pub leases_lost: Counter,
 }
 
 impl Default for Metrics {
@@ -59,6 +67,22 @@ impl Default for Metrics {
         ]);
         let store_errors = Counter::default();
         let log_dropped = Counter::default();
+        let leases = Gauge::default();
+        let replicas = Gauge::default();
+        let leases_taken = Counter::default();
+        let leases_lost = Counter::default();
+        registry.register(
+            "leases",
+            "Bots whose lease this replica holds",
+            leases.clone(),
+        );
+        registry.register("replicas", "Live replicas", replicas.clone());
+        registry.register("leases_taken", "Leases taken", leases_taken.clone());
+        registry.register(
+            "leases_lost",
+            "Leases lost to another replica or given up",
+            leases_lost.clone(),
+        );
         registry.register("bots", "Bots by state", bots.clone());
         registry.register("events", "Stream events read, by kind", events.clone());
         registry.register("token_refreshes", "Token refreshes", refreshes.clone());
@@ -92,6 +116,10 @@ impl Default for Metrics {
             event_delay,
             store_errors,
             log_dropped,
+            leases,
+            replicas,
+            leases_taken,
+            leases_lost,
         }
     }
 }
@@ -136,6 +164,8 @@ mod tests {
             "onair_host_token_refreshes_total 1",
             "onair_host_bots{state=\"connected\"} 3",
             "onair_host_event_delay_seconds_bucket{le=\"0.005\"} 1",
+            "onair_host_leases 0",
+            "onair_host_leases_lost_total 0",
             "# EOF",
         ] {
             assert!(text.contains(needle), "{needle} in\n{text}");

@@ -79,6 +79,7 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                     .collect();
                 for id in lost {
                     owned.remove(&id);
+                    hub.metrics.leases_lost.inc();
                     tracing::warn!(
                         bot = id,
                         "lease lost to another replica: the bot stops here"
@@ -116,8 +117,10 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                 );
                 for id in owned.keys() {
                     hub.abandon(*id);
+                    hub.metrics.leases_lost.inc();
                 }
                 owned.clear();
+                hub.metrics.leases.set(0);
             }
             continue;
         }
@@ -126,9 +129,19 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
             Ok(Ok(counts)) => counts,
             _ => continue,
         };
+        // Bots connected through another replica get a task here too (the
+        // dashboard, commands).
+        if let Ok(Ok(max)) = tokio::time::timeout(CALL, store.max_integration_id()).await {
+            if max > hub.max_bot_id() {
+                if let Err(e) = hub.restore().await {
+                    tracing::warn!(error = %e, "new bots not read");
+                }
+            }
+        }
         let rank =
             i64::try_from(live.iter().position(|r| *r == me).unwrap_or(live.len())).unwrap_or(0);
         let live_n = i64::try_from(live.len()).unwrap_or(1).max(1);
+        hub.metrics.replicas.set(live_n);
         let target = share(bots, live_n, rank);
         let mine = i64::try_from(owned.len()).unwrap_or(0);
         // 3. Balance.
@@ -137,6 +150,7 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                 Ok(Ok(taken)) => {
                     for lease in taken {
                         owned.insert(lease.id, lease.generation);
+                        hub.metrics.leases_taken.inc();
                         let delay = first.then(|| hub.start_delay());
                         hub.take(lease.id, lease.generation, delay).await;
                     }
@@ -157,6 +171,9 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                 hand_over(&hub, &releasing, id);
             }
         }
+        hub.metrics
+            .leases
+            .set(i64::try_from(owned.len()).unwrap_or(i64::MAX));
     }
 }
 

@@ -773,6 +773,14 @@ impl Store {
         Ok((live, row.try_get(0)?))
     }
 
+    /// The highest integration id (0: none yet).
+    pub async fn max_integration_id(&self) -> Result<i64, StoreError> {
+        let row = sqlx::query("SELECT COALESCE(MAX(id), 0) FROM integrations")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get(0)?)
+    }
+
     /// This replica leaves: its row goes and its leases are released (the
     /// others take its bots at once).
     pub async fn leave(&self) -> Result<(), StoreError> {
