@@ -3,9 +3,10 @@
 //! client; the code is exchanged once (a replayed or forged answer is
 //! refused); events are tallied; the host stops and starts again and the
 //! bot resumes from the store without consent; admin actions need the
-//! admin token; a bot whose integration was disconnected stops for consent
-//! and comes back through its re-connect link. Tokens never reach the
-//! database files, the log, a page or the API.
+//! admin token; a bot's page updates live over SSE; a bot whose integration
+//! was disconnected stops for consent and comes back through its re-connect
+//! link; a revoked bot's tokens are revoked at the service and forgotten.
+//! Tokens never reach the database files, the log, a page or the API.
 
 use std::future::Future;
 use std::io::Write;
@@ -300,6 +301,35 @@ greetings = {{}}
     assert_eq!(exchanges(&requests, "authorization_code"), 1);
     assert_eq!(exchanges(&requests, "refresh_token"), 0);
 
+    // The dashboard's live updates: a bot's page stream sends its card, then
+    // each event's log line as it is read.
+    let mut live = reqwest::get(format!("{}/events?bot=1", host.url))
+        .await
+        .expect("events");
+    assert_eq!(
+        live.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let mut seen = String::new();
+    let mut emitted = false;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(seen.contains("event: card") && seen.contains("event: log") && seen.contains("Jun")) {
+        assert!(Instant::now() < deadline, "no live update: {seen}");
+        if seen.contains("event: card") && !emitted {
+            let jun = json!({"event":"like","data":{"user":{"id":"u2","nickname":"Jun"}}});
+            control(&emu, "/emit", Some(jun)).await;
+            emitted = true;
+        }
+        let chunk = tokio::time::timeout(Duration::from_secs(5), live.chunk())
+            .await
+            .expect("a frame in time")
+            .expect("the stream reads");
+        seen.push_str(&String::from_utf8_lossy(&chunk.unwrap_or_default()));
+    }
+    drop(live);
+
     // Disable and enable with the token.
     let admin = reqwest::Client::new();
     for (action, state) in [("disable", "disabled"), ("enable", "connected")] {
@@ -376,6 +406,32 @@ greetings = {{}}
         api(&host, "/api/bots/1?events=1000").await.to_string(),
         api(&host, "/api/bots").await.to_string(),
     ];
+
+    // Revoke: the tokens are revoked at the service and forgotten; the bot
+    // stops and asks for a new connection.
+    let r = reqwest::Client::new()
+        .post(format!("{}/admin/bots/1/revoke", host.url))
+        .bearer_auth(ADMIN)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("revoke");
+    assert_eq!(r.status(), 200);
+    until("the bot is revoked", Duration::from_secs(10), || async {
+        let v = api(&host, "/api/bots/1").await;
+        v["bot"]["reconnect"] == true && v["bot"].to_string().contains("revoked")
+    })
+    .await;
+    let requests = control(&emu, &format!("/requests?clientId={client_id}"), None).await;
+    assert_eq!(
+        exchanges(&requests, "revoke"),
+        1,
+        "one revoke at the service"
+    );
+    let row = store.integration(1).await.expect("row").expect("bot 1");
+    assert!(row.tokens.is_none(), "the pair is forgotten");
+    shown.push(page(&host, "/bots/1").await);
+
     host.stop().await;
     store.close().await;
     shown.push(log.text());
