@@ -181,13 +181,23 @@ pub struct GateRead {
     pub lease_left_ms: Option<i64>,
 }
 
-/// The store.
-#[derive(Debug, Clone)]
+/// The store. Its `Debug` names the replica and the dialect only (the pool's
+/// options hold the database URL, which may hold a password).
+#[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
     cipher: TokenCipher,
     dialect: Dialect,
     replica: std::sync::Arc<str>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dialect", &self.dialect)
+            .field("replica", &self.replica)
+            .finish_non_exhaustive()
+    }
 }
 
 fn row_aad(id: i64) -> Vec<u8> {
