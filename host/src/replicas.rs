@@ -67,8 +67,12 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
             _ = tick.tick() => {}
             _ = stopping.changed() => return,
         }
-        // 1. Renew.
-        match tokio::time::timeout(CALL, store.renew_leases(LEASE_MS)).await {
+        // 1. Renew: a renewal that could end past the give-up time is cut
+        // short, so the bots stop here on time (not a slow answer later).
+        let left = Duration::from_millis(GIVE_UP_MS.unsigned_abs())
+            .saturating_sub(renewed_at.elapsed())
+            .max(Duration::from_millis(100));
+        match tokio::time::timeout(CALL.min(left), store.renew_leases(LEASE_MS)).await {
             Ok(Ok(held)) => {
                 renewed_at = Instant::now();
                 let held_ids: HashMap<i64, _> = held.iter().map(|l| (l.id, *l)).collect();
