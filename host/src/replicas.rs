@@ -12,7 +12,7 @@
 //! 3. balances: its share is `n / live` (the first `n % live` replicas by
 //!    id one more); below it, it takes free or expired leases (`FOR UPDATE
 //!    SKIP LOCKED`), above it, it closes the surplus bots (saved) and
-//!    releases their leases for the others;
+//!    releases their leases for the others.
 //!
 //! Beside it, [`keep_quota`] syncs the app's daily quota with the store
 //! twice a second.
@@ -33,7 +33,7 @@ use crate::bots::Hub;
 
 /// A lease's length (ms).
 pub const LEASE_MS: i64 = 15_000;
-/// How often a replica renews, beats, balances and syncs the quota.
+/// How often a replica renews, beats and balances.
 pub const TICK: Duration = Duration::from_secs(2);
 /// A replica that beat within this long is live (ms).
 pub const ALIVE_MS: i64 = 8_000;
@@ -72,9 +72,12 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
         let left = Duration::from_millis(GIVE_UP_MS.unsigned_abs())
             .saturating_sub(renewed_at.elapsed())
             .max(Duration::from_millis(100));
+        // The new expiry counts from when the statement ran, after `sent`:
+        // counting from `sent` errs on the early side.
+        let sent = Instant::now();
         match tokio::time::timeout(CALL.min(left), store.renew_leases(LEASE_MS)).await {
             Ok(Ok(held)) => {
-                renewed_at = Instant::now();
+                renewed_at = sent;
                 let held_ids: HashMap<i64, _> = held.iter().map(|l| (l.id, *l)).collect();
                 let lost: Vec<i64> = owned
                     .iter()
@@ -158,7 +161,6 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                         let delay = first.then(|| hub.start_delay());
                         hub.take(lease.id, lease.generation, delay).await;
                     }
-                    first = false;
                 }
                 Ok(Err(e)) => tracing::warn!(error = %e, "leases not taken"),
                 Err(_) => tracing::warn!("leases not taken: the store did not answer in 3 s"),
@@ -175,6 +177,9 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                 hand_over(&hub, &releasing, id);
             }
         }
+        // Only the bots taken at the replica's start are spread out; a
+        // takeover starts at once.
+        first = false;
         hub.metrics
             .leases
             .set(i64::try_from(owned.len()).unwrap_or(i64::MAX));
