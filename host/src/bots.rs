@@ -345,9 +345,9 @@ impl Hub {
         if let Some(slot) = slot {
             slot.task.abort();
         }
-        let label = self.view(id).map(|v| v.label.clone());
-        self.spawn(id, label, 0, true, 0, None);
-        self.set_view(BotView::idle(id, None, true, "elsewhere"));
+        let shown = self.view(id).map(|v| v.label.clone());
+        self.spawn(id, None, 0, true, 0, None);
+        self.set_view(BotView::idle(id, shown.as_deref(), true, "elsewhere"));
     }
 
     /// The highest bot id with a task here (0: none).
