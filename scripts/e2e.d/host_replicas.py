@@ -487,7 +487,10 @@ def main():
                         victim.start()
                         wait(30, balanced)
                 if args.bench:
-                    return bench_report(watch, args, started)
+                    code = bench_report(watch, args, started)
+                    if code == 0:
+                        shutil.rmtree(work, ignore_errors=True)
+                    return code
                 if args.kills == 1:
                     wait(args.cut_after)
                     clock.pause()
