@@ -385,7 +385,7 @@ impl Hub {
     ) -> Result<(i64, oneshot::Receiver<Result<(), String>>), crate::store::StoreError> {
         let id = self
             .store
-            .create_integration_leased(self.now_ms(), crate::replicas::LEASE_MS)
+            .create_integration_leased(self.now_ms(), crate::lease::LEASE_MS)
             .await?;
         self.set_view(BotView::idle(id, None, true, "connecting"));
         let (reply, answer) = oneshot::channel();
@@ -515,7 +515,7 @@ struct Slot {
 /// Before a refresh: in one statement, the stored pair and this replica's
 /// lease. A newer stored pair is handed back (the spent refresh token is
 /// never sent); a lease that is not this replica's, or has less than
-/// [`crate::replicas::REFRESH_MARGIN_MS`] left, refuses the refresh (the bot
+/// [`crate::lease::REFRESH_MARGIN_MS`] left, refuses the refresh (the bot
 /// retries after a backoff, by then stopped here or renewed).
 struct StoreGate {
     store: Store,
@@ -546,7 +546,7 @@ impl RefreshGate for StoreGate {
             };
             match read.lease_left_ms {
                 None => return Err(refused("the lease is another replica's")),
-                Some(left) if left < crate::replicas::REFRESH_MARGIN_MS => {
+                Some(left) if left < crate::lease::REFRESH_MARGIN_MS => {
                     return Err(refused("the lease is about to expire"))
                 }
                 Some(_) => {}
@@ -906,7 +906,7 @@ impl BotTask {
                     match self
                         .hub
                         .store
-                        .steal_lease(self.id, crate::replicas::LEASE_MS)
+                        .steal_lease(self.id, crate::lease::LEASE_MS)
                         .await
                     {
                         Ok(Some(lease)) => self.lease = lease,
@@ -981,7 +981,7 @@ impl BotTask {
                     if let Ok(Some(lease)) = self
                         .hub
                         .store
-                        .steal_lease(self.id, crate::replicas::LEASE_MS)
+                        .steal_lease(self.id, crate::lease::LEASE_MS)
                         .await
                     {
                         self.lease = lease;

@@ -29,6 +29,7 @@
 pub mod bots;
 pub mod config;
 pub mod crypto;
+pub mod lease;
 pub mod metrics;
 pub mod pages;
 pub mod replicas;

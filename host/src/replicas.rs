@@ -30,17 +30,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::bots::Hub;
+use crate::lease::{ALIVE_MS, GIVE_UP_MS, LEASE_MS, TICK};
 
-/// A lease's length (ms).
-pub const LEASE_MS: i64 = 15_000;
-/// How often a replica renews, beats and balances.
-pub const TICK: Duration = Duration::from_secs(2);
-/// A replica that beat within this long is live (ms).
-pub const ALIVE_MS: i64 = 8_000;
-/// A replica that could not renew for this long stops its bots (ms).
-pub const GIVE_UP_MS: i64 = 10_000;
-/// A refresh goes only while the lease has this long left (ms).
-pub const REFRESH_MARGIN_MS: i64 = 8_000;
 /// One store call of the keeper, at most.
 const CALL: Duration = Duration::from_secs(3);
 
