@@ -105,6 +105,14 @@ def test_iterating_events_and_the_kit(emulator: Emulator) -> None:
         )
         r = Runner(driver)
         await streaming(emulator)
+        # The kit learns the broadcast's liveId from its own GET /v1/live,
+        # which may be answered after the stream's first events (an arrival
+        # then carries live_id None): wait for it.
+        for _ in range(500):
+            kit_now = driver.kit()
+            if kit_now is not None and kit_now.live_id is not None:
+                break
+            await asyncio.sleep(0.02)
         await emit(emulator, "presence", user=who("u1", "Mina"))
         await emit(emulator, "chat", user=who("u1", "Mina"), message="!HI there  now")
         await emit(emulator, "like", user=who("u2", None), type="PAID", amount=10, extraAmount=5, combo=8)
