@@ -187,6 +187,9 @@ pub struct Hub {
     quota_dirty: AtomicBool,
     rng: Mutex<rand::rngs::StdRng>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Leases a bot took here itself (a consent or a revoke through this
+    /// replica), for the lease keeper to watch from its next look on.
+    taken_here: Mutex<Vec<(i64, i64)>>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -230,6 +233,7 @@ impl Hub {
             quota_dirty: AtomicBool::new(false),
             rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
             tasks: Mutex::new(Vec::new()),
+            taken_here: Mutex::new(Vec::new()),
             config,
         });
         let writer = tokio::spawn(log_writer(
@@ -348,6 +352,18 @@ impl Hub {
         let shown = self.view(id).map(|v| v.label.clone());
         self.spawn(id, None, 0, true, 0, None);
         self.set_view(BotView::idle(id, shown.as_deref(), true, "elsewhere"));
+    }
+
+    /// Bot `id` took lease generation `lease` here itself: the lease
+    /// keeper watches it from its next look on (and stops the bot here when
+    /// another replica takes it).
+    fn note_taken(&self, id: i64, lease: i64) {
+        lock(&self.taken_here).push((id, lease));
+    }
+
+    /// The leases bots took here since the last call, (bot, generation).
+    pub fn taken_here(&self) -> Vec<(i64, i64)> {
+        std::mem::take(&mut *lock(&self.taken_here))
     }
 
     /// The highest bot id with a task here (0: none).
@@ -698,6 +714,19 @@ impl BotTask {
         self.generation.store(generation, Ordering::Release);
     }
 
+    /// Whether this replica still holds the bot's lease it believes it
+    /// holds. Another replica may have taken it since (an admin's revoke
+    /// through it) without the keeper here having noticed yet (it looks
+    /// every 2 s): a consent or a revoke through this replica then takes
+    /// the lease back first, instead of writing with a fenced one.
+    async fn holds_lease(&self) -> bool {
+        self.lease != 0
+            && matches!(
+                self.hub.store.gate_read(self.id, self.lease).await,
+                Ok(read) if read.lease_left_ms.is_some_and(|left| left > 0)
+            )
+    }
+
     /// Notes a fenced write (the lease is gone): the bot stops here.
     fn note(&self, e: &StoreError) {
         if matches!(e, StoreError::Fenced { .. }) {
@@ -900,7 +929,7 @@ impl BotTask {
         match command {
             Command::Authorize { code, reply } => {
                 self.close(false).await;
-                if self.lease == 0 {
+                if !self.holds_lease().await {
                     // The DJ re-connected through this replica: the bot
                     // runs here from now on (the holder's writes are fenced).
                     match self
@@ -909,7 +938,10 @@ impl BotTask {
                         .steal_lease(self.id, crate::lease::LEASE_MS)
                         .await
                     {
-                        Ok(Some(lease)) => self.lease = lease,
+                        Ok(Some(lease)) => {
+                            self.lease = lease;
+                            self.hub.note_taken(self.id, lease);
+                        }
                         Ok(None) => {
                             let _ = reply.send(Err("no such bot".into()));
                             return false;
@@ -923,6 +955,11 @@ impl BotTask {
                 let state = match self.hub.store.integration(self.id).await {
                     Ok(row) => row.and_then(|r| {
                         self.set_gen(r.generation);
+                        // A stop recorded through another replica (a revoke
+                        // there) is this consent's to clear.
+                        if self.stop.is_none() {
+                            self.stop = r.stop;
+                        }
                         r.kit_state
                     }),
                     Err(e) => {
@@ -975,7 +1012,7 @@ impl BotTask {
                 false
             }
             Command::Revoke(done) => {
-                if self.lease == 0 {
+                if !self.holds_lease().await {
                     // Revoked through this replica: the bot comes here to be
                     // revoked at the service (the holder's writes are fenced).
                     if let Ok(Some(lease)) = self
@@ -985,6 +1022,7 @@ impl BotTask {
                         .await
                     {
                         self.lease = lease;
+                        self.hub.note_taken(self.id, lease);
                         self.start_from_store().await;
                     }
                 }

@@ -65,15 +65,22 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
             .max(Duration::from_millis(100));
         // The new expiry counts from when the statement ran, after `sent`:
         // counting from `sent` errs on the early side.
+        // Leases this replica's bots took themselves before this renewal
+        // (a steal is saved before it is noted): watched like the others.
+        owned.extend(hub.taken_here());
         let sent = Instant::now();
         match tokio::time::timeout(CALL.min(left), store.renew_leases(LEASE_MS)).await {
             Ok(Ok(held)) => {
                 renewed_at = sent;
                 let held_ids: HashMap<i64, _> = held.iter().map(|l| (l.id, *l)).collect();
+                // Lost: no longer this replica's. A lease still held here
+                // under a newer generation was taken again by this
+                // replica's own bot (a consent or a revoke through this
+                // replica after another had taken it): the bot runs on.
                 let lost: Vec<i64> = owned
-                    .iter()
-                    .filter(|(id, g)| held_ids.get(id).is_none_or(|l| l.generation != **g))
-                    .map(|(id, _)| *id)
+                    .keys()
+                    .filter(|id| !held_ids.contains_key(id))
+                    .copied()
                     .collect();
                 for id in lost {
                     owned.remove(&id);
@@ -95,9 +102,9 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                         hand_over(&hub, &releasing, lease.id);
                         continue;
                     }
-                    if owned.insert(lease.id, lease.generation).is_none() {
+                    if owned.insert(lease.id, lease.generation) != Some(lease.generation) {
                         // Taken through this replica's web side (a new DJ,
-                        // a re-connect), or held from before a cut.
+                        // a re-connect, a revoke), or held from before a cut.
                         hub.take(lease.id, lease.generation, None).await;
                     }
                 }

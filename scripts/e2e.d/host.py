@@ -119,10 +119,11 @@ class Host:
         return json.loads(get(f"{self.url}{path}", {"Authorization": f"Bearer {self.admin}"}))
 
 
-def connect(host_url, dj):
-    """One DJ through /connect, the consent page and /callback, as a
-    browser would (cookies kept, redirects read one by one). Returns the
-    bot's id and the consent code (to look for in logs and pages)."""
+def connect(host_url, dj, bot=None):
+    """One DJ through /connect (a bot's re-connect link `/connect?bot=N`
+    when `bot` is given), the consent page and /callback, as a browser
+    would (cookies kept, redirects read one by one). Returns the bot's id
+    and the consent code (to look for in logs and pages)."""
     jar = http.cookiejar.CookieJar()
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
 
@@ -135,7 +136,7 @@ def connect(host_url, dj):
             raise SystemExit(f"e2e host: {url.split('?')[0]} answered {e.code} for {dj}")
         raise SystemExit(f"e2e host: {url.split('?')[0]} did not redirect for {dj}")
 
-    consent = location(f"{host_url}/connect")
+    consent = location(f"{host_url}/connect" + (f"?bot={bot}" if bot is not None else ""))
     callback = location(consent + "&dj=" + urllib.parse.quote(dj))
     query = urllib.parse.parse_qs(urllib.parse.urlparse(callback).query)
     code = query.get("code", [""])[0]

@@ -19,6 +19,10 @@
    refresh token was presented twice and no `invalid_grant` (request log),
    nobody consented again, every DJ's tally = ledger, and the bots end
    spread evenly over the live replicas (within one).
+7. After the broadcasts, an admin revokes one bot through a replica that
+   does not run it (one revoke at the service, the bot stopped for
+   consent), and its DJ connects again through the bot's re-connect link
+   (the callback on another replica): the same bot runs again.
 
 --quota: the daily-budget run instead, on the `busy` scenario (`faulty`
 sets its own daily limits): 6 DJs over three replicas, each
@@ -49,6 +53,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -295,6 +300,59 @@ class Watch:
             if owner is not None and owner != gone:
                 self.took.append((bot, self.what[bot], at - since))
                 del self.pending[bot]
+
+
+def revoke_and_reconnect_elsewhere(pg, live, bot, dj, admin, control, client_id):
+    """The admin revokes a bot through a replica that does not run it, and
+    the DJ connects again (the bot's re-connect link) through another: one
+    revoke at the service, the bot stopped for consent, then the same bot
+    back on some replica. Returns (problems, the new consent code)."""
+    def revokes():
+        requests = e2e.http_json(f"{control}/requests?clientId={client_id}")["requests"]
+        return sum(1 for r in requests if r.get("grant") == "revoke")
+
+    owner = owners(pg).get(bot)
+    others = [r for r in live if r.replica_id() != owner]
+    if owner is None or not others:
+        return [f"bot {bot}: no owner, or no other replica to revoke it through"], None
+    via, back_via = others[0], others[-1]
+    before = revokes()
+    request = urllib.request.Request(
+        f"{via.url}/admin/bots/{bot}/revoke", data=b"", method="POST",
+        headers={"Authorization": f"Bearer {admin}", "Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        if r.status != 200:
+            return [f"revoke of bot {bot} through a replica not running it: {r.status}"], None
+    deadline = time.monotonic() + 20
+    while True:
+        view = via.api(f"/api/bots/{bot}?events=0")["bot"]
+        if "revoked" in json.dumps(view.get("stop")) and view.get("reconnect"):
+            break
+        if time.monotonic() > deadline:
+            return [f"bot {bot} revoked through another replica shows {view.get('state')}, "
+                    f"{view.get('stop')}"], None
+        time.sleep(0.25)
+    problems = []
+    if revokes() != before + 1:
+        problems.append(f"bot {bot}: {revokes() - before} revokes at the service (one expected)")
+    again, code = single.connect(back_via.url, dj, bot=bot)
+    if again != bot:
+        problems.append(f"{dj}'s re-connect made bot {again}, not bot {bot}")
+    deadline = time.monotonic() + 30
+    while True:
+        view = back_via.api(f"/api/bots/{bot}?events=0")["bot"]
+        if view.get("stop") is None and not view.get("reconnect") and bot in owners(pg):
+            break
+        if time.monotonic() > deadline:
+            row = pg.sql(f"SELECT lease_owner, lease_generation, stop_code FROM integrations "
+                         f"WHERE id = {int(bot)}")
+            problems.append(f"bot {bot} not back after its re-connect: {view.get('state')}, "
+                            f"{view.get('stop')} (run by {owner}, revoked through replica "
+                            f"{via.index} {via.replica_id()}, connected again through replica "
+                            f"{back_via.index} {back_via.replica_id()}; its row: {row})")
+            break
+        time.sleep(0.25)
+    return problems, code
 
 
 def main():
@@ -575,6 +633,16 @@ def main():
         apis = {dj: front.api(f"/api/bots/{bots[dj]}?kind=arrival&events=1000000") for dj in djs}
         shown = [single.get(f"{r.url}/") for r in live] + [single.get(f"{front.url}/metrics")]
         shown += [json.dumps(a) for a in apis.values()]
+        # The broadcasts are over: an admin revokes one bot through a replica
+        # that does not run it, and its DJ connects again through another.
+        moved = None
+        if not args.quota and not args.bench and len(live) > 1:
+            moved = djs[0]
+            found, code = revoke_and_reconnect_elsewhere(
+                pg, live, bots[moved], moved, admin, control, client_id)
+            problems += found
+            codes.append(code)
+            shown.append(json.dumps(front.api(f"/api/bots/{bots[moved]}?events=0")))
         for r in live:
             code = r.stop()
             r.proc = None
@@ -618,8 +686,9 @@ def main():
                             f"one bot?): {overlaps[:5]}")
         token_posts = [r for r in requests if r["path"] == "/v1/oauth/token"]
         exchanges = [r for r in token_posts if r.get("grant") == "authorization_code"]
-        if len(exchanges) != len(djs):
-            problems.append(f"{len(exchanges)} code exchanges for {len(djs)} DJs (one consent each)")
+        consents = len(djs) + (1 if moved else 0)
+        if len(exchanges) != consents:
+            problems.append(f"{len(exchanges)} code exchanges for {consents} consents")
         refreshes = [r for r in token_posts if r.get("grant") == "refresh_token"]
         twice = [c for c, n in collections.Counter(r.get("credential") for r in refreshes).items() if n > 1]
         if twice:
@@ -673,8 +742,9 @@ def main():
                   "bot of the app listed listeners; chat and streams went on; every DJ's tally = ledger")
         else:
             print(f"e2e ok — {summary}: every bot taken over within {TAKEOVER_LIMIT_S:.0f} s, "
-                  "no refresh token presented twice, no invalid_grant, nobody consented again, "
-                  "every DJ's tally = ledger")
+                  "no refresh token presented twice, no invalid_grant, nobody had to consent "
+                  "again, every DJ's tally = ledger; a bot revoked through a replica not running "
+                  "it came back (the same bot) with its DJ's new consent")
         print("1 passed, 0 failed")
         shutil.rmtree(work, ignore_errors=True)
         return 0
