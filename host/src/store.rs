@@ -279,23 +279,27 @@ impl Store {
         self.pool.close().await;
     }
 
+    /// Row `id`'s sealed pair opened (bound to its row) and read.
+    fn open_tokens(&self, id: i64, sealed: Option<String>) -> Result<Option<Tokens>, StoreError> {
+        let Some(sealed) = sealed else {
+            return Ok(None);
+        };
+        let plain = self
+            .cipher
+            .open(&sealed, &row_aad(id))
+            .map_err(|source| StoreError::Open { id, source })?;
+        Tokens::from_json(&plain)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
+                id,
+                what: "tokens",
+                message: e.to_string(),
+            })
+    }
+
     fn integration_from(&self, row: &sqlx::any::AnyRow) -> Result<Integration, StoreError> {
         let id: i64 = row.try_get("id")?;
-        let sealed: Option<String> = row.try_get("tokens")?;
-        let tokens = match sealed {
-            Some(sealed) => {
-                let plain = self
-                    .cipher
-                    .open(&sealed, &row_aad(id))
-                    .map_err(|source| StoreError::Open { id, source })?;
-                Some(Tokens::from_json(&plain).map_err(|e| StoreError::Corrupt {
-                    id,
-                    what: "tokens",
-                    message: e.to_string(),
-                })?)
-            }
-            None => None,
-        };
+        let tokens = self.open_tokens(id, row.try_get("tokens")?)?;
         let state: Option<String> = row.try_get("kit_state")?;
         let kit_state = match state {
             Some(s) => Some(KitState::from_json(s).map_err(|e| StoreError::Corrupt {
@@ -907,21 +911,7 @@ impl Store {
         let Some(row) = row else {
             return Err(StoreError::Fenced { id });
         };
-        let sealed: Option<String> = row.try_get(1)?;
-        let tokens = match sealed {
-            Some(sealed) => {
-                let plain = self
-                    .cipher
-                    .open(&sealed, &row_aad(id))
-                    .map_err(|source| StoreError::Open { id, source })?;
-                Some(Tokens::from_json(&plain).map_err(|e| StoreError::Corrupt {
-                    id,
-                    what: "tokens",
-                    message: e.to_string(),
-                })?)
-            }
-            None => None,
-        };
+        let tokens = self.open_tokens(id, row.try_get(1)?)?;
         let left: i64 = row.try_get(2)?;
         Ok(GateRead {
             generation: row.try_get(0)?,
