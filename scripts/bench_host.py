@@ -129,11 +129,7 @@ def main():
         client_id = app["clientId"]
         config = os.path.join(work, "host.toml")
         with open(config, "w") as f:
-            f.write(f"""[app]
-base_url = "{base}"
-client_id = "{client_id}"
-consent_url = "{base}/oauth/authorize?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}&scope={{scope}}"
-[host]
+            f.write(f"""{judge.app_section(base, client_id)}[host]
 listen = "127.0.0.1:{port}"
 {judge.KIT}""")
         admin = secrets.token_urlsafe(24)

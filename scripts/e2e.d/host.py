@@ -65,6 +65,16 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def app_section(base, client_id):
+    """host.toml's [app] table for an app of the emulator at `base` (its
+    consent page at /oauth/authorize)."""
+    return f"""[app]
+base_url = "{base}"
+client_id = "{client_id}"
+consent_url = "{base}/oauth/authorize?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}&scope={{scope}}"
+"""
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -216,11 +226,7 @@ def main():
         client_id, client_secret = app["clientId"], app["clientSecret"]
         config = os.path.join(work, "host.toml")
         with open(config, "w") as f:
-            f.write(f"""[app]
-base_url = "{base}"
-client_id = "{client_id}"
-consent_url = "{base}/oauth/authorize?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}&scope={{scope}}"
-
+            f.write(f"""{app_section(base, client_id)}
 [host]
 listen = "127.0.0.1:{port}"
 start_spread_ms = 2000

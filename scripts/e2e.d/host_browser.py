@@ -62,11 +62,7 @@ def main():
         app = e2e.http_json(f"{control}/apps", {"redirectUri": f"{url}/callback"})
         config = os.path.join(work, "host.toml")
         with open(config, "w") as f:
-            f.write(f"""[app]
-base_url = "{base}"
-client_id = "{app["clientId"]}"
-consent_url = "{base}/oauth/authorize?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}&scope={{scope}}"
-[host]
+            f.write(f"""{judge.app_section(base, app["clientId"])}[host]
 listen = "127.0.0.1:{port}"
 start_spread_ms = 500
 {judge.KIT}""")

@@ -244,11 +244,7 @@ class Clock:
 
 def write_config(path, base, client_id, port, public_url, watchdog_ms, extra=""):
     with open(path, "w") as f:
-        f.write(f"""[app]
-base_url = "{base}"
-client_id = "{client_id}"
-consent_url = "{base}/oauth/authorize?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}&scope={{scope}}"
-
+        f.write(f"""{single.app_section(base, client_id)}
 [host]
 listen = "127.0.0.1:{port}"
 public_url = "{public_url}"
