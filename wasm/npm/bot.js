@@ -133,7 +133,65 @@ function bytes(body) {
 }
 
 function now(nowMs) {
-  return nowMs === undefined ? Date.now() : nowMs;
+  return nowMs === undefined ? Date.now() : num(nowMs, 'nowMs');
+}
+
+/** What a value is, for an error (never the value itself: it may be a secret). */
+function what(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number' && Number.isNaN(value)) return 'NaN';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+/** An argument that must be a string; a TypeError naming it otherwise. */
+function str(value, name) {
+  if (typeof value !== 'string') throw new TypeError(`onair: ${name} must be a string, not ${value === undefined ? 'undefined' : what(value)}`);
+  return value;
+}
+/** An argument that must be a finite number; a TypeError naming it otherwise. */
+function num(value, name) {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new TypeError(`onair: ${name} must be a finite number, not ${value === undefined ? 'undefined' : what(value)}`);
+  }
+  return value;
+}
+const optStr = (value, name) => (value == null ? undefined : str(value, name));
+const optNum = (value, name) => (value == null ? undefined : num(value, name));
+
+/**
+ * The Bot's options checked before they reach the WebAssembly glue: a
+ * missing or mistyped option is a ConfigError whose `key` names it.
+ */
+function checkOptions(o) {
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) {
+    throw new ConfigError('invalid_option', `onair: the options must be an object ({ baseUrl, clientId, clientSecret, … }), not ${o === undefined ? 'undefined' : what(o)}`);
+  }
+  const described = {
+    baseUrl: "the service's base URL",
+    clientId: "the app's client id",
+    clientSecret: "the app's client secret",
+  };
+  for (const [key, meaning] of Object.entries(described)) {
+    const v = o[key];
+    if (v == null) throw new ConfigError('missing_option', `onair: option ${key} is missing (${meaning}, a string)`, key);
+    if (typeof v !== 'string') throw new ConfigError('invalid_option', `onair: option ${key} must be a string (${meaning}), not ${what(v)}`, key);
+  }
+  const check = (key, ok, expected) => {
+    const v = o[key];
+    if (v != null && !ok(v)) throw new ConfigError('invalid_option', `onair: option ${key} must be ${expected}, not ${what(v)}`, key);
+  };
+  const count = (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffffffff;
+  const ms = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+  check('tokens', (v) => typeof v === 'string', 'a string (the saved token pair)');
+  check('kitState', (v) => typeof v === 'string', 'a string (the saved kit state)');
+  check('kit', (v) => typeof v === 'string' || (typeof v === 'object' && !Array.isArray(v)), 'an object or its JSON text');
+  check('seed', (v) => typeof v === 'number' && Number.isFinite(v), 'a finite number');
+  check('events', (v) => typeof v === 'boolean', 'a boolean');
+  check('maxAttempts', count, 'a whole number');
+  check('maxQueuedCalls', count, 'a whole number');
+  check('requestTimeoutMs', ms, 'a number of milliseconds');
+  check('watchdogMs', ms, 'a number of milliseconds');
+  return o;
 }
 
 function addDispose(Class) {
@@ -262,7 +320,7 @@ class Decoder {
   #maxFrameBytes;
   #json = null;
   constructor(options = {}) {
-    this.#maxFrameBytes = options.maxFrameBytes;
+    this.#maxFrameBytes = optNum(options.maxFrameBytes, 'maxFrameBytes');
     this.#inner = new (dec().Decoder)(options.maxFrameBytes);
     this.#head = this.#inner.head;
   }
@@ -303,8 +361,10 @@ addDispose(Decoder);
 // ---- classification ----------------------------------------------------------
 
 function classify(endpoint, status, headers, body, nowMs) {
+  str(endpoint, 'the endpoint');
+  num(status, 'status');
   return JSON.parse(
-    guard(() => wasm().classify(endpoint, status, headers ?? undefined, bytes(body), nowMs ?? undefined)),
+    guard(() => wasm().classify(endpoint, status, headers ?? undefined, bytes(body), optNum(nowMs, 'nowMs'))),
   );
 }
 
@@ -320,7 +380,7 @@ function randomSeed() {
 class Bot {
   #inner;
   constructor(options) {
-    const o = options || {};
+    const o = checkOptions(options);
     this.#inner = guard(
       () =>
         new (wasm().Bot)(
@@ -343,28 +403,28 @@ class Bot {
     return JSON.parse(this.#inner.poll(now(nowMs)));
   }
   onResponse(id, status, headers, body, nowMs) {
-    guard(() => this.#inner.onResponse(id, status, headers ?? undefined, bytes(body), now(nowMs)));
+    guard(() => this.#inner.onResponse(num(id, 'id'), num(status, 'status'), headers ?? undefined, bytes(body), now(nowMs)));
   }
   onTransportError(id, nowMs) {
-    guard(() => this.#inner.onTransportError(id, now(nowMs)));
+    guard(() => this.#inner.onTransportError(num(id, 'id'), now(nowMs)));
   }
   onStreamOpen(id, status, headers, nowMs) {
-    guard(() => this.#inner.onStreamOpen(id, status, headers ?? undefined, now(nowMs)));
+    guard(() => this.#inner.onStreamOpen(num(id, 'id'), num(status, 'status'), headers ?? undefined, now(nowMs)));
   }
   onStreamBytes(id, chunk, nowMs) {
-    guard(() => this.#inner.onStreamBytes(id, bytes(chunk), now(nowMs)));
+    guard(() => this.#inner.onStreamBytes(num(id, 'id'), bytes(chunk), now(nowMs)));
   }
   onStreamClosed(id, nowMs) {
-    guard(() => this.#inner.onStreamClosed(id, now(nowMs)));
+    guard(() => this.#inner.onStreamClosed(num(id, 'id'), now(nowMs)));
   }
   authorize(code, redirectUri) {
-    this.#inner.authorize(code, redirectUri);
+    this.#inner.authorize(str(code, 'the consent code'), str(redirectUri, 'the redirect URI'));
   }
   sendChat(message) {
-    return guard(() => this.#inner.sendChat(message));
+    return guard(() => this.#inner.sendChat(str(message, 'the chat message')));
   }
   say(text) {
-    return this.#inner.say(text);
+    return this.#inner.say(str(text, 'the text to say'));
   }
   get kit() {
     const json = this.#inner.kitJson();
@@ -386,19 +446,29 @@ class Bot {
     this.#inner.requestReconnect(now(nowMs));
   }
   schedule(atMs, tag) {
-    guard(() => this.#inner.schedule(atMs, tag));
+    guard(() => this.#inner.schedule(num(atMs, 'atMs'), str(tag, 'the timer tag')));
   }
   every(periodMs, tag, firstAtMs) {
-    guard(() => this.#inner.every(periodMs, tag, firstAtMs === undefined ? Date.now() + periodMs : firstAtMs));
+    num(periodMs, 'periodMs');
+    guard(() => this.#inner.every(periodMs, str(tag, 'the timer tag'), firstAtMs == null ? Date.now() + periodMs : num(firstAtMs, 'firstAtMs')));
   }
   cancelTimer(tag) {
-    return this.#inner.cancelTimer(tag);
+    return this.#inner.cancelTimer(str(tag, 'the timer tag'));
   }
   shutdown(options = {}) {
     this.#inner.shutdown(Boolean(options.revoke));
   }
   get stop() {
     const json = this.#inner.stopJson();
+    return json === undefined ? null : JSON.parse(json);
+  }
+  /**
+   * The stop a run ends with when no new consent comes: the bot's
+   * `reauthorize` stop, or (no tokens yet) a `reauthorize` stop whose reason
+   * is "not authorized yet"; null when the bot needs no consent.
+   */
+  get consentStop() {
+    const json = this.#inner.consentStopJson();
     return json === undefined ? null : JSON.parse(json);
   }
   status(nowMs) {
@@ -430,25 +500,28 @@ function fetchArgs(request, init = {}) {
 
 const parseGuarded = (f) => JSON.parse(guard(f));
 
+const bearer = (endpoint, baseUrl, accessToken, arg, argName) =>
+  parseGuarded(() =>
+    wasm().buildRequest(endpoint, str(baseUrl, 'baseUrl'), str(accessToken, 'the access token'), argName ? optStr(arg, argName) : undefined),
+  );
+const token = (kind, client, arg, argName, arg2, arg2Name) => {
+  if (client === null || typeof client !== 'object') throw new TypeError(`onair: the client must be an object ({ baseUrl, clientId, clientSecret }), not ${what(client)}`);
+  const { baseUrl, clientId, clientSecret } = checkOptions({ baseUrl: client.baseUrl, clientId: client.clientId, clientSecret: client.clientSecret });
+  return parseGuarded(() =>
+    wasm().buildTokenRequest(kind, baseUrl, clientId, clientSecret, str(arg, argName), arg2Name ? str(arg2, arg2Name) : undefined),
+  );
+};
+
 /** Request builders: each returns a request ready for `fetchArgs`. */
 const requests = Object.freeze({
-  live: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('live', baseUrl, accessToken)),
-  listeners: (baseUrl, accessToken, cursor) =>
-    parseGuarded(() => wasm().buildRequest('listeners', baseUrl, accessToken, cursor ?? undefined)),
-  fans: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('fans', baseUrl, accessToken)),
-  events: (baseUrl, accessToken) => parseGuarded(() => wasm().buildRequest('events', baseUrl, accessToken)),
-  chat: (baseUrl, accessToken, message) =>
-    parseGuarded(() => wasm().buildRequest('chat', baseUrl, accessToken, message)),
-  issueToken: (client, code, redirectUri) =>
-    parseGuarded(() =>
-      wasm().buildTokenRequest('issue', client.baseUrl, client.clientId, client.clientSecret, code, redirectUri),
-    ),
-  refreshToken: (client, refreshToken) =>
-    parseGuarded(() =>
-      wasm().buildTokenRequest('refresh', client.baseUrl, client.clientId, client.clientSecret, refreshToken),
-    ),
-  revokeToken: (client, token) =>
-    parseGuarded(() => wasm().buildTokenRequest('revoke', client.baseUrl, client.clientId, client.clientSecret, token)),
+  live: (baseUrl, accessToken) => bearer('live', baseUrl, accessToken),
+  listeners: (baseUrl, accessToken, cursor) => bearer('listeners', baseUrl, accessToken, cursor, 'the cursor'),
+  fans: (baseUrl, accessToken) => bearer('fans', baseUrl, accessToken),
+  events: (baseUrl, accessToken) => bearer('events', baseUrl, accessToken),
+  chat: (baseUrl, accessToken, message) => bearer('chat', baseUrl, accessToken, str(message, 'the chat message'), 'the chat message'),
+  issueToken: (client, code, redirectUri) => token('issue', client, code, 'the consent code', redirectUri, 'the redirect URI'),
+  refreshToken: (client, refreshToken) => token('refresh', client, refreshToken, 'the refresh token'),
+  revokeToken: (client, token_) => token('revoke', client, token_, 'the token'),
 });
 
 function decodeBroadcast(body) {
@@ -465,13 +538,14 @@ function decodeFans(body) {
 class Backoff {
   #inner;
   constructor(options = {}) {
-    this.#inner = new (wasm().Backoff)(options.seed ?? randomSeed(), options.baseMs, options.capMs);
+    const seed = optNum(options.seed, 'seed') ?? randomSeed();
+    this.#inner = new (wasm().Backoff)(seed, optNum(options.baseMs, 'baseMs'), optNum(options.capMs, 'capMs'));
   }
   nextDelayMs() {
     return this.#inner.nextDelayMs();
   }
   ceilingMs(attempt) {
-    return this.#inner.ceilingMs(attempt);
+    return this.#inner.ceilingMs(num(attempt, 'attempt'));
   }
   get attempt() {
     return this.#inner.attempt;
@@ -496,16 +570,16 @@ function parseQuota(headers, nowMs) {
 }
 
 function splitChat(text) {
-  return wasm().splitChat(text);
+  return wasm().splitChat(str(text, 'the text'));
 }
 function truncateChat(text, limit, ellipsis = '…') {
-  return wasm().truncateChat(text, limit, ellipsis);
+  return wasm().truncateChat(str(text, 'the text'), optNum(limit, 'limit'), str(ellipsis, 'the ellipsis'));
 }
 function utf16Len(text) {
-  return wasm().utf16Len(text);
+  return wasm().utf16Len(str(text, 'the text'));
 }
 function splitArgs(text) {
-  return wasm().splitArgs(text);
+  return wasm().splitArgs(str(text, 'the text'));
 }
 
 export {

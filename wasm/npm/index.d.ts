@@ -110,7 +110,13 @@ export interface BotOptions {
  * a bot); keep it on one thread and message that thread from the others.
  */
 export class Bot {
-  /** Throws `ConfigError` (bad URL, credentials, kit), `TokensError` or `StateError` (bad stored tokens or state). */
+  /**
+   * Throws `ConfigError` (an option missing or of the wrong type, `kind`
+   * `missing_option` / `invalid_option` with `key` naming it; a bad URL,
+   * credentials, kit), `TokensError` or `StateError` (bad stored tokens or
+   * state). Every method checks its arguments: a string or number of the
+   * wrong type is a `TypeError` naming the argument.
+   */
   constructor(options: BotOptions);
   poll(nowMs?: number): Action;
   onResponse(id: number, status: number, headers: HeadersLike, body: BodyLike, nowMs?: number): void;
@@ -140,6 +146,8 @@ export class Bot {
   shutdown(options?: { revoke?: boolean }): void;
   /** Why the bot stopped, or null. */
   readonly stop: Stop | null;
+  /** The `reauthorize` stop a run ends with when no new consent comes (with no tokens yet: reason "not authorized yet"), or null when the bot needs no consent. */
+  readonly consentStop: Extract<Stop, { code: 'reauthorize' }> | null;
   /** App calls queued and not yet answered. */
   readonly pendingCalls: number;
   /** The configured kit's current broadcast (its `liveId`, its tally so far), or null without a kit. */
@@ -212,8 +220,28 @@ export interface DriverOptions extends Omit<BotOptions, 'tokens' | 'kitState'> {
   tokens?: Store | string;
   /** Where the kit's state is kept (a path is a `FileStore`); saved on every `persistState`, before the bot acts on what follows. */
   state?: Store | string;
-  /** Called when the bot needs the DJ's consent (at first, and after a `reauthorize` stop): a code, or null to hand the author a `needsAuthorization` / `stopped` action instead (then call `driver.authorize`). */
+  /**
+   * Called when the bot needs the DJ's consent (at first, and after a
+   * `reauthorize` stop): a code, or null. With null the author gets the
+   * `needsAuthorization` / `stopped` action; unless a handler calls
+   * `driver.authorize` then (or `waitForConsent` is set), the run ends with
+   * the `reauthorize` stop. A consent without a string `code` and
+   * `redirectUri` is a `ConfigError` (kind `invalid_consent`) from the loop.
+   */
   authorize?: () => { code: string; redirectUri: string } | null | Promise<{ code: string; redirectUri: string } | null>;
+  /**
+   * Keep running after a consent failure (no code, an expired or reused one)
+   * until `driver.authorize(code, redirectUri)` brings a new code (a web
+   * handler receiving the DJ's redirect). Default false: the run ends with
+   * the `reauthorize` stop.
+   */
+  waitForConsent?: boolean;
+  /**
+   * Where notices of level `warn` are logged (`logger.warn(message)`; with a
+   * logger given, `info` ones too if it has `info`): default `console`;
+   * null logs nothing (the `notice` actions still come).
+   */
+  logger?: { warn(message: string): void; info?(message: string): void } | null;
   /**
    * The `fetch` to use (default: the built-in one). Give it no timeout: the
    * bot keeps every deadline. (The built-in fetch gives up on its own after
@@ -223,7 +251,7 @@ export interface DriverOptions extends Omit<BotOptions, 'tokens' | 'kitState'> {
   fetch?: typeof globalThis.fetch;
   /** The clock, unix ms (default `Date.now`), running at real speed: e.g. shifted with an emulator's clock in tests. */
   now?: () => number;
-  /** Shut down on SIGINT and SIGTERM while running (default true): streams aborted, state saved, the loop ends. */
+  /** Shut down on SIGINT and SIGTERM while running (default true): what the stream delivered handed to the bot, streams aborted, state saved, the loop ends; a second signal exits at once (status 130 / 143). */
   signals?: boolean;
 }
 
@@ -246,10 +274,17 @@ export interface DriverOptions extends Omit<BotOptions, 'tokens' | 'kitState'> {
  * ```
  *
  * The loop ends when the bot stops for good (after its `stopped` action):
- * `shutdown()`, SIGINT/SIGTERM, or a stop a new consent does not lift.
+ * `shutdown()`, SIGINT/SIGTERM, a stop a new consent does not lift, or a
+ * consent failure with nothing set up to bring a new code (the `reauthorize`
+ * stop; see `waitForConsent`).
  */
 export class Driver implements AsyncIterable<DriverAction> {
-  /** Throws what `new Bot` throws (a store that loads asynchronously: from the loop instead). */
+  /**
+   * Throws what `new Bot` throws (a store that loads asynchronously: from
+   * the loop instead); a token or state file that cannot be read or holds
+   * something else is a `TokensError` / `StateError` naming the file, what
+   * is wrong and what to do; a Driver option of the wrong type a `ConfigError`.
+   */
   constructor(options: DriverOptions);
   /** Resolves once the stores have loaded. */
   readonly ready: Promise<void>;
@@ -258,8 +293,10 @@ export class Driver implements AsyncIterable<DriverAction> {
   /** The configured kit's current broadcast (`liveId`, `tally`), or null without a kit. */
   readonly kit: KitView | null;
   [Symbol.asyncIterator](): AsyncIterator<DriverAction>;
-  /** Calls the handlers (each awaited, in order) until the bot stops; resolves to the stop. */
+  /** Calls the handlers (each awaited, in order) until the bot stops; resolves to the stop (`driver.stop`). */
   run(): Promise<Stop | null>;
+  /** Why the run ended, or null while it goes on; a `reauthorize` stop stays the answer through a later shutdown (Ctrl-C). */
+  readonly stop: Stop | null;
   on<N extends HandlerName>(name: N, handler: Handler<HandlerAction<N>>): this;
   /** A handler for one configured command (by its configured name). */
   command(name: string, handler: Handler<ActionOf<'command'>>): this;
@@ -273,8 +310,14 @@ export class Driver implements AsyncIterable<DriverAction> {
   cancelTimer(tag: string): boolean;
   requestReconnect(): void;
   authorize(code: string, redirectUri: string): void;
-  /** Stops: streams aborted, calls cancelled, the kit's state saved; waits at most 30 s for a token request in flight. With `revoke`, the tokens are revoked and the store cleared. */
-  shutdown(options?: { revoke?: boolean }): void;
+  /**
+   * Stops: what the open stream has already received (its body's chunks, the
+   * socket's bytes) handed to the bot first, then streams aborted, calls
+   * cancelled, the kit's state saved; waits at most 30 s for a token request
+   * in flight. With `revoke`, the tokens are revoked and the store cleared.
+   * Resolves once the bot is told (the loop then ends).
+   */
+  shutdown(options?: { revoke?: boolean }): Promise<void>;
 }
 
 // ---- request builders, response decoders, backoff ---------------------------
@@ -358,13 +401,20 @@ export class MisuseError extends OnairError {
 export class CallError extends OnairError {
   readonly kind: 'chat_too_long' | 'chat_empty';
 }
-/** A bad base URL or bad credentials; a kit configuration refused (`kind` `kit`, `key` names where, e.g. `commands[0].allowed`). */
+/**
+ * An option missing or of the wrong type (`missing_option`, `invalid_option`;
+ * `key` names it, e.g. `baseUrl`), a consent from `authorize` without its
+ * code or redirect URI (`invalid_consent`), a bad base URL or bad
+ * credentials; a kit configuration refused (`kind` `kit`, `key` names where,
+ * e.g. `commands[0].allowed`).
+ */
 export class ConfigError extends OnairError {
-  readonly kind: 'invalid_base_url' | 'invalid_credentials' | 'kit';
+  readonly kind: 'missing_option' | 'invalid_option' | 'invalid_consent' | 'invalid_base_url' | 'invalid_credentials' | 'kit';
   readonly key?: string;
 }
+/** Stored tokens that could not be read (`unreadable`: the store failed) or are not a token pair. */
 export class TokensError extends OnairError {
-  readonly kind: 'json' | 'unknown_format' | 'unsupported_version' | 'invalid';
+  readonly kind: 'json' | 'unknown_format' | 'unsupported_version' | 'invalid' | 'unreadable';
 }
 /** Stored kit state (`kitState`) that could not be read, or is of a newer version. */
 export class StateError extends OnairError {}

@@ -342,6 +342,28 @@ impl Bot {
         self.inner.stop().map(|s| StopJson(s).to_line())
     }
 
+    /// The stop a driver ends its run with when no new consent comes, as
+    /// JSON: the bot's `reauthorize` stop, or, while it waits for its first
+    /// consent (no tokens), a `reauthorize` stop "not authorized yet";
+    /// `undefined` when the bot needs no consent.
+    #[wasm_bindgen(js_name = consentStopJson)]
+    pub fn consent_stop_json(&self) -> Option<String> {
+        match self.inner.stop() {
+            Some(stop) if stop.resumes_with_new_consent() => Some(StopJson(stop).to_line()),
+            Some(_) => None,
+            None if matches!(
+                self.inner.status(0).connection,
+                onair::Connection::NeedsAuthorization
+            ) =>
+            {
+                let stop =
+                    onair::Stop::Reauthorize(onair::proto::oauth::AuthProblem::NotAuthorized);
+                Some(StopJson(&stop).to_line())
+            }
+            None => None,
+        }
+    }
+
     /// A snapshot for dashboards and logs, as JSON (the core's `Status`).
     #[wasm_bindgen(js_name = statusJson)]
     pub fn status_json(&self, now_ms: f64) -> String {
