@@ -138,7 +138,10 @@ pub enum Milestone {
 /// A broadcast is over: its final tally.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BroadcastEnded {
-    /// Its `liveId`, when the bot learned it.
+    /// Its `liveId`, when the bot learned it. The kit asks `GET /v1/live`
+    /// once per stream connection, so this is `None` when the DJ did not
+    /// grant `live.read`, or when the broadcast ended before that answer
+    /// came (or every attempt failed). The tally is whole either way.
     pub live_id: Option<u64>,
     /// What everyone did in it (the DJ kept out).
     pub tally: Tally,
