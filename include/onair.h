@@ -5,16 +5,38 @@
  * outputs only on ONAIR_OK; strings cross as (pointer, length) UTF-8, no
  * trailing NUL needed on input.
  *
+ * Handles are checked, never trusted: a handle is a number naming a slot of
+ * a table, with a generation, not the address of its object. A call on a
+ * freed handle, a double free, or a stale free after the slot was reused
+ * returns ONAIR_FREED_HANDLE; a pointer that is not a handle of that kind
+ * from this library returns ONAIR_INVALID_HANDLE. Neither touches any
+ * object.
+ *
+ * How long borrowed data stays valid: everything onair_bot_poll lends (the
+ * onair_action, its onair_request, event and other views, and the
+ * onair_bot_action_json text) until the next onair_bot_poll or
+ * onair_bot_free on that bot; a decoder's item (and its _item_json text)
+ * until the next onair_decoder_next, _take_json or _free; anything else a
+ * handle lends (last errors, the getters' JSON, batches, lines) until the
+ * next call on that handle. Copy what you keep.
+ *
+ * Secrets: the onair_request and action JSON of ONAIR_ACTION_SEND ("send")
+ * and ONAIR_ACTION_OPEN_STREAM ("openStream") carry the Authorization
+ * header (the access token), and a send's form may carry the client secret,
+ * a consent code or the refresh token; ONAIR_ACTION_PERSIST_TOKENS
+ * ("persistTokens", tokens_json) and onair_bot_tokens_json are the token
+ * file. Never log those. No other text or JSON of this API holds a secret.
+ *
+ * Last error: onair_bot_last_error and onair_bot_config_last_error describe
+ * the previous call on that handle only: every other call clears them
+ * first, and a refusal with more to say than its code sets them. Empty:
+ * that call succeeded, or onair_result_message(code) says all there is.
+ *
  * Threads: a handle may be used by one thread at a time (move it between
  * threads freely). A second thread's call on a handle while a call is in
  * flight returns ONAIR_BUSY (infallible getters: their 0 / false) and
- * changes nothing. Views and text borrowed from a handle are valid until
- * the next call on that handle by any thread (a call refused with
- * ONAIR_BUSY does not count): a program sharing a handle holds its own
- * lock from the call until it has read what was borrowed. Free a handle
- * only when no other thread can call it: a free racing a call in flight
- * does nothing, one racing a call about to start is a use after free,
- * which C cannot be protected from.
+ * changes nothing, a _free included. A program sharing a handle holds its
+ * own lock from the call until it has read what was borrowed.
  */
 
 #ifndef ONAIR_H
@@ -32,7 +54,7 @@
  * function is removed); adding functions or result codes keeps it.
  * Compare it with `onair_abi_version()` at start-up.
  */
-#define ONAIR_ABI_VERSION 3
+#define ONAIR_ABI_VERSION 4
 
 /**
  * The library's major version (Cargo.toml).
@@ -81,7 +103,8 @@ enum onair_result
    */
   ONAIR_INVALID_BASE_URL = 4,
   /**
-   * The client id is not a UUID, or the secret is empty.
+   * No longer returned since ABI 4: `ONAIR_INVALID_CLIENT_ID` and
+   * `ONAIR_INVALID_CLIENT_SECRET` say which credential is wrong.
    */
   ONAIR_INVALID_CREDENTIALS = 5,
   /**
@@ -170,6 +193,32 @@ enum onair_result
    * The bot has no kit configured (`onair_bot_config_set_kit_json`).
    */
   ONAIR_NO_KIT = 27,
+  /**
+   * `onair_bot_config_new`'s `client_id` is not a UUID (8-4-4-4-12
+   * hexadecimal digits; the service answers anything else with
+   * invalid_client).
+   */
+  ONAIR_INVALID_CLIENT_ID = 28,
+  /**
+   * `onair_bot_config_new`'s `client_secret` is empty.
+   */
+  ONAIR_INVALID_CLIENT_SECRET = 29,
+  /**
+   * The handle is not one this library gave out for this kind of object
+   * (a pointer from elsewhere, another kind of handle): nothing was done.
+   */
+  ONAIR_INVALID_HANDLE = 30,
+  /**
+   * The handle was freed (a call on a freed handle, a double free, a stale
+   * free after its memory was reused): nothing was done, no other object
+   * was touched.
+   */
+  ONAIR_FREED_HANDLE = 31,
+  /**
+   * Every handle of this kind is in use (about sixteen million live
+   * handles of one kind): free some.
+   */
+  ONAIR_TOO_MANY_HANDLES = 32,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -711,7 +760,7 @@ typedef struct onair_backoff onair_backoff;
  * (with its event, its other views and `_action_json` text) until the next
  * poll. A caller sharing a bot between threads holds its own lock from
  * the call until it has read (or copied) what was lent.
- * `onair_bot_free` must not race any other call on the bot.
+ * `onair_bot_free` while another thread is in a call is refused (ONAIR_BUSY).
  */
 typedef struct onair_bot onair_bot;
 
@@ -738,7 +787,7 @@ typedef struct onair_bot_config onair_bot_config;
  * event and `_item_json` text) until the next call that takes items (see
  * there). A caller sharing a decoder holds its own lock until it has read
  * what was lent.
- * `onair_decoder_free` must not race any other call on it.
+ * `onair_decoder_free` while another thread is in a call is refused (ONAIR_BUSY).
  */
 typedef struct onair_decoder onair_decoder;
 
@@ -761,7 +810,7 @@ typedef struct onair_sse_parser onair_sse_parser;
  *
  * Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
  * (`_len`: 0) and changes nothing. Its strings stay valid until it is
- * freed. Free it only when no other thread may call it.
+ * freed.
  */
 typedef struct onair_string_list onair_string_list;
 
@@ -807,9 +856,11 @@ typedef struct onair_header {
 
 /**
  * A request to send, ready for libcurl: `method`, `url` and each of
- * `header_lines` ("Name: value") are NUL-terminated. Borrowed from the
- * bot until the next call on it. It may carry an Authorization header and
- * a form with secrets: do not log it.
+ * `header_lines` ("Name: value") are NUL-terminated. Part of the action:
+ * valid until the next `onair_bot_poll` or `onair_bot_free`. A SEND's and
+ * an OPEN_STREAM's carry the Authorization header (the access token), a
+ * SEND's form may carry the client secret, a consent code or the refresh
+ * token: never log it.
  */
 typedef struct onair_request {
   /**
@@ -948,7 +999,8 @@ typedef struct onair_event {
 
 /**
  * The next thing to do, as borrowed fields (`onair_bot_poll`); fields the
- * kind does not use are zero / NULL. Valid until the next `onair_bot_poll`.
+ * kind does not use are zero / NULL. Valid until the next `onair_bot_poll`
+ * or `onair_bot_free` (the bot's other calls leave it).
  */
 typedef struct onair_action {
   /**
@@ -1345,7 +1397,9 @@ void onair_string_free(char *s);
  *
  * Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
  * ONAIR_INVALID_UTF8; bad URL → ONAIR_INVALID_BASE_URL; a client id that
- * is not a UUID or an empty secret → ONAIR_INVALID_CREDENTIALS.
+ * is not a UUID → ONAIR_INVALID_CLIENT_ID; an empty secret →
+ * ONAIR_INVALID_CLIENT_SECRET. `onair_result_message` of each names the
+ * parameter (there is no handle to hold a detail yet).
  */
 onair_result onair_bot_config_new(const char *base_url,
                                   size_t base_url_len,
@@ -1356,10 +1410,15 @@ onair_result onair_bot_config_new(const char *base_url,
                                   struct onair_bot_config **out_config);
 
 /**
- * Frees a configuration. NULL is fine. Never while another thread is in a
- * call on it (a free then does nothing: see `onair_bot_free`).
+ * Frees a configuration.
+ *
+ * Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+ * already (a double free, or a stale handle whose slot now holds another
+ * object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+ * no handle of this kind; ONAIR_BUSY when another thread is in a call on
+ * it (nothing is freed: free it once that call is over).
  */
-void onair_bot_config_free(struct onair_bot_config *config);
+onair_result onair_bot_config_free(struct onair_bot_config *config);
 
 /**
  * Whether to open the event stream at all (default true; a bot that only
@@ -1442,10 +1501,12 @@ onair_result onair_bot_config_set_kit_json(struct onair_bot_config *config,
                                            size_t json_len);
 
 /**
- * The detail of the last refusal of a call on this configuration (a line
- * for logs; empty before any): the key a kit configuration got wrong, or
- * why `onair_bot_new` could not load the saved tokens or kit state. Never
- * a secret. Borrowed and NUL-terminated, valid until the next call on it.
+ * The detail of the refusal of the previous call on this configuration (a
+ * line for logs, never a secret): the key a kit configuration got wrong,
+ * or why `onair_bot_new` could not load the saved tokens or kit state.
+ * Every other call clears it first (empty: that call succeeded, or its
+ * code says all there is). Borrowed and NUL-terminated, valid until the
+ * next call on the configuration.
  *
  * Errors: NULL argument → ONAIR_NULL_PARAMETER.
  */
@@ -1477,19 +1538,25 @@ onair_result onair_bot_new(const struct onair_bot_config *config,
 
 /**
  * Frees a bot (nothing is sent: call `onair_bot_shutdown` and drain the
- * loop first to revoke). NULL is fine.
+ * loop first to revoke). What it lent (the action, borrowed text) goes
+ * with it.
  *
- * Threads: never call it while another thread may be in a call on the bot
- * or about to start one (the memory goes away under that call: C cannot
- * be protected from it). Should it happen while a call is in flight, the
- * bot's flag is set and nothing is freed (the bot stays, leaked).
+ * Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+ * already (a double free, or a stale handle whose slot now holds another
+ * object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+ * no handle of this kind; ONAIR_BUSY when another thread is in a call on
+ * it (nothing is freed: free it once that call is over).
  */
-void onair_bot_free(struct onair_bot *bot);
+onair_result onair_bot_free(struct onair_bot *bot);
 
 /**
- * The detail of the last error this bot returned (a line for logs; empty
- * before any), borrowed and NUL-terminated, valid until the next call on
- * the bot.
+ * The detail of the error the previous call on this bot returned (a line
+ * for logs, never a secret), borrowed and NUL-terminated, valid until the
+ * next call on the bot. Every other call clears it first, so it never
+ * describes an older call: empty when the previous call succeeded, or when
+ * its code says all there is (`onair_result_message`). Reading it does not
+ * clear it. A call refused with ONAIR_BUSY, ONAIR_FREED_HANDLE or
+ * ONAIR_INVALID_HANDLE cannot reach the bot and leaves it.
  *
  * Errors: NULL argument → ONAIR_NULL_PARAMETER.
  */
@@ -1522,8 +1589,10 @@ onair_result onair_bot_poll(struct onair_bot *bot,
  * The canonical JSON form of the action last polled (the core's
  * `ActionJson`: `{"type":"send",…}`, `{"type":"event",…}`,
  * `{"type":"done","call":…,"result":{…}}`, …), borrowed and
- * NUL-terminated, valid until the next call on the bot. A `send` holds
- * secrets (its Authorization header and form), as does `persistTokens`.
+ * NUL-terminated, valid until the next `onair_bot_poll` or `onair_bot_free`
+ * (like the action). Secrets: a `send` and an `openStream` hold the
+ * Authorization header (a send its form too), `persistTokens` the token
+ * file; no other action's JSON holds one.
  *
  * Errors: NULL argument → ONAIR_NULL_PARAMETER; nothing polled yet →
  * ONAIR_NO_CURRENT.
@@ -1815,10 +1884,15 @@ onair_result onair_bot_cancel_timer(struct onair_bot *bot,
 onair_result onair_decoder_new(size_t max_frame_bytes, struct onair_decoder **out_decoder);
 
 /**
- * Frees a decoder. NULL is fine. Never while another thread may be in a
- * call on it (should one be in flight, nothing is freed).
+ * Frees a decoder.
+ *
+ * Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+ * already (a double free, or a stale handle whose slot now holds another
+ * object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+ * no handle of this kind; ONAIR_BUSY when another thread is in a call on
+ * it (nothing is freed: free it once that call is over).
  */
-void onair_decoder_free(struct onair_decoder *decoder);
+onair_result onair_decoder_free(struct onair_decoder *decoder);
 
 /**
  * Feeds a chunk of the stream's body, split anywhere (no NUL needed; any
@@ -1960,9 +2034,15 @@ onair_result onair_backoff_new(uint64_t base_ms,
                                struct onair_backoff **out_backoff);
 
 /**
- * Frees a backoff. NULL is fine.
+ * Frees a backoff.
+ *
+ * Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+ * already (a double free, or a stale handle whose slot now holds another
+ * object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+ * no handle of this kind; ONAIR_BUSY when another thread is in a call on
+ * it (nothing is freed: free it once that call is over).
  */
-void onair_backoff_free(struct onair_backoff *backoff);
+onair_result onair_backoff_free(struct onair_backoff *backoff);
 
 /**
  * The next delay in ms (and counts one more attempt).
@@ -1992,9 +2072,15 @@ uint32_t onair_backoff_attempt(const struct onair_backoff *backoff);
 onair_result onair_sse_parser_new(size_t max_frame_bytes, struct onair_sse_parser **out_parser);
 
 /**
- * Frees a parser. NULL is fine.
+ * Frees a parser.
+ *
+ * Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+ * already (a double free, or a stale handle whose slot now holds another
+ * object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+ * no handle of this kind; ONAIR_BUSY when another thread is in a call on
+ * it (nothing is freed: free it once that call is over).
  */
-void onair_sse_parser_free(struct onair_sse_parser *parser);
+onair_result onair_sse_parser_free(struct onair_sse_parser *parser);
 
 /**
  * Feeds a chunk of the stream, split anywhere (any bytes, not kept); the
@@ -2076,9 +2162,15 @@ onair_result onair_string_list_get(const struct onair_string_list *list,
                                    struct onair_str *out_str);
 
 /**
- * Frees a list. NULL is fine.
+ * Frees a list.
+ *
+ * Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+ * already (a double free, or a stale handle whose slot now holds another
+ * object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+ * no handle of this kind; ONAIR_BUSY when another thread is in a call on
+ * it (nothing is freed: free it once that call is over).
  */
-void onair_string_list_free(struct onair_string_list *list);
+onair_result onair_string_list_free(struct onair_string_list *list);
 
 /**
  * Cuts `text` to at most `limit_utf16` UTF-16 units, ending with

@@ -51,12 +51,12 @@ static void test_conventions(void) {
   CHECK(strcmp(onair_result_message(ONAIR_NULL_PARAMETER), onair_result_message(ONAIR_PANIC)) != 0);
   CHECK(strcmp(onair_result_message(123456), "unknown result code") == 0);
   onair_string_free(NULL);
-  onair_decoder_free(NULL);
-  onair_bot_free(NULL);
-  onair_bot_config_free(NULL);
-  onair_backoff_free(NULL);
-  onair_string_list_free(NULL);
-  onair_sse_parser_free(NULL);
+  CHECK(onair_decoder_free(NULL) == ONAIR_OK);
+  CHECK(onair_bot_free(NULL) == ONAIR_OK);
+  CHECK(onair_bot_config_free(NULL) == ONAIR_OK);
+  CHECK(onair_backoff_free(NULL) == ONAIR_OK);
+  CHECK(onair_string_list_free(NULL) == ONAIR_OK);
+  CHECK(onair_sse_parser_free(NULL) == ONAIR_OK);
   CHECK(onair_decoder_pending(NULL) == 0);
   CHECK(onair_bot_pending_calls(NULL) == 0);
   /* A NULL out-parameter is refused and allocates nothing (ASan's leak
@@ -68,6 +68,80 @@ static void test_conventions(void) {
   CHECK(onair_bot_new(NULL, NULL, 0, NULL, 0, 1, NULL) == ONAIR_NULL_PARAMETER);
   /* Codes added in ABI 3 have texts of their own. */
   CHECK(strcmp(onair_result_message(ONAIR_INVALID_KIT_CONFIG), onair_result_message(ONAIR_NO_KIT)) != 0);
+}
+
+/* ---- handles: freed and foreign ones are answered ----------------------------- */
+
+/* A handle is a checked number, not an address: a double free, a call on a
+   freed bot and a stale free after the slot is reused each get
+   ONAIR_FREED_HANDLE, and nothing else is touched (under ASan and valgrind:
+   no report, no leak). */
+static void test_handles(void) {
+  onair_bot_config *cfg = NULL;
+  onair_bot *first = NULL, *second = NULL;
+  onair_decoder *d = NULL;
+  uint64_t id = 0;
+  const char *text = NULL;
+  size_t len = 0;
+  CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), S("s"), &cfg) == ONAIR_OK);
+  CHECK(onair_bot_new(cfg, NULL, 0, NULL, 0, 1, &first) == ONAIR_OK);
+  CHECK(onair_bot_free(first) == ONAIR_OK);
+  /* A double free. */
+  CHECK(onair_bot_free(first) == ONAIR_FREED_HANDLE);
+  /* A call on a freed bot: not ONAIR_BUSY. */
+  CHECK(onair_bot_fetch_fans(first, &id) == ONAIR_FREED_HANDLE);
+  CHECK(onair_bot_last_error(first, &text, &len) == ONAIR_FREED_HANDLE);
+  CHECK(onair_bot_pending_calls(first) == 0);
+  CHECK(strstr(onair_result_message(ONAIR_FREED_HANDLE), "freed") != NULL);
+  /* The slot is reused by the next bot: a new handle value. */
+  CHECK(onair_bot_new(cfg, NULL, 0, NULL, 0, 2, &second) == ONAIR_OK);
+  CHECK(second != first);
+  CHECK(onair_bot_fetch_fans(second, &id) == ONAIR_OK);
+  /* A stale free after reuse frees nothing: the live bot keeps its call. */
+  CHECK(onair_bot_free(first) == ONAIR_FREED_HANDLE);
+  CHECK(onair_bot_pending_calls(second) == 1);
+  CHECK(onair_bot_fetch_fans(second, &id) == ONAIR_OK);
+  CHECK(onair_bot_pending_calls(second) == 2);
+  /* Foreign pointers: another kind of handle, an address from malloc. */
+  CHECK(onair_decoder_new(0, &d) == ONAIR_OK);
+  CHECK(onair_bot_fetch_fans((onair_bot *)(void *)d, &id) == ONAIR_INVALID_HANDLE);
+  CHECK(onair_bot_free((onair_bot *)(void *)d) == ONAIR_INVALID_HANDLE);
+  CHECK(onair_decoder_pending(d) == 0 && onair_decoder_free(d) == ONAIR_OK);
+  CHECK(onair_decoder_free(d) == ONAIR_FREED_HANDLE);
+  uint64_t *heap = calloc(4, sizeof *heap);
+  CHECK(heap != NULL);
+  CHECK(onair_bot_fetch_fans((onair_bot *)(void *)heap, &id) == ONAIR_INVALID_HANDLE);
+  CHECK(onair_bot_free((onair_bot *)(void *)heap) == ONAIR_INVALID_HANDLE);
+  CHECK(heap[0] == 0 && heap[1] == 0);
+  free(heap);
+  CHECK(onair_bot_free(second) == ONAIR_OK);
+  CHECK(onair_bot_config_free(cfg) == ONAIR_OK);
+  CHECK(onair_bot_config_free(cfg) == ONAIR_FREED_HANDLE);
+}
+
+/* onair_bot_last_error describes the previous call only. */
+static void test_last_error(void) {
+  onair_bot_config *cfg = NULL;
+  onair_bot *bot = NULL;
+  const char *text = NULL;
+  size_t len = 0;
+  uint64_t id = 0;
+  CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), S("s"), &cfg) == ONAIR_OK);
+  CHECK(onair_bot_config_set_kit_json(cfg, S("{\"nope\":1}")) == ONAIR_INVALID_KIT_CONFIG);
+  CHECK(onair_bot_config_last_error(cfg, &text, &len) == ONAIR_OK && len > 0);
+  CHECK(onair_bot_config_set_events(cfg, true) == ONAIR_OK);
+  CHECK(onair_bot_config_last_error(cfg, &text, &len) == ONAIR_OK && len == 0 && text[0] == '\0');
+  CHECK(onair_bot_new(cfg, NULL, 0, NULL, 0, 1, &bot) == ONAIR_OK);
+  CHECK(onair_bot_on_transport_error(bot, 4242, 1) == ONAIR_UNKNOWN_REQUEST);
+  CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && len > 0);
+  CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && len > 0); /* reading keeps it */
+  CHECK(onair_bot_send_chat(bot, NULL, 3, &id) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && len == 0); /* not the older text */
+  CHECK(onair_bot_on_transport_error(bot, 4242, 1) == ONAIR_UNKNOWN_REQUEST);
+  CHECK(onair_bot_fetch_fans(bot, &id) == ONAIR_OK);
+  CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && len == 0);
+  CHECK(onair_bot_free(bot) == ONAIR_OK);
+  CHECK(onair_bot_config_free(cfg) == ONAIR_OK);
 }
 
 /* ---- decoder -------------------------------------------------------------- */
@@ -405,8 +479,12 @@ static bool config_error_says(onair_bot_config *cfg, const char *needle) {
 static void test_bot_errors(void) {
   onair_bot_config *cfg = NULL;
   CHECK(onair_bot_config_new(S("ftp://x"), S(CLIENT_ID), S("s"), &cfg) == ONAIR_INVALID_BASE_URL && cfg == NULL);
-  CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S("not-a-uuid"), S("s"), &cfg) == ONAIR_INVALID_CREDENTIALS);
-  CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), "", 0, &cfg) == ONAIR_INVALID_CREDENTIALS);
+  CHECK(strstr(onair_result_message(ONAIR_INVALID_BASE_URL), "base_url") != NULL);
+  CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S("not-a-uuid"), S("s"), &cfg) == ONAIR_INVALID_CLIENT_ID);
+  CHECK(strstr(onair_result_message(ONAIR_INVALID_CLIENT_ID), "client_id must be a UUID") != NULL);
+  CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), "", 0, &cfg) == ONAIR_INVALID_CLIENT_SECRET);
+  CHECK(strstr(onair_result_message(ONAIR_INVALID_CLIENT_SECRET), "client_secret") != NULL);
+  CHECK(cfg == NULL);
   CHECK(onair_bot_config_new(NULL, 0, S(CLIENT_ID), S("s"), &cfg) == ONAIR_NULL_PARAMETER);
   CHECK(onair_bot_config_new(BAD_UTF8, 2, S(CLIENT_ID), S("s"), &cfg) == ONAIR_INVALID_UTF8);
   CHECK(onair_bot_config_new(S("http://127.0.0.1:9"), S(CLIENT_ID), S("s"), NULL) == ONAIR_NULL_PARAMETER);
@@ -747,7 +825,13 @@ static void test_bot_loop(void) {
   onair_bot_config *cfg2 = config();
   onair_bot *resumed = NULL;
   CHECK(onair_bot_new(cfg2, saved, saved_len, NULL, 0, 9, &resumed) == ONAIR_OK);
-  CHECK(onair_bot_poll(resumed, now, &a) == ONAIR_OK && a.kind == ONAIR_ACTION_OPEN_STREAM);
+  /* With saved tokens the bot checks the client credentials first: a revoke
+     of a token that does not exist (200 for an authenticated client). */
+  CHECK(onair_bot_poll(resumed, now, &a) == ONAIR_OK && a.kind == ONAIR_ACTION_SEND && eq(a.request.endpoint, "revoke"));
+  CHECK(contains((const char *)a.request.body, a.request.body_len, "token=onair-credentials-check"));
+  CHECK(onair_bot_on_response(resumed, a.request_id, 200, NULL, 0, NULL, 0, now) == ONAIR_OK);
+  do CHECK(onair_bot_poll(resumed, now, &a) == ONAIR_OK); while (a.kind == ONAIR_ACTION_NOTICE);
+  CHECK(a.kind == ONAIR_ACTION_OPEN_STREAM);
   onair_bot_free(resumed);
   onair_bot_config_free(cfg2);
 
@@ -885,6 +969,8 @@ static void test_text(void) {
 
 int main(void) {
   test_conventions();
+  test_handles();
+  test_last_error();
   test_decoder();
   test_decoder_batches();
   test_sse_parser();

@@ -193,9 +193,11 @@ pub enum onair_milestone_kind {
 }
 
 /// A request to send, ready for libcurl: `method`, `url` and each of
-/// `header_lines` ("Name: value") are NUL-terminated. Borrowed from the
-/// bot until the next call on it. It may carry an Authorization header and
-/// a form with secrets: do not log it.
+/// `header_lines` ("Name: value") are NUL-terminated. Part of the action:
+/// valid until the next `onair_bot_poll` or `onair_bot_free`. A SEND's and
+/// an OPEN_STREAM's carry the Authorization header (the access token), a
+/// SEND's form may carry the client secret, a consent code or the refresh
+/// token: never log it.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct onair_request {
@@ -231,7 +233,8 @@ impl onair_request {
 }
 
 /// The next thing to do, as borrowed fields (`onair_bot_poll`); fields the
-/// kind does not use are zero / NULL. Valid until the next `onair_bot_poll`.
+/// kind does not use are zero / NULL. Valid until the next `onair_bot_poll`
+/// or `onair_bot_free` (the bot's other calls leave it).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct onair_action {

@@ -6,12 +6,13 @@ use std::ffi::c_char;
 use onair_core::kit::{KitConfig, KitState, StateError};
 use onair_core::proto::chat::{ChatError, ChatErrorKind};
 use onair_core::proto::json::ActionJson;
+use onair_core::proto::secret::CredentialsError;
 use onair_core::proto::timers::{Timer, TimerError};
 use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens};
 use zeroize::Zeroizing;
 
 use crate::action::{nul_terminated, onair_action, tally_line, Current};
-use crate::handle::{free, handles, hold, new_handle, Guarded};
+use crate::handle::{free, handles, hold, new_handle, peek, Guarded};
 use crate::onair_result::{self, *};
 use crate::text::text_arg;
 use crate::view::{headers_in, onair_header, onair_str};
@@ -38,6 +39,11 @@ pub(crate) struct ConfigState {
 }
 
 impl ConfigState {
+    /// Every call but `_last_error` starts by clearing the last error.
+    fn enter(&mut self) {
+        self.last_error = vec![0];
+    }
+
     fn fail(&mut self, code: onair_result, detail: impl std::fmt::Display) -> onair_result {
         self.last_error = nul_terminated(detail.to_string());
         code
@@ -45,8 +51,8 @@ impl ConfigState {
 }
 
 handles! {
-    onair_bot_config => ConfigState,
-    onair_bot => BotState,
+    onair_bot_config => ConfigState, tag 1, enter ConfigState::enter;
+    onair_bot => BotState, tag 2, enter BotState::enter;
 }
 
 /// A configuration with the spec's defaults for the service at `base_url`
@@ -56,7 +62,9 @@ handles! {
 ///
 /// Errors: NULL pointer → ONAIR_NULL_PARAMETER; not UTF-8 →
 /// ONAIR_INVALID_UTF8; bad URL → ONAIR_INVALID_BASE_URL; a client id that
-/// is not a UUID or an empty secret → ONAIR_INVALID_CREDENTIALS.
+/// is not a UUID → ONAIR_INVALID_CLIENT_ID; an empty secret →
+/// ONAIR_INVALID_CLIENT_SECRET. `onair_result_message` of each names the
+/// parameter (there is no handle to hold a detail yet).
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_config_new(
     base_url: *const c_char,
@@ -81,22 +89,29 @@ pub unsafe extern "C" fn onair_bot_config_new(
             )
         };
         let base = BaseUrl::new(url).map_err(|_| ONAIR_INVALID_BASE_URL)?;
-        let credentials =
-            ClientCredentials::new(id, secret).map_err(|_| ONAIR_INVALID_CREDENTIALS)?;
+        let credentials = ClientCredentials::new(id, secret).map_err(|e| match e {
+            CredentialsError::InvalidClientId => ONAIR_INVALID_CLIENT_ID,
+            _ => ONAIR_INVALID_CLIENT_SECRET,
+        })?;
         *slot = new_handle::<onair_bot_config>(ConfigState {
             config: BotConfig::new(base, credentials),
             last_error: vec![0],
-        });
+        })?;
         Ok(())
     })
 }
 
-/// Frees a configuration. NULL is fine. Never while another thread is in a
-/// call on it (a free then does nothing: see `onair_bot_free`).
+/// Frees a configuration.
+///
+/// Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+/// already (a double free, or a stale handle whose slot now holds another
+/// object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+/// no handle of this kind; ONAIR_BUSY when another thread is in a call on
+/// it (nothing is freed: free it once that call is over).
 #[no_mangle]
-pub unsafe extern "C" fn onair_bot_config_free(config: *mut onair_bot_config) {
+pub unsafe extern "C" fn onair_bot_config_free(config: *mut onair_bot_config) -> onair_result {
     // SAFETY: NULL or a handle from this library, freed once.
-    boundary_or((), || unsafe { free(config) })
+    boundary(|| unsafe { free(config) })
 }
 
 /// Whether to open the event stream at all (default true; a bot that only
@@ -261,10 +276,12 @@ pub unsafe extern "C" fn onair_bot_config_set_kit_json(
     })
 }
 
-/// The detail of the last refusal of a call on this configuration (a line
-/// for logs; empty before any): the key a kit configuration got wrong, or
-/// why `onair_bot_new` could not load the saved tokens or kit state. Never
-/// a secret. Borrowed and NUL-terminated, valid until the next call on it.
+/// The detail of the refusal of the previous call on this configuration (a
+/// line for logs, never a secret): the key a kit configuration got wrong,
+/// or why `onair_bot_new` could not load the saved tokens or kit state.
+/// Every other call clears it first (empty: that call succeeded, or its
+/// code says all there is). Borrowed and NUL-terminated, valid until the
+/// next call on the configuration.
 ///
 /// Errors: NULL argument → ONAIR_NULL_PARAMETER.
 #[no_mangle]
@@ -275,7 +292,7 @@ pub unsafe extern "C" fn onair_bot_config_last_error(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_config_new.
-        let c = unsafe { hold(config) }?;
+        let c = unsafe { peek(config) }?;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         *p = c.last_error.as_ptr().cast();
         *l = c.last_error.len().saturating_sub(1);
@@ -296,7 +313,7 @@ pub unsafe extern "C" fn onair_bot_config_last_error(
 /// (with its event, its other views and `_action_json` text) until the next
 /// poll. A caller sharing a bot between threads holds its own lock from
 /// the call until it has read (or copied) what was lent.
-/// `onair_bot_free` must not race any other call on the bot.
+/// `onair_bot_free` while another thread is in a call is refused (ONAIR_BUSY).
 #[derive(Debug)]
 pub struct onair_bot(Guarded<BotState>);
 
@@ -315,6 +332,11 @@ pub(crate) struct BotState {
 }
 
 impl BotState {
+    /// Every call but `_last_error` starts by clearing the last error.
+    fn enter(&mut self) {
+        self.last_error = vec![0];
+    }
+
     fn fail(&mut self, code: onair_result, detail: impl std::fmt::Display) -> onair_result {
         self.last_error = nul_terminated(detail.to_string());
         code
@@ -418,27 +440,33 @@ pub unsafe extern "C" fn onair_bot_new(
             tokens: Zeroizing::new(Vec::new()),
             last_error: vec![0],
             status: Vec::new(),
-        });
+        })?;
         Ok(())
     })
 }
 
 /// Frees a bot (nothing is sent: call `onair_bot_shutdown` and drain the
-/// loop first to revoke). NULL is fine.
+/// loop first to revoke). What it lent (the action, borrowed text) goes
+/// with it.
 ///
-/// Threads: never call it while another thread may be in a call on the bot
-/// or about to start one (the memory goes away under that call: C cannot
-/// be protected from it). Should it happen while a call is in flight, the
-/// bot's flag is set and nothing is freed (the bot stays, leaked).
+/// Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+/// already (a double free, or a stale handle whose slot now holds another
+/// object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+/// no handle of this kind; ONAIR_BUSY when another thread is in a call on
+/// it (nothing is freed: free it once that call is over).
 #[no_mangle]
-pub unsafe extern "C" fn onair_bot_free(bot: *mut onair_bot) {
+pub unsafe extern "C" fn onair_bot_free(bot: *mut onair_bot) -> onair_result {
     // SAFETY: NULL or a handle from this library, freed once.
-    boundary_or((), || unsafe { free(bot) })
+    boundary(|| unsafe { free(bot) })
 }
 
-/// The detail of the last error this bot returned (a line for logs; empty
-/// before any), borrowed and NUL-terminated, valid until the next call on
-/// the bot.
+/// The detail of the error the previous call on this bot returned (a line
+/// for logs, never a secret), borrowed and NUL-terminated, valid until the
+/// next call on the bot. Every other call clears it first, so it never
+/// describes an older call: empty when the previous call succeeded, or when
+/// its code says all there is (`onair_result_message`). Reading it does not
+/// clear it. A call refused with ONAIR_BUSY, ONAIR_FREED_HANDLE or
+/// ONAIR_INVALID_HANDLE cannot reach the bot and leaves it.
 ///
 /// Errors: NULL argument → ONAIR_NULL_PARAMETER.
 #[no_mangle]
@@ -449,7 +477,7 @@ pub unsafe extern "C" fn onair_bot_last_error(
 ) -> onair_result {
     boundary(|| {
         // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { hold(bot) }?;
+        let b = unsafe { peek(bot) }?;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         *p = b.last_error.as_ptr().cast();
         *l = b.last_error.len().saturating_sub(1);
@@ -493,8 +521,10 @@ pub unsafe extern "C" fn onair_bot_poll(
 /// The canonical JSON form of the action last polled (the core's
 /// `ActionJson`: `{"type":"send",…}`, `{"type":"event",…}`,
 /// `{"type":"done","call":…,"result":{…}}`, …), borrowed and
-/// NUL-terminated, valid until the next call on the bot. A `send` holds
-/// secrets (its Authorization header and form), as does `persistTokens`.
+/// NUL-terminated, valid until the next `onair_bot_poll` or `onair_bot_free`
+/// (like the action). Secrets: a `send` and an `openStream` hold the
+/// Authorization header (a send its form too), `persistTokens` the token
+/// file; no other action's JSON holds one.
 ///
 /// Errors: NULL argument → ONAIR_NULL_PARAMETER; nothing polled yet →
 /// ONAIR_NO_CURRENT.

@@ -23,11 +23,11 @@ use crate::{boundary, boundary_or, bytes_in, out};
 /// event and `_item_json` text) until the next call that takes items (see
 /// there). A caller sharing a decoder holds its own lock until it has read
 /// what was lent.
-/// `onair_decoder_free` must not race any other call on it.
+/// `onair_decoder_free` while another thread is in a call is refused (ONAIR_BUSY).
 #[derive(Debug)]
 pub struct onair_decoder(Guarded<DecoderState>);
 
-handles! { onair_decoder => DecoderState }
+handles! { onair_decoder => DecoderState, tag 3 }
 
 /// The state behind an `onair_decoder`.
 #[derive(Debug)]
@@ -161,17 +161,22 @@ pub unsafe extern "C" fn onair_decoder_new(
             current: None,
             json: Vec::new(),
             batch: Vec::new(),
-        });
+        })?;
         Ok(())
     })
 }
 
-/// Frees a decoder. NULL is fine. Never while another thread may be in a
-/// call on it (should one be in flight, nothing is freed).
+/// Frees a decoder.
+///
+/// Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+/// already (a double free, or a stale handle whose slot now holds another
+/// object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+/// no handle of this kind; ONAIR_BUSY when another thread is in a call on
+/// it (nothing is freed: free it once that call is over).
 #[no_mangle]
-pub unsafe extern "C" fn onair_decoder_free(decoder: *mut onair_decoder) {
+pub unsafe extern "C" fn onair_decoder_free(decoder: *mut onair_decoder) -> onair_result {
     // SAFETY: NULL or a handle from this library, freed once.
-    boundary_or((), || unsafe { free(decoder) })
+    boundary(|| unsafe { free(decoder) })
 }
 
 /// Feeds a chunk of the stream's body, split anywhere (no NUL needed; any

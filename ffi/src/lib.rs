@@ -48,7 +48,7 @@ pub use view::*;
 /// ABI breaks (a function's signature or a struct's layout changes, or a
 /// function is removed); adding functions or result codes keeps it.
 /// Compare it with `onair_abi_version()` at start-up.
-pub const ONAIR_ABI_VERSION: u32 = 3;
+pub const ONAIR_ABI_VERSION: u32 = 4;
 /// The library's major version (Cargo.toml).
 pub const ONAIR_VERSION_MAJOR: u32 = 0;
 /// The library's minor version (Cargo.toml).
@@ -73,7 +73,8 @@ pub enum onair_result {
     ONAIR_PANIC = 3,
     /// The base URL is not an absolute http(s) URL without query or fragment.
     ONAIR_INVALID_BASE_URL = 4,
-    /// The client id is not a UUID, or the secret is empty.
+    /// No longer returned since ABI 4: `ONAIR_INVALID_CLIENT_ID` and
+    /// `ONAIR_INVALID_CLIENT_SECRET` say which credential is wrong.
     ONAIR_INVALID_CREDENTIALS = 5,
     /// The saved token file did not load (not JSON, another format or version).
     ONAIR_INVALID_TOKENS = 6,
@@ -123,6 +124,22 @@ pub enum onair_result {
     ONAIR_KIT_STATE_TOO_NEW = 26,
     /// The bot has no kit configured (`onair_bot_config_set_kit_json`).
     ONAIR_NO_KIT = 27,
+    /// `onair_bot_config_new`'s `client_id` is not a UUID (8-4-4-4-12
+    /// hexadecimal digits; the service answers anything else with
+    /// invalid_client).
+    ONAIR_INVALID_CLIENT_ID = 28,
+    /// `onair_bot_config_new`'s `client_secret` is empty.
+    ONAIR_INVALID_CLIENT_SECRET = 29,
+    /// The handle is not one this library gave out for this kind of object
+    /// (a pointer from elsewhere, another kind of handle): nothing was done.
+    ONAIR_INVALID_HANDLE = 30,
+    /// The handle was freed (a call on a freed handle, a double free, a stale
+    /// free after its memory was reused): nothing was done, no other object
+    /// was touched.
+    ONAIR_FREED_HANDLE = 31,
+    /// Every handle of this kind is in use (about sixteen million live
+    /// handles of one kind): free some.
+    ONAIR_TOO_MANY_HANDLES = 32,
 }
 
 use onair_result::*;
@@ -140,8 +157,8 @@ fn result_text(code: u32) -> &'static std::ffi::CStr {
         1 => c"a required pointer argument was NULL",
         2 => c"a string argument was not valid UTF-8",
         3 => c"libonair panicked (a bug); free the handle",
-        4 => c"the base URL is not an absolute http(s) URL",
-        5 => c"the client credentials are unusable",
+        4 => c"base_url must be an absolute http(s) URL without query or fragment",
+        5 => c"the client credentials are unusable (no longer returned: see 28, 29)",
         6 => c"the saved tokens did not load",
         7 => c"a report named a request id that was never issued",
         8 => c"that request is not the stream connection in this state",
@@ -162,6 +179,11 @@ fn result_text(code: u32) -> &'static std::ffi::CStr {
         25 => c"the kit configuration was refused (see the config's last error)",
         26 => c"the saved kit state is from a newer onair",
         27 => c"the bot has no kit configured",
+        28 => c"client_id must be a UUID (8-4-4-4-12 hexadecimal digits)",
+        29 => c"client_secret must not be empty",
+        30 => c"not a handle of this kind from libonair (nothing was done)",
+        31 => c"the handle was freed already (nothing was done)",
+        32 => c"too many live handles of this kind",
         _ => c"unknown result code",
     }
 }

@@ -258,7 +258,7 @@ pub unsafe extern "C" fn onair_retry_after_ms(
 #[derive(Debug)]
 pub struct onair_backoff(Guarded<Backoff>);
 
-handles! { onair_backoff => Backoff }
+handles! { onair_backoff => Backoff, tag 6 }
 
 /// A backoff with the spec's limits (`base_ms` = `cap_ms` = 0), or custom
 /// ones; `seed` fixes the jitter. Free with `onair_backoff_free`.
@@ -279,16 +279,22 @@ pub unsafe extern "C" fn onair_backoff_new(
             (0, _) | (_, 0) => return Err(ONAIR_INVALID_ARGUMENT),
             (b, c) => Backoff::with_limits(b, c, seed),
         };
-        *slot = new_handle::<onair_backoff>(backoff);
+        *slot = new_handle::<onair_backoff>(backoff)?;
         Ok(())
     })
 }
 
-/// Frees a backoff. NULL is fine.
+/// Frees a backoff.
+///
+/// Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+/// already (a double free, or a stale handle whose slot now holds another
+/// object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+/// no handle of this kind; ONAIR_BUSY when another thread is in a call on
+/// it (nothing is freed: free it once that call is over).
 #[no_mangle]
-pub unsafe extern "C" fn onair_backoff_free(backoff: *mut onair_backoff) {
+pub unsafe extern "C" fn onair_backoff_free(backoff: *mut onair_backoff) -> onair_result {
     // SAFETY: NULL or a handle from this library, freed once.
-    boundary_or((), || unsafe { free(backoff) })
+    boundary(|| unsafe { free(backoff) })
 }
 
 /// The next delay in ms (and counts one more attempt).

@@ -94,7 +94,7 @@ impl Owned {
 #[derive(Debug)]
 pub struct onair_sse_parser(Guarded<SseParserState>);
 
-handles! { onair_sse_parser => SseParserState }
+handles! { onair_sse_parser => SseParserState, tag 4 }
 
 /// The state behind an `onair_sse_parser`.
 #[derive(Debug)]
@@ -171,16 +171,22 @@ pub unsafe extern "C" fn onair_sse_parser_new(
             current: None,
             json: Vec::new(),
             last_event_id: String::new(),
-        });
+        })?;
         Ok(())
     })
 }
 
-/// Frees a parser. NULL is fine.
+/// Frees a parser.
+///
+/// Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+/// already (a double free, or a stale handle whose slot now holds another
+/// object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+/// no handle of this kind; ONAIR_BUSY when another thread is in a call on
+/// it (nothing is freed: free it once that call is over).
 #[no_mangle]
-pub unsafe extern "C" fn onair_sse_parser_free(parser: *mut onair_sse_parser) {
+pub unsafe extern "C" fn onair_sse_parser_free(parser: *mut onair_sse_parser) -> onair_result {
     // SAFETY: NULL or a handle from this library, freed once.
-    boundary_or((), || unsafe { free(parser) })
+    boundary(|| unsafe { free(parser) })
 }
 
 /// Feeds a chunk of the stream, split anywhere (any bytes, not kept); the

@@ -24,11 +24,11 @@ pub(crate) fn text_arg<'a>(p: *const c_char, len: usize) -> Result<&'a str, onai
 ///
 /// Threads: one thread at a time; a concurrent call gets ONAIR_BUSY
 /// (`_len`: 0) and changes nothing. Its strings stay valid until it is
-/// freed. Free it only when no other thread may call it.
+/// freed.
 #[derive(Debug)]
 pub struct onair_string_list(Guarded<Vec<String>>);
 
-handles! { onair_string_list => Vec<String> }
+handles! { onair_string_list => Vec<String>, tag 5 }
 
 /// Splits chat text into messages the service accepts (at most 200 UTF-16
 /// units each, cut only between grapheme clusters, at spaces when it can;
@@ -44,7 +44,7 @@ pub unsafe extern "C" fn onair_text_split(
     boundary(|| {
         let slot = out(out_list)?;
         let t = text_arg(text, len)?;
-        *slot = new_handle::<onair_string_list>(text::split(t));
+        *slot = new_handle::<onair_string_list>(text::split(t))?;
         Ok(())
     })
 }
@@ -78,11 +78,17 @@ pub unsafe extern "C" fn onair_string_list_get(
     })
 }
 
-/// Frees a list. NULL is fine.
+/// Frees a list.
+///
+/// Returns ONAIR_OK (NULL included); ONAIR_FREED_HANDLE when it was freed
+/// already (a double free, or a stale handle whose slot now holds another
+/// object, which is left alone); ONAIR_INVALID_HANDLE for a pointer that is
+/// no handle of this kind; ONAIR_BUSY when another thread is in a call on
+/// it (nothing is freed: free it once that call is over).
 #[no_mangle]
-pub unsafe extern "C" fn onair_string_list_free(list: *mut onair_string_list) {
+pub unsafe extern "C" fn onair_string_list_free(list: *mut onair_string_list) -> onair_result {
     // SAFETY: NULL or a handle from this library, freed once.
-    boundary_or((), || unsafe { free(list) })
+    boundary(|| unsafe { free(list) })
 }
 
 /// Cuts `text` to at most `limit_utf16` UTF-16 units, ending with

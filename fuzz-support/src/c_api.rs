@@ -4,7 +4,7 @@
 //! handles, NULL out-parameters, (NULL, n) pairs, invalid UTF-8, request
 //! ids never issued, kit configurations and saved state of any shape, any
 //! numbers — but never the way the contract calls undefined behaviour (a
-//! length longer than its buffer, a freed handle, a view used after the
+//! length longer than its buffer, a view used after the
 //! next call on its handle), which C cannot be protected from.
 //!
 //! After every call it asserts:
@@ -42,6 +42,7 @@ use onair::proto::endpoint::Endpoint;
 use onair::proto::json::{ActionJson, ItemJson, RawItemJson, TallyJson};
 use onair::proto::problem::classify;
 use onair::proto::ratelimit::{QuotaHeaders, RetryAfter};
+use onair::proto::secret::CredentialsError;
 use onair::proto::sse::{self, Parser};
 use onair::proto::time::FrameId;
 use onair::proto::timers::{Timer, TimerError};
@@ -1851,8 +1852,12 @@ impl Fuzz {
                     .map(|(i, s)| ClientCredentials::new(i, s));
                 e.add(matches!(base, Some(Err(_))), ONAIR_INVALID_BASE_URL);
                 e.add(
-                    matches!(credentials, Some(Err(_))),
-                    ONAIR_INVALID_CREDENTIALS,
+                    matches!(credentials, Some(Err(CredentialsError::InvalidClientId))),
+                    ONAIR_INVALID_CLIENT_ID,
+                );
+                e.add(
+                    matches!(credentials, Some(Err(CredentialsError::EmptySecret))),
+                    ONAIR_INVALID_CLIENT_SECRET,
                 );
                 let mut out = Out::<*mut onair_bot_config>::new(f.has(OUT));
                 // SAFETY: (pointer, length) pairs within their buffers.
@@ -1887,6 +1892,10 @@ impl Fuzz {
                 let value = number(input, 30_000);
                 let mut e = Expect::new();
                 e.add(h.is_null(), ONAIR_NULL_PARAMETER);
+                // Every call reaching the config clears its last error.
+                if let Some(c) = self.config.as_mut().filter(|_| !h.is_null()) {
+                    c.shadow.last_error.clear();
+                }
                 let shadow = self
                     .config
                     .as_mut()
@@ -2204,8 +2213,12 @@ impl Fuzz {
     /// expired, another version, raw bytes, NULL) and, `with_state`, a saved
     /// kit state (the last a bot handed out, canned ones, raw bytes, NULL).
     fn bot_new(&mut self, f: Faults, input: &mut Input<'_>, with_state: bool) {
-        let cfg = match &self.config {
-            Some(c) if !f.has(HANDLE) => c.c,
+        let cfg = match &mut self.config {
+            Some(c) if !f.has(HANDLE) => {
+                // Every call reaching the config clears its last error.
+                c.shadow.last_error.clear();
+                c.c
+            }
             _ => null_mut(),
         };
         let saved = Buf::new(
@@ -2496,6 +2509,9 @@ impl Fuzz {
         let mut e = Expect::new();
         e.add(h.is_null(), ONAIR_NULL_PARAMETER);
         if op % 2 == 0 {
+            if let Some(c) = self.config.as_mut().filter(|_| !h.is_null()) {
+                c.shadow.last_error.clear();
+            }
             let json = Buf::new(pick(input, &KITS), f, NULL0, NULLN);
             json.text_faults(&mut e);
             let parsed = json.text().map(KitConfig::from_json);

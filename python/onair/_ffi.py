@@ -22,12 +22,12 @@ from ctypes import POINTER, Structure, c_bool, c_char_p, c_size_t, c_uint16, c_u
 from pathlib import Path
 from typing import Any, Union
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 _NAMES = {"darwin": "libonair.dylib", "win32": "onair.dll"}
 LIB_NAME = _NAMES.get(sys.platform, "libonair.so")
 
-# Room for the onair_action that onair_bot_poll writes (640 bytes in ABI 3 on x86_64).
+# Room for the onair_action that onair_bot_poll writes (640 bytes in ABI 4 on x86_64, as in ABI 3).
 ACTION_BYTES = 4096
 
 

@@ -1,5 +1,6 @@
 mod batch;
 mod boundary;
+mod handles;
 mod header;
 mod leaks;
 mod threads;
