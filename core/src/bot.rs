@@ -113,6 +113,7 @@ use crate::proto::oauth::{
 };
 use crate::proto::problem::{classify, Advice, Problem, ProblemKind};
 use crate::proto::quota::{DailyQuota, QuotaTracker};
+use crate::proto::scope::Permission;
 use crate::proto::secret::{ClientCredentials, Secret};
 use crate::proto::stop::Stop;
 use crate::proto::stream::{ConnectLoop, Phase, Step, StreamConfig, StreamNotice};
@@ -125,17 +126,32 @@ use stream::Conn;
 
 mod calls;
 mod kit;
+pub mod notices;
 mod requests;
 mod status;
 mod stream;
 mod timers;
 mod tokens;
 
+pub use notices::{GiveUpReason, Unreached};
 pub use status::{Connection, Counters, QuotaBlock, Status};
 
 /// The longest error body of a failed stream open that is kept to classify
 /// it (the service's are ~200 bytes).
 const MAX_STREAM_ERROR_BODY: usize = 16 * 1024;
+
+/// The token a credentials check revokes (one that does not exist):
+/// `POST /v1/oauth/revoke` with `token=onair-credentials-check`
+/// ([`BotConfig::check_credentials`]).
+pub const CREDENTIALS_CHECK_TOKEN: &str = "onair-credentials-check";
+
+/// How long a consent code is good for after it was first sent (spec 3.1):
+/// an exchange that was not sent ([`Bot::on_not_sent`]) goes again only
+/// within this time.
+pub const CODE_FRESH_MS: u64 = 60_000;
+
+/// How many times the credentials check is tried when no answer comes.
+const CHECK_MAX_ATTEMPTS: u32 = 4;
 
 /// A daily-quota block longer than this fails a call instead of queueing it.
 const MAX_QUEUE_WAIT_MS: u64 = 60_000;
@@ -168,6 +184,13 @@ pub struct BotConfig {
     /// The kit: commands, greetings, milestones, the tally (default: none).
     /// See [`crate::kit`].
     pub kit: KitConfig,
+    /// With saved tokens, check the client credentials at start (default
+    /// true): one `POST /v1/oauth/revoke` of a token that does not exist
+    /// (form `token=onair-credentials-check`), answered 200 only to a client
+    /// that authenticates (spec 4.2, 7.4). A 401 stops the bot with
+    /// [`Stop::InvalidClient`] at start instead of at the first refresh, up
+    /// to an hour later. No answer: tried again later, a few times.
+    pub check_credentials: bool,
 }
 
 impl BotConfig {
@@ -184,6 +207,7 @@ impl BotConfig {
             request_timeout_ms: 30_000,
             max_queued_calls: 100,
             kit: KitConfig::default(),
+            check_credentials: true,
         }
     }
 }
@@ -364,6 +388,51 @@ pub enum Notice {
         /// When the next connect goes.
         until_ms: u64,
     },
+    /// The service could not be reached: a request was not sent
+    /// ([`Bot::on_not_sent`]), got no answer ([`Bot::on_transport_error`])
+    /// or none in time (a timeout, the stream's connect timeout included).
+    /// Told at the first failure, then at most once every
+    /// [`UNREACHABLE_NOTICE_EVERY_MS`](notices::UNREACHABLE_NOTICE_EVERY_MS)
+    /// while failures go on; the bot keeps retrying.
+    Unreachable {
+        /// The endpoint of the latest failure.
+        endpoint: Endpoint,
+        /// How the latest failure happened.
+        failure: Unreached,
+        /// Failed requests since `since_ms`.
+        failures: u64,
+        /// When the first failure of this episode happened (unix ms).
+        since_ms: u64,
+    },
+    /// The service answered again after [`Notice::Unreachable`].
+    Reachable {
+        /// Failed requests in the episode.
+        failures: u64,
+        /// When its first failure happened (unix ms).
+        since_ms: u64,
+    },
+    /// App calls the bot gave up on (each also answered by its
+    /// [`Action::Done`]): the first of an endpoint and reason at once, then
+    /// at most one notice every
+    /// [`GAVE_UP_NOTICE_EVERY_MS`](notices::GAVE_UP_NOTICE_EVERY_MS)
+    /// counting the calls given up since.
+    GaveUp {
+        /// Their endpoint.
+        endpoint: Endpoint,
+        /// Why.
+        reason: GiveUpReason,
+        /// How many calls this notice tells of.
+        count: u64,
+    },
+    /// A daily quota blocks a permission (`scope`), or every call of the app
+    /// (`scope` `None`), until `until_ms`: calls needing it fail at once
+    /// ([`CallFailure::QuotaBlocked`]) until then. Told once per block.
+    DailyQuotaReached {
+        /// The blocked permission; `None`: the whole app.
+        scope: Option<Permission>,
+        /// When the block ends (unix ms).
+        until_ms: u64,
+    },
 }
 
 /// The answer to an app call.
@@ -457,6 +526,29 @@ pub struct Bot {
     stream_generation: u64,
     /// The configured kit, when one is.
     kit: Option<Kit>,
+    /// The code exchange in flight: its code and redirect URI, to send it
+    /// again when it never left (`on_not_sent`).
+    exchange: Option<(Secret, String)>,
+    /// When the current consent code was first sent.
+    code_first_sent_ms: Option<u64>,
+    /// When the exchange of a code that was not sent goes again.
+    code_retry_at_ms: u64,
+    code_backoff: Backoff,
+    /// The credentials check, built at start.
+    check_request: Option<HttpRequest>,
+    /// The credentials check still to send: not before then (unix ms).
+    check_due_ms: Option<u64>,
+    /// Credentials checks sent so far.
+    check_attempts: u32,
+    check_backoff: Backoff,
+    /// Whether the service can be reached (`Notice::Unreachable`).
+    reach: notices::Reach,
+    /// Calls given up on, told at a bounded rate (`Notice::GaveUp`).
+    give_ups: notices::GiveUps,
+    /// App calls answered by a failure not yet polled, with their endpoint.
+    failed_calls: Vec<(CallId, Endpoint)>,
+    /// Daily-quota blocks told (`Notice::DailyQuotaReached`).
+    quota_told: notices::QuotaAnnounced,
 }
 
 impl Bot {
@@ -465,6 +557,15 @@ impl Bot {
     /// jitter, so a run is reproducible; seed from real randomness in
     /// production (bots sharing a seed back off in lockstep).
     pub fn new(config: BotConfig, saved: Option<Tokens>, seed: u64) -> Self {
+        let check_request = (config.check_credentials && saved.is_some())
+            .then(|| {
+                config
+                    .token_client
+                    .revoke(&Secret::new(CREDENTIALS_CHECK_TOKEN), None)
+                    .ok()
+            })
+            .flatten();
+        let check_request_ok = check_request.is_some();
         let tokens = match saved {
             Some(t) => TokenManager::with_tokens(config.token_client, config.refresh, t),
             None => TokenManager::new(config.token_client, config.refresh),
@@ -498,6 +599,18 @@ impl Bot {
             end_seen: false,
             stream_generation: 0,
             kit: (!config.kit.is_empty()).then(|| Kit::new(config.kit)),
+            exchange: None,
+            code_first_sent_ms: None,
+            code_retry_at_ms: 0,
+            code_backoff: Backoff::with_limits(500, 5_000, seed ^ 0xC0DE_0000_0000_0004),
+            check_request,
+            check_due_ms: check_request_ok.then_some(0),
+            check_attempts: 0,
+            check_backoff: Backoff::new(seed ^ 0xC4EC_0000_0000_0003),
+            reach: notices::Reach::default(),
+            give_ups: notices::GiveUps::default(),
+            failed_calls: Vec::new(),
+            quota_told: notices::QuotaAnnounced::default(),
         }
     }
 
@@ -561,6 +674,7 @@ impl Bot {
     /// ```
     pub fn share_daily_quota(&mut self, shared: &DailyQuota, now_ms: u64) {
         self.quota.share(shared, now_ms);
+        self.announce_quota(now_ms);
     }
 
     /// The event stream's connect-loop, e.g. for its phase or last problem.
@@ -585,6 +699,9 @@ impl Bot {
                         _ => self.counters.chats_failed += 1,
                     }
                 }
+                if let CallResult::Failed(failure) = result {
+                    self.gave_up(*call, failure, now_ms);
+                }
             }
             Action::PersistTokens(_) => self.counters.token_pairs += 1,
             _ => {}
@@ -601,6 +718,12 @@ impl Bot {
         }
         self.expire_requests(now_ms);
         if let Some(action) = self.out.pop_front() {
+            return action;
+        }
+        if let Some(notice) = self.reach.due(now_ms).or_else(|| self.give_ups.due(now_ms)) {
+            return Action::Notice(notice);
+        }
+        if let Some(action) = self.poll_check(now_ms) {
             return action;
         }
         if let Some(action) = self.poll_tokens(now_ms) {
@@ -677,6 +800,12 @@ impl Bot {
         add(self.call_deadline(now_ms));
         add(self.timers.next_deadline(self.connected()));
         add(self.kit.as_ref().and_then(Kit::checkpoint_at));
+        add(self.reach.deadline());
+        add(self.give_ups.deadline());
+        add(self.check_deadline());
+        if self.pending_code.is_some() && !self.token_request_in_flight() {
+            add(Some(self.code_retry_at_ms));
+        }
         earliest
     }
 

@@ -4,7 +4,7 @@
 //! lines: fields may be added, never changed or removed.
 #![allow(clippy::unwrap_used)]
 
-use onair::bot::{Action, CallFailure, CallId, CallResult, Notice};
+use onair::bot::{Action, CallFailure, CallId, CallResult, GiveUpReason, Notice, Unreached};
 use onair::event::{
     Chat, DecodeError, DecodeErrorKind, Decoder, Donation, End, EndReason, Event, Item, Like,
     LikeType, Presence, PresenceType, User,
@@ -202,6 +202,34 @@ fn actions() -> Vec<Action> {
         },
         Action::Notice(Notice::CallHeld { call: CallId(11) }),
         Action::Notice(Notice::ReconnectStormBraked { until_ms: 77 }),
+        Action::Notice(Notice::Unreachable {
+            endpoint: Endpoint::Events,
+            failure: Unreached::NotSent,
+            failures: 4,
+            since_ms: 1_732_250_000_000,
+        }),
+        Action::Notice(Notice::Reachable {
+            failures: 1,
+            since_ms: 1_732_250_000_000,
+        }),
+        Action::Notice(Notice::GaveUp {
+            endpoint: Endpoint::Chat,
+            reason: GiveUpReason::Cancelled,
+            count: 12,
+        }),
+        Action::Notice(Notice::GaveUp {
+            endpoint: Endpoint::Listeners,
+            reason: GiveUpReason::QuotaBlocked,
+            count: 1,
+        }),
+        Action::Notice(Notice::DailyQuotaReached {
+            scope: Some(onair::Permission::ChatSend),
+            until_ms: 1_732_320_000_000,
+        }),
+        Action::Notice(Notice::DailyQuotaReached {
+            scope: None,
+            until_ms: 1_732_320_000_000,
+        }),
         done(1, CallResult::Broadcast(broadcast)),
         done(2, CallResult::Listeners(listeners)),
         done(3, CallResult::Fans(fans)),

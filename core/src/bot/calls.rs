@@ -130,6 +130,7 @@ impl Bot {
             .filter(|s| !s.resumes_with_new_consent())
         {
             let failure = CallFailure::Stopped(stop.clone());
+            self.failed_calls.push((id, op.endpoint()));
             self.out.push_back(done(id, CallResult::Failed(failure)));
             return id;
         }
@@ -137,6 +138,7 @@ impl Bot {
             let failure = CallFailure::QueueFull {
                 limit: self.max_queued_calls,
             };
+            self.failed_calls.push((id, op.endpoint()));
             self.out.push_back(done(id, CallResult::Failed(failure)));
             return id;
         }
@@ -228,6 +230,7 @@ impl Bot {
         let endpoint = call.op.endpoint();
         let problem = classify(endpoint, status, headers, body);
         self.quota.on_response(endpoint, &problem, now_ms);
+        self.announce_quota(now_ms);
         if problem.advice != Advice::RefreshToken {
             self.tokens.on_accepted(sent_generation);
         }
@@ -311,6 +314,9 @@ impl Bot {
     /// failure leaves it as it was).
     pub(super) fn answer(&mut self, call: Call, result: CallResult) {
         if !matches!(call.op, Op::LiveId) {
+            if matches!(result, CallResult::Failed(_)) {
+                self.failed_calls.push((call.id, call.op.endpoint()));
+            }
             self.out.push_back(done(call.id, result));
             return;
         }

@@ -6,8 +6,20 @@ use super::*;
 pub(super) enum Purpose {
     Token,
     Revoke,
+    /// The credentials check at start (`BotConfig::check_credentials`).
+    Check,
     /// A call, with the token generation it was sent with.
     Call(Box<Call>, u64),
+}
+
+impl Purpose {
+    pub(super) fn endpoint(&self) -> Endpoint {
+        match self {
+            Purpose::Token => Endpoint::Token,
+            Purpose::Revoke | Purpose::Check => Endpoint::Revoke,
+            Purpose::Call(call, _) => call.op.endpoint(),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -41,15 +53,12 @@ impl Bot {
     pub(super) fn expire_requests(&mut self, now_ms: u64) {
         while let Some(index) = self.in_flight.iter().position(|f| f.deadline_ms <= now_ms) {
             let expired = self.in_flight.swap_remove(index);
-            let endpoint = match &expired.purpose {
-                Purpose::Token => Endpoint::Token,
-                Purpose::Revoke => Endpoint::Revoke,
-                Purpose::Call(call, _) => call.op.endpoint(),
-            };
+            let endpoint = expired.purpose.endpoint();
             self.out.push_back(Action::TimedOut {
                 id: expired.id,
                 endpoint,
             });
+            self.unreached(endpoint, Unreached::TimedOut, now_ms);
             self.on_no_response(expired.purpose, now_ms);
         }
     }
@@ -102,8 +111,13 @@ impl Bot {
         if self.conn.as_ref().is_some_and(|c| c.id() == id) {
             return Err(Misuse::NotAStream(id));
         }
-        match self.take_in_flight(id)? {
+        let purpose = self.take_in_flight(id)?;
+        if purpose.is_some() {
+            self.reached();
+        }
+        match purpose {
             Some(Purpose::Token) => self.on_token_response(status, headers, body, now_ms),
+            Some(Purpose::Check) => self.on_check_response(status, headers, body, now_ms),
             Some(Purpose::Revoke) | None => {}
             Some(Purpose::Call(call, generation)) => {
                 self.on_call_response(*call, generation, status, headers, body, now_ms);
@@ -112,13 +126,68 @@ impl Bot {
         Ok(())
     }
 
-    /// A request got no response (connect error, timeout, reset).
+    /// A request got no response: it may have been sent (a reset, a
+    /// connection lost after sending, a read timeout), so its outcome is
+    /// unknown. A code exchange is then spent, and a chat message is not
+    /// sent again (it may have been posted). When the request surely never
+    /// left this machine, report [`Bot::on_not_sent`] instead.
     pub fn on_transport_error(&mut self, id: RequestId, now_ms: u64) -> Result<(), Misuse> {
-        if self.conn.as_ref().is_some_and(|c| c.id() == id) {
+        if let Some(conn) = self.conn.as_ref().filter(|c| c.id() == id) {
+            if matches!(conn, Conn::Opening(_)) {
+                self.unreached(Endpoint::Events, Unreached::NoResponse, now_ms);
+            }
             return self.on_stream_closed(id, now_ms);
         }
         if let Some(purpose) = self.take_in_flight(id)? {
+            self.unreached(purpose.endpoint(), Unreached::NoResponse, now_ms);
             self.on_no_response(purpose, now_ms);
+        }
+        Ok(())
+    }
+
+    /// The request never left this machine: connection refused, DNS
+    /// failure, TLS handshake failure, connect timeout. Unlike
+    /// [`Bot::on_transport_error`] nothing was spent: a consent code
+    /// exchange goes again (with backoff, while the code is fresh:
+    /// [`CODE_FRESH_MS`]), a chat message is repeatable, a refresh is
+    /// retried, and a stream open is a failed connect (backoff). It counts
+    /// as the service not being reached ([`Notice::Unreachable`]).
+    ///
+    /// ```
+    /// use onair::{Action, BaseUrl, Bot, BotConfig, ClientCredentials};
+    /// # let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let mut bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
+    /// bot.authorize("code-from-consent", "https://bot.example/callback");
+    /// let Action::Send { id, .. } = bot.poll(0) else { panic!() };
+    /// bot.on_not_sent(id, 10)?; // connection refused
+    /// assert!(matches!(bot.poll(10), Action::Notice(onair::Notice::Unreachable { .. })));
+    /// // The code was not spent: the exchange goes again after a backoff.
+    /// let Action::Wait { until_ms: Some(at) } = bot.poll(10) else { panic!() };
+    /// assert!(matches!(bot.poll(at), Action::Send { .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_not_sent(&mut self, id: RequestId, now_ms: u64) -> Result<(), Misuse> {
+        if let Some(conn) = self.conn.as_ref().filter(|c| c.id() == id) {
+            if matches!(conn, Conn::Opening(_)) {
+                self.unreached(Endpoint::Events, Unreached::NotSent, now_ms);
+            }
+            return self.on_stream_closed(id, now_ms);
+        }
+        let Some(purpose) = self.take_in_flight(id)? else {
+            return Ok(());
+        };
+        self.unreached(purpose.endpoint(), Unreached::NotSent, now_ms);
+        match purpose {
+            Purpose::Token => {
+                if let Ok(outcome) = self.tokens.on_not_sent(now_ms) {
+                    self.on_token_not_sent(outcome, now_ms);
+                }
+            }
+            Purpose::Revoke => {}
+            Purpose::Check => self.on_check_failure(now_ms),
+            Purpose::Call(call, _) => {
+                self.retry_or_fail(*call, true, CallFailure::Transport, now_ms);
+            }
         }
         Ok(())
     }
@@ -126,11 +195,13 @@ impl Bot {
     pub(super) fn on_no_response(&mut self, purpose: Purpose, now_ms: u64) {
         match purpose {
             Purpose::Token => {
+                self.exchange = None;
                 if let Ok(outcome) = self.tokens.on_transport_failure(now_ms) {
                     self.on_token_outcome(outcome, now_ms);
                 }
             }
             Purpose::Revoke => {}
+            Purpose::Check => self.on_check_failure(now_ms),
             Purpose::Call(call, _) => {
                 let repeatable = !matches!(call.op, Op::Chat(_));
                 self.retry_or_fail(*call, repeatable, CallFailure::Transport, now_ms);

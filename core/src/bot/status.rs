@@ -91,6 +91,20 @@ pub struct Counters {
     pub chats_failed: u64,
     /// New token pairs (the exchange and every refresh).
     pub token_pairs: u64,
+    /// Requests that did not reach the service: not sent, no answer, or
+    /// none in time (stream connects included).
+    pub unreached: u64,
+    /// App calls given up on as cancelled: chat still queued when its
+    /// broadcast ended, or the bot stopped.
+    pub gave_up_cancelled: u64,
+    /// App calls given up on because a daily quota blocks them.
+    pub gave_up_quota_blocked: u64,
+    /// App calls refused (by the service, or a full call queue).
+    pub gave_up_refused: u64,
+    /// App calls given up on for want of an answer.
+    pub gave_up_transport: u64,
+    /// App calls whose answer could not be read.
+    pub gave_up_invalid_answer: u64,
 }
 
 /// A daily-quota block in force.

@@ -76,6 +76,10 @@ impl Bot {
                             // The watchdog found it silent.
                             self.counters.drops += 1;
                         }
+                        if matches!(conn, Conn::Opening(_)) {
+                            // The connect timeout: no answer in time.
+                            self.unreached(Endpoint::Events, Unreached::TimedOut, now_ms);
+                        }
                         return Some(Action::CloseStream { id: conn.id() });
                     }
                 }
@@ -125,6 +129,7 @@ impl Bot {
             Some(conn) if conn.id() == id => return Err(Misuse::NotAStream(id)),
             _ => return self.late_stream_report(id),
         }
+        self.reached();
         if (200..300).contains(&status) {
             self.stream
                 .on_response(status, headers, b"", now_ms)

@@ -15,6 +15,9 @@ impl Bot {
             return;
         }
         self.pending_code = Some((Secret::new(code), redirect_uri.to_owned()));
+        self.code_first_sent_ms = None;
+        self.code_retry_at_ms = 0;
+        self.code_backoff.reset();
         if self.stopped.take().is_some() {
             // The stream starts over once the new pair is in. Until then it
             // waits: the connect-loop may hold the stop itself (a second 401
@@ -85,12 +88,20 @@ impl Bot {
         if self.token_request_in_flight() {
             return None;
         }
+        if self.pending_code.is_some() && now_ms < self.code_retry_at_ms {
+            // An exchange that was not sent goes again after its backoff.
+            return None;
+        }
         if let Some((code, redirect_uri)) = self.pending_code.take() {
             return match self
                 .tokens
                 .start_exchange(code.expose(), &redirect_uri, now_ms)
             {
-                Ok(request) => Some(self.send(Purpose::Token, request, now_ms)),
+                Ok(request) => {
+                    self.code_first_sent_ms.get_or_insert(now_ms);
+                    self.exchange = Some((code, redirect_uri));
+                    Some(self.send(Purpose::Token, request, now_ms))
+                }
                 Err(_) => {
                     // The same code again, or a malformed one: it cannot be used.
                     self.halt(Stop::Reauthorize(AuthProblem::CodeUnusable));
@@ -160,6 +171,7 @@ impl Bot {
         body: &[u8],
         now_ms: u64,
     ) {
+        self.exchange = None;
         let problem = classify(Endpoint::Token, status, headers, body);
         if let Ok(outcome) = self.tokens.on_response(status, body, now_ms) {
             if !matches!(outcome, TokenOutcome::Persist(_)) {
@@ -218,5 +230,76 @@ impl Bot {
             .is_some_and(Stop::resumes_with_new_consent)
             || (self.stopped.is_none()
                 && self.tokens.problem() == Some(&AuthProblem::NotAuthorized))
+    }
+}
+
+impl Bot {
+    /// The token request in flight was not sent ([`Bot::on_not_sent`]): a
+    /// code exchange goes again with the same code while it is fresh
+    /// ([`CODE_FRESH_MS`]), then the DJ must consent again (the service could
+    /// not be reached); a refresh is retried with backoff.
+    pub(super) fn on_token_not_sent(&mut self, outcome: TokenOutcome, now_ms: u64) {
+        let Some((code, redirect_uri)) = self.exchange.take() else {
+            self.on_token_outcome(outcome, now_ms);
+            return;
+        };
+        let first = *self.code_first_sent_ms.get_or_insert(now_ms);
+        let retry_at = now_ms.saturating_add(self.code_backoff.next_delay_ms().max(250));
+        if retry_at >= first.saturating_add(CODE_FRESH_MS) {
+            self.halt(Stop::Reauthorize(AuthProblem::ExchangeFailed(
+                crate::proto::oauth::TokenFailure::NotSent,
+            )));
+        } else {
+            self.pending_code = Some((code, redirect_uri));
+            self.code_retry_at_ms = retry_at;
+        }
+    }
+
+    /// The credentials check, when it is due ([`BotConfig::check_credentials`]).
+    pub(super) fn poll_check(&mut self, now_ms: u64) -> Option<Action> {
+        let due = self.check_deadline()?;
+        if now_ms < due {
+            return None;
+        }
+        let request = self.check_request.clone()?;
+        self.check_due_ms = None;
+        self.check_attempts += 1;
+        Some(self.send(Purpose::Check, request, now_ms))
+    }
+
+    /// When the credentials check goes, while one is to be sent.
+    pub(super) fn check_deadline(&self) -> Option<u64> {
+        if self.stopped.is_some() || self.tokens.problem().is_some() {
+            return None;
+        }
+        self.check_due_ms
+    }
+
+    /// The answer to the credentials check: 401 (or `invalid_client`) stops
+    /// the bot for the app's configuration; 5xx and 429 try again later;
+    /// anything else means the client authenticated.
+    pub(super) fn on_check_response<H: Header>(
+        &mut self,
+        status: u16,
+        headers: impl IntoIterator<Item = H>,
+        body: &[u8],
+        now_ms: u64,
+    ) {
+        let problem = classify(Endpoint::Revoke, status, headers, body);
+        if status == 401 || problem.kind == ProblemKind::InvalidClient {
+            self.halt(Stop::InvalidClient);
+        } else if status >= 500 || status == 429 {
+            self.notice(Endpoint::Revoke, &problem);
+            self.on_check_failure(now_ms);
+        }
+    }
+
+    /// No answer to the credentials check: tried again later, a few times
+    /// (a wrong secret is found at the first refresh otherwise).
+    pub(super) fn on_check_failure(&mut self, now_ms: u64) {
+        if self.check_attempts < CHECK_MAX_ATTEMPTS {
+            let delay = self.check_backoff.next_delay_ms().max(1_000);
+            self.check_due_ms = Some(now_ms.saturating_add(delay));
+        }
     }
 }

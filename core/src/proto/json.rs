@@ -352,6 +352,49 @@ enum NoticeLine<'a> {
         role: &'static str,
         needed: &'static str,
     },
+    #[serde(rename_all = "camelCase")]
+    Unreachable {
+        endpoint: &'static str,
+        failure: &'static str,
+        failures: u64,
+        since_ms: u64,
+    },
+    #[serde(rename_all = "camelCase")]
+    Reachable {
+        failures: u64,
+        since_ms: u64,
+    },
+    GaveUp {
+        endpoint: &'static str,
+        reason: &'static str,
+        count: u64,
+    },
+    #[serde(rename_all = "camelCase")]
+    DailyQuotaReached {
+        scope: Option<&'a str>,
+        until_ms: u64,
+    },
+}
+
+/// A notice line: its kind's fields, then `message` (the notice's
+/// `Display` text) and `level` (`warn` or `info`), so a driver logs any
+/// notice without knowing its kind.
+#[derive(Serialize)]
+struct NoticeJson<'a> {
+    #[serde(flatten)]
+    line: NoticeLine<'a>,
+    message: String,
+    level: &'static str,
+}
+
+impl<'a> NoticeJson<'a> {
+    fn of(notice: &'a Notice) -> Self {
+        NoticeJson {
+            line: NoticeLine::of(notice),
+            message: notice.to_string(),
+            level: notice.level(),
+        }
+    }
 }
 
 impl<'a> NoticeLine<'a> {
@@ -374,6 +417,34 @@ impl<'a> NoticeLine<'a> {
                 user: &r.user,
                 role: r.role.as_str(),
                 needed: r.needed.as_str(),
+            },
+            Notice::Unreachable {
+                endpoint,
+                failure,
+                failures,
+                since_ms,
+            } => NoticeLine::Unreachable {
+                endpoint: endpoint.as_str(),
+                failure: failure.as_str(),
+                failures: *failures,
+                since_ms: *since_ms,
+            },
+            Notice::Reachable { failures, since_ms } => NoticeLine::Reachable {
+                failures: *failures,
+                since_ms: *since_ms,
+            },
+            Notice::GaveUp {
+                endpoint,
+                reason,
+                count,
+            } => NoticeLine::GaveUp {
+                endpoint: endpoint.as_str(),
+                reason: reason.as_str(),
+                count: *count,
+            },
+            Notice::DailyQuotaReached { scope, until_ms } => NoticeLine::DailyQuotaReached {
+                scope: scope.as_ref().map(|p| p.as_str()),
+                until_ms: *until_ms,
             },
         }
     }
@@ -495,7 +566,7 @@ enum ActionLine<'a> {
         data: &'a Event,
     },
     Notice {
-        notice: NoticeLine<'a>,
+        notice: NoticeJson<'a>,
     },
     Done {
         call: u64,
@@ -610,7 +681,7 @@ impl Serialize for ActionJson<'_> {
                 data: event,
             },
             Action::Notice(notice) => ActionLine::Notice {
-                notice: NoticeLine::of(notice),
+                notice: NoticeJson::of(notice),
             },
             Action::Done { call, result } => ActionLine::Done {
                 call: call.0,

@@ -439,6 +439,9 @@ pub enum TokenFailure {
     InvalidBody(api::ResponseError),
     /// No response (connection failed, timed out): the outcome is unknown.
     Transport,
+    /// The request never left this machine (connection refused, DNS, TLS):
+    /// nothing was spent, but the service could not be reached.
+    NotSent,
 }
 
 impl fmt::Display for TokenFailure {
@@ -454,6 +457,9 @@ impl fmt::Display for TokenFailure {
             } => write!(f, "HTTP {status}"),
             TokenFailure::InvalidBody(e) => write!(f, "unusable token response: {e}"),
             TokenFailure::Transport => f.write_str("no response (outcome unknown)"),
+            TokenFailure::NotSent => {
+                f.write_str("the service could not be reached; nothing was sent")
+            }
         }
     }
 }
@@ -557,8 +563,8 @@ pub enum TokenOutcome {
     /// DJ consent).
     Persist(Tokens),
     /// The refresh failed in a way that may pass (5xx, 429, network, …):
-    /// the old pair stays; try again later with backoff. Never returned for a
-    /// code exchange.
+    /// the old pair stays; try again later with backoff. For a code exchange
+    /// only from [`TokenManager::on_not_sent`] (nothing was spent).
     RetryLater(TokenFailure),
     /// A person must act; see the reason.
     Blocked(AuthProblem),
@@ -909,6 +915,38 @@ impl TokenManager {
             .take()
             .ok_or(OAuthError::Misuse(Misuse::NoTokenRequestInFlight))?;
         Ok(self.failed(in_flight, TokenFailure::Transport))
+    }
+
+    /// The request in flight never left this machine (connection refused,
+    /// DNS, TLS, connect timeout): nothing was spent. A refresh may be tried
+    /// again later; so may a code exchange, with the same code while it is
+    /// fresh (it is no longer counted as used). Both answer
+    /// [`TokenOutcome::RetryLater`] with [`TokenFailure::NotSent`].
+    ///
+    /// ```
+    /// use onair::proto::oauth::{RefreshPolicy, TokenFailure, TokenManager, TokenOutcome};
+    /// # let client = onair::proto::api::TokenClient::new(
+    /// #     onair::BaseUrl::new("https://a.test")?,
+    /// #     onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?,
+    /// # );
+    /// let mut tokens = TokenManager::new(client, RefreshPolicy::default());
+    /// tokens.start_exchange("code-1", "https://bot.test/cb", 0)?;
+    /// assert_eq!(tokens.on_not_sent(5)?, TokenOutcome::RetryLater(TokenFailure::NotSent));
+    /// // Not spent: the same code may go out again.
+    /// assert!(tokens.start_exchange("code-1", "https://bot.test/cb", 1000).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_not_sent(&mut self, now_ms: u64) -> Result<TokenOutcome, OAuthError> {
+        let _ = now_ms;
+        let in_flight = self
+            .in_flight
+            .take()
+            .ok_or(OAuthError::Misuse(Misuse::NoTokenRequestInFlight))?;
+        if let InFlight::Exchange { .. } = in_flight {
+            // Its fingerprint is the last one remembered (one exchange at a time).
+            self.used_codes.pop();
+        }
+        Ok(TokenOutcome::RetryLater(TokenFailure::NotSent))
     }
 
     fn failed(&mut self, in_flight: InFlight, failure: TokenFailure) -> TokenOutcome {
