@@ -554,6 +554,36 @@ fn run(
             }
             Ok(ok(json!(ledger)))
         }
+        ("/mark", _, true) => {
+            let _: Target = parse(body)?;
+            let w = shared.world();
+            let write_seq = w.writes.mark();
+            Ok(ok(json!({"writeSeq": write_seq, "nowMs": now})))
+        }
+        ("/frames", true, _) => {
+            let pairs: Vec<(String, String)> =
+                form_urlencoded::parse(query.unwrap_or("").as_bytes())
+                    .into_owned()
+                    .collect();
+            let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+            let since = match param("since") {
+                Some(v) => v
+                    .parse::<u64>()
+                    .map_err(|_| bad("since must be a write number (0 or more)"))?,
+                None => 0,
+            };
+            let w = shared.world();
+            let dj = match param("dj") {
+                Some(name) => Some(dj_of(&w, Some(name))?),
+                None => None,
+            };
+            // Every frame numbered up to the mark is in its bot's list once
+            // that bot's lock is taken: the list is exact up to it, and a
+            // next call with `since` = this `writeSeq` misses nothing.
+            let write_seq = w.writes.mark();
+            let frames = w.frames(dj, param("clientId").map(String::as_str), since, write_seq);
+            Ok(ok(json!({"writeSeq": write_seq, "frames": frames})))
+        }
         ("/djs", true, _) => {
             let w = shared.world();
             let djs: Vec<Value> = (0..w.djs.len()).map(|d| state_json(&w, d)).collect();
@@ -656,6 +686,8 @@ fn run(
             | "/chat"
             | "/requests"
             | "/ledger"
+            | "/mark"
+            | "/frames"
             | "/djs"
             | "/wire"
             | "/leave"

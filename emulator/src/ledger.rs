@@ -11,13 +11,45 @@
 //! that joined; a rejoin counts again in `joins` only; the DJ (a chat with
 //! `isDj` true, or the DJ's own id) kept out of everything; an event that
 //! reached the bot on two connections open at once counts once (by frame id).
+//!
+//! Every frame counted, and every connection opened or closed, takes the next
+//! number of one sequence shared by the whole emulator (the *write
+//! sequence*), and each frame is kept with its number ([`WrittenFrame`]): a
+//! *mark* ([`WriteSeq::mark`], `POST /_emulator/mark`) answers the last
+//! number taken, so whoever takes it just before stopping a bot knows which
+//! frames were written before that moment (number ≤ mark) and which after.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::{Mutex, PoisonError};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
 use crate::events::{EventInfo, Kind};
+
+/// The write sequence: one counter for the whole emulator, shared by every
+/// bot's ledger. Numbers start at 1; a mark of 0 is "before anything".
+#[derive(Debug, Default)]
+pub struct WriteSeq(AtomicU64);
+
+impl WriteSeq {
+    /// A sequence with nothing taken yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The last number taken: every frame numbered at or below it was
+    /// handed to its connection's writer before this call, every frame
+    /// numbered above it after.
+    pub fn mark(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// Takes the next number.
+    fn take(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::SeqCst).saturating_add(1)
+    }
+}
 
 /// The whole ledger (`GET /_emulator/ledger`).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -58,6 +90,13 @@ pub struct BotEntry {
 pub struct Connection {
     /// Emulator time it opened.
     pub opened_at_ms: i64,
+    /// The write sequence's number taken when it opened: the connection
+    /// opened after a mark `m` exactly when `openedSeq > m`.
+    pub opened_seq: u64,
+    /// The number of the last frame written to it (`null`: none yet).
+    pub last_write_seq: Option<u64>,
+    /// The number taken when it closed (`null` while open).
+    pub closed_seq: Option<u64>,
     /// Emulator time it closed; `null` while open.
     pub closed_at_ms: Option<i64>,
     /// The end frame's reason, or `null` when none was sent.
@@ -122,12 +161,61 @@ pub struct PersonTotals {
     pub chats: u64,
 }
 
+/// One frame written to a bot's stream, in the order written
+/// (`GET /_emulator/frames`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct WrittenFrame {
+    /// Its number in the write sequence.
+    pub write_seq: u64,
+    /// The DJ's name.
+    pub dj: String,
+    /// The broadcast's `liveId`.
+    pub live_id: u64,
+    /// The app's client id.
+    pub client_id: String,
+    /// The connection it went to: an index into the ledger's `connections`.
+    pub connection: usize,
+    /// `chat`, `presence`, `like`, `donation`, `end`, or `unknown` (an
+    /// unknown event of the wire variation).
+    pub event: &'static str,
+    /// The frame id (`null` for end frames and unknown events). The same
+    /// event sent on two connections has the same id.
+    pub id: Option<String>,
+    /// `user.id` (`null` for end frames and unknown events).
+    pub user_id: Option<String>,
+    /// From the DJ (kept out of the totals, as the ledger does).
+    pub is_dj: bool,
+    /// A like's `totalAmount` (0 otherwise).
+    pub hearts: u64,
+    /// A `PAID` like.
+    pub paid: bool,
+    /// A donation's `amount` (0 otherwise).
+    pub donated: u64,
+}
+
+/// No person: an end frame or an unknown event.
+const NOBODY: u32 = u32::MAX;
+
+/// One written frame as kept (compact: tens of bytes, person ids interned).
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    write_seq: u64,
+    conn: u32,
+    kind: Kind,
+    person: u32,
+    frame: (i64, u64),
+    amount: u64,
+    paid: bool,
+}
+
 /// The live record of one bot in one broadcast, shared with its stream writers.
 #[derive(Debug)]
 pub struct BotLedger {
     client_id: String,
     integration: String,
     dj_id: String,
+    writes: Arc<WriteSeq>,
     inner: Mutex<BotInner>,
 }
 
@@ -140,15 +228,61 @@ struct BotInner {
     /// Frame ids already in the totals: two connections open at once count
     /// an event once (the totals are over the union of what was delivered).
     seen: HashSet<(i64, u64)>,
+    /// Every frame written, in write order.
+    written: Vec<Written>,
+    /// Person ids by index (`Written::person`), and the index by id.
+    ids: Vec<String>,
+    index: HashMap<String, u32>,
+}
+
+impl BotInner {
+    fn person(&mut self, id: &str) -> u32 {
+        if let Some(i) = self.index.get(id) {
+            return *i;
+        }
+        let Ok(i) = u32::try_from(self.ids.len()) else {
+            return NOBODY;
+        };
+        if i == NOBODY {
+            return NOBODY;
+        }
+        self.ids.push(id.to_owned());
+        self.index.insert(id.to_owned(), i);
+        i
+    }
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Chat => "chat",
+        Kind::Presence => "presence",
+        Kind::Like => "like",
+        Kind::Donation => "donation",
+        Kind::End => "end",
+        Kind::Unknown => "unknown",
+    }
 }
 
 impl BotLedger {
-    /// A bot with nothing delivered yet; `dj_id` is the DJ's person id.
+    /// A bot with nothing delivered yet; `dj_id` is the DJ's person id. It
+    /// numbers its writes with a sequence of its own (see [`Self::with_seq`]).
     pub fn new(client_id: &str, integration: &str, dj_id: &str) -> Self {
+        Self::with_seq(client_id, integration, dj_id, Arc::new(WriteSeq::new()))
+    }
+
+    /// A bot with nothing delivered yet, numbering its writes in `writes`
+    /// (the emulator's one sequence).
+    pub fn with_seq(
+        client_id: &str,
+        integration: &str,
+        dj_id: &str,
+        writes: Arc<WriteSeq>,
+    ) -> Self {
         Self {
             client_id: client_id.to_owned(),
             integration: integration.to_owned(),
             dj_id: dj_id.to_owned(),
+            writes,
             inner: Mutex::new(BotInner::default()),
         }
     }
@@ -162,11 +296,18 @@ impl BotLedger {
         &self.integration
     }
 
+    /// The app's client id.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
     /// Starts a connection; returns its index.
     pub fn open(&self, now_ms: i64) -> usize {
         let mut inner = self.lock();
+        let opened_seq = self.writes.take();
         inner.connections.push(Connection {
             opened_at_ms: now_ms,
+            opened_seq,
             ..Connection::default()
         });
         inner.connections.len() - 1
@@ -176,8 +317,29 @@ impl BotLedger {
     pub fn record(&self, conn: usize, info: Option<&EventInfo>, end: Option<&str>) {
         let mut inner = self.lock();
         let inner = &mut *inner;
+        // Numbered under the lock: this bot's frames are kept in number order.
+        let write_seq = self.writes.take();
+        let kind = info.map_or(Kind::End, |i| i.kind);
+        let person = match info {
+            Some(i) if !matches!(i.kind, Kind::End | Kind::Unknown) => inner.person(&i.user_id),
+            _ => NOBODY,
+        };
+        inner.written.push(Written {
+            write_seq,
+            conn: u32::try_from(conn).unwrap_or(u32::MAX),
+            kind,
+            person,
+            frame: info.map_or((0, 0), |i| i.seq),
+            amount: info.map_or(0, |i| match i.kind {
+                Kind::Like => i.hearts,
+                Kind::Donation => i.donated,
+                _ => 0,
+            }),
+            paid: info.is_some_and(|i| i.paid),
+        });
         if let Some(c) = inner.connections.get_mut(conn) {
             c.frames += 1;
+            c.last_write_seq = Some(write_seq);
             if let Some(reason) = end {
                 c.end = Some(reason.to_owned());
             }
@@ -256,9 +418,43 @@ impl BotLedger {
         if let Some(c) = inner.connections.get_mut(conn) {
             if c.closed_at_ms.is_none() {
                 c.closed_at_ms = Some(now_ms);
+                c.closed_seq = Some(self.writes.take());
                 c.dropped = c.end.is_none();
             }
         }
+    }
+
+    /// The frames written after write number `since` and up to `upto`, in
+    /// write order, as values (`dj` and `live_id` name the broadcast).
+    pub fn frames(&self, dj: &str, live_id: u64, since: u64, upto: u64) -> Vec<WrittenFrame> {
+        let inner = self.lock();
+        let start = inner.written.partition_point(|w| w.write_seq <= since);
+        let end = inner.written.partition_point(|w| w.write_seq <= upto);
+        inner.written[start..end.max(start)]
+            .iter()
+            .map(|w| {
+                let person = inner.ids.get(w.person as usize);
+                let is_dj = person.is_some_and(|id| *id == self.dj_id || inner.dj_ids.contains(id));
+                WrittenFrame {
+                    write_seq: w.write_seq,
+                    dj: dj.to_owned(),
+                    live_id,
+                    client_id: self.client_id.clone(),
+                    connection: w.conn as usize,
+                    event: kind_name(w.kind),
+                    id: person.map(|_| format!("{}-{}", w.frame.0, w.frame.1)),
+                    user_id: person.cloned(),
+                    is_dj,
+                    hearts: if w.kind == Kind::Like { w.amount } else { 0 },
+                    paid: w.kind == Kind::Like && w.paid,
+                    donated: if w.kind == Kind::Donation {
+                        w.amount
+                    } else {
+                        0
+                    },
+                }
+            })
+            .collect()
     }
 
     /// The entry as a value.

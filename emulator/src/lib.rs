@@ -346,6 +346,12 @@ impl Running {
         self.shared.world().ledger()
     }
 
+    /// A mark in the ledger's write sequence (`POST /_emulator/mark`): every
+    /// frame numbered at or below it was written before this call.
+    pub fn mark(&self) -> u64 {
+        self.shared.world().writes.mark()
+    }
+
     /// Scenario progress: (position, total, done).
     pub fn scenario_progress(&self) -> (usize, usize, bool) {
         let p = self.shared.progress.borrow();

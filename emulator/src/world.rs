@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use crate::clock::{iso, Clock};
 use crate::events::{self, Defaults, EventInfo, Kind};
-use crate::ledger::{BotLedger, Ledger};
+use crate::ledger::{BotLedger, Ledger, WriteSeq, WrittenFrame};
 use crate::quota::Quotas;
 pub use crate::requests::RequestRecord;
 use crate::rng::Rng;
@@ -269,6 +269,9 @@ pub struct World {
     /// Stalled streams, until their bot closes them or the emulator gives up.
     pub stalled: Vec<Stalled>,
     ledger: Vec<(usize, u64, Vec<Arc<BotLedger>>)>,
+    /// The ledger's write sequence (frames written, connections opened and
+    /// closed), shared by every bot's ledger: `POST /_emulator/mark` reads it.
+    pub writes: Arc<WriteSeq>,
     next_live_id: u64,
     next_stream_id: u64,
     log: broadcast::Sender<String>,
@@ -296,6 +299,7 @@ impl World {
             path_counts: HashMap::new(),
             stalled: Vec::new(),
             ledger: Vec::new(),
+            writes: Arc::new(WriteSeq::new()),
             next_live_id: 1_000_001 + (seed % 1000) * 1000,
             next_stream_id: 1,
             log,
@@ -859,10 +863,11 @@ impl World {
             match bots.iter().find(|b| b.integration() == int_id) {
                 Some(b) => Arc::clone(b),
                 None => {
-                    let b = Arc::new(BotLedger::new(
+                    let b = Arc::new(BotLedger::with_seq(
                         &self.apps[app].client_id,
                         &int_id,
                         &self.djs[*dj_idx].user_id,
+                        Arc::clone(&self.writes),
                     ));
                     bots.push(Arc::clone(&b));
                     b
@@ -980,6 +985,31 @@ impl World {
                 })
                 .collect(),
         }
+    }
+
+    /// Every frame written after write number `since` and up to `upto`, in
+    /// write order, optionally only to `dj`'s broadcasts and to the app
+    /// `client_id`.
+    pub fn frames(
+        &self,
+        dj: Option<usize>,
+        client_id: Option<&str>,
+        since: u64,
+        upto: u64,
+    ) -> Vec<WrittenFrame> {
+        let mut out: Vec<WrittenFrame> = self
+            .ledger
+            .iter()
+            .filter(|(d, _, _)| dj.is_none_or(|want| want == *d))
+            .flat_map(|(d, live_id, bots)| {
+                let name = &self.djs[*d].name;
+                bots.iter()
+                    .filter(|b| client_id.is_none_or(|c| b.client_id() == c))
+                    .flat_map(move |b| b.frames(name, *live_id, since, upto))
+            })
+            .collect();
+        out.sort_by_key(|f| f.write_seq);
+        out
     }
 
     /// The room of `dj` in join order after `after_seq` (see [`Live::listeners`]).

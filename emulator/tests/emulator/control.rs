@@ -114,11 +114,14 @@ async fn control_api_shapes_hold() {
         keys(&bot["connections"][0]),
         [
             "closedAtMs",
+            "closedSeq",
             "dropped",
             "end",
             "events",
             "frames",
+            "lastWriteSeq",
             "openedAtMs",
+            "openedSeq",
             "stalled",
             "stalledAtMs"
         ]

@@ -11,6 +11,7 @@ mod control;
 mod djs;
 mod endpoints;
 mod handling;
+mod marks;
 mod oauth;
 mod requests;
 mod scenario;
