@@ -45,8 +45,9 @@
 mod clock;
 mod store;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use onair::bot::Notice;
@@ -57,8 +58,9 @@ use onair::proto::oauth::TokenStatus;
 use onair::proto::time::FrameId;
 use onair::{Action, Bot, BotConfig, CallId, CallResult, HttpRequest, RequestId, Stop, Tokens};
 use reqwest::header::HeaderMap;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
+use tokio::time::Instant;
 
 pub use clock::{Clock, SystemClock};
 pub use store::{
@@ -73,6 +75,17 @@ const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// How many reports may wait in the channel; a stream's reader waits when
 /// it is full (back-pressure, not growth).
 const CHANNEL: usize = 256;
+
+/// Draining a stream before it is closed: it is read until nothing more
+/// comes within this quiet time (what the socket already holds arrives at
+/// once)…
+const DRAIN_QUIET: Duration = Duration::from_millis(25);
+
+/// … and for at most this long, however busy it is.
+const DRAIN_MAX: Duration = Duration::from_millis(1_000);
+
+/// How long a stop waits for a token request or a revocation in flight.
+const SETTLE_MAX: Duration = Duration::from_secs(30);
 
 /// What the bot has for its author.
 #[derive(Debug, Clone, PartialEq)]
@@ -154,6 +167,10 @@ enum Report {
     TransportError {
         id: RequestId,
     },
+    /// The request never left this machine (no connection was made).
+    NotSent {
+        id: RequestId,
+    },
     StreamOpen {
         id: RequestId,
         status: u16,
@@ -164,6 +181,10 @@ enum Report {
         chunk: bytes::Bytes,
     },
     StreamClosed {
+        id: RequestId,
+    },
+    /// The stream handed over everything it had read and stopped reading.
+    Drained {
         id: RequestId,
     },
     /// The refresh gate answered with a newer stored pair: `id` was not sent.
@@ -178,6 +199,17 @@ enum Report {
 struct Task {
     abort: AbortHandle,
     endpoint: Endpoint,
+    /// A stream's "hand over what you read, then stop reading".
+    drain: Option<oneshot::Sender<()>>,
+}
+
+/// The Ctrl-C and SIGTERM listener of [`Driver::stop_on_signals`]: how many
+/// signals came.
+#[derive(Debug)]
+struct Signals {
+    count: watch::Receiver<u32>,
+    /// The listener, not started yet (no runtime when it was asked for).
+    unstarted: Option<watch::Sender<u32>>,
 }
 
 /// A [`Bot`] driven over tokio and reqwest. See the [crate docs](crate).
@@ -195,6 +227,15 @@ pub struct Driver {
     /// it out again until the bot moves on.
     said: bool,
     finished: bool,
+    /// Ctrl-C and SIGTERM stop the bot ([`Driver::stop_on_signals`]).
+    signals: Option<Signals>,
+    /// A signal came: the streams are drained and the bot is stopping.
+    stopping: bool,
+    /// The resumable stop in force when a signal came: handed out as the
+    /// final stop instead of `ShutDown`.
+    stop_before_signal: Option<Stop>,
+    /// Handed out before anything else (what a stop handed out on the way).
+    queue: VecDeque<BotEvent>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -224,6 +265,10 @@ impl Driver {
             tasks: HashMap::new(),
             said: false,
             finished: false,
+            signals: None,
+            stopping: false,
+            stop_before_signal: None,
+            queue: VecDeque::new(),
         }
     }
 
@@ -295,6 +340,56 @@ impl Driver {
         self
     }
 
+    /// Stops the bot cleanly on Ctrl-C (SIGINT) or SIGTERM, as a bot run
+    /// from a terminal or a service manager should:
+    ///
+    /// 1. every stream hands the bot what it has read, and what its
+    ///    connection already holds (read until nothing more comes within
+    ///    25 ms, at most a second), so the kit counts it;
+    /// 2. the bot stops ([`Bot::shutdown`], no revocation): queued calls are
+    ///    cancelled, the stream closed, a token request in flight awaited
+    ///    (its pair saved), the kit's last state saved;
+    /// 3. [`next`](Self::next) hands out what the drained bytes made
+    ///    (events, arrivals, …), then [`BotEvent::Stopped`] with
+    ///    [`Stop::ShutDown`] — or the resumable stop the bot was already
+    ///    waiting in (a `Reauthorize` stops stays the answer) — then `None`.
+    ///
+    /// A second signal, or one that comes when no driver listens any more
+    /// (dropped, or stopped for good), ends the process at once with status
+    /// 130 (SIGINT) or 143 (SIGTERM). Without this, a signal kills the
+    /// process: whatever the kit counted in its last two seconds is lost.
+    ///
+    /// ```no_run
+    /// # use onair::{BotConfig, Stop};
+    /// use onair_tokio::{BotEvent, Driver, FileStore};
+    /// # async fn run(config: BotConfig) -> Result<(), Box<dyn std::error::Error>> {
+    /// let tokens = FileStore::new("tokens.json");
+    /// let mut driver = Driver::from_store(config, tokens)?.stop_on_signals();
+    /// while let Some(event) = driver.next().await {
+    ///     match event {
+    ///         BotEvent::Stopped(Stop::ShutDown) => break, // Ctrl-C: all saved, exit 0
+    ///         BotEvent::Stopped(stop) => return Err(stop.to_string().into()),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Listening starts at once inside a tokio runtime, else at the first
+    /// [`next`](Self::next). Without Unix signals (Windows) only Ctrl-C.
+    pub fn stop_on_signals(mut self) -> Self {
+        let (sender, count) = watch::channel(0);
+        let unstarted = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(listen_for_signals(sender));
+                None
+            }
+            Err(_) => Some(sender),
+        };
+        self.signals = Some(Signals { count, unstarted });
+        self
+    }
+
     /// The bot, for its getters.
     pub fn bot(&self) -> &Bot {
         &self.bot
@@ -316,9 +411,22 @@ impl Driver {
     ///
     /// Cancel-safe: the future may be dropped at any await (a `select!`
     /// with your own channel or a signal) and nothing is lost; it waits
-    /// only on the reports channel and a timer, and the next call goes on.
+    /// only on the reports channel, a timer and (with
+    /// [`stop_on_signals`](Self::stop_on_signals)) the signals, and the next
+    /// call goes on.
     pub async fn next(&mut self) -> Option<BotEvent> {
-        while !self.finished {
+        self.listen();
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Some(event);
+            }
+            if self.finished {
+                return None;
+            }
+            if !self.stopping && self.signalled() {
+                self.stop_for_signal().await;
+                continue;
+            }
             let now = self.clock.now_ms();
             let action = self.bot.poll(now);
             let repeat = matches!(
@@ -338,14 +446,6 @@ impl Driver {
                     self.abort(id);
                     return Some(BotEvent::TimedOut { endpoint });
                 }
-                Action::Event { id, event } => return Some(BotEvent::Event { id, event }),
-                Action::Done { call, result } => return Some(BotEvent::Done { call, result }),
-                Action::Notice(notice) => return Some(BotEvent::Notice(notice)),
-                Action::Timer { tag } => return Some(BotEvent::Timer { tag }),
-                Action::Command(c) => return Some(BotEvent::Command(c)),
-                Action::Arrival(a) => return Some(BotEvent::Arrival(a)),
-                Action::Milestone(m) => return Some(BotEvent::Milestone(m)),
-                Action::BroadcastEnded(b) => return Some(BotEvent::BroadcastEnded(b)),
                 Action::PersistState(state) => match &self.state_store {
                     Some(store) => {
                         if let Err(e) = store.save_state(&state) {
@@ -370,26 +470,88 @@ impl Driver {
                     self.said = true;
                     return Some(BotEvent::NeedsAuthorization);
                 }
-                Action::Stopped(stop) => {
-                    if stop.resumes_with_new_consent() {
-                        self.said = true;
-                    } else {
-                        self.finished = true;
-                        self.abort_all();
-                    }
+                Action::Stopped(stop) if stop.resumes_with_new_consent() => {
+                    self.said = true;
                     return Some(BotEvent::Stopped(stop));
                 }
+                Action::Stopped(stop) => {
+                    // Stopped for good: what it still hands out (a pair in
+                    // flight, the kit's last state) is saved first.
+                    let settled = self.settle(false).await;
+                    self.queue.extend(settled.events);
+                    self.finished = true;
+                    self.abort_all();
+                    // A signal no longer has anyone to stop here: the next
+                    // one ends the process.
+                    self.signals = None;
+                    let stop = match (stop, self.stop_before_signal.take()) {
+                        (Stop::ShutDown, Some(before)) => before,
+                        (stop, _) => stop,
+                    };
+                    self.queue.push_back(BotEvent::Stopped(stop));
+                }
                 Action::Wait { until_ms } => self.wait(until_ms).await,
-                _ => {}
+                other => {
+                    if let Some(event) = self.handed_out(other) {
+                        return Some(event);
+                    }
+                }
             }
         }
-        None
+    }
+
+    /// What the bot hands its author as it is (events, answers, notices, the
+    /// kit's news), logging the notices a person should see.
+    fn handed_out(&self, action: Action) -> Option<BotEvent> {
+        Some(match action {
+            Action::Event { id, event } => BotEvent::Event { id, event },
+            Action::Done { call, result } => BotEvent::Done { call, result },
+            Action::Notice(notice) => {
+                log_notice(&notice);
+                BotEvent::Notice(notice)
+            }
+            Action::Timer { tag } => BotEvent::Timer { tag },
+            Action::Command(c) => BotEvent::Command(c),
+            Action::Arrival(a) => BotEvent::Arrival(a),
+            Action::Milestone(m) => BotEvent::Milestone(m),
+            Action::BroadcastEnded(b) => BotEvent::BroadcastEnded(b),
+            _ => return None,
+        })
+    }
+
+    /// Starts the signal listener of [`stop_on_signals`](Self::stop_on_signals)
+    /// if it waited for a runtime.
+    fn listen(&mut self) {
+        if let Some(sender) = self.signals.as_mut().and_then(|s| s.unstarted.take()) {
+            tokio::spawn(listen_for_signals(sender));
+        }
+    }
+
+    /// Whether a signal came ([`stop_on_signals`](Self::stop_on_signals)).
+    fn signalled(&self) -> bool {
+        self.signals.as_ref().is_some_and(|s| *s.count.borrow() > 0)
+    }
+
+    /// A signal came: everything read is handed to the bot, then it stops.
+    async fn stop_for_signal(&mut self) {
+        self.stopping = true;
+        self.drain_streams().await;
+        self.stop_before_signal = self
+            .bot
+            .stop()
+            .filter(|stop| stop.resumes_with_new_consent())
+            .cloned();
+        self.bot.shutdown(false);
     }
 
     /// Stops the bot: the stream is closed, queued calls cancelled, and with
     /// `revoke` the tokens are revoked (the request is sent and awaited) and
     /// the store cleared. Waits only for a token request or the revocation
     /// in flight (at most 30 s); other requests in flight are dropped.
+    ///
+    /// Before the stream is closed it hands the bot everything already read
+    /// (as [`stop_on_signals`](Self::stop_on_signals) does), so the kit
+    /// counts it and its last state includes it.
     pub async fn shutdown(self, revoke: bool) -> Result<(), StoreError> {
         self.close(revoke).await.map(drop)
     }
@@ -409,40 +571,108 @@ impl Driver {
     /// # Ok(()) }
     /// ```
     pub async fn close(mut self, revoke: bool) -> Result<Closed, StoreError> {
-        let mut closed = Closed::default();
+        self.drain_streams().await;
         self.bot.shutdown(revoke);
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        let settled = self.settle(revoke).await;
+        self.finished = true;
+        self.abort_all();
+        if let Some(error) = settled.error {
+            return Err(error);
+        }
+        if revoke {
+            if let Some(store) = &self.store {
+                store.clear()?;
+            }
+        }
+        Ok(settled.closed)
+    }
+
+    /// Every stream hands over what it has read and what its connection
+    /// holds, then stops reading; each report is applied. Bounded by
+    /// [`DRAIN_MAX`] (and a little for the channel).
+    async fn drain_streams(&mut self) {
+        let mut draining = HashSet::new();
+        for (id, task) in &mut self.tasks {
+            if let Some(drain) = task.drain.take() {
+                if drain.send(()).is_ok() {
+                    draining.insert(*id);
+                }
+            }
+        }
+        let deadline = Instant::now() + DRAIN_MAX + Duration::from_millis(500);
+        while !draining.is_empty() {
+            tokio::select! {
+                report = self.rx.recv() => match report {
+                    Some(report) => {
+                        if let Report::Drained { id }
+                        | Report::StreamClosed { id }
+                        | Report::TransportError { id }
+                        | Report::NotSent { id } = &report
+                        {
+                            draining.remove(id);
+                        }
+                        self.apply(report);
+                    }
+                    None => break,
+                },
+                () = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        while let Ok(report) = self.rx.try_recv() {
+            self.apply(report);
+        }
+    }
+
+    /// After the bot stopped for good: what it still hands out is saved
+    /// (a last pair, the kit's last state), a token request (and with
+    /// `revoke`, the revocation) it still has is sent and awaited (at most
+    /// [`SETTLE_MAX`]); every other request is dropped (the start's
+    /// credentials check, a revoke too, among them).
+    async fn settle(&mut self, revoke: bool) -> Settled {
+        let mut settled = Settled::default();
+        let deadline = Instant::now() + SETTLE_MAX;
         loop {
-            // Everything the stopping bot still has: a last pair to save,
-            // the revoke request to send, streams to close.
             loop {
                 let now = self.clock.now_ms();
                 match self.bot.poll(now) {
                     Action::Send { id, request, .. } => self.spawn_send(id, request, now),
                     Action::PersistTokens(tokens) => {
                         if let Some(store) = &self.store {
-                            store.save(&tokens)?;
+                            if let Err(e) = store.save(&tokens) {
+                                settled.failed(e);
+                            }
                         }
-                        closed.tokens = Some(tokens);
+                        settled.closed.tokens = Some(tokens.clone());
+                        settled.events.push(BotEvent::TokensRenewed(tokens));
                     }
                     Action::PersistState(state) => {
-                        if let Some(store) = &self.state_store {
-                            store.save_state(&state)?;
+                        match &self.state_store {
+                            Some(store) => {
+                                if let Err(e) = store.save_state(&state) {
+                                    settled.failed(e);
+                                }
+                            }
+                            None => settled.events.push(BotEvent::StateChanged(state.clone())),
                         }
-                        closed.state = Some(state);
+                        settled.closed.state = Some(state);
                     }
                     Action::CloseStream { id } | Action::TimedOut { id, .. } => self.abort(id),
-                    Action::Stopped(_) => break,
-                    _ => {}
+                    Action::Stopped(_) | Action::Wait { .. } => break,
+                    other => settled.events.extend(self.handed_out(other)),
                 }
             }
-            // Only a token request (a pair to save) or the revocation is
-            // worth waiting for; the stopped bot wants no other answer, and
-            // a server that never answers must not hold the shutdown.
+            // Only a token request (a pair to save) or the revocation asked
+            // for is worth waiting for; the stopped bot wants no other
+            // answer, and a server that never answers must not hold the
+            // shutdown.
             let others: Vec<RequestId> = self
                 .tasks
                 .iter()
-                .filter(|(_, task)| !task.endpoint.is_token())
+                .filter(|(_, task)| match task.endpoint {
+                    Endpoint::Token => false,
+                    Endpoint::Revoke => !revoke,
+                    _ => true,
+                })
                 .map(|(id, _)| *id)
                 .collect();
             for id in others {
@@ -460,20 +690,19 @@ impl Driver {
                 () = tokio::time::sleep_until(deadline) => break,
             }
         }
-        self.finished = true;
-        self.abort_all();
-        if revoke {
-            if let Some(store) = &self.store {
-                store.clear()?;
-            }
-        }
-        Ok(closed)
+        settled
     }
 
     /// Sleeps until `until_ms` on the driver's clock, or until a report
     /// arrives; applies every report that is ready.
     async fn wait(&mut self, until_ms: Option<u64>) {
         let sleep = until_ms.map(|at| self.clock.real_delay(at));
+        // A signal wakes the wait (once: after it the bot is stopping).
+        let mut signals = self
+            .signals
+            .as_ref()
+            .filter(|_| !self.stopping)
+            .map(|s| s.count.clone());
         tokio::select! {
             report = self.rx.recv() => {
                 if let Some(report) = report {
@@ -484,6 +713,16 @@ impl Driver {
                 match sleep {
                     Some(delay) => tokio::time::sleep(delay).await,
                     None => std::future::pending().await,
+                }
+            } => {}
+            () = async {
+                let came = match &mut signals {
+                    Some(count) => count.wait_for(|n| *n > 0).await.is_ok(),
+                    None => false,
+                };
+                if !came {
+                    // No listener (or it could not start): never.
+                    std::future::pending::<()>().await;
                 }
             } => {}
         }
@@ -510,6 +749,12 @@ impl Driver {
                 self.tasks.remove(&id);
                 self.bot.on_transport_error(id, now)
             }
+            Report::NotSent { id } => {
+                self.tasks.remove(&id);
+                self.bot.on_not_sent(id, now)
+            }
+            // The stream stopped reading; the bot closes it as it stops.
+            Report::Drained { .. } => Ok(()),
             Report::StreamOpen {
                 id,
                 status,
@@ -592,7 +837,7 @@ impl Driver {
                         None => Report::TransportError { id },
                     }
                 }
-                Err(_) => Report::TransportError { id },
+                Err(e) => failed(id, &e),
             };
             let _ = tx.send(report).await;
         });
@@ -601,6 +846,7 @@ impl Driver {
             Task {
                 abort: task.abort_handle(),
                 endpoint,
+                drain: None,
             },
         );
     }
@@ -613,13 +859,22 @@ impl Driver {
             return;
         };
         let client = self.client.clone();
+        let (drain, mut drained) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            let response = match client.execute(request).await {
-                Ok(response) => response,
-                Err(_) => {
-                    let _ = tx.send(Report::TransportError { id }).await;
+            let response = tokio::select! {
+                biased;
+                // Stopping before the stream opened: nothing was read.
+                _ = &mut drained => {
+                    let _ = tx.send(Report::Drained { id }).await;
                     return;
                 }
+                response = client.execute(request) => match response {
+                    Ok(response) => response,
+                    Err(e) => {
+                        let _ = tx.send(failed(id, &e)).await;
+                        return;
+                    }
+                },
             };
             let open = Report::StreamOpen {
                 id,
@@ -630,19 +885,140 @@ impl Driver {
                 return;
             }
             let mut body = response.bytes_stream();
-            while let Some(Ok(chunk)) = body.next().await {
-                if tx.send(Report::StreamBytes { id, chunk }).await.is_err() {
-                    return;
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = &mut drained => {
+                        drain_body(id, &mut body, &tx).await;
+                        return;
+                    }
+                    chunk = body.next() => match chunk {
+                        Some(Ok(chunk)) => {
+                            if tx.send(Report::StreamBytes { id, chunk }).await.is_err() {
+                                return;
+                            }
+                        }
+                        _ => {
+                            let _ = tx.send(Report::StreamClosed { id }).await;
+                            return;
+                        }
+                    },
                 }
             }
-            let _ = tx.send(Report::StreamClosed { id }).await;
         });
         self.tasks.insert(
             id,
             Task {
                 abort: task.abort_handle(),
                 endpoint,
+                drain: Some(drain),
             },
+        );
+    }
+}
+
+/// What a stop handed out on the way ([`Driver::settle`]).
+#[derive(Default)]
+struct Settled {
+    /// For the author, in order.
+    events: Vec<BotEvent>,
+    /// The last pair and state.
+    closed: Closed,
+    /// The first store failure.
+    error: Option<StoreError>,
+}
+
+impl Settled {
+    fn failed(&mut self, error: StoreError) {
+        self.events.push(BotEvent::StoreFailed(error.to_string()));
+        self.error.get_or_insert(error);
+    }
+}
+
+/// A request that failed: not sent when no connection was made (refused,
+/// DNS, TLS handshake, connect timeout), else no answer (outcome unknown).
+fn failed(id: RequestId, error: &reqwest::Error) -> Report {
+    if error.is_connect() {
+        Report::NotSent { id }
+    } else {
+        Report::TransportError { id }
+    }
+}
+
+/// Hands over what the stream's connection has read or already holds: read
+/// until nothing comes within [`DRAIN_QUIET`], at most [`DRAIN_MAX`]; then
+/// reports it drained (and closed, if it ended meanwhile).
+async fn drain_body<S>(id: RequestId, body: &mut S, tx: &mpsc::Sender<Report>)
+where
+    S: futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin,
+{
+    let until = Instant::now() + DRAIN_MAX;
+    loop {
+        let quiet = (Instant::now() + DRAIN_QUIET).min(until);
+        match tokio::time::timeout_at(quiet, body.next()).await {
+            Ok(Some(Ok(chunk))) => {
+                if tx.send(Report::StreamBytes { id, chunk }).await.is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {
+                let _ = tx.send(Report::StreamClosed { id }).await;
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    let _ = tx.send(Report::Drained { id }).await;
+}
+
+/// Logs a notice a person should see (level warn) with `tracing`, target
+/// `onair`; the others at debug.
+fn log_notice(notice: &Notice) {
+    if notice.is_warning() {
+        tracing::warn!(target: "onair", "{notice}");
+    } else {
+        tracing::debug!(target: "onair", "{notice}");
+    }
+}
+
+/// The listener of [`Driver::stop_on_signals`]: counts Ctrl-C and SIGTERM
+/// into `count`; a second one, or one nobody listens for any more, ends the
+/// process at once.
+async fn listen_for_signals(count: watch::Sender<u32>) {
+    #[cfg(unix)]
+    let (mut interrupt, mut terminate) = {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(interrupt), Ok(terminate)) => (interrupt, terminate),
+            (Err(e), _) | (_, Err(e)) => {
+                tracing::warn!(target: "onair", "cannot listen for Ctrl-C and SIGTERM: {e}");
+                return;
+            }
+        }
+    };
+    loop {
+        #[cfg(unix)]
+        let status = tokio::select! {
+            Some(()) = interrupt.recv() => 130,
+            Some(()) = terminate.recv() => 143,
+            else => return,
+        };
+        #[cfg(not(unix))]
+        let status = match tokio::signal::ctrl_c().await {
+            Ok(()) => 130,
+            Err(_) => return,
+        };
+        let seen = *count.borrow() + 1;
+        if seen > 1 || count.send(seen).is_err() {
+            tracing::warn!(target: "onair", "a second signal: exiting at once");
+            std::process::exit(status);
+        }
+        tracing::info!(
+            target: "onair",
+            "signal received: stopping the bot (saving its state; again to exit at once)"
         );
     }
 }

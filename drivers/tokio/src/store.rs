@@ -14,19 +14,97 @@ use onair::kit::{KitState, StateError};
 use onair::proto::oauth::LoadError;
 use onair::Tokens;
 
-/// Why the token store failed.
+/// Why a token or state store failed.
+///
+/// A [`FileStore`] answers with [`StoreError::File`], whose `Display` is one
+/// line for the person running the bot: the file, what is wrong with it and
+/// what to do:
+///
+/// ```
+/// use onair_tokio::{FileStore, TokenStore};
+///
+/// let dir = std::env::temp_dir().join(format!("onair-doc-bad-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("tokens.json");
+/// std::fs::write(&path, "garbage")?;
+/// let error = FileStore::new(&path).load().unwrap_err();
+/// assert_eq!(
+///     error.to_string(),
+///     format!(
+///         "{}: not a token file (stored tokens are not valid (error at line 1 column 1)); \
+///          restore a good copy, or delete it and give the bot a new consent code",
+///         path.display()
+///     )
+/// );
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// Reading or writing the file failed.
+    /// Reading or writing the store failed.
     #[error("token store: {0}")]
     Io(#[from] io::Error),
-    /// The stored file is not a token file this version reads.
+    /// The stored pair is not a token file this version reads.
     #[error(transparent)]
     Load(#[from] LoadError),
-    /// The stored file is not kit state this version reads.
+    /// The stored state is not kit state this version reads.
     #[error(transparent)]
     State(#[from] StateError),
+    /// A [`FileStore`]'s file could not be read, written or deleted, or
+    /// holds something else: `message` names the file, what is wrong and
+    /// what to do (never the file's content).
+    #[error("{message}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The whole line: the file, the problem, the remedy.
+        message: String,
+        /// The underlying error ([`StoreError::Io`], [`StoreError::Load`]
+        /// or [`StoreError::State`]).
+        problem: Box<StoreError>,
+    },
+}
+
+/// Which file of a [`FileStore`] and what was done with it, for
+/// [`StoreError::File`].
+#[derive(Clone, Copy)]
+enum Doing {
+    LoadTokens,
+    LoadState,
+    Save,
+    Delete,
+}
+
+impl StoreError {
+    /// `problem` with `path` as a [`StoreError::File`], worded for the
+    /// person running the bot.
+    fn in_file(path: &Path, doing: Doing, problem: StoreError) -> StoreError {
+        let shown = path.display();
+        let message = match (&problem, doing) {
+            (StoreError::Load(why), _) => format!(
+                "{shown}: not a token file ({why}); restore a good copy, or delete it and give \
+                 the bot a new consent code"
+            ),
+            (StoreError::State(why), _) => format!(
+                "{shown}: not a kit state file ({why}); restore a good copy, or delete it (the \
+                 bot then starts with an empty memory and may greet people again)"
+            ),
+            (_, Doing::LoadTokens | Doing::LoadState) => {
+                format!("{shown}: cannot read it ({problem}); check the path and its permissions")
+            }
+            (_, Doing::Save) => format!(
+                "{shown}: cannot write it ({problem}); check the folder, its permissions and the \
+                 free space"
+            ),
+            (_, Doing::Delete) => format!("{shown}: cannot delete it ({problem})"),
+        };
+        StoreError::File {
+            path: path.to_owned(),
+            message,
+            problem: Box::new(problem),
+        }
+    }
 }
 
 /// Where the bot's tokens live between runs.
@@ -118,11 +196,14 @@ impl FileStore {
 
 impl TokenStore for FileStore {
     fn load(&self) -> Result<Option<Tokens>, StoreError> {
-        match fs::read(&self.path) {
-            Ok(bytes) => Ok(Some(Tokens::from_json(&bytes)?)),
+        let read = match fs::read(&self.path) {
+            Ok(bytes) => Tokens::from_json(&bytes)
+                .map(Some)
+                .map_err(StoreError::from),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e.into()),
-        }
+        };
+        read.map_err(|e| StoreError::in_file(&self.path, Doing::LoadTokens, e))
     }
 
     fn save(&self, tokens: &Tokens) -> Result<(), StoreError> {
@@ -133,18 +214,21 @@ impl TokenStore for FileStore {
         match fs::remove_file(&self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(StoreError::in_file(&self.path, Doing::Delete, e.into())),
         }
     }
 }
 
 impl StateStore for FileStore {
     fn load_state(&self) -> Result<Option<KitState>, StoreError> {
-        match fs::read(&self.path) {
-            Ok(bytes) => Ok(Some(KitState::from_json(&bytes)?)),
+        let read = match fs::read(&self.path) {
+            Ok(bytes) => KitState::from_json(&bytes)
+                .map(Some)
+                .map_err(StoreError::from),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e.into()),
-        }
+        };
+        read.map_err(|e| StoreError::in_file(&self.path, Doing::LoadState, e))
     }
 
     fn save_state(&self, state: &KitState) -> Result<(), StoreError> {
@@ -156,7 +240,8 @@ impl FileStore {
     /// Writes `bytes` beside the file, flushed, then renamed over it.
     fn write(&self, bytes: &[u8]) -> Result<(), StoreError> {
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fs::create_dir_all(dir)?;
+            fs::create_dir_all(dir)
+                .map_err(|e| StoreError::in_file(&self.path, Doing::Save, e.into()))?;
         }
         let mut tmp_name = self.path.file_name().unwrap_or_default().to_owned();
         tmp_name.push(format!(".tmp-{}", std::process::id()));
@@ -177,7 +262,7 @@ impl FileStore {
         if written.is_err() {
             let _ = fs::remove_file(&tmp);
         }
-        Ok(written?)
+        written.map_err(|e| StoreError::in_file(&self.path, Doing::Save, e.into()))
     }
 }
 
@@ -269,10 +354,19 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("tokens.json");
         fs::write(&path, b"{not json").unwrap();
-        assert!(matches!(
-            FileStore::new(&path).load(),
-            Err(StoreError::Load(_))
-        ));
+        let error = FileStore::new(&path).load().unwrap_err();
+        assert!(
+            matches!(&error, StoreError::File { problem, .. } if matches!(**problem, StoreError::Load(_))),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}: not a token file (stored tokens are not valid (error at line 1 column 2)); \
+                 restore a good copy, or delete it and give the bot a new consent code",
+                path.display()
+            )
+        );
         fs::remove_dir_all(dir).unwrap();
     }
 
@@ -286,7 +380,20 @@ mod tests {
         store.save_state(&state).unwrap();
         assert_eq!(store.load_state().unwrap(), Some(state));
         fs::write(store.path(), br#"{"format":"onair.kit","version":9}"#).unwrap();
-        assert!(matches!(store.load_state(), Err(StoreError::State(_))));
+        let error = store.load_state().unwrap_err();
+        assert!(
+            matches!(&error, StoreError::File { problem, .. } if matches!(**problem, StoreError::State(_))),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{}: not a kit state file (stored kit state: version 9 is not supported (this \
+                 build reads 1)); restore a good copy, or delete it (the bot then starts with an \
+                 empty memory and may greet people again)",
+                store.path().display()
+            )
+        );
         fs::remove_dir_all(dir).unwrap();
     }
 
