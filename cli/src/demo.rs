@@ -683,7 +683,7 @@ async fn against(remote: Remote) -> std::process::ExitCode {
             Ok(Driver::new(Bot::new(config, None, seed)))
         }
     };
-    let mut driver = match driver {
+    let driver = match driver {
         Ok(d) => d,
         Err(e) => {
             eprintln!("onair demo: {e}");
@@ -701,25 +701,18 @@ async fn against(remote: Remote) -> std::process::ExitCode {
         .code
         .clone()
         .map(|code| (code, remote.redirect_uri.clone()));
-    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("onair demo: {e}");
-            return ExitCode::FAILURE;
+    // Ctrl-C or SIGTERM: the driver hands the bot what its stream already
+    // read, saves the kit's state and ends with `Stopped(ShutDown)`; the
+    // tally below counts every event read before the signal.
+    let mut driver = driver.stop_on_signals();
+    let mut failed = true;
+    while let Some(event) = driver.next().await {
+        if event == BotEvent::Stopped(Stop::ShutDown) {
+            failed = false;
+            break;
         }
-    };
-    let mut failed = false;
-    loop {
-        tokio::select! {
-            event = driver.next() => {
-                let Some(event) = event else { failed = true; break };
-                if !handle(&mut driver, &mut refbot, &mut screen, &mut code, event) {
-                    failed = true;
-                    break;
-                }
-            }
-            _ = term.recv() => break,
-            _ = tokio::signal::ctrl_c() => break,
+        if !handle(&mut driver, &mut refbot, &mut screen, &mut code, event) {
+            break;
         }
     }
     let tally = refbot.tally_json(driver.bot());
