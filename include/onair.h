@@ -525,6 +525,30 @@ enum onair_notice_kind
    * `nickname`, `role`, and who may (`needed`). Answer if you like.
    */
   ONAIR_NOTICE_COMMAND_REFUSED = 8,
+  /**
+   * The service could not be reached: `name` is the endpoint of the
+   * latest failure, `code` how it failed (`not_sent`, `no_response`,
+   * `timed_out`), `count` the failed requests since `since_ms`. The first
+   * failure at once, then at most one every 30 s while failures go on.
+   */
+  ONAIR_NOTICE_UNREACHABLE = 9,
+  /**
+   * The service answered again after `ONAIR_NOTICE_UNREACHABLE`: `count`
+   * failed requests since `since_ms`.
+   */
+  ONAIR_NOTICE_REACHABLE = 10,
+  /**
+   * `count` app calls of endpoint `name` were given up on, for reason
+   * `code` (`cancelled`, `quota_blocked`, `refused`, `transport`,
+   * `invalid_answer`); each also has its DONE. At most one such notice
+   * every 5 s per endpoint and reason.
+   */
+  ONAIR_NOTICE_GAVE_UP = 11,
+  /**
+   * A daily quota blocks permission `code` (NULL: every call of the app)
+   * until `until_ms`. Once per block.
+   */
+  ONAIR_NOTICE_DAILY_QUOTA_REACHED = 12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1152,6 +1176,19 @@ typedef struct onair_action {
    * secret); give it back to `onair_bot_new`.
    */
   struct onair_str state_json;
+  /**
+   * NOTICE: whether to log `message` as a warning (something was lost,
+   * refused or cannot be reached) rather than as information.
+   */
+  bool is_warning;
+  /**
+   * NOTICE unreachable, reachable: failed requests; NOTICE gave up: calls.
+   */
+  uint64_t count;
+  /**
+   * NOTICE unreachable, reachable: when the first failure happened (unix ms).
+   */
+  uint64_t since_ms;
 } onair_action;
 
 /**
@@ -1620,7 +1657,25 @@ onair_result onair_bot_on_response(struct onair_bot *bot,
                                    uint64_t now_ms);
 
 /**
- * Request `request_id` got no response (connect error, timeout, reset).
+ * Request `request_id` never left this machine: the connection was
+ * refused, the name did not resolve, the TLS handshake failed, or the
+ * connect timed out (libcurl: CURLE_COULDNT_CONNECT,
+ * CURLE_COULDNT_RESOLVE_HOST, CURLE_SSL_CONNECT_ERROR, or
+ * CURLE_OPERATION_TIMEDOUT before the connection was made). Nothing was
+ * spent: a consent code's exchange goes again while the code is fresh, a
+ * chat message may be sent again, a stream open is a failed connect
+ * (backoff). It counts toward `ONAIR_NOTICE_UNREACHABLE`. Then poll.
+ *
+ * Errors: NULL `bot` → ONAIR_NULL_PARAMETER; an id never issued →
+ * ONAIR_UNKNOWN_REQUEST. A late report is ONAIR_OK and ignored.
+ */
+onair_result onair_bot_on_not_sent(struct onair_bot *bot, uint64_t request_id, uint64_t now_ms);
+
+/**
+ * Request `request_id` got no response after it may have been sent (the
+ * connection reset or lost after sending, a read timeout): the outcome is
+ * unknown, so a consent code counts as spent and a chat message is not
+ * sent again. A request that surely never left: `onair_bot_on_not_sent`.
  *
  * Errors: NULL `bot` → ONAIR_NULL_PARAMETER; an id never issued →
  * ONAIR_UNKNOWN_REQUEST.

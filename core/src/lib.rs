@@ -60,7 +60,8 @@ pub mod event;
 pub mod kit;
 
 pub use bot::{
-    Action, Bot, BotConfig, CallFailure, CallId, CallResult, Connection, Notice, Status,
+    Action, Bot, BotConfig, CallFailure, CallId, CallResult, Connection, GiveUpReason, Notice,
+    Status, Unreached,
 };
 pub use event::{
     Chat, DecodeError, Decoder, Donation, End, EndReason, Event, Item, Like, LikeType, Presence,

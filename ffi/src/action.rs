@@ -141,6 +141,22 @@ pub enum onair_notice_kind {
     /// Someone ran a configured command they may not run: `name`, `user_id`,
     /// `nickname`, `role`, and who may (`needed`). Answer if you like.
     ONAIR_NOTICE_COMMAND_REFUSED = 8,
+    /// The service could not be reached: `name` is the endpoint of the
+    /// latest failure, `code` how it failed (`not_sent`, `no_response`,
+    /// `timed_out`), `count` the failed requests since `since_ms`. The first
+    /// failure at once, then at most one every 30 s while failures go on.
+    ONAIR_NOTICE_UNREACHABLE = 9,
+    /// The service answered again after `ONAIR_NOTICE_UNREACHABLE`: `count`
+    /// failed requests since `since_ms`.
+    ONAIR_NOTICE_REACHABLE = 10,
+    /// `count` app calls of endpoint `name` were given up on, for reason
+    /// `code` (`cancelled`, `quota_blocked`, `refused`, `transport`,
+    /// `invalid_answer`); each also has its DONE. At most one such notice
+    /// every 5 s per endpoint and reason.
+    ONAIR_NOTICE_GAVE_UP = 11,
+    /// A daily quota blocks permission `code` (NULL: every call of the app)
+    /// until `until_ms`. Once per block.
+    ONAIR_NOTICE_DAILY_QUOTA_REACHED = 12,
 }
 
 /// Who may run a command (`ONAIR_NOTICE_COMMAND_REFUSED`'s `needed`; the
@@ -319,6 +335,13 @@ pub struct onair_action {
     /// PERSIST_STATE: the kit's state to save (NUL-terminated JSON, no
     /// secret); give it back to `onair_bot_new`.
     pub state_json: onair_str,
+    /// NOTICE: whether to log `message` as a warning (something was lost,
+    /// refused or cannot be reached) rather than as information.
+    pub is_warning: bool,
+    /// NOTICE unreachable, reachable: failed requests; NOTICE gave up: calls.
+    pub count: u64,
+    /// NOTICE unreachable, reachable: when the first failure happened (unix ms).
+    pub since_ms: u64,
 }
 
 impl onair_action {
@@ -357,6 +380,9 @@ impl onair_action {
         live_id: 0,
         tally_json: onair_str::NULL,
         state_json: onair_str::NULL,
+        is_warning: false,
+        count: 0,
+        since_ms: 0,
     };
 }
 
@@ -502,22 +528,18 @@ impl Current {
                     Notice::FrameSkipped(e) => {
                         v.notice = ONAIR_NOTICE_FRAME_SKIPPED;
                         v.code = onair_str::of(e.kind.code());
-                        message = Some(e.to_string());
                     }
                     Notice::UnknownEvent { event, .. } => {
                         v.notice = ONAIR_NOTICE_UNKNOWN_EVENT;
                         v.code = onair_str::of(event);
-                        message = Some(format!("unknown event {event}"));
                     }
-                    Notice::Problem { endpoint, problem } => {
+                    Notice::Problem { problem, .. } => {
                         v.notice = ONAIR_NOTICE_PROBLEM;
                         v.code = onair_str::of(problem.kind.as_str());
-                        message = Some(format!("{}: {problem}", endpoint.as_str()));
                     }
                     Notice::CallHeld { call } => {
                         v.notice = ONAIR_NOTICE_CALL_HELD;
                         v.call_id = call.0;
-                        message = Some(format!("{call} held until the DJ authorizes the bot"));
                     }
                     Notice::ReconnectStormBraked { until_ms } => {
                         v.notice = ONAIR_NOTICE_RECONNECT_STORM_BRAKED;
@@ -531,16 +553,45 @@ impl Current {
                         v.nickname = onair_str::opt(r.user.nickname.as_deref());
                         v.role = role_of(r.role);
                         v.needed = allowed_of(r.needed);
-                        message = Some(format!(
-                            "{} ({}) may not run {} (allowed: {})",
-                            r.user.id,
-                            r.role.as_str(),
-                            r.name,
-                            r.needed.as_str()
-                        ));
+                    }
+                    Notice::Unreachable {
+                        endpoint,
+                        failure,
+                        failures,
+                        since_ms,
+                    } => {
+                        v.notice = ONAIR_NOTICE_UNREACHABLE;
+                        v.name = onair_str::of(endpoint.as_str());
+                        v.code = onair_str::of(failure.as_str());
+                        v.count = *failures;
+                        v.since_ms = *since_ms;
+                    }
+                    Notice::Reachable { failures, since_ms } => {
+                        v.notice = ONAIR_NOTICE_REACHABLE;
+                        v.count = *failures;
+                        v.since_ms = *since_ms;
+                    }
+                    Notice::GaveUp {
+                        endpoint,
+                        reason,
+                        count,
+                    } => {
+                        v.notice = ONAIR_NOTICE_GAVE_UP;
+                        v.name = onair_str::of(endpoint.as_str());
+                        v.code = onair_str::of(reason.as_str());
+                        v.count = *count;
+                    }
+                    Notice::DailyQuotaReached { scope, until_ms } => {
+                        v.notice = ONAIR_NOTICE_DAILY_QUOTA_REACHED;
+                        v.code = onair_str::opt(scope.as_ref().map(|p| p.as_str()));
+                        v.has_until_ms = true;
+                        v.until_ms = *until_ms;
                     }
                     _ => v.notice = ONAIR_NOTICE_OTHER,
                 }
+                v.is_warning = notice.is_warning();
+                // Every notice's log line is its Display text.
+                message = Some(notice.to_string());
             }
             Action::Done { call, result } => {
                 use onair_done_kind::*;

@@ -586,7 +586,36 @@ pub unsafe extern "C" fn onair_bot_on_response(
     })
 }
 
-/// Request `request_id` got no response (connect error, timeout, reset).
+/// Request `request_id` never left this machine: the connection was
+/// refused, the name did not resolve, the TLS handshake failed, or the
+/// connect timed out (libcurl: CURLE_COULDNT_CONNECT,
+/// CURLE_COULDNT_RESOLVE_HOST, CURLE_SSL_CONNECT_ERROR, or
+/// CURLE_OPERATION_TIMEDOUT before the connection was made). Nothing was
+/// spent: a consent code's exchange goes again while the code is fresh, a
+/// chat message may be sent again, a stream open is a failed connect
+/// (backoff). It counts toward `ONAIR_NOTICE_UNREACHABLE`. Then poll.
+///
+/// Errors: NULL `bot` → ONAIR_NULL_PARAMETER; an id never issued →
+/// ONAIR_UNKNOWN_REQUEST. A late report is ONAIR_OK and ignored.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_on_not_sent(
+    bot: *mut onair_bot,
+    request_id: u64,
+    now_ms: u64,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
+        let r = b.bot.on_not_sent(RequestId(request_id), now_ms);
+        b.report(r)
+    })
+}
+
+/// Request `request_id` got no response after it may have been sent (the
+/// connection reset or lost after sending, a read timeout): the outcome is
+/// unknown, so a consent code counts as spent and a chat message is not
+/// sent again. A request that surely never left: `onair_bot_on_not_sent`.
 ///
 /// Errors: NULL `bot` → ONAIR_NULL_PARAMETER; an id never issued →
 /// ONAIR_UNKNOWN_REQUEST.

@@ -84,6 +84,7 @@ fn an_injected_panic_is_caught_in_every_export() {
         ("onair_bot_action_json", &|| unsafe { onair_bot_action_json(null_mut(), null_mut(), null_mut()) } == ONAIR_PANIC),
         ("onair_bot_on_response", &|| unsafe { onair_bot_on_response(null_mut(), 0, 0, null_mut(), 0, null_mut(), 0, 0) } == ONAIR_PANIC),
         ("onair_bot_on_transport_error", &|| unsafe { onair_bot_on_transport_error(null_mut(), 0, 0) } == ONAIR_PANIC),
+        ("onair_bot_on_not_sent", &|| unsafe { onair_bot_on_not_sent(null_mut(), 0, 0) } == ONAIR_PANIC),
         ("onair_bot_on_stream_open", &|| unsafe { onair_bot_on_stream_open(null_mut(), 0, 0, null_mut(), 0, 0) } == ONAIR_PANIC),
         ("onair_bot_on_stream_bytes", &|| unsafe { onair_bot_on_stream_bytes(null_mut(), 0, null_mut(), 0, 0) } == ONAIR_PANIC),
         ("onair_bot_on_stream_closed", &|| unsafe { onair_bot_on_stream_closed(null_mut(), 0, 0) } == ONAIR_PANIC),

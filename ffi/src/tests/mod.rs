@@ -3,6 +3,7 @@ mod boundary;
 mod handles;
 mod header;
 mod leaks;
+mod not_sent;
 mod threads;
 mod version;
 

@@ -284,6 +284,9 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
                 ("onair_bot_on_transport_error", &|| {
                     onair_bot_on_transport_error(bot, 1, 5) == ONAIR_BUSY
                 }),
+                ("onair_bot_on_not_sent", &|| {
+                    onair_bot_on_not_sent(bot, 1, 5) == ONAIR_BUSY
+                }),
                 ("onair_bot_on_stream_open", &|| {
                     onair_bot_on_stream_open(bot, 1, 200, null(), 0, 5) == ONAIR_BUSY
                 }),
