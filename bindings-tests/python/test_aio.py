@@ -265,7 +265,7 @@ def test_429s_and_502s_are_the_bots_business(emulator: Emulator) -> None:
 
 def test_a_stop_ends_the_iteration_and_consent_can_come_later(emulator: Emulator) -> None:
     async def main() -> None:
-        driver = onair.aio.Driver(config(emulator))  # no code: it asks, once
+        driver = onair.aio.Driver(config(emulator), wait_for_consent=True)  # no code: it asks, once
         r = Runner(driver)
         await r.until(lambda a: isinstance(a, onair.NeedsAuthorization))
         await asyncio.sleep(0.3)
@@ -283,12 +283,24 @@ def test_a_stop_ends_the_iteration_and_consent_can_come_later(emulator: Emulator
     run(main())
 
 
-def test_a_shutdown_ends_a_bot_waiting_for_new_consent(emulator: Emulator) -> None:
-    """A reauthorize stop waits for authorize(); shutdown() (Ctrl-C in onair.run), or
-    aclose() from another task, ends it instead: the bot stops for good (shut_down)."""
+def test_a_reauthorize_stop_ends_the_run_unless_waiting_is_asked_for(emulator: Emulator) -> None:
+    """A reauthorize stop ends the iteration and the run by default. With
+    wait_for_consent (or an on_needs_authorization handler) the driver waits for
+    authorize(); shutdown() (Ctrl-C in onair.run), or aclose() from another task, ends
+    it instead: the bot stops for good, and run() returns the reauthorize stop."""
+
+    async def ends() -> None:
+        driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
+        r = Runner(driver)
+        await asyncio.wait_for(r.task, 10)
+        assert [s.code for s in r.of(onair.Stopped)] == ["reauthorize"]
+        stop = await onair.aio.Driver(config(emulator)).run(signals=False)  # no code at all
+        assert stop is onair.aio.NOT_AUTHORIZED and stop.reason == "not authorized yet: DJ consent is needed"
 
     async def iterate() -> None:
-        driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
+        driver = onair.aio.Driver(
+            config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri, wait_for_consent=True
+        )
         r = Runner(driver)
         stopped = await r.until(lambda a: isinstance(a, onair.Stopped))
         assert stopped.code == "reauthorize" and stopped.reason and "code exchange failed" in stopped.reason
@@ -299,7 +311,9 @@ def test_a_shutdown_ends_a_bot_waiting_for_new_consent(emulator: Emulator) -> No
         assert [s.code for s in r.of(onair.Stopped)] == ["reauthorize", "shut_down"]
 
     async def close_from_another_task() -> None:
-        driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
+        driver = onair.aio.Driver(
+            config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri, wait_for_consent=True
+        )
         r = Runner(driver)
         await r.until(lambda a: isinstance(a, onair.Stopped))
         await asyncio.wait_for(driver.aclose(), 10)
@@ -307,13 +321,35 @@ def test_a_shutdown_ends_a_bot_waiting_for_new_consent(emulator: Emulator) -> No
 
     async def handlers() -> None:
         driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
-        driver.on_stopped(lambda s: asyncio.get_running_loop().call_later(0.2, driver.shutdown))
-        stop = await driver.run(signals=False)
-        assert stop is not None and stop.code == "shut_down"
+        asked: list[onair.NeedsAuthorization] = []
 
+        @driver.on_needs_authorization  # waits for a code: this handler would get one
+        def ask(n: onair.NeedsAuthorization) -> None:
+            asked.append(n)
+            asyncio.get_running_loop().call_later(0.2, driver.shutdown)
+
+        stop = await driver.run(signals=False)
+        assert stop is not None and stop.code == "reauthorize" and len(asked) == 1
+
+    async def resumed_by_a_handler() -> None:
+        driver = onair.aio.Driver(config(emulator), code="never-issued", redirect_uri=emulator.redirect_uri)
+
+        @driver.on_needs_authorization
+        def ask(_: onair.NeedsAuthorization) -> None:
+            driver.authorize(emulator.code(), emulator.redirect_uri)
+
+        @driver.on(onair.PersistTokens)
+        def authorized(_: onair.PersistTokens) -> None:
+            driver.shutdown()
+
+        stop = await driver.run(signals=False)
+        assert stop is not None and stop.code == "shut_down"  # authorized again: nobody needs to act
+
+    run(ends())
     run(iterate())
     run(close_from_another_task())
     run(handlers())
+    run(resumed_by_a_handler())
 
 
 def test_handlers_and_threads(emulator: Emulator, caplog: pytest.LogCaptureFixture) -> None:

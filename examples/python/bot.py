@@ -54,4 +54,6 @@ stop = onair.run(bot)  # SIGINT/SIGTERM: shut down (no revoke), the state saved,
 if (kit := bot.kit()) and (path := env("ONAIR_TALLY_OUT")):
     with open(path, "w", encoding="utf-8") as f:
         json.dump({"broadcasts": [*broadcasts, {**kit.tally.to_dict(), "liveId": kit.live_id}], "arrivals": arrivals}, f)
+if stop is not None and stop.code == "reauthorize":  # a code refused, expired or used, or none
+    print("the DJ must consent again: set ONAIR_CODE to the new code (it lasts 60 s), then start again", file=sys.stderr)
 sys.exit(0 if stop is None or stop.code == "shut_down" else 1)

@@ -16,7 +16,8 @@ it Python values and an asyncio driver.
 - ``Decoder``: stream bytes in, typed items out.
 - helpers: ``split_chat``, ``truncate``, ``utf16_len``; ``classify``, ``explain``,
   ``parse_quota``, ``retry_after_ms``, ``Backoff``.
-- errors: ``OnairError`` (``kind``, ``advice``) and its subclasses, ``ClosedError``,
+- errors: ``OnairError`` (``kind``, ``advice``) and its subclasses (``StoreError``:
+  a token file or kit state that does not load, named), ``ClosedError``,
   ``ReentrantCallError``.
 
 Threads: any thread may call any object at any time (objects that own a libonair
@@ -41,12 +42,14 @@ from .actions import (
     CloseStream,
     Command,
     CommandRefused,
+    DailyQuotaReached,
     Done,
     Endpoint,
     Failed,
     Fan,
     Fans,
     FrameSkipped,
+    GaveUp,
     Listener,
     Listeners,
     Milestone,
@@ -60,6 +63,7 @@ from .actions import (
     PersonTotals,
     Problem,
     ProblemNotice,
+    Reachable,
     ReconnectStormBraked,
     Request,
     Role,
@@ -70,6 +74,7 @@ from .actions import (
     TimedOut,
     Timer,
     UnknownEvent,
+    Unreachable,
     Wait,
     ends_drain,
 )
@@ -84,6 +89,7 @@ from .errors import (
     MisuseError,
     OnairError,
     ReentrantCallError,
+    StoreError,
 )
 from .events import (
     Chat,
@@ -143,14 +149,16 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Action", "Allowed", "Arrival", "Backoff", "Bot", "Broadcast", "BroadcastEnded", "CallHeld",
     "CallResult", "CallbackStore", "Chat", "ChatRejected", "ChatSent", "CloseStream", "ClosedError",
-    "Command", "CommandRefused", "Comment", "Config", "Decoder", "Done", "Donation", "Driver", "End",
-    "EndReason", "Endpoint", "Event", "Failed", "Fan", "Fans", "FileStore", "FrameError", "FrameSkipped",
-    "Heartbeat", "InvalidConfig", "Item", "Kit", "KitConfigError", "Like", "LikeType", "Listener",
-    "Listeners", "MemoryStore", "Milestone", "MisuseError", "NeedsAuthorization", "Notice", "OnairError",
-    "OpenStream", "OtherAction", "OtherEvent", "People", "PersistState", "PersistTokens", "PersonTotals",
-    "Presence", "PresenceType", "Problem", "ProblemNotice", "Quota", "ReconnectStormBraked",
-    "ReentrantCallError", "Request", "Retry", "Role", "Send", "StopCode", "Stopped", "Store",
-    "StoreFailed", "Tally", "TimedOut", "Timer", "UnknownEvent", "UnknownFrame", "User", "Wait",
-    "abi_version", "classify", "ends_drain", "explain", "library_version", "now_ms", "parse_quota",
-    "retry_after_ms", "run", "split_chat", "truncate", "utf16_len",
+    "Command", "CommandRefused", "Comment", "Config", "DailyQuotaReached", "Decoder", "Done",
+    "Donation", "Driver", "End", "EndReason", "Endpoint", "Event", "Failed", "Fan", "Fans",
+    "FileStore", "FrameError", "FrameSkipped", "GaveUp", "Heartbeat", "InvalidConfig", "Item",
+    "Kit", "KitConfigError", "Like", "LikeType", "Listener", "Listeners", "MemoryStore",
+    "Milestone", "MisuseError", "NeedsAuthorization", "Notice", "OnairError", "OpenStream",
+    "OtherAction", "OtherEvent", "People", "PersistState", "PersistTokens", "PersonTotals",
+    "Presence", "PresenceType", "Problem", "ProblemNotice", "Quota", "Reachable",
+    "ReconnectStormBraked", "ReentrantCallError", "Request", "Retry", "Role", "Send", "StopCode",
+    "Stopped", "Store", "StoreError", "StoreFailed", "Tally", "TimedOut", "Timer", "UnknownEvent", "UnknownFrame",
+    "Unreachable", "User", "Wait", "abi_version", "classify", "ends_drain", "explain",
+    "library_version", "now_ms", "parse_quota", "retry_after_ms", "run", "split_chat", "truncate",
+    "utf16_len",
 ]

@@ -83,7 +83,7 @@ from .actions import (
     Milestone,
 )
 from .bot import Bot, Config, Kit, now_ms
-from .errors import ClosedError, OnairError
+from .errors import ClosedError, OnairError, StoreError
 from .events import Chat, Donation, End, Like, OtherEvent, Presence
 from .stores import Store
 
@@ -104,6 +104,15 @@ class StoreFailed:
     what: Literal["tokens", "state"]
     error: str
 
+    @property
+    def message(self) -> str:
+        """A line for the log: what was not saved, why, and what it costs."""
+        if self.what == "tokens":
+            return (f"the new token pair was not saved ({self.error}): fix the token store now,"
+                    " or a restart needs the DJ's consent again")
+        return (f"the kit state was not saved ({self.error}): fix the state store now,"
+                " or a restart may greet people twice")
+
 
 DriverAction = Union[Action, OtherEvent, StoreFailed]
 """What iterating a ``Driver`` gives (never ``Send``, ``OpenStream``, ``CloseStream``, ``Wait``)."""
@@ -112,10 +121,18 @@ HandlerResult = Union[Awaitable[Union[str, None]], str, None]
 """What a handler returns: a ``str`` to say, or None; or an awaitable of one."""
 H = TypeVar("H", bound=Callable[..., HandlerResult])
 
-# Reports from the request tasks: (tag, request id, …).
-_RESPONSE, _ERROR, _OPEN, _BYTES, _CLOSED, _WAKE = range(6)
+# Reports from the request tasks: (tag, request id, …). _NOT_SENT: the connection
+# never opened (refused, DNS, TLS, connect timeout), so nothing was sent.
+_RESPONSE, _ERROR, _OPEN, _BYTES, _CLOSED, _WAKE, _NOT_SENT, _IDLE = range(8)
 _Report = tuple[Any, ...]
 _WAKE_REPORT: _Report = (_WAKE, 0)
+_IDLE_REPORT: _Report = (_IDLE, 0)
+# httpx's errors for a connection that never opened: the request was not sent.
+_NOT_SENT_ERRORS = (httpx.ConnectError, httpx.ConnectTimeout)
+# A stop first reads what the open stream holds already: until nothing more comes
+# for STOP_IDLE_S, at most STOP_READ_S (a stream that never pauses must not hold it).
+STOP_IDLE_S = 0.05
+STOP_READ_S = 1.0
 
 
 class Driver:
@@ -129,6 +146,20 @@ class Driver:
     ``timeout=None`` and leaves the client open); by default the driver makes one
     and closes it. ``seed``: fixes the bot's jitter (default: random). ``grace_s``:
     how long a shutdown waits for a token request or a revocation in flight.
+
+    ``wait_for_consent``: what happens when the bot needs a new consent code (no
+    saved pair and no ``code`` left: ``NeedsAuthorization``; or a code refused,
+    expired, already used: a ``reauthorize`` stop) and nobody called ``authorize``
+    by the time the next action is asked for. False (the default): the run ends
+    with the ``reauthorize`` stop (after ``NeedsAuthorization``, one that says "not
+    authorized yet"). True: the driver waits for ``authorize`` from any thread (a
+    web handler receiving the DJ's redirect) or ``shutdown()``. An
+    ``on_needs_authorization`` handler makes it wait too.
+
+    ``log_notices``: every notice whose level is ``warn`` (the service cannot be
+    reached, replies given up on, a daily quota reached, …) and every
+    ``StoreFailed`` is logged with ``logging.getLogger("onair").warning`` as it is
+    handed out (a default Python setup shows warnings). False: you log them.
     """
 
     def __init__(
@@ -142,12 +173,19 @@ class Driver:
         client: httpx.AsyncClient | None = None,
         seed: int | None = None,
         grace_s: float = 30.0,
+        wait_for_consent: bool = False,
+        log_notices: bool = True,
     ) -> None:
+        if code and not redirect_uri:
+            # Exchanged without it, the code would be refused, and spent.
+            raise ValueError("a consent code needs redirect_uri: the redirect URI it was issued for")
         self.config = config
         self.tokens = tokens
         self.state = state
-        self._code = code
+        self._code = code or None
         self._redirect_uri = redirect_uri
+        self._wait_for_consent = wait_for_consent
+        self._log_notices = log_notices
         self._client = client
         self._own_client = client is None
         self._seed = secrets.randbits(64) if seed is None else seed
@@ -162,6 +200,12 @@ class Driver:
         self._closed = False
         self._shutdown: bool | None = None  # requested before the start: revoke?
         self._revoke = False
+        # A shutdown asked (revoke?) and not yet handed to the bot: the loop reads
+        # what the stream holds first, then applies it.
+        self._stop_asked: bool | None = None
+        self._stop_applied = False
+        self._hurry = False  # a second signal: no more reading
+        self._open_streams: set[int] = set()
         self._last_kit: Kit | None = None
         self._has_kit = False
         self._lock: asyncio.Lock | None = None
@@ -267,12 +311,15 @@ class Driver:
     def shutdown(self, revoke: bool = False) -> None:
         """Asks the bot to stop (any thread, a signal handler too; never waits): the
         iteration ends after ``Stopped("shut_down")``. ``revoke``: the tokens are revoked
-        and the token store cleared (otherwise a restart resumes without consent)."""
+        and the token store cleared (otherwise a restart resumes without consent).
+
+        Nothing received is lost: the loop first hands the bot what the open stream
+        holds already (the reports queued, then what the connection gives without
+        pausing), so the kit counts it and saves it; then the stream is closed."""
         if self._bot is None:
-            self._shutdown = revoke
+            self._shutdown = bool(self._shutdown) or revoke
             return
-        if not self._bot.closed:
-            self._bot.shutdown(revoke)
+        self._stop_asked = bool(self._stop_asked) or revoke
         self._revoke = self._revoke or revoke
         self._nudge()
 
@@ -287,14 +334,34 @@ class Driver:
         self._reports = asyncio.Queue(QUEUE)
         self._lock = asyncio.Lock()
         config = self._configured()
-        saved = self.tokens.load() if self.tokens is not None else None
-        kit_state = self.state.load() if self.state is not None and config.kit is not None else None
+        saved = self._load(self.tokens, "tokens")
+        kit_state = self._load(self.state, "state") if config.kit is not None else None
         self._has_kit = config.kit is not None
-        self._bot = Bot(config, saved, self._seed, kit_state=kit_state)  # refuses a bad token file, state
+        try:
+            self._bot = Bot(config, saved, self._seed, kit_state=kit_state)
+        except OnairError as e:  # a token file or kit state that does not load
+            if e.code == 6 and self.tokens is not None:
+                raise StoreError(e.code, "tokens", _where(self.tokens), _problem(e)) from None
+            if e.code in (20, 26) and self.state is not None:
+                raise StoreError(e.code, "state", _where(self.state), _problem(e)) from None
+            raise
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=None, follow_redirects=False)
         if self._shutdown is not None:
             self.shutdown(self._shutdown)
+
+    def _load(self, store: Store | None, what: Literal["tokens", "state"]) -> str | None:
+        """What a store holds, or a ``StoreError`` that names it and says what to do."""
+        if store is None:
+            return None
+        try:
+            return store.load()
+        except UnicodeDecodeError:
+            problem = "it is not UTF-8 text"
+        except OSError as e:
+            problem = f"it cannot be read ({e.strerror or type(e).__name__})"
+        code = 6 if what == "tokens" else 20
+        raise StoreError(code, what, _where(store), problem) from None
 
     def _configured(self) -> Config:
         """The config with what the handlers need in the kit (their commands, …)."""
@@ -333,6 +400,8 @@ class Driver:
         bot = self._bot
         assert bot is not None
         while not self._finished:
+            if self._stop_asked is not None and not self._stop_applied:
+                await self._apply_stop()
             now = now_ms()
             action = bot.poll(now)
             if type(action) in _HANDED_OUT:  # the common case first
@@ -356,8 +425,13 @@ class Driver:
                 isinstance(action, Stopped) and action.resumes_with_new_consent
             ):
                 if self._said:
-                    await self._wait(None)  # said already: until someone acts (or a report)
-                    continue
+                    # Handed out already, and nobody has called authorize since.
+                    if self._waits_for_consent():
+                        await self._wait(None)  # until someone acts (or a report)
+                        continue
+                    # Nothing will bring a code: the run ends with the stop.
+                    self._finished = True
+                    return NOT_AUTHORIZED if isinstance(action, NeedsAuthorization) else None
                 self._said = True
                 if isinstance(action, NeedsAuthorization) and self._code is not None:
                     code, self._code = self._code, None
@@ -372,8 +446,52 @@ class Driver:
                 return action
             else:
                 self._said = False
+                if isinstance(action, Notice) and self._log_notices and _level(action) == "warn":
+                    log.warning("%s", _message(action))
                 return action
         return None
+
+    def _waits_for_consent(self) -> bool:
+        """Whether the driver waits for ``authorize`` after a consent was asked for."""
+        return self._wait_for_consent or any(NeedsAuthorization in types for types, _ in self._handlers)
+
+    async def _apply_stop(self) -> None:
+        """The shutdown asked: what the stream holds first, then the bot stops."""
+        bot = self._bot
+        assert bot is not None
+        self._stop_applied = True
+        if not bot.closed:
+            await self._read_before_stop()
+            bot.shutdown(bool(self._stop_asked))
+
+    async def _read_before_stop(self) -> None:
+        """Hands the bot every byte already read: the reports queued, then, while a
+        stream is open, what its connection gives without pausing (until nothing comes
+        for ``STOP_IDLE_S``, at most ``STOP_READ_S``). Frames the service writes after
+        this are the only ones a stop can lose."""
+        q = self._reports
+        loop = self._loop
+        assert q is not None and loop is not None
+        while not q.empty():
+            self._apply(q.get_nowait())
+        deadline = loop.time() + STOP_READ_S
+        while self._open_streams and not self._hurry:
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            timer = loop.call_later(min(STOP_IDLE_S, left), self._idle)
+            try:
+                report = await q.get()
+            finally:
+                timer.cancel()
+            if report[0] == _IDLE:
+                break
+            self._apply(report)
+
+    def _idle(self) -> None:
+        q = self._reports
+        if q is not None and q.empty():
+            q.put_nowait(_IDLE_REPORT)
 
     def _persist(self, action: PersistTokens | PersistState) -> DriverAction:
         store, what = (
@@ -383,7 +501,10 @@ class Driver:
             try:
                 store.save(action.tokens if isinstance(action, PersistTokens) else action.state)
             except Exception as e:  # a report, never the text (it may be a secret)
-                return StoreFailed(what, f"{type(e).__name__}: {e}")  # type: ignore[arg-type]
+                failed = StoreFailed(what, f"{type(e).__name__}: {e}")  # type: ignore[arg-type]
+                if self._log_notices:
+                    log.warning("%s", failed.message)
+                return failed
         return action
 
     async def _wait(self, until_ms: int | None) -> None:
@@ -420,6 +541,13 @@ class Driver:
             elif tag == _ERROR:
                 self._tasks.pop(rid, None)
                 bot.on_transport_error(rid, now)
+            elif tag == _NOT_SENT:
+                self._tasks.pop(rid, None)
+                not_sent = getattr(bot, "on_not_sent", None)
+                if not_sent is not None:
+                    not_sent(rid, now)
+                else:  # a libonair without it: no answer, outcome unknown
+                    bot.on_transport_error(rid, now)
             elif tag == _OPEN:
                 bot.on_stream_open(rid, report[2], report[3], now)
             elif tag == _CLOSED:
@@ -460,6 +588,9 @@ class Driver:
                     if len(body) > MAX_BODY_BYTES:
                         raise httpx.ReadError("response body too large")
                 report: _Report = (_RESPONSE, action.request_id, response.status_code, response.headers.raw, bytes(body))
+        except _NOT_SENT_ERRORS as e:  # the connection never opened: nothing was sent
+            log.debug("request %d not sent: %s", action.request_id, type(e).__name__)
+            report = (_NOT_SENT, action.request_id)
         except Exception as e:  # httpx's errors, a bad URL: no response (CancelledError passes)
             log.debug("request %d: %s", action.request_id, type(e).__name__)
             report = (_ERROR, action.request_id)
@@ -470,15 +601,22 @@ class Driver:
         rid = action.request_id
         assert self._client is not None
         opened = False
+        failed = _ERROR
         try:
             async with self._client.stream(r.method, r.url, headers=list(r.headers), timeout=None) as response:
                 await self._put((_OPEN, rid, response.status_code, response.headers.raw))
                 opened = True
+                self._open_streams.add(rid)
                 async for chunk in response.aiter_bytes():
                     await self._put((_BYTES, rid, chunk))
+        except _NOT_SENT_ERRORS as e:  # never connected: a failed connect
+            log.debug("stream %d not sent: %s", rid, type(e).__name__)
+            failed = _NOT_SENT
         except Exception as e:  # a drop, a reset, a bad URL (CancelledError passes)
             log.debug("stream %d: %s", rid, type(e).__name__)
-        await self._put((_CLOSED, rid) if opened else (_ERROR, rid))
+        finally:
+            self._open_streams.discard(rid)
+        await self._put((_CLOSED, rid) if opened else (failed, rid))
 
     # ---- shutdown ----------------------------------------------------------------------
 
@@ -490,8 +628,9 @@ class Driver:
         await self.aclose()
 
     async def aclose(self, revoke: bool | None = None) -> None:
-        """Stops the bot and releases everything (idempotent): the stream closed, the last
-        tokens and kit state saved, a token request or the revocation in flight awaited (at
+        """Stops the bot and releases everything (idempotent): what the stream holds
+        already handed to the bot (as ``shutdown``), the stream closed, the last tokens
+        and kit state saved, a token request or the revocation in flight awaited (at
         most ``grace_s``), every other request cancelled, every task awaited, the client
         closed when the driver made it. ``revoke`` (default: what ``shutdown`` asked):
         revoke the tokens and clear the token store."""
@@ -505,14 +644,18 @@ class Driver:
         revoke = self._revoke
         assert self._lock is not None
         bot = self._bot
-        if not bot.closed:
-            bot.shutdown(revoke)  # wakes an iteration in another task, which then lets go
+        if not bot.closed and self._stop_asked is None:
+            self._stop_asked = revoke  # wakes an iteration in another task, which then lets go
             self._nudge()
         try:
             async with self._lock:
                 if self._closed:
                     return
                 self._closed = self._finished = True
+                if not self._stop_applied:
+                    self._stop_applied = True
+                    if not bot.closed:
+                        await self._read_before_stop()
                 bot.shutdown(revoke)
                 await self._drain_shutdown()
         finally:
@@ -645,8 +788,9 @@ class Driver:
         return self.on(Timer)(fn)
 
     def on_notice(self, fn: Callable[[Notice], HandlerResult]) -> Callable[[Notice], HandlerResult]:
-        """Every notice (``CommandRefused``, ``ProblemNotice``, …); without a handler they
-        are logged (``logging.getLogger("onair")``)."""
+        """Every notice (``CommandRefused``, ``ProblemNotice``, …). Notices of level
+        ``warn`` are logged anyway unless the driver has ``log_notices=False``; without a
+        handler the others are logged at INFO (``logging.getLogger("onair")``)."""
         return self.on(Notice)(fn)
 
     def on_stopped(self, fn: Callable[[Stopped], HandlerResult]) -> Callable[[Stopped], HandlerResult]:
@@ -655,8 +799,10 @@ class Driver:
     def on_needs_authorization(
         self, fn: Callable[[NeedsAuthorization], HandlerResult]
     ) -> Callable[[NeedsAuthorization], HandlerResult]:
-        """No tokens and no consent code left: get one and call ``authorize`` (from any
-        thread: a web handler receiving the DJ's redirect, say)."""
+        """The bot needs a consent code: no tokens and no code left, or (in ``run``,
+        after the ``reauthorize`` stop's own handlers) a code refused, expired or used.
+        Get one and call ``authorize`` (from any thread: a web handler receiving the DJ's
+        redirect, say). With this handler the driver waits for it (``wait_for_consent``)."""
         return self.on(NeedsAuthorization)(fn)
 
     async def dispatch(self, action: DriverAction) -> None:
@@ -672,11 +818,12 @@ class Driver:
                 handled = True
                 await self._call(handler, action)
         if not handled:
-            if isinstance(action, (Notice, StoreFailed)):
-                log.info("%s", action)
+            if isinstance(action, Notice):
+                if not (self._log_notices and _level(action) == "warn"):  # logged already
+                    log.info("%s", _message(action))
             elif isinstance(action, Stopped) and action.code != "shut_down":
                 log.warning("the bot stopped (%s): %s", action.code, action.message)
-            elif isinstance(action, NeedsAuthorization):
+            elif isinstance(action, NeedsAuthorization) and self._wait_for_consent:
                 log.warning("the bot waits for the DJ's consent: call authorize(code, redirect_uri)")
 
     async def _call(self, fn: Callable[[Any], HandlerResult], action: Any) -> None:
@@ -694,6 +841,13 @@ class Driver:
     async def run(self, *, signals: bool = True) -> Stopped | None:
         """Runs the bot with its handlers until it stops; the ``Stopped`` that ended it.
 
+        A ``reauthorize`` stop (a consent code refused, expired or already used; or no
+        code at all) ends the run and is returned, unless the driver waits for a new
+        code (``wait_for_consent``, or an ``on_needs_authorization`` handler); a
+        shutdown while it waits still returns that stop (a person must act), not
+        ``shut_down``. A token file or kit state that does not load raises
+        ``StoreError`` as it starts.
+
         ``signals`` (main thread, Unix): the first SIGINT or SIGTERM asks for a clean
         shutdown (no revoke), a second cancels at once (the shutdown still releases
         everything)."""
@@ -706,8 +860,10 @@ class Driver:
             asked[0] += 1
             if asked[0] == 1:
                 self.shutdown()
-            elif task is not None:
-                task.cancel()
+            else:
+                self._hurry = True
+                if task is not None:
+                    task.cancel()
 
         if signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -721,8 +877,16 @@ class Driver:
             async with self:
                 async for action in self:
                     if isinstance(action, Stopped):
-                        last = action
+                        # Shut down while waiting for consent: that still needs a person.
+                        if not (action.code == "shut_down" and last is not None and last.resumes_with_new_consent):
+                            last = action
+                    elif isinstance(action, NeedsAuthorization):
+                        last = NOT_AUTHORIZED
+                    elif isinstance(action, PersistTokens):
+                        last = None  # authorized (again)
                     await self.dispatch(action)
+                    if isinstance(action, Stopped) and action.resumes_with_new_consent and self._waits_for_consent():
+                        await self.dispatch(NeedsAuthorization())
         finally:
             for sig in installed:
                 loop.remove_signal_handler(sig)
@@ -734,7 +898,42 @@ _HANDED_OUT: frozenset[type] = frozenset(
 )
 
 
+NOT_AUTHORIZED = Stopped(
+    "reauthorize",
+    "re-authorize: not authorized yet: DJ consent is needed",
+    "not authorized yet: DJ consent is needed",
+)
+"""The stop a run ends with when the bot has no tokens and no consent code comes."""
+
+
+def _level(notice: Notice) -> str:
+    """A notice's level (``warn`` or ``info``), as the core gives it."""
+    return str(getattr(notice, "level", "info") or "info")
+
+
+def _message(notice: Notice) -> str:
+    """A notice's sentence, as the core gives it (its ``repr`` for an older core)."""
+    return str(getattr(notice, "message", None) or notice)
+
+
+def _where(store: Store) -> str:
+    """A store's name in a message: a file's path, else its type."""
+    path = getattr(store, "path", None)
+    return str(path) if path is not None else type(store).__name__
+
+
+def _problem(e: OnairError) -> str:
+    """What libonair said was wrong with a saved text, without its advice."""
+    return e.detail or str(e)
+
+
 def run(driver: Driver, *, signals: bool = True) -> Stopped | None:
     """Runs ``driver`` with its handlers until the bot stops, blocking (``asyncio.run``):
-    for a script. Ctrl-C or SIGTERM shuts it down cleanly (no revoke)."""
-    return asyncio.run(driver.run(signals=signals))
+    for a script. Ctrl-C or SIGTERM shuts it down cleanly (no revoke). A token file or
+    kit state that does not load ends the script with one line that names the file and
+    says what to do (``SystemExit``, status 1); ``await driver.run()`` raises the
+    ``StoreError`` instead."""
+    try:
+        return asyncio.run(driver.run(signals=signals))
+    except StoreError as e:
+        raise SystemExit(str(e)) from None

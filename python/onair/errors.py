@@ -80,6 +80,34 @@ class KitConfigError(InvalidConfig):
         self.message = message
 
 
+class StoreError(InvalidConfig):
+    """What a store holds could not be loaded at the start: ``what`` is ``"tokens"``
+    or ``"state"``, ``where`` names the store (a ``FileStore``'s path), ``problem``
+    what is wrong, ``advice`` what to do; ``kind`` is ``invalid_tokens``,
+    ``invalid_state`` or ``kit_state_too_new``. Its text is one line that says all
+    of it, and never holds what the store holds (it may be a secret)."""
+
+    def __init__(self, code: int, what: str, where: str, problem: str) -> None:
+        super().__init__(code, problem)
+        self.what = what
+        self.where = where
+        self.problem = problem
+        if code == 26:
+            self.advice = "upgrade onair, or move the file away and start again (the bot then counts the broadcast from now)"
+        elif what == "tokens":
+            self.advice = "move the file away (or restore a good copy) and authorize the bot again with a new consent code"
+        else:
+            self.advice = (
+                "move the file away (or restore a good copy) and start again"
+                " (the bot then counts the broadcast from now and may greet people again)"
+            )
+        saved = "the saved token pair" if what == "tokens" else "the saved kit state"
+        self.args = (f"{where}: {saved} does not load: {problem}; {self.advice}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class ClosedError(ValueError):
     """The object was closed (``close()``, ``with``): its libonair handle is gone."""
 
