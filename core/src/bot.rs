@@ -19,7 +19,7 @@
 //!
 //! | group | methods | what they do |
 //! |---|---|---|
-//! | reports (`on_*`) | [`on_response`](Bot::on_response), [`on_transport_error`](Bot::on_transport_error), [`on_stream_open`](Bot::on_stream_open), [`on_stream_bytes`](Bot::on_stream_bytes), [`on_stream_closed`](Bot::on_stream_closed) | what happened to a request the bot asked for |
+//! | reports (`on_*`) | [`on_response`](Bot::on_response), [`on_transport_error`](Bot::on_transport_error), [`on_not_sent`](Bot::on_not_sent), [`on_stream_open`](Bot::on_stream_open), [`on_stream_bytes`](Bot::on_stream_bytes), [`on_stream_closed`](Bot::on_stream_closed) | what happened to a request the bot asked for |
 //! | app commands | [`authorize`](Bot::authorize), [`send_chat`](Bot::send_chat), [`fetch_broadcast`](Bot::fetch_broadcast), [`list_listeners`](Bot::list_listeners), [`fetch_fans`](Bot::fetch_fans), [`request_reconnect`](Bot::request_reconnect), [`shutdown`](Bot::shutdown) | what your bot wants |
 //! | polling | [`poll`](Bot::poll) | the next [`Action`] |
 //! | getters | [`tokens`](Bot::tokens), [`quota`](Bot::quota), [`stream`](Bot::stream), [`stop`](Bot::stop) | where things stand |
@@ -67,6 +67,16 @@
 //! permission is blocked by the daily quota fails at once instead of waiting
 //! for hours. `RECONNECT` is followed at once. A bot that holds only
 //! `events.chat` works: nothing polls `GET /v1/live`.
+//!
+//! **Nothing fails in silence.** A service that cannot be reached is a
+//! [`Notice::Unreachable`] at the first failure, then at most one every
+//! 30 s while it lasts ([`Notice::Reachable`] when it answers again). Every
+//! app call given up on is also a [`Notice::GaveUp`], rate-limited per
+//! endpoint and reason, and counted in [`Status`]; a daily quota that blocks
+//! is one [`Notice::DailyQuotaReached`] with its reset time. Each notice's
+//! `Display` is its log line, at [`Notice::level`]. With saved tokens the
+//! bot checks the client credentials at start
+//! ([`BotConfig::check_credentials`]).
 //!
 //! # Which layer is for whom
 //!

@@ -2364,3 +2364,485 @@ fn a_bot_waiting_for_consent_still_shuts_down() {
     bot.authorize("late-code", "https://bot.test/cb");
     assert_eq!(drain(&mut bot, T0), [Action::Stopped(Stop::ShutDown)]);
 }
+
+// ---- not sent, unreachable, given up, daily quota, the credentials check -------
+
+fn notices(actions: &[Action]) -> Vec<&Notice> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Notice(n) => Some(n),
+            _ => None,
+        })
+        .collect()
+}
+
+fn unreachable_notices(actions: &[Action]) -> Vec<(Endpoint, Unreached, u64, u64)> {
+    notices(actions)
+        .into_iter()
+        .filter_map(|n| match n {
+            Notice::Unreachable {
+                endpoint,
+                failure,
+                failures,
+                since_ms,
+            } => Some((*endpoint, *failure, *failures, *since_ms)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_code_exchange_not_sent_goes_again_with_the_same_code_while_it_is_fresh() {
+    let mut bot = Bot::new(config(), None, 42);
+    bot.authorize("fresh-code", "https://bot.test/cb");
+    let (id, request) = only_send(&drain(&mut bot, T0));
+    assert!(body_text(&request).contains("code=fresh-code"));
+    bot.on_not_sent(id, T0 + 5).unwrap();
+    let actions = drain(&mut bot, T0 + 5);
+    assert_eq!(
+        unreachable_notices(&actions),
+        [(Endpoint::Token, Unreached::NotSent, 1, T0 + 5)]
+    );
+    assert!(sends(&actions).is_empty(), "after a backoff: {actions:?}");
+    assert!(!actions.contains(&Action::NeedsAuthorization));
+    let at = wait_until(&actions).unwrap();
+    assert!((T0 + 5..=T0 + 5 + 5_000).contains(&at), "{at}");
+    let (again, request) = only_send(&drain(&mut bot, at));
+    assert!(
+        body_text(&request).contains("code=fresh-code"),
+        "the same code"
+    );
+    // This time it is answered: the pair is in, and the service is reachable again.
+    bot.on_response(again, 200, NO_HEADERS, &pair("at1", "rt1", ALL_SCOPES), at)
+        .unwrap();
+    let actions = drain(&mut bot, at);
+    assert!(actions
+        .iter()
+        .any(|a| matches!(a, Action::PersistTokens(_))));
+    assert!(notices(&actions).contains(&&Notice::Reachable {
+        failures: 1,
+        since_ms: T0 + 5
+    }));
+}
+
+#[test]
+fn a_code_exchange_that_cannot_be_sent_for_a_minute_stops_saying_the_service_was_unreachable() {
+    let mut bot = Bot::new(config(), None, 42);
+    bot.authorize("fresh-code", "https://bot.test/cb");
+    let mut now = T0;
+    let mut tries = 0;
+    let stop = loop {
+        let actions = drain(&mut bot, now);
+        if let Some(Action::Stopped(stop)) = actions.last() {
+            break stop.clone();
+        }
+        if sends(&actions).is_empty() {
+            // An Unreachable notice fell due first.
+            now = wait_until(&actions).unwrap();
+            continue;
+        }
+        let (id, request) = only_send(&actions);
+        assert!(body_text(&request).contains("code=fresh-code"));
+        tries += 1;
+        bot.on_not_sent(id, now).unwrap();
+        let after = drain(&mut bot, now);
+        match after.last() {
+            Some(Action::Wait { until_ms: Some(at) }) => now = *at,
+            Some(Action::Stopped(stop)) => break stop.clone(),
+            other => panic!("{other:?}"),
+        }
+        assert!(now < T0 + CODE_FRESH_MS, "no retry past the code's minute");
+    };
+    assert!(tries >= 5, "retried while fresh: {tries}");
+    assert_eq!(
+        stop,
+        Stop::Reauthorize(AuthProblem::ExchangeFailed(
+            crate::proto::oauth::TokenFailure::NotSent
+        ))
+    );
+    assert!(stop.resumes_with_new_consent());
+    assert!(stop.to_string().contains("could not be reached"), "{stop}");
+    // A new code brings it back.
+    bot.authorize("next-code", "https://bot.test/cb");
+    let (_, request) = only_send(&drain(&mut bot, now));
+    assert!(body_text(&request).contains("code=next-code"));
+}
+
+#[test]
+fn a_code_exchange_without_an_answer_is_spent() {
+    let mut bot = Bot::new(config(), None, 42);
+    bot.authorize("fresh-code", "https://bot.test/cb");
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_transport_error(id, T0 + 5).unwrap();
+    let actions = drain(&mut bot, T0 + 5);
+    assert_eq!(
+        unreachable_notices(&actions),
+        [(Endpoint::Token, Unreached::NoResponse, 1, T0 + 5)]
+    );
+    assert_eq!(
+        actions.last(),
+        Some(&Action::Stopped(Stop::Reauthorize(
+            AuthProblem::ExchangeFailed(crate::proto::oauth::TokenFailure::Transport)
+        )))
+    );
+}
+
+#[test]
+fn a_refresh_not_sent_is_retried_with_backoff() {
+    let (mut bot, stream) = streaming();
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), T0)
+        .unwrap();
+    bot.on_stream_closed(stream, T0).unwrap();
+    let (refresh, request) = only_send(&drain(&mut bot, T0));
+    assert!(body_text(&request).contains("grant_type=refresh_token"));
+    bot.on_not_sent(refresh, T0 + 1).unwrap();
+    let actions = drain(&mut bot, T0 + 1);
+    assert!(sends(&actions).is_empty(), "{actions:?}");
+    assert!(bot.stop().is_none());
+    let at = wait_until(&actions).unwrap();
+    assert!(at <= T0 + 1 + Backoff::BASE_MS, "{at}");
+    let (_, request) = only_send(&drain(&mut bot, at));
+    assert!(body_text(&request).contains("refresh_token=rt1"));
+}
+
+#[test]
+fn a_chat_not_sent_is_sent_again() {
+    let (mut bot, _) = authorized("chat.send", false);
+    let call = bot.send_chat("hello").unwrap();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_not_sent(id, T0).unwrap();
+    let actions = drain(&mut bot, T0);
+    assert!(!actions.iter().any(|a| matches!(a, Action::Done { .. })));
+    let at = wait_until(&actions).unwrap();
+    let (again, request) = only_send(&drain(&mut bot, at));
+    assert!(body_text(&request).contains("hello"));
+    bot.on_response(again, 204, NO_HEADERS, b"", at).unwrap();
+    assert!(drain(&mut bot, at).contains(&Action::Done {
+        call,
+        result: CallResult::ChatSent
+    }));
+}
+
+#[test]
+fn unreachable_is_told_at_once_then_at_most_every_30_s_then_reachable_ends_it() {
+    let (mut bot, after) = authorized(ALL_SCOPES, true);
+    let (mut id, _) = stream_open(&after).unwrap();
+    let mut now = T0;
+    let mut told = Vec::new();
+    let mut failures = 0;
+    while now < T0 + 95_000 {
+        bot.on_not_sent(id, now).unwrap();
+        failures += 1;
+        let mut actions = drain(&mut bot, now);
+        loop {
+            told.extend(unreachable_notices(&actions).into_iter().map(|n| (now, n)));
+            if let Some((next, _)) = stream_open(&actions) {
+                id = next;
+                break;
+            }
+            now = wait_until(&actions).unwrap();
+            actions = drain(&mut bot, now);
+        }
+    }
+    assert_eq!(bot.status(now).counters.unreached, failures);
+    assert!(told.len() >= 3, "{told:?}");
+    assert_eq!(told[0].1, (Endpoint::Events, Unreached::NotSent, 1, T0));
+    for pair in told.windows(2) {
+        assert!(
+            pair[1].0 >= pair[0].0 + 30_000,
+            "at most every 30 s: {told:?}"
+        );
+        assert!(pair[1].1 .2 > pair[0].1 .2, "counts grow: {told:?}");
+        assert_eq!(pair[1].1 .3, T0, "since the first failure");
+    }
+    assert!(told.len() <= 4, "{told:?}");
+    // The stream opens: the episode ends with one info notice.
+    bot.on_stream_open(id, 200, NO_HEADERS, now).unwrap();
+    let actions = drain(&mut bot, now);
+    let reachable = Notice::Reachable {
+        failures,
+        since_ms: T0,
+    };
+    assert!(notices(&actions).contains(&&reachable), "{actions:?}");
+    assert!(!reachable.is_warning());
+    assert!(unreachable_notices(&actions).is_empty());
+}
+
+#[test]
+fn a_stream_connect_timeout_is_unreachable_and_retried_with_backoff() {
+    let (mut bot, after) = authorized(ALL_SCOPES, true);
+    let (id, _) = stream_open(&after).unwrap();
+    let at = wait_until(&after).unwrap();
+    let actions = drain(&mut bot, at);
+    assert!(actions.contains(&Action::CloseStream { id }), "{actions:?}");
+    assert_eq!(
+        unreachable_notices(&actions),
+        [(Endpoint::Events, Unreached::TimedOut, 1, at)]
+    );
+    assert!(stream_open(&actions).is_none(), "backoff first");
+}
+
+#[test]
+fn a_timed_out_call_is_unreachable() {
+    let (mut bot, _) = authorized("live.read", false);
+    bot.fetch_broadcast();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    let at = T0 + 30_000;
+    let actions = drain(&mut bot, at);
+    assert!(actions.contains(&Action::TimedOut {
+        id,
+        endpoint: Endpoint::Live
+    }));
+    assert_eq!(
+        unreachable_notices(&actions),
+        [(Endpoint::Live, Unreached::TimedOut, 1, at)]
+    );
+}
+
+#[test]
+fn chat_cancelled_at_the_broadcast_end_is_told_first_at_once_then_counted_every_5_s() {
+    let (mut bot, stream) = streaming();
+    let drained = drain(&mut bot, T0);
+    assert!(sends(&drained)
+        .iter()
+        .all(|(_, r)| !r.url.ends_with("/chat")));
+    let calls: Vec<CallId> = (0..10)
+        .map(|i| bot.send_chat(&format!("thanks {i}")).unwrap())
+        .collect();
+    bot.on_stream_bytes(stream, end_frame("LIVE_ENDED").as_bytes(), T0 + 10)
+        .unwrap();
+    let actions = drain(&mut bot, T0 + 10);
+    let cancelled = actions
+        .iter()
+        .filter(|a| {
+            matches!(a, Action::Done { call, result: CallResult::Failed(CallFailure::Cancelled) }
+                if calls.contains(call))
+        })
+        .count();
+    assert_eq!(cancelled, 10);
+    let gave_up = |actions: &[Action]| -> Vec<Notice> {
+        notices(actions)
+            .into_iter()
+            .filter(|n| matches!(n, Notice::GaveUp { .. }))
+            .cloned()
+            .collect()
+    };
+    let first = Notice::GaveUp {
+        endpoint: Endpoint::Chat,
+        reason: GiveUpReason::Cancelled,
+        count: 1,
+    };
+    assert_eq!(gave_up(&actions), std::slice::from_ref(&first));
+    assert!(first.is_warning());
+    assert_eq!(
+        first.to_string(),
+        "gave up 1 chat message: cancelled (its broadcast ended, or the bot stopped)"
+    );
+    // The rest come in one notice within 5 s: the deadline is in the Wait.
+    let at = wait_until(&actions).unwrap();
+    assert!(at <= T0 + 10 + 5_000, "{at}");
+    let mut now = at;
+    let mut later = Vec::new();
+    while now <= T0 + 10 + 5_000 {
+        let actions = drain(&mut bot, now);
+        later.extend(gave_up(&actions));
+        match wait_until(&actions) {
+            Some(next) => now = next,
+            None => break,
+        }
+    }
+    assert_eq!(
+        later,
+        [Notice::GaveUp {
+            endpoint: Endpoint::Chat,
+            reason: GiveUpReason::Cancelled,
+            count: 9,
+        }]
+    );
+    let counters = bot.status(now).counters;
+    assert_eq!(counters.gave_up_cancelled, 10);
+    assert_eq!(counters.chats_failed, 10);
+}
+
+#[test]
+fn a_daily_quota_block_is_told_once_with_its_reset_and_its_calls_are_given_up() {
+    let (mut bot, _) = authorized("live.read fans.read", false);
+    bot.fetch_fans();
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    let headers = [
+        ("Retry-After", "3600"),
+        ("x-ratelimit-daily-scope", "fans.read"),
+    ];
+    bot.on_response(id, 429, headers, b"", T0).unwrap();
+    let actions = drain(&mut bot, T0);
+    let reached = Notice::DailyQuotaReached {
+        scope: Some(Permission::FansRead),
+        until_ms: T0 + 3_600_000,
+    };
+    assert_eq!(
+        notices(&actions)
+            .into_iter()
+            .filter(|n| matches!(n, Notice::DailyQuotaReached { .. }))
+            .collect::<Vec<_>>(),
+        [&reached]
+    );
+    assert!(reached.to_string().contains("fans.read"), "{reached}");
+    assert!(reached.to_string().contains("UTC"), "{reached}");
+    assert!(notices(&actions).contains(&&Notice::GaveUp {
+        endpoint: Endpoint::Fans,
+        reason: GiveUpReason::QuotaBlocked,
+        count: 1
+    }));
+    // More calls held back: no second quota notice, counted gave-ups.
+    for _ in 0..3 {
+        bot.fetch_fans();
+    }
+    let actions = drain(&mut bot, T0 + 1);
+    assert!(!notices(&actions)
+        .iter()
+        .any(|n| matches!(n, Notice::DailyQuotaReached { .. })));
+    assert_eq!(bot.status(T0 + 1).counters.gave_up_quota_blocked, 4);
+    // What another bot of the app learned is told too, once.
+    let shared: crate::proto::quota::DailyQuota = serde_json::from_str(&format!(
+        r#"{{"blocks":[{{"scope":null,"untilMs":{}}},{{"scope":"fans.read","untilMs":{}}}]}}"#,
+        T0 + 7_200_000,
+        T0 + 3_600_000
+    ))
+    .unwrap();
+    bot.share_daily_quota(&shared, T0 + 2);
+    let actions = drain(&mut bot, T0 + 2);
+    assert_eq!(
+        notices(&actions),
+        [&Notice::DailyQuotaReached {
+            scope: None,
+            until_ms: T0 + 7_200_000
+        }]
+    );
+    bot.share_daily_quota(&shared, T0 + 3);
+    assert!(notices(&drain(&mut bot, T0 + 3)).is_empty());
+}
+
+/// A bot resuming from a saved pair, with the credentials check on.
+fn resumed_checked() -> Bot {
+    Bot::new(checked_config(), Some(stored_pair(3, "at3")), 42)
+}
+
+fn is_check(request: &HttpRequest) -> bool {
+    request.url.ends_with("/v1/oauth/revoke")
+        && body_text(request) == format!("token={CREDENTIALS_CHECK_TOKEN}")
+}
+
+#[test]
+fn with_saved_tokens_the_credentials_check_goes_first_and_a_200_carries_on() {
+    let mut bot = resumed_checked();
+    let actions = drain(&mut bot, T0);
+    let Some(Action::Send { id, request, .. }) = actions.first() else {
+        panic!("{actions:?}")
+    };
+    assert!(is_check(request), "{request:?}");
+    assert!(request
+        .header("authorization")
+        .is_some_and(|h| h.starts_with("Basic ")));
+    let open = stream_open(&actions).expect("the stream does not wait for the check");
+    bot.on_response(*id, 200, NO_HEADERS, b"", T0 + 5).unwrap();
+    bot.on_stream_open(open.0, 200, NO_HEADERS, T0 + 5).unwrap();
+    let actions = drain(&mut bot, T0 + 5);
+    assert!(bot.stop().is_none(), "{actions:?}");
+    assert!(
+        sends(&actions).iter().all(|(_, r)| !is_check(r)),
+        "checked once"
+    );
+}
+
+#[test]
+fn a_wrong_client_secret_with_saved_tokens_stops_at_start() {
+    let mut bot = resumed_checked();
+    let actions = drain(&mut bot, T0);
+    let (id, _) = sends(&actions)
+        .into_iter()
+        .find(|(_, r)| is_check(r))
+        .expect("the check");
+    let body = br#"{"error":"invalid_client","error_description":"client authentication failed"}"#;
+    bot.on_response(
+        id,
+        401,
+        [("content-type", "application/json")],
+        body,
+        T0 + 5,
+    )
+    .unwrap();
+    let actions = drain(&mut bot, T0 + 5);
+    assert_eq!(actions.last(), Some(&Action::Stopped(Stop::InvalidClient)));
+    let open = stream_open(&actions);
+    assert!(open.is_none());
+    assert!(bot.status(T0 + 5).to_json().contains("invalid_client"));
+}
+
+#[test]
+fn a_credentials_check_without_an_answer_is_tried_again_a_few_times_then_dropped() {
+    let mut bot = Bot::new(
+        {
+            let mut c = checked_config();
+            c.events = false;
+            c
+        },
+        Some(stored_pair(3, "at3")),
+        42,
+    );
+    let mut now = T0;
+    let mut checks = 0;
+    for _ in 0..20 {
+        let actions = drain(&mut bot, now);
+        for (id, r) in sends(&actions) {
+            assert!(is_check(r), "{r:?}");
+            checks += 1;
+            if checks % 2 == 0 {
+                bot.on_not_sent(id, now).unwrap();
+            } else {
+                bot.on_transport_error(id, now).unwrap();
+            }
+        }
+        match wait_until(&drain(&mut bot, now)) {
+            Some(at) if at < T0 + 10 * MIN => now = at,
+            _ => break,
+        }
+    }
+    assert_eq!(checks, 4);
+    assert!(bot.stop().is_none());
+    // A 503 is tried again too.
+    let mut bot = resumed_checked();
+    let actions = drain(&mut bot, T0);
+    let (id, _) = sends(&actions)
+        .into_iter()
+        .find(|(_, r)| is_check(r))
+        .unwrap();
+    bot.on_response(id, 503, NO_HEADERS, b"", T0).unwrap();
+    let mut now = T0;
+    let again = loop {
+        let actions = drain(&mut bot, now);
+        if let Some((_, r)) = sends(&actions).into_iter().find(|(_, r)| is_check(r)) {
+            break r.clone();
+        }
+        now = wait_until(&actions).unwrap();
+        assert!(now < T0 + MIN, "retried within a minute");
+    };
+    assert!(is_check(&again));
+}
+
+#[test]
+fn without_saved_tokens_or_when_switched_off_there_is_no_credentials_check() {
+    let mut bot = Bot::new(checked_config(), None, 42);
+    assert_eq!(drain(&mut bot, T0), [Action::NeedsAuthorization]);
+    bot.authorize("code", "https://bot.test/cb");
+    let (id, _) = only_send(&drain(&mut bot, T0));
+    bot.on_response(id, 200, NO_HEADERS, &pair("at1", "rt1", ALL_SCOPES), T0)
+        .unwrap();
+    assert!(sends(&drain(&mut bot, T0))
+        .iter()
+        .all(|(_, r)| !is_check(r)));
+    let mut bot = Bot::new(config(), Some(stored_pair(3, "at3")), 42);
+    assert!(sends(&drain(&mut bot, T0))
+        .iter()
+        .all(|(_, r)| !is_check(r)));
+}

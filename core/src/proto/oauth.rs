@@ -8,9 +8,11 @@
 //!
 //! - exactly one exchange or refresh in flight (rotation makes a second
 //!   concurrent refresh fail with `invalid_grant`);
-//! - the code exchange is single-use and never retried: any failure, even an
-//!   ambiguous one, needs a new consent code (a second exchange of a code
-//!   revokes every token, spec 3.1);
+//! - the code exchange is single-use and never retried once it may have
+//!   been sent: any failure, even an ambiguous one, needs a new consent code
+//!   (a second exchange of a code revokes every token, spec 3.1); only an
+//!   exchange that surely never left ([`TokenManager::on_not_sent`]) may go
+//!   again with the same code;
 //! - a rotated refresh token replaces the old one; a response without one
 //!   keeps the old one (RFC 6749 §6);
 //! - `invalid_grant` on refresh means the DJ must authorize again;
