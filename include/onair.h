@@ -1466,6 +1466,17 @@ onair_result onair_bot_config_free(struct onair_bot_config *config);
 onair_result onair_bot_config_set_events(struct onair_bot_config *config, bool events);
 
 /**
+ * Whether a bot started with saved tokens checks the client credentials
+ * first (default true): one `POST /v1/oauth/revoke` of a token that does
+ * not exist (`token=onair-credentials-check`), so a wrong client secret
+ * stops the bot with `invalid_client` at start instead of at the first
+ * refresh, up to an hour later.
+ *
+ * Errors: NULL `config` → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_bot_config_set_check_credentials(struct onair_bot_config *config, bool check);
+
+/**
  * How long a request may take before the bot treats it as failed
  * (default 30 000 ms).
  *

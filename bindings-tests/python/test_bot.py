@@ -172,7 +172,12 @@ def test_bot_loop() -> None:
     tokens = bot.tokens_json()
     assert tokens and "RT-xyz" in tokens
     with new_bot(9, saved) as resumed:
+        check = resumed.poll(now[0])  # the app's credentials, checked first
+        assert isinstance(check, onair.Send) and check.request.endpoint == "revoke"
+        assert check.request.body == b"token=onair-credentials-check"
         assert isinstance(resumed.poll(now[0]), onair.OpenStream)
+    with new_bot(9, saved, check_credentials=False) as unchecked:
+        assert isinstance(unchecked.poll(now[0]), onair.OpenStream)
 
     bot.schedule(now[0] + 10, "greet-all")
     bot.every(60000, "tick", now[0] + 60000)
@@ -249,3 +254,26 @@ def test_the_kit_through_the_bare_bot() -> None:
     again.close()
     with new_bot() as plain:
         assert plain.kit() is None  # no kit configured
+
+
+def test_on_not_sent_keeps_the_code_and_says_the_service_is_unreachable() -> None:
+    bot = new_bot()
+    now = [1_000]
+    assert isinstance(bot.poll(now[0]), onair.NeedsAuthorization)
+    bot.authorize("fresh-code", "https://bot.example/cb")
+    send = poll_until(bot, now, onair.Send)
+    bot.on_not_sent(send.request_id, now[0])
+    notice = bot.poll(now[0])
+    assert isinstance(notice, onair.Unreachable), notice
+    assert (notice.endpoint, notice.failure, notice.failures, notice.since_ms) == ("token", "not_sent", 1, 1_000)
+    assert notice.level == "warn"
+    assert notice.message == "the service cannot be reached (token: connection failed, not sent); retrying"
+    again = poll_until(bot, now, onair.Send)  # the same code, after a backoff
+    assert again.request_id != send.request_id
+    assert b"code=fresh-code" in again.request.body
+    with pytest.raises(onair.MisuseError):
+        bot.on_not_sent(999, now[0])
+    # Answered: the pair is in, and the service is reachable again (an info notice).
+    bot.on_response(again.request_id, 200, JSON, TOKEN_BODY, now[0])
+    back = poll_until(bot, now, onair.Reachable)
+    assert back.level == "info" and back.failures == 1 and "reachable again" in back.message

@@ -130,6 +130,25 @@ pub unsafe extern "C" fn onair_bot_config_set_events(
     })
 }
 
+/// Whether a bot started with saved tokens checks the client credentials
+/// first (default true): one `POST /v1/oauth/revoke` of a token that does
+/// not exist (`token=onair-credentials-check`), so a wrong client secret
+/// stops the bot with `invalid_client` at start instead of at the first
+/// refresh, up to an hour later.
+///
+/// Errors: NULL `config` → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_config_set_check_credentials(
+    config: *mut onair_bot_config,
+    check: bool,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_config_new.
+        unsafe { hold(config) }?.config.check_credentials = check;
+        Ok(())
+    })
+}
+
 /// How long a request may take before the bot treats it as failed
 /// (default 30 000 ms).
 ///

@@ -38,8 +38,12 @@ from .actions import (
     PersonTotals,
     Problem,
     ProblemNotice,
+    DailyQuotaReached,
+    GaveUp,
+    Reachable,
     ReconnectStormBraked,
     Request,
+    Unreachable,
     Send,
     Stopped,
     Tally,
@@ -297,18 +301,27 @@ _NEEDS_AUTHORIZATION = NeedsAuthorization()
 
 def _notice(n: Json) -> Action:
     kind = n["kind"]
+    m, lv = str(n.get("message", "")), str(n.get("level", "info"))
     if kind == "frameSkipped":
-        return FrameSkipped(frame_error(n["error"]))
+        return FrameSkipped(frame_error(n["error"]), message=m, level=lv)
     if kind == "unknownEvent":
-        return UnknownEvent(n["event"], n["data"])
+        return UnknownEvent(n["event"], n["data"], message=m, level=lv)
     if kind == "problem":
-        return ProblemNotice(n["endpoint"], problem(n["problem"]))
+        return ProblemNotice(n["endpoint"], problem(n["problem"]), message=m, level=lv)
     if kind == "commandRefused":
-        return CommandRefused(n["name"], user(n["user"]), n["role"], n["needed"])
+        return CommandRefused(n["name"], user(n["user"]), n["role"], n["needed"], message=m, level=lv)
     if kind == "callHeld":
-        return CallHeld(n["call"])
+        return CallHeld(n["call"], message=m, level=lv)
     if kind == "reconnectStormBraked":
-        return ReconnectStormBraked(n["untilMs"])
+        return ReconnectStormBraked(n["untilMs"], message=m, level=lv)
+    if kind == "unreachable":
+        return Unreachable(n["endpoint"], n["failure"], n["failures"], n["sinceMs"], message=m, level=lv)
+    if kind == "reachable":
+        return Reachable(n["failures"], n["sinceMs"], message=m, level=lv)
+    if kind == "gaveUp":
+        return GaveUp(n["endpoint"], n["reason"], n["count"], message=m, level=lv)
+    if kind == "dailyQuotaReached":
+        return DailyQuotaReached(n.get("scope"), n["untilMs"], message=m, level=lv)
     return OtherAction({"type": "notice", "notice": n})
 
 

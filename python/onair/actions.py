@@ -315,7 +315,12 @@ class Done:
 
 
 class Notice:
-    """Worth a log line, needs no action (every notice class derives from it)."""
+    """Worth a log line, needs no action (every notice class derives from it).
+
+    Every notice carries ``message`` (its log line, as the core words it) and
+    ``level`` (``"warn"``: something was lost, refused or cannot be reached;
+    ``"info"``: the bot handling things as it should), so a notice of any kind
+    is logged by printing its ``message`` at its ``level``."""
 
     __slots__ = ()
 
@@ -325,6 +330,8 @@ class FrameSkipped(Notice):
     """A stream frame that did not decode was skipped."""
 
     error: FrameError
+    message: str = field(default="", compare=False)
+    level: str = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +340,8 @@ class UnknownEvent(Notice):
 
     event: str
     data: str
+    message: str = field(default="", compare=False)
+    level: str = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +350,8 @@ class ProblemNotice(Notice):
 
     endpoint: Endpoint
     problem: Problem
+    message: str = field(default="", compare=False)
+    level: str = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,6 +362,8 @@ class CommandRefused(Notice):
     user: User
     role: Role
     needed: Allowed
+    message: str = field(default="", compare=False)
+    level: str = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +371,8 @@ class CallHeld(Notice):
     """A call made while the bot waits for consent: held until ``authorize``."""
 
     call_id: int
+    message: str = field(default="", compare=False)
+    level: str = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,6 +380,58 @@ class ReconnectStormBraked(Notice):
     """Connections keep ending with ``RECONNECT`` at once: the next waits until ``until_ms``."""
 
     until_ms: int
+    message: str = field(default="", compare=False)
+    level: str = field(default="info", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Unreachable(Notice):
+    """The service could not be reached: the first failure at once, then at most one
+    notice every 30 s while failures go on (the bot keeps retrying). ``endpoint`` and
+    ``failure`` (``not_sent``, ``no_response``, ``timed_out``) are the latest
+    failure's; ``failures`` failed requests since ``since_ms``."""
+
+    endpoint: Endpoint
+    failure: str
+    failures: int
+    since_ms: int
+    message: str = field(default="", compare=False)
+    level: str = field(default="warn", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Reachable(Notice):
+    """The service answered again after ``Unreachable``."""
+
+    failures: int
+    since_ms: int
+    message: str = field(default="", compare=False)
+    level: str = field(default="info", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class GaveUp(Notice):
+    """``count`` app calls of ``endpoint`` given up on for ``reason`` (``cancelled``,
+    ``quota_blocked``, ``refused``, ``transport``, ``invalid_answer``); each also has
+    its ``Done``. The first at once, then at most one notice every 5 s per endpoint
+    and reason."""
+
+    endpoint: Endpoint
+    reason: str
+    count: int
+    message: str = field(default="", compare=False)
+    level: str = field(default="warn", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class DailyQuotaReached(Notice):
+    """A daily quota blocks permission ``scope`` (``None``: every call of the app)
+    until ``until_ms``; said once per block."""
+
+    scope: str | None
+    until_ms: int
+    message: str = field(default="", compare=False)
+    level: str = field(default="warn", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,6 +525,7 @@ Action = Union[
     Send, OpenStream, CloseStream, TimedOut, Wait,
     Chat, Presence, Like, Donation, End,
     Done, FrameSkipped, UnknownEvent, ProblemNotice, CommandRefused, CallHeld, ReconnectStormBraked,
+    Unreachable, Reachable, GaveUp, DailyQuotaReached,
     PersistTokens, Timer, NeedsAuthorization, Stopped,
     Command, Arrival, Milestone, BroadcastEnded, PersistState, OtherAction,
 ]

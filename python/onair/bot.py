@@ -67,6 +67,11 @@ class Config:
     "allowed": "anyone|managers|dj", "cooldown_ms": N}], "ignore": [ids],
     "greetings": {"first": true, "welcome_back_after_ms": N}, "milestones":
     {"hearts_every": N, "donations_every": N}, "tally": true}`` — every key optional.
+
+    ``check_credentials`` (default true): a bot started with saved tokens first checks
+    the app's credentials (one ``POST /v1/oauth/revoke`` of the token
+    ``onair-credentials-check``), so a wrong client secret stops it with
+    ``invalid_client`` at start rather than at its first refresh, up to an hour later.
     """
 
     base_url: str
@@ -81,6 +86,7 @@ class Config:
     watchdog_ms: int | None = None
     connect_timeout_ms: int | None = None
     refresh_margin_ms: int | None = None
+    check_credentials: bool = True
 
     def __post_init__(self) -> None:
         if self.kit is not None and not isinstance(self.kit, str):
@@ -103,6 +109,7 @@ class Config:
         assert handle is not None
         try:
             _check(_lib.onair_bot_config_set_events(handle, self.events))
+            _check(_lib.onair_bot_config_set_check_credentials(handle, self.check_credentials))
             for name in (
                 "request_timeout_ms", "max_attempts", "max_queued_calls", "watchdog_ms",
                 "connect_timeout_ms", "refresh_margin_ms",
@@ -247,8 +254,18 @@ class Bot(Owner):
 
     @locked
     def on_transport_error(self, request_id: int, now: int | None = None) -> None:
-        """Request ``request_id`` got no response (connect error, reset, …). Then poll."""
+        """Request ``request_id`` got no response after it may have been sent (a reset, a
+        read timeout): the outcome is unknown, so a consent code counts as spent and a chat
+        message is not sent again. Then poll. For a request that never left, ``on_not_sent``."""
         self._check(_lib.onair_bot_on_transport_error(self._h, request_id, now_ms() if now is None else now))
+
+    @locked
+    def on_not_sent(self, request_id: int, now: int | None = None) -> None:
+        """Request ``request_id`` never left this machine (connection refused, DNS, TLS,
+        connect timeout; httpx ``ConnectError``/``ConnectTimeout``): nothing was spent, so a
+        consent code's exchange goes again while the code is fresh, a chat message may be
+        sent again, and a stream open is a failed connect. Then poll."""
+        self._check(_lib.onair_bot_on_not_sent(self._h, request_id, now_ms() if now is None else now))
 
     @locked
     def on_stream_open(self, request_id: int, status: int, headers: _ffi.Headers, now: int | None = None) -> None:

@@ -208,6 +208,9 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
                 ("onair_bot_config_set_events", &|| {
                     onair_bot_config_set_events(cfg, false) == ONAIR_BUSY
                 }),
+                ("onair_bot_config_set_check_credentials", &|| {
+                    onair_bot_config_set_check_credentials(cfg, false) == ONAIR_BUSY
+                }),
                 ("onair_bot_config_set_request_timeout_ms", &|| {
                     onair_bot_config_set_request_timeout_ms(cfg, 5) == ONAIR_BUSY
                 }),
