@@ -3,11 +3,20 @@
  * kit configured in the bot: greetings, !hello and !top, thanks, milestones,
  * the tally. Every rule (tokens, 401s, quotas, reconnects, chat limits, who
  * was greeted) is the core's; this file is a driver loop and the replies.
- * Environment, files and output: the contract of scripts/e2e.d/README.md.
- * SIGTERM or SIGINT: shut down (no revoke), save the state, write the tally.
+ * Environment, files and output: the contract of scripts/e2e.d/README.md;
+ * ONAIR_TOKENS_FILE and ONAIR_STATE_FILE are required (exit 2 without them:
+ * a restart would re-send a spent consent code, or greet everyone again).
+ * Every notice is printed to stderr ("bot: warning: …" or "bot: notice: …").
+ * SIGTERM or SIGINT: shut down (no revoke), save the state, write the tally,
+ * exit 0; a second signal exits at once (130).
  *
- * Build: cc -std=c11 -Iinclude examples/c/bot.c target/debug/libonair.a \
- *        $(curl-config --libs) -lpthread -lm -ldl -o bot
+ * Build against an installed libonair (scripts/install-c PREFIX; set
+ * PKG_CONFIG_PATH=PREFIX/lib/pkgconfig unless PREFIX is /usr or /usr/local),
+ * with an rpath so the binary finds libonair.so under PREFIX:
+ *   cc -std=c11 examples/c/bot.c $(pkg-config --cflags --libs onair) $(curl-config --libs) \
+ *      -Wl,-rpath,$(pkg-config --variable=libdir onair) -o bot
+ * or in the checkout: cc -std=c11 -Iinclude examples/c/bot.c target/debug/libonair.a \
+ *      $(curl-config --libs) -lpthread -lm -ldl -o bot
  */
 #define _POSIX_C_SOURCE 200809L
 #include <curl/curl.h>
@@ -20,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "onair.h"
+#include <onair.h>
 
 static const char KIT[] = "{\"commands\":[{\"name\":\"hello\"},{\"name\":\"top\"}],"
                           "\"greetings\":{\"welcome_back_after_ms\":600000},"
@@ -29,7 +38,12 @@ static const char KIT[] = "{\"commands\":[{\"name\":\"hello\"},{\"name\":\"top\"
 /* ---- small helpers ------------------------------------------------------- */
 
 static volatile sig_atomic_t stop_requested;
-static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+/* The first SIGINT/SIGTERM asks for a clean stop; a second one exits at once. */
+static void on_signal(int sig) {
+  (void)sig;
+  if (stop_requested) _exit(130);
+  stop_requested = 1;
+}
 
 static uint64_t now_ms(void) {
   struct timespec ts;
@@ -37,11 +51,18 @@ static uint64_t now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* An environment variable; NULL when unset or empty (then exit 2 if required). */
+/* An environment variable; NULL when unset or empty. */
 static const char *env(const char *name, bool required) {
   const char *v = getenv(name);
   if ((v == NULL || *v == '\0') && required) { fprintf(stderr, "bot: %s is not set\n", name); exit(2); }
   return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* A required setting: one line saying what it is for, and exit 2 without it. */
+static const char *need(const char *name, const char *what) {
+  const char *v = env(name, false);
+  if (v == NULL) { fprintf(stderr, "bot: %s is not set: %s\n", name, what); exit(2); }
+  return v;
 }
 
 /* A growable buffer, always NUL-terminated: bytes, or text printf-style. */
@@ -154,6 +175,16 @@ static size_t on_body(char *data, size_t size, size_t n, void *user) {
   return len;
 }
 
+/* A failure that surely sent nothing: no connection was made (refused, no
+   such host, TLS handshake, or the connect timed out). Anything else may have
+   reached the service: "no answer, outcome unknown". */
+static bool not_sent(CURL *easy, CURLcode rc) {
+  if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_SSL_CONNECT_ERROR) return true;
+  curl_off_t connected = 0;
+  return rc == CURLE_OPERATION_TIMEDOUT && curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected) == CURLE_OK &&
+         connected == 0;
+}
+
 static void start(uint64_t id, const onair_request *r, bool stream) {
   transfer *t = calloc(1, sizeof(*t));
   if (t == NULL) { perror("calloc"); exit(1); }
@@ -175,7 +206,9 @@ static void start(uint64_t id, const onair_request *r, bool stream) {
   curl_easy_setopt(t->easy, CURLOPT_WRITEDATA, t);
   curl_easy_setopt(t->easy, CURLOPT_PRIVATE, t);
   curl_easy_setopt(t->easy, CURLOPT_NOSIGNAL, 1L);
-  /* No client timeout: the bot keeps its own deadlines and watchdog. */
+  /* Only a connect timeout (a connection never made sends nothing); the bot
+     keeps its own deadlines and watchdog for the rest. */
+  curl_easy_setopt(t->easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
   curl_multi_add_handle(multi, t->easy);
   t->next = transfers;
   transfers = t;
@@ -206,7 +239,9 @@ static void reap(void) {
     if (msg->msg != CURLMSG_DONE) continue;
     transfer *t = NULL;
     curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&t);
-    if (t->stream) {
+    if (msg->data.result != CURLE_OK && !t->opened && not_sent(t->easy, msg->data.result)) {
+      onair_bot_on_not_sent(bot, t->id, now_ms()); /* a code or a message may go again */
+    } else if (t->stream) {
       onair_bot_on_stream_closed(bot, t->id, now_ms());
     } else if (msg->data.result != CURLE_OK) {
       onair_bot_on_transport_error(bot, t->id, now_ms());
@@ -278,7 +313,7 @@ static void on_action(const onair_action *a) {
   }
   case ONAIR_ACTION_PERSIST_TOKENS: save_file(env("ONAIR_TOKENS_FILE", false), a->tokens_json); break;
   case ONAIR_ACTION_PERSIST_STATE: save_file(env("ONAIR_STATE_FILE", false), a->state_json); break;
-  case ONAIR_ACTION_NOTICE: fprintf(stderr, "notice: %.*s\n", STR(a->message)); break;
+  case ONAIR_ACTION_NOTICE: fprintf(stderr, "bot: %s: %.*s\n", a->is_warning ? "warning" : "notice", STR(a->message)); break;
   default: break;
   }
 }
@@ -297,9 +332,32 @@ static void write_tally(void) {
 
 /* ---- the driver loop ----------------------------------------------------------- */
 
+/* Why onair_bot_config_new or onair_bot_new refused, naming the setting. */
+static void refused(onair_result r, onair_bot_config *cfg) {
+  const char *detail = "", *tokens = getenv("ONAIR_TOKENS_FILE"), *state = getenv("ONAIR_STATE_FILE");
+  size_t len = 0;
+  if (cfg) onair_bot_config_last_error(cfg, &detail, &len);
+  if (r == ONAIR_INVALID_BASE_URL) fprintf(stderr, "bot: ONAIR_BASE_URL: %s\n", onair_result_message(r));
+  else if (r == ONAIR_INVALID_CLIENT_ID) fprintf(stderr, "bot: ONAIR_CLIENT_ID: %s\n", onair_result_message(r));
+  else if (r == ONAIR_INVALID_CLIENT_SECRET) fprintf(stderr, "bot: ONAIR_CLIENT_SECRET: %s\n", onair_result_message(r));
+  else if (r == ONAIR_INVALID_TOKENS)
+    fprintf(stderr, "bot: ONAIR_TOKENS_FILE %s: the saved tokens did not load (%.*s): restore the file, or delete it "
+            "and start with a new consent code in ONAIR_CODE\n", tokens, (int)len, detail);
+  else if (r == ONAIR_INVALID_STATE || r == ONAIR_KIT_STATE_TOO_NEW)
+    fprintf(stderr, "bot: ONAIR_STATE_FILE %s: the saved kit state did not load (%.*s): restore the file, or delete "
+            "it (everyone is then greeted again)\n", state, (int)len, detail);
+  else fprintf(stderr, "bot: %s %.*s\n", onair_result_message(r), (int)len, detail);
+}
+
 int main(void) {
-  const char *base = env("ONAIR_BASE_URL", true), *id = env("ONAIR_CLIENT_ID", true);
-  const char *secret = env("ONAIR_CLIENT_SECRET", true), *watchdog = env("ONAIR_WATCHDOG_MS", false);
+  const char *base = need("ONAIR_BASE_URL", "the service's URL (onair serve prints it)");
+  const char *id = need("ONAIR_CLIENT_ID", "the app's client id");
+  const char *secret = need("ONAIR_CLIENT_SECRET", "the app's client secret");
+  const char *tokens_path = need("ONAIR_TOKENS_FILE", "the file that keeps the DJ's tokens (without it a restart "
+                                 "would re-send a spent consent code)");
+  const char *state_path = need("ONAIR_STATE_FILE", "the file that keeps the kit's memory (without it a restart "
+                                "would greet everyone again)");
+  const char *watchdog = env("ONAIR_WATCHDOG_MS", false);
   if (onair_abi_version() != ONAIR_ABI_VERSION) { fprintf(stderr, "bot: libonair ABI mismatch\n"); return 1; }
   signal(SIGTERM, on_signal);
   signal(SIGINT, on_signal);
@@ -309,18 +367,16 @@ int main(void) {
   if (r == ONAIR_OK && watchdog) r = onair_bot_config_set_watchdog_ms(cfg, strtoull(watchdog, NULL, 10));
   if (r == ONAIR_OK) r = onair_bot_config_set_kit_json(cfg, KIT, strlen(KIT));
   size_t tokens_len = 0, state_len = 0;
-  char *tokens = load_file(env("ONAIR_TOKENS_FILE", false), &tokens_len);
-  char *state = load_file(env("ONAIR_STATE_FILE", false), &state_len);
+  char *tokens = load_file(tokens_path, &tokens_len);
+  char *state = load_file(state_path, &state_len);
   if (r == ONAIR_OK) r = onair_bot_new(cfg, tokens, tokens_len, state, state_len, now_ms() ^ (uint64_t)clock(), &bot);
-  if (r != ONAIR_OK) {
-    const char *detail = "";
-    size_t len = 0;
-    if (cfg) onair_bot_config_last_error(cfg, &detail, &len);
-    fprintf(stderr, "bot: %s %.*s\n", onair_result_message(r), (int)len, detail);
-    return 1;
-  }
   free(tokens);
   free(state);
+  if (r != ONAIR_OK) {
+    refused(r, cfg);
+    onair_bot_config_free(cfg);
+    return 2;
+  }
   onair_bot_config_free(cfg);
   curl_global_init(CURL_GLOBAL_DEFAULT);
   multi = curl_multi_init();
@@ -335,18 +391,33 @@ int main(void) {
     } else if (a.kind == ONAIR_ACTION_CLOSE_STREAM || a.kind == ONAIR_ACTION_TIMED_OUT) {
       drop(a.request_id);
     } else if (a.kind == ONAIR_ACTION_NEEDS_AUTHORIZATION) {
-      const char *code = env("ONAIR_CODE", false), *uri = env("ONAIR_REDIRECT_URI", true);
-      if (authorized || code == NULL) { fprintf(stderr, "bot: needs a new consent code\n"); exit_code = 1; break; }
+      const char *code = env("ONAIR_CODE", false), *uri = env("ONAIR_REDIRECT_URI", false);
+      if (authorized || code == NULL || uri == NULL) {
+        fprintf(stderr, "bot: the DJ must consent: %s\n",
+                authorized ? "the consent code was not accepted; set ONAIR_CODE to a new code and restart"
+                : code == NULL ? "no saved tokens and no ONAIR_CODE; set ONAIR_CODE to a fresh consent code"
+                : "ONAIR_REDIRECT_URI is not set (the redirect URI the code was issued for)");
+        exit_code = 1;
+        break;
+      }
       onair_bot_authorize(bot, code, strlen(code), uri, strlen(uri));
       authorized = true;
     } else if (a.kind == ONAIR_ACTION_STOPPED) {
       if (!shutting_down) {
-        fprintf(stderr, "bot stopped (%.*s): %.*s\n", STR(a.code), STR(a.message));
+        fprintf(stderr, "bot: stopped (%.*s): %.*s%s\n", STR(a.code), STR(a.message),
+                a.resumes_with_new_consent ? "; set ONAIR_CODE to a fresh consent code and restart" : "");
         exit_code = 1;
       }
       break;
     } else if (a.kind == ONAIR_ACTION_WAIT) {
-      if (stop_requested && !shutting_down) { shutting_down = true; onair_bot_shutdown(bot, false); continue; }
+      if (stop_requested && !shutting_down) {
+        int running = 0; /* hand the bot what the sockets already hold, then stop */
+        curl_multi_perform(multi, &running);
+        reap();
+        shutting_down = true;
+        onair_bot_shutdown(bot, false);
+        continue;
+      }
       uint64_t now = now_ms();
       int timeout = 250, running = 0; /* wake up now and then to notice SIGTERM */
       if (a.has_until_ms) { /* a deadline already past: no sleep at all */
