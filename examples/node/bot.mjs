@@ -1,7 +1,8 @@
 // The Node reference bot (scripts/e2e.d/README.md) on the ready-made driver
 // and the configured kit: greets arrivals, answers !hello and !top, thanks
-// donors, calls milestones; tokens and the kit's state in files; on SIGTERM
-// it shuts down and writes its tally and arrivals to ONAIR_TALLY_OUT.
+// donors, calls milestones; tokens and the kit's state in files; on SIGINT or
+// SIGTERM it shuts down and writes its tally and arrivals to ONAIR_TALLY_OUT.
+// A consent failure (no code, an expired or used one) ends it with exit 1.
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { Driver } from 'onair';
 
@@ -23,8 +24,7 @@ const driver = new Driver({
   },
   // The consent code is single use: only the first time the bot asks.
   authorize() {
-    if (!code) throw new Error('the bot needs a consent code from the DJ (ONAIR_CODE)');
-    const consent = { code, redirectUri: env.ONAIR_REDIRECT_URI ?? '' };
+    const consent = code ? { code, redirectUri: env.ONAIR_REDIRECT_URI ?? '' } : null;
     code = undefined;
     return consent;
   },
@@ -57,4 +57,5 @@ const stop = await driver.run();
 if (driver.kit) out.broadcasts.push({ liveId: driver.kit.liveId, ...driver.kit.tally });
 if (env.ONAIR_TALLY_OUT) writeFileSync(env.ONAIR_TALLY_OUT, JSON.stringify(out));
 console.log(`[bot] stopped: ${stop?.message}`);
+if (stop?.code === 'reauthorize') console.error('[bot] the DJ must approve the app again; start the bot with ONAIR_CODE set to the fresh code');
 process.exitCode = stop?.code === 'shut_down' ? 0 : 1;

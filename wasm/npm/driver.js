@@ -294,6 +294,7 @@ export class Driver {
   }
   authorize(code, redirectUri) {
     this.#authorized = true;
+    this.#consentStop = null; // a new code: the stop no longer stands
     this.#poke(this.bot.authorize(code, redirectUri));
   }
   /**
@@ -441,12 +442,12 @@ export class Driver {
               break;
             }
             this.#said = true;
-            this.#consentStop = this.#bot.consentStop;
             const consent = this.#authorize ? await this.#authorize() : null;
             if (consent) {
               this.#bot.authorize(...checkConsent(consent));
               break;
             }
+            this.#consentStop = this.#bot.consentStop;
             this.#authorized = false;
             yield action;
             if (this.#authorized || this.#waitForConsent || this.#shutting !== null) break;
