@@ -408,6 +408,9 @@ class Bot {
   onTransportError(id, nowMs) {
     guard(() => this.#inner.onTransportError(num(id, 'id'), now(nowMs)));
   }
+  onNotSent(id, nowMs) {
+    guard(() => this.#inner.onNotSent(num(id, 'id'), now(nowMs)));
+  }
   onStreamOpen(id, status, headers, nowMs) {
     guard(() => this.#inner.onStreamOpen(num(id, 'id'), num(status, 'status'), headers ?? undefined, now(nowMs)));
   }

@@ -120,7 +120,20 @@ export class Bot {
   constructor(options: BotOptions);
   poll(nowMs?: number): Action;
   onResponse(id: number, status: number, headers: HeadersLike, body: BodyLike, nowMs?: number): void;
+  /**
+   * No response after the request may have been sent (a reset, a lost
+   * connection): the outcome is unknown, so a consent code counts as spent
+   * and a chat message is not sent again.
+   */
   onTransportError(id: number, nowMs?: number): void;
+  /**
+   * The request never left this machine (a fetch failure whose cause is
+   * ECONNREFUSED, ENOTFOUND, EAI_AGAIN or UND_ERR_CONNECT_TIMEOUT, a TLS
+   * failure): nothing was spent. A consent code's exchange goes again while
+   * the code is fresh, a chat message may be sent again, a stream open is a
+   * failed connect; it counts toward the `unreachable` notice.
+   */
+  onNotSent(id: number, nowMs?: number): void;
   onStreamOpen(id: number, status: number, headers: HeadersLike, nowMs?: number): void;
   onStreamBytes(id: number, chunk: Uint8Array | string, nowMs?: number): void;
   onStreamClosed(id: number, nowMs?: number): void;

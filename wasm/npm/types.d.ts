@@ -226,7 +226,33 @@ chatsFailed: number,
 /**
  * New token pairs (the exchange and every refresh).
  */
-tokenPairs: number, };
+tokenPairs: number, 
+/**
+ * Requests that did not reach the service: not sent, no answer, or
+ * none in time (stream connects included).
+ */
+unreached: number, 
+/**
+ * App calls given up on as cancelled: chat still queued when its
+ * broadcast ended, or the bot stopped.
+ */
+gaveUpCancelled: number, 
+/**
+ * App calls given up on because a daily quota blocks them.
+ */
+gaveUpQuotaBlocked: number, 
+/**
+ * App calls refused (by the service, or a full call queue).
+ */
+gaveUpRefused: number, 
+/**
+ * App calls given up on for want of an answer.
+ */
+gaveUpTransport: number, 
+/**
+ * App calls whose answer could not be read.
+ */
+gaveUpInvalidAnswer: number, };
 
 export type DecodeErrorCode = "invalid_json" | "invalid_event" | "frame_too_large" | "incomplete_frame";
 
@@ -382,6 +408,11 @@ totalCount: number,
 fans: Array<Fan>, };
 
 /**
+ * Why app calls were given up on.
+ */
+export type GiveUpReason = "cancelled" | "quota_blocked" | "refused" | "transport" | "invalid_answer";
+
+/**
  * When to greet.
  */
 export type GreetingsConfig = { 
@@ -433,6 +464,12 @@ tally?: boolean, };
  * The configured kit's current broadcast (`bot.kit`).
  */
 export type KitView = { liveId: number | null, tally: TallyJson, };
+
+/**
+ * A notice's level: log its `message` as a warning (something was lost,
+ * refused or cannot be reached) or as information.
+ */
+export type Level = "warn" | "info";
 
 /**
  * Hearts sent to the broadcast.
@@ -527,8 +564,10 @@ donations_every?: number | null, };
 
 /**
  * Worth a log line; needs no action. `switch (notice.kind)` narrows.
+ * Every notice ends with `message` (its log line) and `level`, so one of
+ * any kind is logged by printing its message at its level.
  */
-export type Notice = { "kind": "frameSkipped", error: ErrorItem, } | { "kind": "unknownEvent", event: string, data: string, } | { "kind": "problem", endpoint: Endpoint, problem: Explanation, } | { "kind": "callHeld", call: number, } | { "kind": "reconnectStormBraked", untilMs: number, } | { "kind": "commandRefused", name: string, user: User, role: Role, needed: Allowed, };
+export type Notice = { "kind": "frameSkipped", error: ErrorItem, message: string, level: Level, } | { "kind": "unknownEvent", event: string, data: string, message: string, level: Level, } | { "kind": "problem", endpoint: Endpoint, problem: Explanation, message: string, level: Level, } | { "kind": "callHeld", call: number, message: string, level: Level, } | { "kind": "reconnectStormBraked", untilMs: number, message: string, level: Level, } | { "kind": "commandRefused", name: string, user: User, role: Role, needed: Allowed, message: string, level: Level, } | { "kind": "unreachable", endpoint: Endpoint, failure: Unreached, failures: number, sinceMs: number, message: string, level: Level, } | { "kind": "reachable", failures: number, sinceMs: number, message: string, level: Level, } | { "kind": "gaveUp", endpoint: Endpoint, reason: GiveUpReason, count: number, message: string, level: Level, } | { "kind": "dailyQuotaReached", scope: string | null, untilMs: number, message: string, level: Level, };
 
 /**
  * One thing the stream said (`onair decode`'s lines): `switch (item.type)`
@@ -742,6 +781,11 @@ people: Record<string, PersonTotals>, };
  * An ISO-8601 timestamp as the service sent it.
  */
 export type Timestamp = string;
+
+/**
+ * How a request failed to reach the service.
+ */
+export type Unreached = "not_sent" | "no_response" | "timed_out";
 
 /**
  * The person behind an event. `id` is the stable key (spec 2.5); the

@@ -206,7 +206,19 @@ impl Bot {
             .map_err(misuse)
     }
 
-    /// A request got no response (connect error, reset).
+    /// A request never left this machine (connection refused, DNS, TLS,
+    /// connect timeout): nothing was spent. A consent code's exchange goes
+    /// again while the code is fresh, a chat message may be sent again, a
+    /// stream open is a failed connect.
+    #[wasm_bindgen(js_name = onNotSent)]
+    pub fn on_not_sent(&mut self, id: f64, now_ms: f64) -> Result<(), JsValue> {
+        self.inner
+            .on_not_sent(RequestId(ms(id)), ms(now_ms))
+            .map_err(misuse)
+    }
+
+    /// A request got no response after it may have been sent (a reset, a
+    /// lost connection): the outcome is unknown.
     #[wasm_bindgen(js_name = onTransportError)]
     pub fn on_transport_error(&mut self, id: f64, now_ms: f64) -> Result<(), JsValue> {
         self.inner

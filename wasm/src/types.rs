@@ -201,27 +201,68 @@ enum Stop {
     },
 }
 
+/// A notice's level: log its `message` as a warning (something was lost,
+/// refused or cannot be reached) or as information.
+#[derive(TS)]
+#[ts(rename_all = "lowercase")]
+enum Level {
+    Warn,
+    Info,
+}
+
+/// How a request failed to reach the service.
+#[derive(TS)]
+#[ts(rename_all = "snake_case")]
+enum Unreached {
+    NotSent,
+    NoResponse,
+    TimedOut,
+}
+
+/// Why app calls were given up on.
+#[derive(TS)]
+#[ts(rename_all = "snake_case")]
+enum GiveUpReason {
+    Cancelled,
+    QuotaBlocked,
+    Refused,
+    Transport,
+    InvalidAnswer,
+}
+
 /// Worth a log line; needs no action. `switch (notice.kind)` narrows.
+/// Every notice ends with `message` (its log line) and `level`, so one of
+/// any kind is logged by printing its message at its level.
 #[derive(TS)]
 #[ts(tag = "kind", rename_all = "camelCase")]
 enum Notice {
     FrameSkipped {
         error: ErrorItem,
+        message: String,
+        level: Level,
     },
     UnknownEvent {
         event: String,
         data: String,
+        message: String,
+        level: Level,
     },
     Problem {
         endpoint: Endpoint,
         problem: Explanation,
+        message: String,
+        level: Level,
     },
     /// A call made while the bot waits for consent: it goes out afterwards.
     CallHeld {
         call: u64,
+        message: String,
+        level: Level,
     },
     ReconnectStormBraked {
         untilMs: u64,
+        message: String,
+        level: Level,
     },
     /// Someone ran a configured command they may not run.
     CommandRefused {
@@ -229,6 +270,42 @@ enum Notice {
         user: User,
         role: Role,
         needed: Allowed,
+        message: String,
+        level: Level,
+    },
+    /// The service could not be reached: the first failure at once, then at
+    /// most one every 30 s while failures go on (`failures` since `sinceMs`).
+    Unreachable {
+        endpoint: Endpoint,
+        failure: Unreached,
+        failures: u64,
+        sinceMs: u64,
+        message: String,
+        level: Level,
+    },
+    /// The service answered again after `unreachable`.
+    Reachable {
+        failures: u64,
+        sinceMs: u64,
+        message: String,
+        level: Level,
+    },
+    /// `count` app calls given up on (each also has its `done`); at most one
+    /// such notice every 5 s per endpoint and reason.
+    GaveUp {
+        endpoint: Endpoint,
+        reason: GiveUpReason,
+        count: u64,
+        message: String,
+        level: Level,
+    },
+    /// A daily quota blocks `scope` (`null`: every call of the app) until
+    /// `untilMs`; said once per block.
+    DailyQuotaReached {
+        scope: Option<String>,
+        untilMs: u64,
+        message: String,
+        level: Level,
     },
 }
 
