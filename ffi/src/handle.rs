@@ -38,7 +38,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::onair_result::{self, *};
@@ -67,19 +67,24 @@ const MAX_GEN: u64 = (1 << GEN_BITS) - 1;
 const CHUNK: usize = 256;
 const CHUNKS: usize = (1 << INDEX_BITS) / CHUNK;
 
-/// One slot: the state word and the object (`None` when free).
+/// One slot: the state word, the object (`None` when free), and the next
+/// free slot's index + 1 while it is on the free list (read and written
+/// under the table's lock only).
 struct Slot<T> {
     state: AtomicU64,
     value: UnsafeCell<Option<Box<T>>>,
+    next_free: AtomicU32,
 }
 
-/// Indexes to hand out: freed ones first, then fresh ones.
+/// Indexes to hand out: freed ones first (a list through the slots; `head`
+/// is an index + 1, 0 for none), then fresh ones.
 struct Free {
-    reusable: Vec<u32>,
+    head: u32,
     fresh: u32,
 }
 
-/// The table of one kind of handle.
+/// The table of one kind of handle. All zero bytes when new, so the statics
+/// cost nothing in the library file (they live in .bss).
 pub(crate) struct Table<T> {
     chunks: [AtomicPtr<Slot<T>>; CHUNKS],
     free: Mutex<Free>,
@@ -97,10 +102,7 @@ impl<T> Table<T> {
     pub(crate) const fn new() -> Table<T> {
         Table {
             chunks: [const { AtomicPtr::new(null_mut()) }; CHUNKS],
-            free: Mutex::new(Free {
-                reusable: Vec::new(),
-                fresh: 0,
-            }),
+            free: Mutex::new(Free { head: 0, fresh: 0 }),
         }
     }
 
@@ -117,8 +119,11 @@ impl<T> Table<T> {
     /// index is taken or retired.
     fn take_index(&self) -> Option<usize> {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = free.reusable.pop() {
-            return Some(i as usize);
+        if free.head != 0 {
+            let i = (free.head - 1) as usize;
+            let slot = self.slot(i)?;
+            free.head = slot.next_free.load(Ordering::Relaxed);
+            return Some(i);
         }
         let i = free.fresh as usize;
         let chunk = self.chunks.get(i / CHUNK)?;
@@ -127,6 +132,7 @@ impl<T> Table<T> {
                 .map(|_| Slot {
                     state: AtomicU64::new(0),
                     value: UnsafeCell::new(None),
+                    next_free: AtomicU32::new(0),
                 })
                 .collect();
             chunk.store(Box::into_raw(slots).cast::<Slot<T>>(), Ordering::Release);
@@ -137,8 +143,9 @@ impl<T> Table<T> {
 
     fn give_back(&self, index: usize) {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        if let Ok(i) = u32::try_from(index) {
-            free.reusable.push(i);
+        if let (Some(slot), Ok(i)) = (self.slot(index), u32::try_from(index)) {
+            slot.next_free.store(free.head, Ordering::Relaxed);
+            free.head = i + 1;
         }
     }
 }
@@ -208,9 +215,8 @@ fn decode<H: Handle>(p: usize) -> Result<(usize, u64), onair_result> {
     Ok((index, generation))
 }
 
-/// A new handle for C to own; NULL only if every slot of the kind is taken
-/// (over a million live handles of one kind), which the callers answer as
-/// a panic would not be: they return the code [`new_handle`] gives.
+/// A new handle for C to own, or `ONAIR_TOO_MANY_HANDLES` when every slot
+/// of the kind is live or retired (about sixteen million on 64-bit targets).
 pub(crate) fn new_handle<H: Handle>(state: H::State) -> Result<*mut H, onair_result> {
     let table = H::table();
     let index = table.take_index().ok_or(ONAIR_TOO_MANY_HANDLES)?;
