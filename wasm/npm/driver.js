@@ -128,6 +128,8 @@ function notSent(error) {
   if (cause == null) return false;
   if (typeof cause.code === 'string' && NOT_SENT.has(cause.code)) return true;
   if (typeof cause.code === 'string' && cause.code.startsWith('ERR_SSL_')) return true;
+  // fetch refuses some ports outright (the Fetch standard's "bad port" list): never sent.
+  if (cause instanceof Error && cause.message === 'bad port') return true;
   // Several addresses tried (happy eyeballs): not sent when none connected.
   return Array.isArray(cause.errors) && cause.errors.length > 0 && cause.errors.every((e) => NOT_SENT.has(e?.code));
 }
@@ -559,9 +561,7 @@ export class Driver {
 
   /** A fetch that failed: not sent (nothing left this machine), or no answer (outcome unknown). */
   #failed(id, error, controller) {
-    if (!controller.signal.aborted && notSent(error) && typeof this.#bot.onNotSent === 'function') {
-      this.#report(() => this.#bot.onNotSent(id, this.#now()));
-    }
+    if (!controller.signal.aborted && notSent(error)) this.#report(() => this.#bot.onNotSent(id, this.#now()));
     else this.#report(() => this.#bot.onTransportError(id, this.#now()));
   }
 

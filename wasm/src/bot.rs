@@ -26,6 +26,17 @@ fn kit_config_error(e: &onair::kit::ConfigError) -> JsValue {
     ]))
 }
 
+/// An option of `new Bot` refused: `ConfigError` naming it
+/// (`["ConfigError","invalid_base_url","onair: option baseUrl: …","baseUrl"]`).
+fn option_error(kind: &str, key: &str, message: &str) -> JsValue {
+    JsValue::from_str(&to_json(&[
+        "ConfigError",
+        kind,
+        &format!("onair: option {key}: {message}"),
+        key,
+    ]))
+}
+
 pub(crate) fn misuse(e: Misuse) -> JsValue {
     let kind = match e {
         Misuse::UnknownRequest(_) => "unknown_request",
@@ -142,9 +153,14 @@ impl Bot {
         kit_state: Option<String>,
     ) -> Result<Bot, JsValue> {
         let base = BaseUrl::new(base_url)
-            .map_err(|e| error("ConfigError", "invalid_base_url", &e.to_string()))?;
-        let credentials = ClientCredentials::new(client_id, client_secret)
-            .map_err(|e| error("ConfigError", "invalid_credentials", &e.to_string()))?;
+            .map_err(|e| option_error("invalid_base_url", "baseUrl", &e.to_string()))?;
+        let credentials = ClientCredentials::new(client_id, client_secret).map_err(|e| {
+            let key = match e {
+                onair::proto::secret::CredentialsError::InvalidClientId => "clientId",
+                _ => "clientSecret",
+            };
+            option_error("invalid_credentials", key, &e.to_string())
+        })?;
         let saved = match tokens {
             Some(json) => Some(
                 Tokens::from_json(json.as_bytes())
