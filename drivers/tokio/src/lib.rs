@@ -5,8 +5,10 @@
 //! it (quinn to onair's quinn-proto): one task per request and per stream
 //! over reqwest (rustls), a channel back, `select!` over reports and the
 //! bot's `Wait` deadline, streams aborted when the bot closes them, headers
-//! converted, the clock read, tokens persisted through a [`TokenStore`]. You
-//! get only what matters: events, call results, stops.
+//! converted, the clock read, tokens persisted through a [`TokenStore`],
+//! Ctrl-C and SIGTERM turned into a clean stop that loses nothing read
+//! ([`Driver::stop_on_signals`]). You get only what matters: events, call
+//! results, stops.
 //!
 //! ```no_run
 //! use onair::{BaseUrl, BotConfig, ClientCredentials, Event};
@@ -15,7 +17,8 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "secret")?;
 //! let config = BotConfig::new(BaseUrl::new("http://127.0.0.1:8080")?, creds);
-//! let mut driver = Driver::from_store(config, FileStore::new("tokens.json"))?;
+//! // Ctrl-C and SIGTERM stop it cleanly: `Stopped(ShutDown)`, then `None`.
+//! let mut driver = Driver::from_store(config, FileStore::new("tokens.json"))?.stop_on_signals();
 //! while let Some(ev) = driver.next().await {
 //!     match ev {
 //!         BotEvent::Event { event: Event::Chat(chat), .. } if chat.message == "!hello" => {
@@ -203,13 +206,76 @@ struct Task {
     drain: Option<oneshot::Sender<()>>,
 }
 
-/// The Ctrl-C and SIGTERM listener of [`Driver::stop_on_signals`]: how many
-/// signals came.
+/// A driver's part in the Ctrl-C and SIGTERM listener of
+/// [`Driver::stop_on_signals`].
 #[derive(Debug)]
-struct Signals {
-    count: watch::Receiver<u32>,
-    /// The listener, not started yet (no runtime when it was asked for).
-    unstarted: Option<watch::Sender<u32>>,
+enum Signals {
+    /// Asked for outside a runtime: subscribes at the first `next`.
+    Wanted,
+    /// Subscribed: the process's signal count, and its value then.
+    On {
+        count: watch::Receiver<u32>,
+        seen: u32,
+    },
+}
+
+/// The process's one Ctrl-C and SIGTERM listener, shared by every driver
+/// that asked for it: the signal count, and the task that counts.
+struct Listener {
+    count: Arc<watch::Sender<u32>>,
+    task: AbortHandle,
+}
+
+static LISTENER: std::sync::Mutex<Option<Listener>> = std::sync::Mutex::new(None);
+
+/// How many drivers are stopping after a signal right now: a signal that
+/// comes meanwhile ends the process at once.
+static STOPPING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts a driver in [`STOPPING`] while it lives.
+#[derive(Debug)]
+struct Stopping;
+
+impl Stopping {
+    fn start() -> Self {
+        STOPPING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Stopping
+    }
+}
+
+impl Drop for Stopping {
+    fn drop(&mut self) {
+        STOPPING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A receiver of the process's signal count, starting the listener on the
+/// current runtime if none runs; `None` outside a runtime.
+fn subscribe() -> Option<watch::Receiver<u32>> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let mut slot = LISTENER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(listener) = slot.as_ref().filter(|l| !l.task.is_finished()) {
+        return Some(listener.count.subscribe());
+    }
+    // The first, or the runtime it ran on is gone: (re)start it here.
+    let count = slot
+        .as_ref()
+        .map(|l| Arc::clone(&l.count))
+        .unwrap_or_else(|| Arc::new(watch::channel(0).0));
+    let receiver = count.subscribe();
+    // The handlers are in place when this returns (a signal right after
+    // `stop_on_signals` must not kill the process).
+    let signals = {
+        let _inside = runtime.enter();
+        OsSignals::new()
+    };
+    let task = runtime
+        .spawn(listen_for_signals(signals, Arc::clone(&count)))
+        .abort_handle();
+    *slot = Some(Listener { count, task });
+    Some(receiver)
 }
 
 /// A [`Bot`] driven over tokio and reqwest. See the [crate docs](crate).
@@ -231,6 +297,8 @@ pub struct Driver {
     signals: Option<Signals>,
     /// A signal came: the streams are drained and the bot is stopping.
     stopping: bool,
+    /// Counted in [`STOPPING`] until it stopped.
+    stopping_count: Option<Stopping>,
     /// The resumable stop in force when a signal came: handed out as the
     /// final stop instead of `ShutDown`.
     stop_before_signal: Option<Stop>,
@@ -267,6 +335,7 @@ impl Driver {
             finished: false,
             signals: None,
             stopping: false,
+            stopping_count: None,
             stop_before_signal: None,
             queue: VecDeque::new(),
         }
@@ -354,9 +423,11 @@ impl Driver {
     ///    [`Stop::ShutDown`] — or the resumable stop the bot was already
     ///    waiting in (a `Reauthorize` stops stays the answer) — then `None`.
     ///
-    /// A second signal, or one that comes when no driver listens any more
-    /// (dropped, or stopped for good), ends the process at once with status
-    /// 130 (SIGINT) or 143 (SIGTERM). Without this, a signal kills the
+    /// A second signal while a driver is still stopping, or one that comes
+    /// when no driver listens any more (each stops listening once stopped
+    /// for good, or dropped), ends the process at once with status 130
+    /// (SIGINT) or 143 (SIGTERM). One listener serves the process: a signal
+    /// stops every driver that listens. Without this, a signal kills the
     /// process: whatever the kit counted in its last two seconds is lost.
     ///
     /// ```no_run
@@ -378,15 +449,8 @@ impl Driver {
     /// Listening starts at once inside a tokio runtime, else at the first
     /// [`next`](Self::next). Without Unix signals (Windows) only Ctrl-C.
     pub fn stop_on_signals(mut self) -> Self {
-        let (sender, count) = watch::channel(0);
-        let unstarted = match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(listen_for_signals(sender));
-                None
-            }
-            Err(_) => Some(sender),
-        };
-        self.signals = Some(Signals { count, unstarted });
+        self.signals = Some(Signals::Wanted);
+        self.listen();
         self
     }
 
@@ -481,9 +545,10 @@ impl Driver {
                     self.queue.extend(settled.events);
                     self.finished = true;
                     self.abort_all();
-                    // A signal no longer has anyone to stop here: the next
-                    // one ends the process.
+                    // A signal no longer has anyone to stop here (the next
+                    // one ends the process, if no other driver listens).
                     self.signals = None;
+                    self.stopping_count = None;
                     let stop = match (stop, self.stop_before_signal.take()) {
                         (Stop::ShutDown, Some(before)) => before,
                         (stop, _) => stop,
@@ -522,19 +587,26 @@ impl Driver {
     /// Starts the signal listener of [`stop_on_signals`](Self::stop_on_signals)
     /// if it waited for a runtime.
     fn listen(&mut self) {
-        if let Some(sender) = self.signals.as_mut().and_then(|s| s.unstarted.take()) {
-            tokio::spawn(listen_for_signals(sender));
+        if matches!(self.signals, Some(Signals::Wanted)) {
+            if let Some(count) = subscribe() {
+                let seen = *count.borrow();
+                self.signals = Some(Signals::On { count, seen });
+            }
         }
     }
 
     /// Whether a signal came ([`stop_on_signals`](Self::stop_on_signals)).
     fn signalled(&self) -> bool {
-        self.signals.as_ref().is_some_and(|s| *s.count.borrow() > 0)
+        match &self.signals {
+            Some(Signals::On { count, seen }) => *count.borrow() > *seen,
+            _ => false,
+        }
     }
 
     /// A signal came: everything read is handed to the bot, then it stops.
     async fn stop_for_signal(&mut self) {
         self.stopping = true;
+        self.stopping_count = Some(Stopping::start());
         self.drain_streams().await;
         self.stop_before_signal = self
             .bot
@@ -698,11 +770,10 @@ impl Driver {
     async fn wait(&mut self, until_ms: Option<u64>) {
         let sleep = until_ms.map(|at| self.clock.real_delay(at));
         // A signal wakes the wait (once: after it the bot is stopping).
-        let mut signals = self
-            .signals
-            .as_ref()
-            .filter(|_| !self.stopping)
-            .map(|s| s.count.clone());
+        let mut signals = match &self.signals {
+            Some(Signals::On { count, seen }) if !self.stopping => Some((count.clone(), *seen)),
+            _ => None,
+        };
         tokio::select! {
             report = self.rx.recv() => {
                 if let Some(report) = report {
@@ -717,7 +788,7 @@ impl Driver {
             } => {}
             () = async {
                 let came = match &mut signals {
-                    Some(count) => count.wait_for(|n| *n > 0).await.is_ok(),
+                    Some((count, seen)) => count.wait_for(|n| *n > *seen).await.is_ok(),
                     None => false,
                 };
                 if !came {
@@ -981,41 +1052,65 @@ fn log_notice(notice: &Notice) {
     }
 }
 
-/// The listener of [`Driver::stop_on_signals`]: counts Ctrl-C and SIGTERM
-/// into `count`; a second one, or one nobody listens for any more, ends the
-/// process at once.
-async fn listen_for_signals(count: watch::Sender<u32>) {
+/// The signals a driver stops on, their handlers installed.
+struct OsSignals {
     #[cfg(unix)]
-    let (mut interrupt, mut terminate) = {
-        use tokio::signal::unix::{signal, SignalKind};
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(interrupt), Ok(terminate)) => (interrupt, terminate),
-            (Err(e), _) | (_, Err(e)) => {
-                tracing::warn!(target: "onair", "cannot listen for Ctrl-C and SIGTERM: {e}");
-                return;
+    streams: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl OsSignals {
+    /// Installs the handlers (inside a runtime).
+    fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let streams = match (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            ) {
+                (Ok(interrupt), Ok(terminate)) => Some((interrupt, terminate)),
+                (Err(e), _) | (_, Err(e)) => {
+                    tracing::warn!(target: "onair", "cannot listen for Ctrl-C and SIGTERM: {e}");
+                    None
+                }
+            };
+            OsSignals { streams }
+        }
+        #[cfg(not(unix))]
+        OsSignals {}
+    }
+
+    /// The next signal: the exit status it asks for (130 SIGINT, 143
+    /// SIGTERM); `None` when no more can come.
+    async fn recv(&mut self) -> Option<i32> {
+        #[cfg(unix)]
+        {
+            let (interrupt, terminate) = self.streams.as_mut()?;
+            tokio::select! {
+                Some(()) = interrupt.recv() => Some(130),
+                Some(()) = terminate.recv() => Some(143),
+                else => None,
             }
         }
-    };
-    loop {
-        #[cfg(unix)]
-        let status = tokio::select! {
-            Some(()) = interrupt.recv() => 130,
-            Some(()) = terminate.recv() => 143,
-            else => return,
-        };
         #[cfg(not(unix))]
-        let status = match tokio::signal::ctrl_c().await {
-            Ok(()) => 130,
-            Err(_) => return,
-        };
-        let seen = *count.borrow() + 1;
-        if seen > 1 || count.send(seen).is_err() {
-            tracing::warn!(target: "onair", "a second signal: exiting at once");
+        {
+            tokio::signal::ctrl_c().await.ok().map(|()| 130)
+        }
+    }
+}
+
+/// The listener of [`Driver::stop_on_signals`]: counts Ctrl-C and SIGTERM
+/// into `count`, which every listening driver watches. A signal while a
+/// driver is still stopping after the last one, or when no driver listens
+/// any more, ends the process at once.
+async fn listen_for_signals(mut signals: OsSignals, count: Arc<watch::Sender<u32>>) {
+    while let Some(status) = signals.recv().await {
+        let stopping = STOPPING.load(std::sync::atomic::Ordering::SeqCst);
+        if stopping > 0 || count.receiver_count() == 0 {
+            tracing::warn!(target: "onair", "signal: exiting at once");
             std::process::exit(status);
         }
+        count.send_modify(|n| *n = n.wrapping_add(1));
         tracing::info!(
             target: "onair",
             "signal received: stopping the bot (saving its state; again to exit at once)"

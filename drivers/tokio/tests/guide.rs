@@ -219,6 +219,11 @@ mod guide {
             }
         }
 
+        /// Whether it has not exited yet.
+        fn is_running(&mut self) -> bool {
+            matches!(self.child.try_wait(), Ok(None))
+        }
+
         fn stderr(&self) -> Vec<String> {
             self.lines.lock().expect("lines").clone()
         }
@@ -629,6 +634,54 @@ mod guide {
         let kept = std::fs::read(dir.join("tokens.json")).expect("tokens.json");
         assert_eq!(kept, saved, "the pair is kept as it was");
         service.emu.shutdown().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_second_ctrl_c_exits_at_once() {
+        // A service that takes the code exchange and never answers: the
+        // first Ctrl-C waits for that answer (a pair to save), the second
+        // does not.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base_url = format!("http://{}", listener.local_addr().expect("addr"));
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&accepted);
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(socket);
+            }
+        });
+        let dir = folder("second-ctrl-c");
+        let vars = [
+            ("ONAIR_BASE_URL", base_url.as_str()),
+            ("ONAIR_CLIENT_ID", "3f2504e0-4f89-11d3-9a0c-0305e82c3301"),
+            ("ONAIR_CLIENT_SECRET", "secret"),
+            ("ONAIR_REDIRECT_URI", "http://127.0.0.1/callback"),
+            ("ONAIR_CODE", "a-code"),
+        ];
+        let mut bot = GuideBot::start(&dir, &vars);
+        until("the code exchange", async || {
+            accepted.load(std::sync::atomic::Ordering::SeqCst) > 0
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        bot.signal("INT");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            bot.is_running(),
+            "still waiting for the exchange: {:?}",
+            bot.stderr()
+        );
+        let second = Instant::now();
+        bot.signal("INT");
+        let exit = bot.exit(Duration::from_secs(5)).await;
+        assert!(second.elapsed() < Duration::from_secs(2), "at once");
+        assert_eq!(exit.status, Some(130), "{exit:?}");
+        assert!(exit.stderr.is_empty(), "{exit:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
