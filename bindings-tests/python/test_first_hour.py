@@ -14,6 +14,7 @@ and closed again, so connecting to it is refused.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -37,6 +38,12 @@ REFERENCE_BOT = ROOT / "examples" / "python" / "bot.py"
 CONSENT_AGAIN = (
     "bot.py: the DJ must consent again: set ONAIR_CODE to the new code (it lasts 60 s), then start again"
 )
+CODE_REFUSED = [
+    "token: invalid_grant (HTTP 400, invalid_grant): reauthorize",
+    "the bot stopped (reauthorize): re-authorize: code exchange failed (HTTP 400 invalid_grant):"
+    " a new consent code is needed",
+    CONSENT_AGAIN,
+]
 
 
 # What the bots read from the environment (the test's own are left out).
@@ -139,6 +146,20 @@ def exchanges(emu: Emulator) -> list[dict[str, Any]]:
     return [r for r in emu.requests("/v1/oauth/token") if r.get("grant") == "authorization_code"]
 
 
+# The request log's fingerprint of the token the credentials check revokes (a token
+# that does not exist: 200 for a client that authenticates, 401 invalid_client otherwise).
+CHECK = hashlib.sha256(b"onair-credentials-check").hexdigest()[:12]
+
+
+def checks(emu: Emulator) -> list[dict[str, Any]]:
+    return [r for r in emu.requests("/v1/oauth/revoke") if r.get("credential") == CHECK]
+
+
+def revokes(emu: Emulator) -> list[dict[str, Any]]:
+    """Real revocations (the credentials check left out)."""
+    return [r for r in emu.requests("/v1/oauth/revoke") if r.get("credential") != CHECK]
+
+
 def one_line(err: str) -> str:
     """The one line a bot printed (no traceback, nothing else)."""
     assert "Traceback" not in err, err
@@ -202,21 +223,30 @@ class Forwarder:
 # ---- a wrong client secret ------------------------------------------------------------------
 
 
+REFUSED_CLIENT = [
+    "token: invalid_client (HTTP 401, invalid_client): stop",
+    "the bot stopped (invalid_client): client credentials rejected: fix the configuration",
+]
+
+
 def test_a_wrong_secret_stops_the_bot(emulator: Emulator, tmp_path: Path) -> None:
     rc, err = run_bot(tmp_path, settings(emulator, ONAIR_CLIENT_SECRET="not-the-secret", ONAIR_CODE=emulator.code()))
     assert rc == 1, err
-    assert one_line(err) == "the bot stopped (invalid_client): client credentials rejected: fix the configuration"
+    assert "Traceback" not in err, err
+    assert err.splitlines() == REFUSED_CLIENT
 
 
 def test_a_wrong_secret_with_saved_tokens_is_found_at_the_start(emulator: Emulator, tmp_path: Path) -> None:
     pair = saved_pair(emulator, tmp_path)
+    since = emulator.ctl("/clock")["nowMs"]
     started = time.monotonic()
     rc, err = run_bot(tmp_path, settings(emulator, ONAIR_CLIENT_SECRET="not-the-secret"))
     assert rc == 1, err
     assert time.monotonic() - started < 15  # at the start, not at the first refresh an hour later
     assert one_line(err) == "the bot stopped (invalid_client): client credentials rejected: fix the configuration"
-    checks = [r for r in emulator.requests("/v1/oauth/revoke") if r["status"] == 401]
-    assert len(checks) == 1, emulator.requests("/v1/oauth/revoke")
+    assert [r["status"] for r in checks(emulator)] == [401]
+    assert revokes(emulator) == []
+    assert [r for r in emulator.requests("/v1/oauth/token") if r["atMs"] >= since] == []  # no refresh tried
     assert (tmp_path / "tokens.json").read_text() == pair  # kept: the DJ need not consent again
 
 
@@ -229,11 +259,7 @@ def test_an_expired_code_ends_the_run_with_what_to_do(emulator: Emulator, tmp_pa
     rc, err = run_bot(tmp_path, settings(emulator, ONAIR_CODE=code))
     assert rc == 1, err
     assert "Traceback" not in err, err
-    assert err.splitlines() == [
-        "the bot stopped (reauthorize): re-authorize: code exchange failed (HTTP 400 invalid_grant):"
-        " a new consent code is needed",
-        CONSENT_AGAIN,
-    ]
+    assert err.splitlines() == CODE_REFUSED
     assert len(exchanges(emulator)) == 1
     assert not (tmp_path / "tokens.json").exists()
 
@@ -250,11 +276,7 @@ def test_a_used_code_ends_the_run_with_what_to_do(emulator: Emulator, tmp_path: 
     rc, err = run_bot(tmp_path / "again", env)  # the same code, a bot without the pair
     assert rc == 1, err
     assert "Traceback" not in err, err
-    assert err.splitlines() == [
-        "the bot stopped (reauthorize): re-authorize: code exchange failed (HTTP 400 invalid_grant):"
-        " a new consent code is needed",
-        CONSENT_AGAIN,
-    ]
+    assert err.splitlines() == CODE_REFUSED
 
 
 def test_no_code_ends_the_run_with_what_to_do(emulator: Emulator, tmp_path: Path) -> None:
@@ -344,6 +366,7 @@ def test_a_missing_setting_is_one_line(emulator: Emulator, tmp_path: Path, missi
 
 
 UNREACHABLE = "the service cannot be reached ("
+NOT_SENT = "not sent); retrying"
 
 
 def test_a_dead_port_without_tokens_is_said_and_the_code_is_not_spent(emulator: Emulator, tmp_path: Path) -> None:
@@ -351,7 +374,8 @@ def test_a_dead_port_without_tokens_is_said_and_the_code_is_not_spent(emulator: 
     bot = Bot(tmp_path, settings(emulator, ONAIR_BASE_URL=f"http://127.0.0.1:{port}", ONAIR_CODE=emulator.code()))
     forwarder = None
     try:
-        bot.until_said(f"{UNREACHABLE}token: no connection (not sent)); retrying", timeout=10)
+        bot.until_said(UNREACHABLE + "token: ", timeout=10)
+        assert NOT_SENT in bot.err(), bot.err()
         assert bot.proc.poll() is None  # it goes on trying, the code unspent
         forwarder = Forwarder(port, emulator.port)  # the service is back on that port
         deadline = time.monotonic() + 30
@@ -385,6 +409,89 @@ def test_a_dead_port_with_saved_tokens_is_said(emulator: Emulator, tmp_path: Pat
     lines = err.strip().splitlines()
     assert all(line.startswith(UNREACHABLE) and line.endswith("; retrying") for line in lines), err
     assert (tmp_path / "tokens.json").read_text() == pair
+
+
+# ---- nothing dropped in silence -------------------------------------------------------------
+
+
+def test_replies_cancelled_at_the_end_of_a_broadcast_are_said(emulator: Emulator, tmp_path: Path) -> None:
+    """Thirty greetings queued (the service takes a few chat messages a second), then
+    the broadcast ends: the ones still queued are cancelled, and a default setup shows
+    it (the driver logs warn-level notices on the onair logger)."""
+    bot = Bot(tmp_path, settings(emulator, ONAIR_CODE=emulator.code()))
+    try:
+        emulator.wait("/state", lambda s: s["openStreams"] >= 1)
+        emit_all(emulator, [("presence", {"user": p}) for p in people(30)])
+        emulator.wait("/chat", lambda c: len(c["messages"]) >= 1)
+        emulator.ctl("/live/end", {})
+        bot.until_said("chat messages: cancelled (its broadcast ended, or the bot stopped)")
+
+        def told() -> tuple[int, list[str]]:
+            gave_up = [line for line in bot.err().splitlines() if line.startswith("gave up ")]
+            return sum(int(line.split()[2]) for line in gave_up), gave_up
+
+        deadline = time.monotonic() + 15  # the rest of a storm: one line within 5 s
+        while len(emulator.ctl("/chat")["messages"]) + told()[0] < 30:
+            assert time.monotonic() < deadline, bot.err()
+            time.sleep(0.1)
+        rc, err = bot.interrupt()
+    finally:
+        bot.close()
+    assert rc == 0, err
+    said, (counted, lines) = len(emulator.ctl("/chat")["messages"]), told()
+    assert said + counted == 30, (said, err)  # every greeting said, or told as given up
+    assert len(lines) <= 4, err  # a storm is a few lines
+    assert any(" chat messages: cancelled (its broadcast ended, or the bot stopped)" in line for line in lines)
+
+
+def test_a_daily_quota_is_said_once(emulator: Emulator, tmp_path: Path) -> None:
+    emulator.ctl("/quota", {"daily": {"perPermission": {"chat.send": 0}}})
+    bot = Bot(tmp_path, settings(emulator, ONAIR_CODE=emulator.code()))
+    try:
+        emulator.wait("/state", lambda s: s["openStreams"] >= 1)
+        emit_all(emulator, [("presence", {"user": p}) for p in people(5)])
+        bot.until_said("daily quota reached for chat.send: calls needing it are held back until ")
+        emit_all(emulator, [("chat", {"user": p, "message": "!hello"}) for p in people(5)])
+        time.sleep(1)
+        rc, err = bot.interrupt()
+    finally:
+        bot.close()
+    assert rc == 0, err
+    assert sum("daily quota reached" in line for line in err.splitlines()) == 1, err
+    assert emulator.ctl("/chat")["messages"] == []
+
+
+def test_notices_can_be_left_to_the_bot(emulator: Emulator) -> None:
+    """``log_notices=False``: the driver logs nothing; the notices are still handed out."""
+    config = onair.Config(f"http://127.0.0.1:{dead_port()}", emulator.client_id, emulator.client_secret)
+
+    async def main(log_notices: bool) -> list[onair.Notice]:
+        bot = onair.aio.Driver(config, code=emulator.code(), redirect_uri=emulator.redirect_uri,
+                               log_notices=log_notices)
+        seen: list[onair.Notice] = []
+
+        @bot.on_notice
+        def notice(n: onair.Notice) -> None:
+            seen.append(n)
+            bot.shutdown()
+
+        await bot.run(signals=False)
+        return seen
+
+    import logging
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logging.getLogger("onair").addHandler(handler)
+    try:
+        quiet = asyncio.run(main(False))
+        assert quiet and records == []
+        loud = asyncio.run(main(True))
+        assert [(r.levelname, r.getMessage()) for r in records] == [("WARNING", loud[0].message)]  # type: ignore[attr-defined]
+        assert loud[0].message.startswith(UNREACHABLE + "token: ")  # type: ignore[attr-defined]
+    finally:
+        logging.getLogger("onair").removeHandler(handler)
 
 
 # ---- Ctrl-C in the middle of a broadcast, then a restart ------------------------------------
@@ -466,5 +573,5 @@ def test_ctrl_c_mid_broadcast_then_a_restart(emulator: Emulator, tmp_path: Path)
     ended = json.loads((tmp_path / "again.json").read_text())["broadcasts"]
     assert ended[0]["people"] == ledger_people(emulator)  # both runs together: the ledger
     assert len(ended[0]["people"]) == 303
-    assert not emulator.requests("/v1/oauth/revoke")
+    assert revokes(emulator) == [] and [r["status"] for r in checks(emulator)] == [200]  # the restart's check
     assert len(exchanges(emulator)) == 1

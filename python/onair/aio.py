@@ -686,13 +686,15 @@ class Driver:
                 if isinstance(action, Send):
                     self._spawn(action.request_id, self._send(action), action.request.endpoint)
                 elif isinstance(action, (PersistTokens, PersistState)):
-                    failed = self._persist(action)
-                    if isinstance(failed, StoreFailed):
-                        log.warning("store failed at shutdown: %s (%s)", failed.what, failed.error)
+                    failed = self._persist(action)  # logged there with log_notices
+                    if isinstance(failed, StoreFailed) and not self._log_notices:
+                        log.warning("%s", failed.message)  # never handed out: said anyway
                 elif isinstance(action, (CloseStream, TimedOut)):
                     self._abort(action.request_id)
                 elif isinstance(action, (Stopped, Wait, NeedsAuthorization)):
                     break
+                elif isinstance(action, Notice) and self._log_notices and _level(action) == "warn":
+                    log.warning("%s", _message(action))  # calls cancelled by the stop, …
             # Only a token request (a pair to save) or the revocation is worth waiting
             # for; a server that never answers must not hold the shutdown.
             for rid in [rid for rid, (_, endpoint) in self._tasks.items() if endpoint not in ("token", "revoke")]:
