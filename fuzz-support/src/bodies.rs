@@ -1153,8 +1153,13 @@ pub fn bot(data: &[u8]) {
                 }
             }
             2 => {
+                let not_sent = input.byte() & 1 == 1;
                 if let Some(id) = driver.pick(&mut input) {
-                    let _ = bot.on_transport_error(id, now);
+                    let _ = if not_sent {
+                        bot.on_not_sent(id, now)
+                    } else {
+                        bot.on_transport_error(id, now)
+                    };
                 }
             }
             3 => {

@@ -2081,15 +2081,26 @@ impl Fuzz {
             }
             6 => {
                 let id = self.request_id(input);
-                // SAFETY: a live handle or NULL.
-                let r = unsafe { onair_bot_on_transport_error(h, id, now) };
+                // A request that never left, or one without an answer.
+                let not_sent = input.byte() & 1 == 1;
+                let (name, r) = if not_sent {
+                    // SAFETY: a live handle or NULL.
+                    let r = unsafe { onair_bot_on_not_sent(h, id, now) };
+                    ("onair_bot_on_not_sent", r)
+                } else {
+                    // SAFETY: a live handle or NULL.
+                    let r = unsafe { onair_bot_on_transport_error(h, id, now) };
+                    ("onair_bot_on_transport_error", r)
+                };
                 let want = match &mut self.bot {
-                    Some(b) if !e.any() => {
-                        report_code(b.shadow.on_transport_error(RequestId(id), now))
-                    }
+                    Some(b) if !e.any() => report_code(if not_sent {
+                        b.shadow.on_not_sent(RequestId(id), now)
+                    } else {
+                        b.shadow.on_transport_error(RequestId(id), now)
+                    }),
                     _ => ONAIR_OK,
                 };
-                e.check("onair_bot_on_transport_error", r, want);
+                e.check(name, r, want);
                 self.answered(r, id);
             }
             7 => {
