@@ -323,12 +323,21 @@ def test_a_garbage_token_file_is_one_line(emulator: Emulator, tmp_path: Path) ->
     (tmp_path / "tokens.json").write_text("garbage\n")
     rc, err = run_bot(tmp_path, settings(emulator))
     assert rc == 1, err
-    line = one_line(err)
-    assert line.startswith("tokens.json: the saved token pair does not load: "), line
-    assert line.endswith(
-        "; move the file away (or restore a good copy) and authorize the bot again with a new consent code"
-    ), line
+    assert one_line(err) == (
+        "tokens.json: the saved token pair does not load: stored tokens are not valid (error at line 1 column 1);"
+        " move the file away (or restore a good copy) and authorize the bot again with a new consent code"
+    )
     assert emulator.requests() == []
+
+
+def test_a_token_file_that_cannot_be_read_is_one_line(emulator: Emulator, tmp_path: Path) -> None:
+    (tmp_path / "tokens.json").mkdir()
+    rc, err = run_bot(tmp_path, settings(emulator))
+    assert rc == 1, err
+    assert one_line(err) == (
+        "tokens.json: the saved token pair does not load: it cannot be read (Is a directory); move the file away"
+        " (or restore a good copy) and authorize the bot again with a new consent code"
+    )
 
 
 def test_a_token_file_that_is_not_text_is_one_line(emulator: Emulator, tmp_path: Path) -> None:
@@ -345,12 +354,11 @@ def test_a_garbage_state_file_is_one_line(emulator: Emulator, tmp_path: Path) ->
     (tmp_path / "state.json").write_text("{\n")
     rc, err = run_bot(tmp_path, settings(emulator, ONAIR_CODE=emulator.code()))
     assert rc == 1, err
-    line = one_line(err)
-    assert line.startswith("state.json: the saved kit state does not load: "), line
-    assert line.endswith(
-        "; move the file away (or restore a good copy) and start again"
+    assert one_line(err) == (
+        "state.json: the saved kit state does not load: stored kit state: not valid (error at line 2 column 0);"
+        " move the file away (or restore a good copy) and start again"
         " (the bot then counts the broadcast from now and may greet people again)"
-    ), line
+    )
     assert emulator.requests() == []  # the code was not spent
 
 
@@ -407,6 +415,7 @@ def test_a_dead_port_with_saved_tokens_is_said(emulator: Emulator, tmp_path: Pat
     assert rc == 0, err
     assert "Traceback" not in err, err
     lines = err.strip().splitlines()
+    assert lines[0].startswith(UNREACHABLE + "revoke: ") and NOT_SENT in lines[0], err  # the credentials check
     assert all(line.startswith(UNREACHABLE) and line.endswith("; retrying") for line in lines), err
     assert (tmp_path / "tokens.json").read_text() == pair
 

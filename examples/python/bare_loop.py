@@ -21,6 +21,7 @@ import json
 import os
 import queue
 import signal
+import sys
 import threading
 import urllib.parse
 from types import FrameType
@@ -55,6 +56,11 @@ class Transport:
                     return
                 if stream:
                     self.streams[rid] = conn
+            try:
+                conn.connect()
+            except OSError:  # refused, DNS, TLS, connect timeout: nothing was sent
+                self.reports.put(("not_sent", rid, None, None, None))
+                return
             conn.request(request.method, path, body=request.body or None, headers=dict(request.headers))
             response = conn.getresponse()
             if not stream:
@@ -92,7 +98,9 @@ def report(bot: onair.Bot, transport: Transport, r: Report) -> None:
         if what == "response":
             bot.on_response(rid, status, headers, data)
         elif what == "error":
-            bot.on_transport_error(rid)
+            bot.on_transport_error(rid)  # no answer after sending: outcome unknown
+        elif what == "not_sent":
+            bot.on_not_sent(rid)  # a consent code is not spent on it
         elif what == "open":
             bot.on_stream_open(rid, status, headers)
         elif what == "bytes":
@@ -139,9 +147,16 @@ def main() -> int:
                 if code != "shut_down":
                     print(f"bare_loop: stopped ({code}): {message}", flush=True)
                 break
+            case onair.Notice() if action.level == "warn":  # unreachable, replies given up, a daily quota
+                print(f"bare_loop: {action.message}", file=sys.stderr, flush=True)
             case onair.Wait(until_ms):
                 if stop.is_set() and not shutting_down:
                     shutting_down = True
+                    while True:  # what was read already, counted before the stream closes
+                        try:
+                            report(bot, transport, transport.reports.get_nowait())
+                        except queue.Empty:
+                            break
                     bot.shutdown()
                     continue
                 timeout = 0.25  # now and then, to notice a signal
