@@ -135,7 +135,9 @@ impl Bot {
     /// A bot for `base_url` with the app's credentials, resuming from
     /// `tokens` (the stored JSON of a `persistTokens` action) when given;
     /// `kit` is the kit's configuration as JSON (`KitConfig::from_json`),
-    /// `kit_state` the stored state of a `persistState` action.
+    /// `kit_state` the stored state of a `persistState` action;
+    /// `check_credentials` (default true) whether a bot resuming from tokens
+    /// first checks the app's credentials (`BotConfig::check_credentials`).
     #[wasm_bindgen(constructor)]
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -151,6 +153,7 @@ impl Bot {
         watchdog_ms: Option<f64>,
         kit: Option<String>,
         kit_state: Option<String>,
+        check_credentials: Option<bool>,
     ) -> Result<Bot, JsValue> {
         let base = BaseUrl::new(base_url)
             .map_err(|e| option_error("invalid_base_url", "baseUrl", &e.to_string()))?;
@@ -183,6 +186,9 @@ impl Bot {
         }
         if let Some(t) = watchdog_ms {
             config.stream.watchdog_ms = ms(t);
+        }
+        if let Some(check) = check_credentials {
+            config.check_credentials = check;
         }
         if let Some(json) = kit {
             config.kit = KitConfig::from_json(&json).map_err(|e| kit_config_error(&e))?;
