@@ -19,6 +19,8 @@
 //!   behind it, fed the same calls), and items, actions (the kit's
 //!   included), events (read back through `onair_event_json`), results,
 //!   ids and JSON forms must agree with it;
+//! - every handle's free answers `ONAIR_OK`, and a second free of it
+//!   `ONAIR_FREED_HANDLE` (a double free is answered, never undefined);
 //! - at the end every handle and string is freed: cargo-fuzz runs this
 //!   under AddressSanitizer, whose leak check fails the run on a leak.
 //!
@@ -1384,7 +1386,14 @@ impl Fuzz {
     fn free_backoff(&mut self) {
         if let Some(b) = self.backoff.take() {
             // SAFETY: a live handle, freed once.
-            unsafe { onair_backoff_free(b.c) };
+            let r = unsafe { onair_backoff_free(b.c) };
+            assert_eq!(r, ONAIR_OK, "onair_backoff_free of a live handle");
+            // SAFETY: a freed handle is looked up, never read as memory.
+            let again = unsafe { onair_backoff_free(b.c) };
+            assert_eq!(
+                again, ONAIR_FREED_HANDLE,
+                "onair_backoff_free again: a double free"
+            );
         }
     }
 
@@ -1519,7 +1528,14 @@ impl Fuzz {
     fn free_list(&mut self) {
         if let Some(l) = self.list.take() {
             // SAFETY: a live handle, freed once.
-            unsafe { onair_string_list_free(l.c) };
+            let r = unsafe { onair_string_list_free(l.c) };
+            assert_eq!(r, ONAIR_OK, "onair_string_list_free of a live handle");
+            // SAFETY: a freed handle is looked up, never read as memory.
+            let again = unsafe { onair_string_list_free(l.c) };
+            assert_eq!(
+                again, ONAIR_FREED_HANDLE,
+                "onair_string_list_free again: a double free"
+            );
         }
     }
 
@@ -1670,7 +1686,14 @@ impl Fuzz {
         if let Some(d) = self.decoder.take() {
             self.touch(Src::Decoder);
             // SAFETY: a live handle, freed once.
-            unsafe { onair_decoder_free(d.c) };
+            let r = unsafe { onair_decoder_free(d.c) };
+            assert_eq!(r, ONAIR_OK, "onair_decoder_free of a live handle");
+            // SAFETY: a freed handle is looked up, never read as memory.
+            let again = unsafe { onair_decoder_free(d.c) };
+            assert_eq!(
+                again, ONAIR_FREED_HANDLE,
+                "onair_decoder_free again: a double free"
+            );
         }
     }
 
@@ -1800,7 +1823,14 @@ impl Fuzz {
     fn free_sse(&mut self) {
         if let Some(s) = self.sse.take() {
             // SAFETY: a live handle, freed once.
-            unsafe { onair_sse_parser_free(s.c) };
+            let r = unsafe { onair_sse_parser_free(s.c) };
+            assert_eq!(r, ONAIR_OK, "onair_sse_parser_free of a live handle");
+            // SAFETY: a freed handle is looked up, never read as memory.
+            let again = unsafe { onair_sse_parser_free(s.c) };
+            assert_eq!(
+                again, ONAIR_FREED_HANDLE,
+                "onair_sse_parser_free again: a double free"
+            );
         }
     }
 
@@ -1964,7 +1994,14 @@ impl Fuzz {
     fn free_config(&mut self) {
         if let Some(c) = self.config.take() {
             // SAFETY: a live handle, freed once.
-            unsafe { onair_bot_config_free(c.c) };
+            let r = unsafe { onair_bot_config_free(c.c) };
+            assert_eq!(r, ONAIR_OK, "onair_bot_config_free of a live handle");
+            // SAFETY: a freed handle is looked up, never read as memory.
+            let again = unsafe { onair_bot_config_free(c.c) };
+            assert_eq!(
+                again, ONAIR_FREED_HANDLE,
+                "onair_bot_config_free again: a double free"
+            );
         }
     }
 
@@ -2320,7 +2357,14 @@ impl Fuzz {
         if let Some(b) = self.bot.take() {
             self.touch(Src::Bot);
             // SAFETY: a live handle, freed once.
-            unsafe { onair_bot_free(b.c) };
+            let r = unsafe { onair_bot_free(b.c) };
+            assert_eq!(r, ONAIR_OK, "onair_bot_free of a live handle");
+            // SAFETY: a freed handle is looked up, never read as memory.
+            let again = unsafe { onair_bot_free(b.c) };
+            assert_eq!(
+                again, ONAIR_FREED_HANDLE,
+                "onair_bot_free again: a double free"
+            );
         }
     }
 
