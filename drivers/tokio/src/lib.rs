@@ -605,9 +605,12 @@ impl Driver {
 
     /// A signal came: everything read is handed to the bot, then it stops.
     async fn stop_for_signal(&mut self) {
-        self.stopping = true;
-        self.stopping_count = Some(Stopping::start());
+        // Counted from the start of the drain: a second signal meanwhile
+        // exits at once. (Dropped mid-drain, the next call drains what is
+        // left and goes on from here.)
+        self.stopping_count.get_or_insert_with(Stopping::start);
         self.drain_streams().await;
+        self.stopping = true;
         self.stop_before_signal = self
             .bot
             .stop()
