@@ -213,9 +213,16 @@ test('a chat the server would refuse throws CallError; every other call is answe
   const cancelled = bot.poll(1);
   assert.ok(cancelled.type === 'done' && cancelled.result.kind === 'failed');
   assert.equal(cancelled.result.failure, 'cancelled');
+  // Every call given up on is said at level warn (what the driver logs).
+  const gaveUp = bot.poll(1);
+  assert.ok(gaveUp.type === 'notice' && gaveUp.notice.kind === 'gaveUp' && gaveUp.notice.endpoint === 'chat' && gaveUp.notice.count === 1);
+  assert.equal(gaveUp.notice.level, 'warn');
+  assert.equal(gaveUp.notice.message, 'gave up 1 chat message: cancelled (its broadcast ended, or the bot stopped)');
   const refused = bot.poll(1);
   assert.ok(refused.type === 'done' && refused.call === fans && refused.result.kind === 'failed');
   assert.ok(refused.result.failure === 'stopped' && refused.result.stop.code === 'shut_down');
+  const gaveUpFans = bot.poll(1);
+  assert.ok(gaveUpFans.type === 'notice' && gaveUpFans.notice.kind === 'gaveUp' && gaveUpFans.notice.endpoint === 'fans');
   const stopped = bot.poll(1);
   assert.ok(stopped.type === 'stopped' && stopped.stop.code === 'shut_down');
   assert.deepEqual(bot.poll(2), stopped, 'sticky');

@@ -187,6 +187,7 @@ function checkOptions(o) {
   check('kit', (v) => typeof v === 'string' || (typeof v === 'object' && !Array.isArray(v)), 'an object or its JSON text');
   check('seed', (v) => typeof v === 'number' && Number.isFinite(v), 'a finite number');
   check('events', (v) => typeof v === 'boolean', 'a boolean');
+  check('checkCredentials', (v) => typeof v === 'boolean', 'a boolean');
   check('maxAttempts', count, 'a whole number');
   check('maxQueuedCalls', count, 'a whole number');
   check('requestTimeoutMs', ms, 'a number of milliseconds');
@@ -396,6 +397,7 @@ class Bot {
           o.watchdogMs,
           o.kit == null ? undefined : typeof o.kit === 'string' ? o.kit : JSON.stringify(o.kit),
           o.kitState ?? undefined,
+          o.checkCredentials ?? undefined,
         ),
     );
   }

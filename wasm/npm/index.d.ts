@@ -78,6 +78,13 @@ export interface BotOptions {
   seed?: number;
   /** Open the event stream (default true). */
   events?: boolean;
+  /**
+   * With saved tokens, check the app's credentials at start (default true):
+   * one `POST /v1/oauth/revoke` of a token that does not exist (form
+   * `token=onair-credentials-check`), so a wrong client secret stops the bot
+   * with `invalid_client` at once, not at the first refresh an hour later.
+   */
+  checkCredentials?: boolean;
   /** Tries per call when the server says retry (default 3). */
   maxAttempts?: number;
   /** Per-request deadline (default 30 000 ms). */
