@@ -177,6 +177,22 @@ def describe(frames):
     return ", ".join(parts) or "none"
 
 
+def closed_after(truth, live, missed):
+    """'; its connection closed at #N' for the connection of the last missed
+    frame (empty when unknown)."""
+    for entry_live, bot in truth:
+        if entry_live != live:
+            continue
+        conns = bot.get("connections", [])
+        index = missed[-1].get("connection")
+        if isinstance(index, int) and index < len(conns):
+            conn = conns[index]
+            closed = conn.get("closedSeq")
+            how = f", {conn.get('end')}" if conn.get("end") else (" (dropped)" if conn.get("dropped") else "")
+            return f"; its connection closed at #{closed}{how}" if closed is not None else ""
+    return ""
+
+
 def compare_tally(ledger, client_id, tally, frames, runs):
     """Problems found judging the bot's broadcasts, the truth (liveId, ledger
     entry) pairs, and notes on what was missed after a signal (allowed)."""
@@ -255,11 +271,14 @@ def compare_tally(ledger, client_id, tally, frames, runs):
             if prefix:
                 missed = optional[n:]
                 who = sorted({f["userId"] for f in missed})
+                numbers = ", ".join(f"#{f['writeSeq']}" for f in missed[:8])
                 notes.append(
-                    f"broadcast {live}: {len(optional)} frame(s) written after the signal on the "
-                    f"stopped bot's connection: {n} read, {len(missed)} missed"
+                    f"broadcast {live}: {len(optional)} frame(s) written to the stopped bot after "
+                    f"its mark (50 ms before the signal): {n} read, {len(missed)} missed"
                     + (f" ({describe(missed)}; {len(who)} people: {', '.join(who[:12])}"
-                       f"{', …' if len(who) > 12 else ''})" if missed else "")
+                       f"{', …' if len(who) > 12 else ''}; written as {numbers}"
+                       f"{', …' if len(missed) > 8 else ''}{closed_after(truth, live, missed)})"
+                       if missed else "")
                 )
             else:
                 lost = []
@@ -273,8 +292,8 @@ def compare_tally(ledger, client_id, tally, frames, runs):
                     if diff:
                         lost.append(f"{pid} ({', '.join(diff)})")
                 notes.append(
-                    f"broadcast {live}: {len(optional)} frame(s) written after the signal "
-                    f"({describe(optional)}); the tally holds no first part of them: short of the "
+                    f"broadcast {live}: {len(optional)} frame(s) written to the stopped bot after its "
+                    f"mark ({describe(optional)}); the tally holds no first part of them: short of the "
                     f"ledger by {'; '.join(lost[:12]) or 'nothing'}"
                 )
     return problems, truth, notes
@@ -475,6 +494,12 @@ def main():
             Ctrl-C does), waits for it: (mark, the run's output or None after
             a failure, said; seconds from the signal to the exit)."""
             at = mark()
+            # A frame numbered before the mark was handed to the emulator's
+            # writer, which puts it on the socket at once, or in pieces
+            # (the wire variation's chunkBytes): give it 50 ms to be there
+            # whole. What is written meanwhile is after the mark: allowed
+            # to be missed, said.
+            time.sleep(0.05)
             signalled = time.monotonic()
             os.killpg(process.pid, sig)
             try:

@@ -79,13 +79,13 @@ class Judge(unittest.TestCase):
         problems, _, notes = judge(dict(LEDGER_PEOPLE))
         self.assertEqual(problems, [])
         self.assertEqual(len(notes), 1)
-        self.assertIn("1 frame(s) written after the signal on the stopped bot's connection: 1 read, 0 missed", notes[0])
+        self.assertIn("1 frame(s) written to the stopped bot after its mark (50 ms before the signal): 1 read, 0 missed", notes[0])
 
     def test_a_frame_written_after_the_mark_may_be_missing_and_is_said(self):
         people = dict(LEDGER_PEOPLE, u2=person(chats=1, hearts=2))
         problems, _, notes = judge(people)
         self.assertEqual(problems, [])
-        self.assertIn("0 read, 1 missed (1 donation (300 donated); 1 people: u2)", notes[0])
+        self.assertIn("0 read, 1 missed (1 donation (300 donated); 1 people: u2; written as #12)", notes[0])
 
     def test_a_frame_written_before_the_mark_must_be_there(self):
         people = dict(LEDGER_PEOPLE, u1=person(joins=1, hearts=0, chats=1))
