@@ -1,0 +1,116 @@
+// The driver and consent: with nothing set up to bring a new code the run
+// ends with the reauthorize stop; waitForConsent keeps it running until
+// driver.authorize brings one; a shutdown after such a stop still resolves
+// with that stop. And the notices of level warn reach the logger.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { once } from 'node:events';
+import { Driver, MemoryStore } from 'onair';
+import { startEmulator, until } from './emulator.mjs';
+
+test('no code and nothing waiting: run() resolves with the reauthorize stop, and says it in a stopped action', async (t) => {
+  const emu = await startEmulator();
+  t.after(() => emu.close());
+  /** @type {string[]} */
+  const seen = [];
+  const driver = new Driver({ baseUrl: emu.baseUrl, clientId: emu.clientId, clientSecret: emu.clientSecret, signals: false, authorize: () => null });
+  driver.on('needsAuthorization', () => void seen.push('needsAuthorization'));
+  driver.on('stopped', (s) => void seen.push(`stopped ${s.stop.code}`));
+  const stop = await driver.run();
+  assert.equal(stop?.code, 'reauthorize');
+  assert.ok(stop?.code === 'reauthorize' && stop.reason === 'not authorized yet: DJ consent is needed');
+  assert.equal(stop?.message, 're-authorize: not authorized yet: DJ consent is needed');
+  assert.deepEqual(seen, ['needsAuthorization', 'stopped reauthorize']);
+  assert.deepEqual(driver.stop, stop);
+});
+
+test('an expired code and nothing waiting: run() resolves with the reauthorize stop of the failed exchange', async (t) => {
+  const emu = await startEmulator();
+  t.after(() => emu.close());
+  const { code } = await emu.control('/consent', {});
+  await emu.control('/clock/advance', { ms: 61_000 });
+  let asked = 0;
+  const driver = new Driver({
+    baseUrl: emu.baseUrl, clientId: emu.clientId, clientSecret: emu.clientSecret, signals: false, logger: null,
+    authorize: () => (asked++ === 0 ? { code, redirectUri: emu.redirectUri } : null),
+  });
+  const stop = await driver.run();
+  assert.ok(stop?.code === 'reauthorize' && stop.reason.startsWith('code exchange failed'), JSON.stringify(stop));
+  assert.equal(asked, 2, 'asked again after the refusal, then ended');
+});
+
+test('waitForConsent: the run waits for driver.authorize; a shutdown while waiting resolves with the reauthorize stop', async (t) => {
+  const emu = await startEmulator();
+  t.after(() => emu.close());
+  await emu.control('/live/start', {});
+  const driver = new Driver({ baseUrl: emu.baseUrl, clientId: emu.clientId, clientSecret: emu.clientSecret, signals: false, waitForConsent: true });
+  /** @type {string[]} */
+  const seen = [];
+  driver.on('needsAuthorization', () => void seen.push('needsAuthorization'));
+  driver.on('stopped', (s) => void seen.push(`stopped ${s.stop.code}`));
+  let settled = false;
+  const running = driver.run().finally(() => (settled = true));
+  await until(() => seen.length > 0, 'the needsAuthorization action');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(settled, false, 'still waiting for a code');
+  assert.deepEqual(seen, ['needsAuthorization'], 'asked once');
+  // A Ctrl-C now: the run ends with the stop that stands, not shut_down.
+  await driver.shutdown();
+  const stop = await running;
+  assert.equal(stop?.code, 'reauthorize');
+  assert.deepEqual(seen, ['needsAuthorization', 'stopped reauthorize']);
+
+  // Waiting, then a code from the web handler: the bot connects.
+  const { code } = await emu.control('/consent', {});
+  const tokens = new MemoryStore();
+  const again = new Driver({ baseUrl: emu.baseUrl, clientId: emu.clientId, clientSecret: emu.clientSecret, signals: false, waitForConsent: true, tokens });
+  const run2 = again.run();
+  await until(() => again.bot.status().connection.state === 'needsAuthorization', 'waiting');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  again.authorize(code, emu.redirectUri);
+  await until(() => again.bot.status().connection.state === 'connected', 'the stream');
+  assert.match(tokens.load() ?? '', /"format":"onair.tokens"/);
+  await again.shutdown();
+  assert.equal((await run2)?.code, 'shut_down', 'consent came: a shutdown is a shutdown');
+});
+
+test('waitForConsent after a refused code: Ctrl-C resolves with that reauthorize stop', async (t) => {
+  const emu = await startEmulator();
+  t.after(() => emu.close());
+  const { code } = await emu.control('/consent', {});
+  await emu.control('/clock/advance', { ms: 61_000 });
+  let handed = false;
+  const driver = new Driver({
+    baseUrl: emu.baseUrl, clientId: emu.clientId, clientSecret: emu.clientSecret, signals: false, waitForConsent: true, logger: null,
+    authorize: () => (handed ? null : ((handed = true), { code, redirectUri: emu.redirectUri })),
+  });
+  const running = driver.run();
+  await until(() => driver.bot.stop?.code === 'reauthorize', 'the refused exchange');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await driver.shutdown();
+  const stop = await running;
+  assert.ok(stop?.code === 'reauthorize' && stop.reason.startsWith('code exchange failed'), JSON.stringify(stop));
+});
+
+test('a dead port: the warning reaches the logger option; a code is not spent on a connection never made', async () => {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  assert.ok(address !== null && typeof address === 'object');
+  server.close();
+  /** @type {string[]} */
+  const warned = [];
+  const driver = new Driver({
+    baseUrl: `http://127.0.0.1:${address.port}`, clientId: '3f2504e0-4f89-11d3-9a0c-0305e82c3301', clientSecret: 's',
+    signals: false, logger: { warn: (m) => void warned.push(m) },
+    authorize: () => ({ code: 'a-fresh-code', redirectUri: 'https://bot.example/cb' }),
+  });
+  const running = driver.run();
+  await until(() => warned.length > 0, 'the warning');
+  assert.equal(warned[0], 'onair: the service cannot be reached (token: connection failed, not sent); retrying');
+  assert.equal(driver.bot.stop, null, 'not stopped: the code was not spent');
+  await driver.shutdown();
+  assert.equal((await running)?.code, 'shut_down');
+});
