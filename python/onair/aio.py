@@ -405,10 +405,10 @@ class Driver:
             now = now_ms()
             action = bot.poll(now)
             if type(action) in _HANDED_OUT:  # the common case first
-                self._said = False
                 return action
+            # ``_said``: a consent asked for is handed out once; only a request sent (an
+            # exchange, the bot at work again) or a new pair ends that.
             if isinstance(action, Wait):
-                self._said = False
                 await self._wait(action.until_ms)
             elif isinstance(action, Send):
                 self._said = False
@@ -419,7 +419,8 @@ class Driver:
             elif isinstance(action, CloseStream):
                 self._abort(action.request_id)
             elif isinstance(action, (PersistTokens, PersistState)):
-                self._said = False
+                if isinstance(action, PersistTokens):
+                    self._said = False
                 return self._persist(action)
             elif isinstance(action, NeedsAuthorization) or (
                 isinstance(action, Stopped) and action.resumes_with_new_consent
@@ -445,7 +446,6 @@ class Driver:
                 self._abort(action.request_id)
                 return action
             else:
-                self._said = False
                 if isinstance(action, Notice) and self._log_notices and _level(action) == "warn":
                     log.warning("%s", _message(action))
                 return action
