@@ -27,7 +27,7 @@ ABI_VERSION = 4
 _NAMES = {"darwin": "libonair.dylib", "win32": "onair.dll"}
 LIB_NAME = _NAMES.get(sys.platform, "libonair.so")
 
-# Room for the onair_action that onair_bot_poll writes (640 bytes in ABI 4 on x86_64, as in ABI 3).
+# Room for the onair_action that onair_bot_poll writes (664 bytes in ABI 4 on x86_64).
 ACTION_BYTES = 4096
 
 
