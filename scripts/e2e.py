@@ -7,7 +7,7 @@ The bot's side of it is scripts/e2e.d/README.md.
 2. Get a consent code from the control API; start the bot with ONAIR_* set.
 3. In the middle of a broadcast, while frames flow to the bot, restart it
    once without holding emulator time: take a mark in the ledger's write
-   sequence (POST /_emulator/mark), at once SIGINT it (--signal TERM:
+   sequence (POST /_emulator/mark), 50 ms later SIGINT it (--signal TERM:
    SIGTERM; it writes its tally and arrivals to ONAIR_TALLY_OUT and exits
    0), then start the same command without ONAIR_CODE (it resumes from its
    token and state files).

@@ -484,3 +484,68 @@ impl BotLedger {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(kind: Kind, user: &str, seq: u64, hearts: u64) -> EventInfo {
+        EventInfo {
+            kind,
+            user_id: user.to_owned(),
+            nickname: None,
+            is_dj: false,
+            hearts,
+            paid: false,
+            donated: 0,
+            seq: (1_000, seq),
+        }
+    }
+
+    #[test]
+    fn a_kept_frame_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<Written>(), 48);
+    }
+
+    #[test]
+    fn frames_are_numbered_in_one_sequence_and_listed_between_two_marks() {
+        let writes = Arc::new(WriteSeq::new());
+        let a = BotLedger::with_seq("app", "int-1", "dj", Arc::clone(&writes));
+        let b = BotLedger::with_seq("app", "int-2", "dj", Arc::clone(&writes));
+        assert_eq!(writes.mark(), 0);
+        let ca = a.open(0); // 1
+        let cb = b.open(0); // 2
+        a.record(ca, Some(&info(Kind::Like, "u1", 0, 5)), None); // 3
+        b.record(cb, Some(&info(Kind::Chat, "u2", 1, 0)), None); // 4
+        let mark = writes.mark();
+        assert_eq!(mark, 4);
+        a.record(ca, Some(&info(Kind::Chat, "dj", 2, 0)), None); // 5: the DJ
+        a.record(ca, None, Some("RECONNECT")); // 6
+        a.close(ca, 10); // 7
+        let all = a.frames("main", 9, 0, u64::MAX);
+        let numbers: Vec<u64> = all.iter().map(|f| f.write_seq).collect();
+        assert_eq!(numbers, [3, 5, 6]);
+        assert_eq!((all[0].event, all[0].hearts), ("like", 5));
+        assert_eq!(all[0].id.as_deref(), Some("1000-0"));
+        assert!(all[1].is_dj);
+        assert_eq!((all[2].event, all[2].user_id.as_deref()), ("end", None));
+        let after: Vec<u64> = a
+            .frames("main", 9, mark, u64::MAX)
+            .iter()
+            .map(|f| f.write_seq)
+            .collect();
+        assert_eq!(after, [5, 6]);
+        let upto: Vec<u64> = a
+            .frames("main", 9, 0, mark)
+            .iter()
+            .map(|f| f.write_seq)
+            .collect();
+        assert_eq!(upto, [3]);
+        let conn = &a.snapshot().connections[0];
+        assert_eq!(
+            (conn.opened_seq, conn.last_write_seq, conn.closed_seq),
+            (1, Some(6), Some(7))
+        );
+        assert_eq!(b.snapshot().connections[0].opened_seq, 2);
+    }
+}
