@@ -723,8 +723,10 @@ impl Bot {
         if let Some(action) = self.out.pop_front() {
             return action;
         }
-        if let Some(stop) = &self.stopped {
-            return Action::Stopped(stop.clone());
+        if self.stopped.is_some() {
+            return self
+                .decided(now_ms)
+                .unwrap_or(Action::Wait { until_ms: None });
         }
         self.expire_requests(now_ms);
         if let Some(action) = self.out.pop_front() {
@@ -739,20 +741,20 @@ impl Bot {
         if let Some(action) = self.poll_tokens(now_ms) {
             return action;
         }
-        if let Some(action) = self.decided() {
+        if let Some(action) = self.decided(now_ms) {
             return action;
         }
         if let Some(action) = self.poll_stream(now_ms) {
             return action;
         }
-        if let Some(action) = self.decided() {
+        if let Some(action) = self.decided(now_ms) {
             return action;
         }
         // The stream may just have asked for a refresh.
-        if let Some(action) = self.poll_tokens(now_ms).or_else(|| self.decided()) {
+        if let Some(action) = self.poll_tokens(now_ms).or_else(|| self.decided(now_ms)) {
             return action;
         }
-        if let Some(action) = self.poll_calls(now_ms).or_else(|| self.decided()) {
+        if let Some(action) = self.poll_calls(now_ms).or_else(|| self.decided(now_ms)) {
             return action;
         }
         if let Some(tag) = self.timers.pop_due(now_ms, self.connected()) {
@@ -770,10 +772,16 @@ impl Bot {
     }
 
     /// What is already decided: queued output first, then a stop.
-    fn decided(&mut self) -> Option<Action> {
-        self.out
-            .pop_front()
-            .or_else(|| self.stopped.clone().map(Action::Stopped))
+    fn decided(&mut self, now_ms: u64) -> Option<Action> {
+        if let Some(action) = self.out.pop_front() {
+            return Some(action);
+        }
+        let stop = self.stopped.clone()?;
+        // What was given up and not yet told is told before the stop.
+        Some(match self.give_ups.flush(now_ms) {
+            Some(notice) => Action::Notice(notice),
+            None => Action::Stopped(stop),
+        })
     }
 
     fn needs_authorization(&self) -> bool {

@@ -385,6 +385,19 @@ impl GiveUps {
         })
     }
 
+    /// The count not yet told of one endpoint and reason, at once: the bot
+    /// has stopped, and no later notice would come.
+    pub(super) fn flush(&mut self, now_ms: u64) -> Option<Notice> {
+        let e = self.entries.iter_mut().find(|e| e.pending > 0)?;
+        let count = std::mem::take(&mut e.pending);
+        e.told_at_ms = now_ms;
+        Some(Notice::GaveUp {
+            endpoint: e.endpoint,
+            reason: e.reason,
+            count,
+        })
+    }
+
     pub(super) fn deadline(&self) -> Option<u64> {
         self.entries
             .iter()

@@ -2846,3 +2846,26 @@ fn without_saved_tokens_or_when_switched_off_there_is_no_credentials_check() {
         .iter()
         .all(|(_, r)| !is_check(r)));
 }
+
+#[test]
+fn what_was_given_up_is_all_told_before_the_stop() {
+    let (mut bot, _) = authorized("chat.send", false);
+    for i in 0..4 {
+        bot.send_chat(&format!("thanks {i}")).unwrap();
+    }
+    bot.shutdown(false);
+    let actions = drain(&mut bot, T0);
+    assert_eq!(actions.last(), Some(&Action::Stopped(Stop::ShutDown)));
+    let told: Vec<&Notice> = notices(&actions)
+        .into_iter()
+        .filter(|n| matches!(n, Notice::GaveUp { .. }))
+        .collect();
+    let cancelled = |count| Notice::GaveUp {
+        endpoint: Endpoint::Chat,
+        reason: GiveUpReason::Cancelled,
+        count,
+    };
+    assert_eq!(told, [&cancelled(1), &cancelled(3)], "{actions:?}");
+    assert_eq!(bot.status(T0).counters.gave_up_cancelled, 4);
+    assert_eq!(bot.poll(T0), Action::Stopped(Stop::ShutDown));
+}
