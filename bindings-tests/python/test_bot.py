@@ -55,7 +55,10 @@ def test_config_errors() -> None:
     assert e.value.kind == "invalid_base_url" and "URL" in e.value.advice
     with pytest.raises(onair.InvalidConfig) as e:
         onair.Config("http://127.0.0.1:9", "not-a-uuid", "s")
-    assert e.value.kind == "invalid_credentials"
+    assert e.value.kind == "invalid_client_id" and "client_id must be a UUID" in str(e.value)
+    with pytest.raises(onair.InvalidConfig) as e:
+        onair.Config("http://127.0.0.1:9", CLIENT_ID, "")
+    assert e.value.kind == "invalid_client_secret"
     with pytest.raises(onair.OnairError) as e2:
         onair.Config("http://127.0.0.1:9", CLIENT_ID, "s", request_timeout_ms=0)
     assert e2.value.kind == "invalid_argument"

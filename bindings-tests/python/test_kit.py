@@ -131,4 +131,4 @@ def test_errors_have_kind_and_advice() -> None:
     e = error(12, "over 200")
     assert isinstance(e, onair.ChatRejected) and e.kind == "chat_too_long" and e.code == 12
     assert "over 200" in str(e) and e.advice in str(e)
-    assert onair.library_version() and onair.abi_version() == 3
+    assert onair.library_version() and onair.abi_version() == 4
