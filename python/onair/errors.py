@@ -38,7 +38,7 @@ _CODES: dict[int, tuple[str, str]] = {
     25: ("invalid_kit_config", "fix the kit configuration at the key named"),
     26: ("kit_state_too_new", "a newer onair saved this kit state: upgrade, or start without it"),
     27: ("no_kit", "configure a kit (Config(kit=...))"),
-    28: ("invalid_client_id", "use the app's client id: a UUID (8-4-4-4-12 hexadecimal digits)"),
+    28: ("invalid_client_id", "use the app's client id as the service issued it"),
     29: ("invalid_client_secret", "use the app's client secret (not empty)"),
     30: ("invalid_handle", "a bug in the package: report it"),
     31: ("freed_handle", "the object was closed: make a new one"),
