@@ -136,6 +136,8 @@ impl Notice {
                     | ProblemKind::Unauthorized
                     | ProblemKind::ChatRateLimited
                     | ProblemKind::QuotaPerSecond
+                    // Told as DailyQuotaReached, once per block.
+                    | ProblemKind::QuotaDaily
             ),
             Notice::UnknownEvent { .. }
             | Notice::CallHeld { .. }
