@@ -1,12 +1,15 @@
 // SIGINT in a child process: the driver (and the bare loop) shut down
 // cleanly: streams aborted, the kit's state saved (mode 0600), and the
-// process exits by itself, no timer, request or listener left to keep it.
+// process exits by itself, no timer, request or listener left to keep it;
+// a second SIGINT during a shutdown that cannot finish exits at once (130).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { interrupt } from './emulator.mjs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { interrupt, startEmulator, until } from './emulator.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
@@ -27,4 +30,39 @@ test('SIGINT: the bare-loop example shuts down and exits by itself too', async (
   assert.equal(r.signal, null, 'not killed');
   assert.equal(r.exitCode, 0);
   assert.match(r.output, /stopped: shut down/);
+});
+
+test('a second SIGINT exits at once (130) when the clean shutdown cannot finish', async (t) => {
+  const emu = await startEmulator();
+  t.after(() => emu.close());
+  const { code } = await emu.control('/consent', {});
+  await emu.control('/state', { botManager: true });
+  await emu.control('/live/start', {});
+  /** @type {NodeJS.ProcessEnv} */
+  const env = { ...process.env, ONAIR_BASE_URL: emu.baseUrl, ONAIR_CLIENT_ID: emu.clientId, ONAIR_CLIENT_SECRET: emu.clientSecret, ONAIR_CODE: code, ONAIR_REDIRECT_URI: emu.redirectUri };
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(process.execPath, ['fixtures/second-signal-bot.mjs'], { cwd: here, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  const exited = once(child, 'exit');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  try {
+    await until(async () => (await emu.control('/state')).openStreams === 1, 'the child connected');
+    await emu.control('/emit', { event: 'presence', data: { user: { id: 'u1', nickname: 'Mina' } } });
+    await until(async () => (await emu.control('/chat')).messages.length === 1, 'the greeting');
+    child.kill('SIGINT');
+    await until(() => output.includes('first signal'), 'the first signal');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(child.exitCode, null, `still shutting down (its store hangs): ${output}`);
+    const started = Date.now();
+    child.kill('SIGINT');
+    const [exitCode, signal] = await exited;
+    assert.equal(signal, null);
+    assert.equal(exitCode, 130, output);
+    assert.ok(Date.now() - started < 2_000, 'at once');
+    assert.doesNotMatch(output, /stopped:/);
+  } finally {
+    clearTimeout(killer);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
 });
