@@ -4,10 +4,14 @@
 // with that stop. And the notices of level warn reach the logger.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { Driver, MemoryStore } from 'onair';
 import { startEmulator, until } from './emulator.mjs';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
 
 test('no code and nothing waiting: run() resolves with the reauthorize stop, and says it in a stopped action', async (t) => {
   const emu = await startEmulator();
@@ -113,4 +117,31 @@ test('a dead port: the warning reaches the logger option; a code is not spent on
   assert.equal(driver.bot.stop, null, 'not stopped: the code was not spent');
   await driver.shutdown();
   assert.equal((await running)?.code, 'shut_down');
+});
+
+test('waitForConsent in a process with nothing else to do: it stays up, and SIGINT ends it with the reauthorize stop (exit 1)', async (t) => {
+  const emu = await startEmulator();
+  t.after(() => emu.close());
+  /** @type {NodeJS.ProcessEnv} */
+  const env = { ...process.env, ONAIR_BASE_URL: emu.baseUrl, ONAIR_CLIENT_ID: emu.clientId, ONAIR_CLIENT_SECRET: emu.clientSecret };
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(process.execPath, ['fixtures/wait-for-consent-bot.mjs'], { cwd: here, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const exited = once(child, 'exit');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  try {
+    await until(() => output.includes('waiting for a consent code'), 'the needsAuthorization action');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(child.exitCode, null, `still waiting: ${output}`);
+    child.kill('SIGINT');
+    const [code, signal] = await exited;
+    assert.equal(signal, null);
+    assert.equal(code, 1, output);
+    assert.equal(output, 'waiting for a consent code\nstopped: re-authorize: not authorized yet: DJ consent is needed\n');
+  } finally {
+    clearTimeout(killer);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
 });

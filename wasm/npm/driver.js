@@ -439,8 +439,11 @@ export class Driver {
               break;
             }
             if (this.#said) {
-              // waitForConsent: until driver.authorize (or a shutdown) moves the bot.
+              // waitForConsent: until driver.authorize (or a shutdown) moves
+              // the bot; the process stays up meanwhile (Ctrl-C ends it).
+              const keepAlive = setInterval(() => {}, MAX_DELAY_MS);
               await this.#sleep(null);
+              clearInterval(keepAlive);
               break;
             }
             this.#said = true;
@@ -491,6 +494,7 @@ export class Driver {
         else if (action.type === 'persistTokens') await this.#tokens.save(action.tokens);
         else if (action.type === 'persistState' && this.#state) await this.#state.save(action.state);
         else if (action.type === 'closeStream' || action.type === 'timedOut') this.#abort(action.id);
+        else if (action.type === 'notice') this.#log(action.notice);
       }
       for (const [id, { endpoint }] of this.#inflight) if (endpoint !== 'token' && endpoint !== 'revoke') this.#abort(id);
       if (this.#inflight.size === 0 || this.#now() >= deadline) break;
