@@ -122,14 +122,14 @@ def run_bot(folder: Path, env: dict[str, str], timeout: float = 30) -> tuple[int
         bot.close()
 
 
-def saved_pair(emu: Emulator, folder: Path) -> str:
+def saved_pair(emu: Emulator, folder: Path, code: str | None = None) -> str:
     """A token pair saved in ``folder/tokens.json`` (a consent exchanged by a driver); its text."""
     folder.mkdir(parents=True, exist_ok=True)
     store = onair.FileStore(folder / "tokens.json")
     config = onair.Config(emu.base_url, emu.client_id, emu.client_secret)
 
     async def main() -> None:
-        async with onair.aio.Driver(config, tokens=store, code=emu.code(), redirect_uri=emu.redirect_uri) as bot:
+        async with onair.aio.Driver(config, tokens=store, code=code or emu.code(), redirect_uri=emu.redirect_uri) as bot:
             async for action in bot:
                 if isinstance(action, onair.PersistTokens):
                     bot.shutdown()
@@ -314,6 +314,28 @@ def test_waiting_for_consent_is_an_opt_in_and_ctrl_c_returns_the_stop(emulator: 
     stop = asyncio.run(main())
     assert stop is not None and stop.code == "reauthorize", stop
     assert stop.reason is not None and stop.reason.startswith("code exchange failed")
+
+
+def test_ctrl_c_while_waiting_for_consent_exits_with_the_stop(emulator: Emulator, tmp_path: Path) -> None:
+    """The guide's bot told to wait for a new code: a used code's stop is said and it
+    waits; Ctrl-C then ends it with that stop (exit 1 and what to do), not shut_down."""
+    code = emulator.code()
+    saved_pair(emulator, tmp_path / "first", code)  # a driver exchanges it first
+    program = tmp_path / "bot.py"
+    waiting = GUIDE_BOT.replace("code=code,", "code=code, wait_for_consent=True,")
+    assert waiting != GUIDE_BOT
+    program.write_text(waiting, encoding="utf-8")
+    bot = Bot(tmp_path, settings(emulator, ONAIR_CODE=code), program)
+    try:
+        bot.until_said("the bot stopped (reauthorize)")
+        time.sleep(0.5)
+        assert bot.proc.poll() is None  # it waits
+        rc, err = bot.interrupt()
+    finally:
+        bot.close()
+    assert rc == 1, err
+    assert err.splitlines() == [*CODE_REFUSED[:2], "the bot waits for the DJ's consent: call authorize(code, redirect_uri)",
+                                CONSENT_AGAIN], err
 
 
 # ---- files and settings ---------------------------------------------------------------------
