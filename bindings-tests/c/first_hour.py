@@ -236,12 +236,14 @@ def case_consent(exe, out):
         # Expired code: a minute and more of emulator time after consent.
         code = emu.call("/consent", {})["code"]
         emu.call("/clock/advance", {"ms": 120_000})
-        expect("expired code", Bot(exe, work, "expired", {**env, "ONAIR_CODE": code}), 1, "ONAIR_CODE")
+        spent = ("bot: stopped (reauthorize): re-authorize: code exchange failed (HTTP 400 invalid_grant): a new "
+                 "consent code is needed; set ONAIR_CODE to a fresh consent code and restart")
+        expect("expired code", Bot(exe, work, "expired", {**env, "ONAIR_CODE": code}), 1, spent)
         # Reused code: a first run spends it (tokens saved), then a start from
         # no tokens with the same code.
         code = first_tokens(exe, work, emu, env)
         os.remove(env["ONAIR_TOKENS_FILE"])
-        expect("reused code", Bot(exe, work, "reused", {**env, "ONAIR_CODE": code}), 1, "ONAIR_CODE")
+        expect("reused code", Bot(exe, work, "reused", {**env, "ONAIR_CODE": code}), 1, spent)
         # Wrong secret with saved tokens: found at start by the credentials check.
         first_tokens(exe, work, emu, env)
         started = time.monotonic()
