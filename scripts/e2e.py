@@ -193,7 +193,40 @@ def closed_after(truth, live, missed):
     return ""
 
 
-def compare_tally(ledger, client_id, tally, frames, runs):
+def compare_tally(ledger, client_id, tally):
+    """Problems found comparing the bot's broadcasts with the ledger's, exactly
+    (every frame delivered must be in the tally: the host's judges, which hold
+    the clock while they stop a host), and the truth (liveId, ledger entry)."""
+    truth = []
+    for broadcast in ledger.get("broadcasts", []):
+        for bot in broadcast.get("bots", []):
+            if bot.get("clientId") == client_id:
+                truth.append((broadcast.get("liveId"), bot))
+    truth_totals = [(live, bot["totals"]) for live, bot in truth if not empty(bot["totals"])]
+    mine = [t for t in tally.get("broadcasts", []) if not empty(t)]
+    problems = []
+    if len(mine) != len(truth_totals):
+        problems.append(
+            f"the bot tallied {len(mine)} broadcast(s) with events, the ledger has "
+            f"{len(truth_totals)}"
+        )
+    for index, ((live, want), got) in enumerate(zip(truth_totals, mine)):
+        for key in ("hearts", "donated", "attendance"):
+            if want.get(key) != got.get(key):
+                problems.append(f"broadcast {live}: {key} {got.get(key)} != ledger {want.get(key)}")
+        want_people, got_people = want.get("people", {}), got.get("people", {})
+        for pid in sorted(set(want_people) | set(got_people))[:2000]:
+            if want_people.get(pid) != got_people.get(pid):
+                problems.append(
+                    f"broadcast {live} ({index + 1}), person {pid}: bot {got_people.get(pid)} "
+                    f"!= ledger {want_people.get(pid)}"
+                )
+                if len(problems) > 12:
+                    return problems, truth
+    return problems, truth
+
+
+def judge_tally(ledger, client_id, tally, frames, runs):
     """Problems found judging the bot's broadcasts, the truth (liveId, ledger
     entry) pairs, and notes on what was missed after a signal (allowed)."""
     truth = []
@@ -593,7 +626,7 @@ def main():
         ledger = http_json(f"{control}/ledger")
         frames = http_json(f"{control}/frames?clientId={client_id}")["frames"]
         requests = http_json(f"{control}/requests")["requests"]
-        problems, truth, notes = compare_tally(ledger, client_id, tally, frames, marks)
+        problems, truth, notes = judge_tally(ledger, client_id, tally, frames, marks)
         for live, person in greeted_twice(tally["arrivals"]):
             problems.append(f"broadcast {live}: {person} greeted as a first arrival twice")
         problems += check_frozen(truth, args.speed, args.watchdog_ms)
