@@ -169,27 +169,6 @@ impl Tally {
         let donors: Vec<_> = self.people().filter(|(_, p)| p.donated > 0).collect();
         ordered(&donors, |(id, p)| (!p.donated, id))
     }
-
-    /// The totals as one line of JSON, people in `id` order: what the
-    /// emulator's ledger shows as a bot's `totals` (print it, save it, or
-    /// compare it with the ledger in a test).
-    ///
-    /// ```
-    /// use onair::event::Event;
-    /// use onair::kit::tally::Tally;
-    ///
-    /// let like = Event::decode(
-    ///     "like",
-    ///     r#"{"user":{"id":"u1","nickname":"Mina"},"type":"PAID","amount":10,"combo":3}"#,
-    /// ).unwrap().unwrap();
-    /// let mut tally = Tally::new();
-    /// assert_eq!(tally.to_json(), r#"{"hearts":0,"donated":0,"attendance":0,"people":{}}"#);
-    /// tally.record(&like);
-    /// assert!(tally.to_json().starts_with(r#"{"hearts":30,"donated":0,"#));
-    /// ```
-    pub fn to_json(&self) -> String {
-        crate::proto::json::TallyJson(self).to_line()
-    }
 }
 
 /// `items` in the order of their keys, a number then an id: the one sort of

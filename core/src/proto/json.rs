@@ -791,6 +791,31 @@ impl TallyJson<'_> {
     }
 }
 
+// The tally's own JSON line, written here where the wire forms live (the
+// kit sits below this module and does not import it).
+impl Tally {
+    /// The totals as one line of JSON, people in `id` order: what the
+    /// emulator's ledger shows as a bot's `totals` (print it, save it, or
+    /// compare it with the ledger in a test).
+    ///
+    /// ```
+    /// use onair::event::Event;
+    /// use onair::kit::tally::Tally;
+    ///
+    /// let like = Event::decode(
+    ///     "like",
+    ///     r#"{"user":{"id":"u1","nickname":"Mina"},"type":"PAID","totalAmount":30,"amount":10,"extraAmount":0,"combo":3,"time":"t"}"#,
+    /// ).unwrap().unwrap();
+    /// let mut tally = Tally::new();
+    /// assert_eq!(tally.to_json(), r#"{"hearts":0,"donated":0,"attendance":0,"people":{}}"#);
+    /// tally.record(&like);
+    /// assert!(tally.to_json().starts_with(r#"{"hearts":30,"donated":0,"#));
+    /// ```
+    pub fn to_json(&self) -> String {
+        TallyJson(self).to_line()
+    }
+}
+
 impl Serialize for TallyJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         /// The people in `id` order.
