@@ -280,3 +280,29 @@ def test_on_not_sent_keeps_the_code_and_says_the_service_is_unreachable() -> Non
     bot.on_response(again.request_id, 200, JSON, TOKEN_BODY, now[0])
     back = poll_until(bot, now, onair.Reachable)
     assert back.level == "info" and back.failures == 1 and "reachable again" in back.message
+
+
+def test_a_daily_quota_block_is_told_once_and_the_calls_given_up_are_counted() -> None:
+    bot = new_bot(events=False)
+    now = [1_000]
+    assert isinstance(bot.poll(now[0]), onair.NeedsAuthorization)
+    bot.authorize("consent-code", "https://bot.example/cb")
+    send = poll_until(bot, now, onair.Send)
+    bot.on_response(send.request_id, 200, JSON, TOKEN_BODY, now[0])
+    bot.fetch_fans()
+    fans = poll_until(bot, now, onair.Send)
+    assert fans.request.endpoint == "fans"
+    daily = [("Retry-After", "3600"), ("x-ratelimit-daily-scope", "fans.read")]
+    bot.on_response(fans.request_id, 429, daily, b"", now[0])
+    seen: list[onair.Notice] = []
+    while not isinstance(a := bot.poll(now[0]), onair.Wait):
+        if isinstance(a, onair.Notice):
+            seen.append(a)
+    reached = [n for n in seen if isinstance(n, onair.DailyQuotaReached)]
+    assert reached == [onair.DailyQuotaReached("fans.read", now[0] + 3_600_000)]
+    assert reached[0].level == "warn" and "fans.read" in reached[0].message
+    assert onair.GaveUp("fans", "quota_blocked", 1) in seen
+    bot.fetch_fans()  # held back at once, no second quota notice
+    while not isinstance(a := bot.poll(now[0] + 1), onair.Wait):
+        assert not isinstance(a, onair.DailyQuotaReached)
+    assert bot.status(now[0] + 1)["counters"]["gaveUpQuotaBlocked"] == 2
