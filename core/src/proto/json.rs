@@ -24,7 +24,8 @@
 //! `needsAuthorization`, `wait`, `stopped`) and camelCase fields; an `event` action is the typed
 //! item line above with `"type":"event"`. A `send` carries the request whole
 //! (its `Authorization` header and form body included: it must be sent), so
-//! treat that JSON as a secret; every other action holds no secret but
+//! treat that JSON as a secret; so is an `openStream`'s (its request carries
+//! the access token); every other action holds no secret but
 //! `persistTokens`, whose `tokens` is the stored token file.
 //!
 //! Every line is serde_json over a borrowed view of the value (the event
