@@ -1,7 +1,8 @@
 // The driver and consent: with nothing set up to bring a new code the run
 // ends with the reauthorize stop; waitForConsent keeps it running until
 // driver.authorize brings one; a shutdown after such a stop still resolves
-// with that stop. And the notices of level warn reach the logger.
+// with that stop. And the notices of level warn reach the logger: a dead
+// port, the daily chat quota, replies given up at a broadcast's end.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -144,4 +145,56 @@ test('waitForConsent in a process with nothing else to do: it stays up, and SIGI
     clearTimeout(killer);
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
+});
+
+/** A driver connected to a fresh emulator's broadcast, its warn lines collected. @param {import('node:test').TestContext} t */
+async function connected(t) {
+  const emu = await startEmulator();
+  t.after(() => emu.close());
+  const { code } = await emu.control('/consent', {});
+  await emu.control('/live/start', {});
+  /** @type {string[]} */
+  const warned = [];
+  const driver = new Driver({
+    baseUrl: emu.baseUrl, clientId: emu.clientId, clientSecret: emu.clientSecret, signals: false,
+    logger: { warn: (m) => void warned.push(m) },
+    authorize: () => ({ code, redirectUri: emu.redirectUri }),
+  });
+  const running = driver.run();
+  await until(() => driver.bot.status().connection.state === 'connected', 'the stream');
+  return { emu, driver, running, warned };
+}
+
+test('the daily chat quota is logged once with its reset time, and the replies it holds back in one line', async (t) => {
+  const { emu, driver, running, warned } = await connected(t);
+  await emu.control('/quota', { daily: { perPermission: { 'chat.send': 0 } } });
+  driver.say('one');
+  await until(() => warned.some((m) => m.startsWith('onair: daily quota')), 'the daily quota line');
+  for (let i = 0; i < 20; i++) driver.say(`reply ${i}`);
+  await until(() => warned.some((m) => /^onair: gave up 2\d chat messages/.test(m)), 'the gave-up line', 10_000);
+  const quota = warned.filter((m) => m.startsWith('onair: daily quota'));
+  assert.equal(quota.length, 1, warned.join('\n'));
+  assert.match(quota[0], /^onair: daily quota reached for chat\.send: calls needing it are held back until \d{4}-\d\d-\d\d 00:00:00 UTC$/);
+  assert.ok(warned.includes('onair: gave up 20 chat messages: held back by the daily quota'), warned.join('\n'));
+  assert.ok(driver.bot.status().counters.gaveUpQuotaBlocked >= 20);
+  await driver.shutdown();
+  await running;
+});
+
+test('replies given up at the end of a broadcast are logged, a storm in few lines', async (t) => {
+  const { emu, driver, running, warned } = await connected(t);
+  await emu.control('/state', { chatFrozen: true });
+  for (let i = 0; i < 20; i++) driver.say(`reply ${i}`);
+  await emu.control('/live/end', {});
+  // Each reply is cancelled (the broadcast ended first) or refused (not on air any more); every one is said.
+  const said = () => warned.reduce((n, m) => n + Number(/^onair: gave up (\d+) chat messages?: (cancelled|refused)/.exec(m)?.[1] ?? 0), 0);
+  await until(() => said() === 20, 'twenty replies said given up', 15_000);
+  const counters = driver.bot.status().counters;
+  assert.equal(counters.gaveUpCancelled + counters.gaveUpRefused, 20);
+  assert.ok(counters.gaveUpCancelled > 0);
+  const lines = warned.filter((m) => m.startsWith('onair: gave up'));
+  assert.ok(lines.length <= 6, `a storm in few lines:\n${lines.join('\n')}`);
+  assert.ok(lines.some((m) => /^onair: gave up \d+ chat messages?: cancelled \(its broadcast ended, or the bot stopped\)$/.test(m)), lines.join('\n'));
+  await driver.shutdown();
+  await running;
 });
