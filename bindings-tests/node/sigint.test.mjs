@@ -1,7 +1,7 @@
 // SIGINT in a child process: the driver (and the bare loop) shut down
 // cleanly: streams aborted, the kit's state saved (mode 0600), and the
 // process exits by itself, no timer, request or listener left to keep it;
-// a second SIGINT during a shutdown that cannot finish exits at once (130).
+// a second SIGINT before the shutdown has finished exits at once (130).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
@@ -32,7 +32,7 @@ test('SIGINT: the bare-loop example shuts down and exits by itself too', async (
   assert.match(r.output, /stopped: shut down/);
 });
 
-test('a second SIGINT exits at once (130) when the clean shutdown cannot finish', async (t) => {
+test('a second SIGINT exits at once (130) while the shutdown has not finished', async (t) => {
   const emu = await startEmulator();
   t.after(() => emu.close());
   const { code } = await emu.control('/consent', {});
@@ -53,7 +53,7 @@ test('a second SIGINT exits at once (130) when the clean shutdown cannot finish'
     child.kill('SIGINT');
     await until(() => output.includes('first signal'), 'the first signal');
     await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.equal(child.exitCode, null, `still shutting down (its store hangs): ${output}`);
+    assert.equal(child.exitCode, null, `still shutting down (its stopped handler hangs): ${output}`);
     const started = Date.now();
     child.kill('SIGINT');
     const [exitCode, signal] = await exited;
