@@ -174,7 +174,7 @@ test('the daily chat quota is logged once with its reset time, and the replies i
   await until(() => warned.some((m) => /^onair: gave up 2\d chat messages/.test(m)), 'the gave-up line', 10_000);
   const quota = warned.filter((m) => m.startsWith('onair: daily quota'));
   assert.equal(quota.length, 1, warned.join('\n'));
-  assert.match(quota[0], /^onair: daily quota reached for chat\.send: calls needing it are held back until \d{4}-\d\d-\d\d 00:00:00 UTC$/);
+  assert.match(quota[0], /^onair: daily quota reached for chat\.send: calls needing it are held back until \w{3}, \d\d \w{3} \d{4} 00:00:00 GMT$/);
   assert.ok(warned.includes('onair: gave up 20 chat messages: held back by the daily quota'), warned.join('\n'));
   assert.ok(driver.bot.status().counters.gaveUpQuotaBlocked >= 20);
   await driver.shutdown();

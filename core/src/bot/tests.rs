@@ -2688,7 +2688,7 @@ fn a_daily_quota_block_is_told_once_with_its_reset_and_its_calls_are_given_up() 
         [&reached]
     );
     assert!(reached.to_string().contains("fans.read"), "{reached}");
-    assert!(reached.to_string().contains("UTC"), "{reached}");
+    assert!(reached.to_string().contains("GMT"), "{reached}");
     assert!(notices(&actions).contains(&&Notice::GaveUp {
         endpoint: Endpoint::Fans,
         reason: GiveUpReason::QuotaBlocked,

@@ -147,27 +147,13 @@ pub(crate) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// A unix-ms instant as `YYYY-MM-DD HH:MM:SS UTC`, for log lines (Howard
-/// Hinnant's `civil_from_days`).
+/// A unix-ms instant as an HTTP date (`Sun, 29 Nov 2026 00:00:00 GMT`), for
+/// log lines; `httpdate` writes it.
 pub(crate) fn utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    let at = std::time::UNIX_EPOCH
+        .checked_add(std::time::Duration::from_millis(ms))
+        .unwrap_or(std::time::UNIX_EPOCH);
+    httpdate::fmt_http_date(at)
 }
 
 pub(crate) fn days_in_month(year: i64, month: u32) -> u32 {
@@ -337,9 +323,12 @@ mod tests {
 
     #[test]
     fn utc_writes_the_civil_date_and_time() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(super::utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
-        assert_eq!(super::utc(1_795_827_845_999), "2026-11-28 01:04:05 UTC");
+        assert_eq!(super::utc(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(super::utc(951_782_400_000), "Tue, 29 Feb 2000 00:00:00 GMT");
+        assert_eq!(
+            super::utc(1_795_827_845_999),
+            "Sat, 28 Nov 2026 01:04:05 GMT"
+        );
     }
 
     #[test]
