@@ -150,8 +150,8 @@ pub enum onair_notice_kind {
     /// failed requests since `since_ms`.
     ONAIR_NOTICE_REACHABLE = 10,
     /// `count` app calls of endpoint `name` were given up on, for reason
-    /// `code` (`cancelled`, `quota_blocked`, `refused`, `transport`,
-    /// `invalid_answer`); each also has its DONE. At most one such notice
+    /// `code` (`cancelled`, `quota_blocked`, `refused`, `queue_full`,
+    /// `transport`, `invalid_answer`); each also has its DONE. At most one such notice
     /// every 5 s per endpoint and reason.
     ONAIR_NOTICE_GAVE_UP = 11,
     /// A daily quota blocks permission `code` (NULL: every call of the app)

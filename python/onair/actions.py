@@ -412,7 +412,7 @@ class Reachable(Notice):
 @dataclass(frozen=True, slots=True)
 class GaveUp(Notice):
     """``count`` app calls of ``endpoint`` given up on for ``reason`` (``cancelled``,
-    ``quota_blocked``, ``refused``, ``transport``, ``invalid_answer``); each also has
+    ``quota_blocked``, ``refused``, ``queue_full``, ``transport``, ``invalid_answer``); each also has
     its ``Done``. The first at once, then at most one notice every 5 s per endpoint
     and reason."""
 

@@ -242,9 +242,13 @@ gaveUpCancelled: number,
  */
 gaveUpQuotaBlocked: number, 
 /**
- * App calls refused (by the service, or a full call queue).
+ * App calls the service refused.
  */
 gaveUpRefused: number, 
+/**
+ * App calls refused at once because the call queue was full.
+ */
+gaveUpQueueFull: number, 
 /**
  * App calls given up on for want of an answer.
  */
@@ -410,7 +414,7 @@ fans: Array<Fan>, };
 /**
  * Why app calls were given up on.
  */
-export type GiveUpReason = "cancelled" | "quota_blocked" | "refused" | "transport" | "invalid_answer";
+export type GiveUpReason = "cancelled" | "quota_blocked" | "refused" | "queue_full" | "transport" | "invalid_answer";
 
 /**
  * When to greet.

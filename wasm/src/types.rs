@@ -226,6 +226,7 @@ enum GiveUpReason {
     Cancelled,
     QuotaBlocked,
     Refused,
+    QueueFull,
     Transport,
     InvalidAnswer,
 }

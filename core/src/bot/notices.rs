@@ -65,9 +65,11 @@ pub enum GiveUpReason {
     /// A daily quota holds the call's permission back
     /// ([`CallFailure::QuotaBlocked`]).
     QuotaBlocked,
-    /// The service refused it, or the call queue was full
-    /// ([`CallFailure::Problem`], [`CallFailure::QueueFull`]).
+    /// The service refused it ([`CallFailure::Problem`]).
     Refused,
+    /// The call queue was full when it was made ([`CallFailure::QueueFull`]):
+    /// replies came faster than the service's limits let them out.
+    QueueFull,
     /// No answer from the service ([`CallFailure::Transport`]).
     Transport,
     /// The answer could not be read ([`CallFailure::InvalidBody`],
@@ -81,18 +83,21 @@ impl GiveUpReason {
         match failure {
             CallFailure::Cancelled | CallFailure::Stopped(_) => GiveUpReason::Cancelled,
             CallFailure::QuotaBlocked { .. } => GiveUpReason::QuotaBlocked,
-            CallFailure::Problem(_) | CallFailure::QueueFull { .. } => GiveUpReason::Refused,
+            CallFailure::Problem(_) => GiveUpReason::Refused,
+            CallFailure::QueueFull { .. } => GiveUpReason::QueueFull,
             CallFailure::Transport => GiveUpReason::Transport,
             CallFailure::InvalidBody(_) | CallFailure::Pager(_) => GiveUpReason::InvalidAnswer,
         }
     }
 
-    /// `cancelled`, `quota_blocked`, `refused`, `transport`, `invalid_answer`.
+    /// `cancelled`, `quota_blocked`, `refused`, `queue_full`, `transport`,
+    /// `invalid_answer`.
     pub fn as_str(self) -> &'static str {
         match self {
             GiveUpReason::Cancelled => "cancelled",
             GiveUpReason::QuotaBlocked => "quota_blocked",
             GiveUpReason::Refused => "refused",
+            GiveUpReason::QueueFull => "queue_full",
             GiveUpReason::Transport => "transport",
             GiveUpReason::InvalidAnswer => "invalid_answer",
         }
@@ -104,7 +109,10 @@ impl fmt::Display for GiveUpReason {
         f.write_str(match self {
             GiveUpReason::Cancelled => "cancelled (its broadcast ended, or the bot stopped)",
             GiveUpReason::QuotaBlocked => "held back by the daily quota",
-            GiveUpReason::Refused => "refused (by the service, or the call queue was full)",
+            GiveUpReason::Refused => "refused by the service",
+            GiveUpReason::QueueFull => {
+                "the call queue was full (replies came faster than the chat limit lets them out)"
+            }
             GiveUpReason::Transport => "no response from the service",
             GiveUpReason::InvalidAnswer => "the service's answer could not be read",
         })
@@ -454,6 +462,7 @@ impl Bot {
             GiveUpReason::Cancelled => counters.gave_up_cancelled += 1,
             GiveUpReason::QuotaBlocked => counters.gave_up_quota_blocked += 1,
             GiveUpReason::Refused => counters.gave_up_refused += 1,
+            GiveUpReason::QueueFull => counters.gave_up_queue_full += 1,
             GiveUpReason::Transport => counters.gave_up_transport += 1,
             GiveUpReason::InvalidAnswer => counters.gave_up_invalid_answer += 1,
         }

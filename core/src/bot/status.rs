@@ -99,8 +99,10 @@ pub struct Counters {
     pub gave_up_cancelled: u64,
     /// App calls given up on because a daily quota blocks them.
     pub gave_up_quota_blocked: u64,
-    /// App calls refused (by the service, or a full call queue).
+    /// App calls the service refused.
     pub gave_up_refused: u64,
+    /// App calls refused at once because the call queue was full.
+    pub gave_up_queue_full: u64,
     /// App calls given up on for want of an answer.
     pub gave_up_transport: u64,
     /// App calls whose answer could not be read.

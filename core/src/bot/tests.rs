@@ -1272,6 +1272,15 @@ fn contract_a_full_queue_is_a_clear_answer_never_a_silent_drop() {
     }));
     // Not yet authorized: the queued ones are held, and said so.
     assert!(actions.contains(&Action::Notice(Notice::CallHeld { call: one })));
+    // Told as a full queue, not as something the service refused.
+    let told = Notice::GaveUp {
+        endpoint: Endpoint::Chat,
+        reason: GiveUpReason::QueueFull,
+        count: 1,
+    };
+    assert!(told.to_string().contains("call queue was full"), "{told}");
+    assert!(actions.contains(&Action::Notice(told)));
+    assert_eq!(bot.status(T0).counters.gave_up_queue_full, 1);
     bot.shutdown(false);
     let fans = bot.fetch_fans();
     let actions = drain(&mut bot, T0);
