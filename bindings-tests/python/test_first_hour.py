@@ -615,3 +615,34 @@ def test_ctrl_c_mid_broadcast_then_a_restart(emulator: Emulator, tmp_path: Path)
     assert len(ended[0]["people"]) == 303
     assert revokes(emulator) == [] and [r["status"] for r in checks(emulator)] == [200]  # the restart's check
     assert len(exchanges(emulator)) == 1
+
+
+def test_a_second_ctrl_c_exits_at_once(emulator: Emulator, tmp_path: Path) -> None:
+    """A shutdown held up (here a stop handler that hangs): a second Ctrl-C ends the
+    guide's bot at once with status 130, as a shell expects, and no traceback."""
+    hanging = GUIDE_BOT.replace(
+        "stop = onair.run(bot)",
+        "@bot.on_stopped\nasync def hang(s: onair.Stopped) -> None:\n"
+        "    import asyncio\n    await asyncio.sleep(60)\n\nstop = onair.run(bot)",
+    )
+    assert hanging != GUIDE_BOT
+    program = tmp_path / "bot.py"
+    program.write_text(hanging, encoding="utf-8")
+    bot = Bot(tmp_path, settings(emulator, ONAIR_CODE=emulator.code()), program)
+    try:
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "tokens.json").exists():
+            assert bot.proc.poll() is None and time.monotonic() < deadline, bot.err()
+            time.sleep(0.05)
+        bot.proc.send_signal(signal.SIGINT)
+        time.sleep(1.0)
+        assert bot.proc.poll() is None, bot.err()  # the handler holds the clean shutdown
+        asked = time.monotonic()
+        bot.proc.send_signal(signal.SIGINT)
+        rc, err = bot.finish(10)
+        took = time.monotonic() - asked
+    finally:
+        bot.close()
+    assert rc == 130, err
+    assert "Traceback" not in err, err
+    assert took < 5, took

@@ -205,6 +205,7 @@ class Driver:
         self._stop_asked: bool | None = None
         self._stop_applied = False
         self._hurry = False  # a second signal: no more reading
+        self._second_signal: int | None = None  # which signal asked to stop at once
         self._open_streams: set[int] = set()
         self._last_kit: Kit | None = None
         self._has_kit = False
@@ -851,26 +852,27 @@ class Driver:
         ``StoreError`` as it starts.
 
         ``signals`` (main thread, Unix): the first SIGINT or SIGTERM asks for a clean
-        shutdown (no revoke), a second cancels at once (the shutdown still releases
-        everything)."""
+        shutdown (no revoke), a second cancels the run at once (``CancelledError``; the
+        shutdown still releases everything, and ``onair.run`` exits 130 or 143)."""
         loop = asyncio.get_running_loop()
         installed: list[signal.Signals] = []
         task = asyncio.current_task()
         asked = [0]
 
-        def on_signal() -> None:
+        def on_signal(sig: signal.Signals) -> None:
             asked[0] += 1
             if asked[0] == 1:
                 self.shutdown()
             else:
                 self._hurry = True
+                self._second_signal = int(sig)
                 if task is not None:
                     task.cancel()
 
         if signals and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 try:
-                    loop.add_signal_handler(sig, on_signal)
+                    loop.add_signal_handler(sig, on_signal, sig)
                     installed.append(sig)
                 except (NotImplementedError, RuntimeError, ValueError):
                     pass
@@ -934,8 +936,13 @@ def run(driver: Driver, *, signals: bool = True) -> Stopped | None:
     for a script. Ctrl-C or SIGTERM shuts it down cleanly (no revoke). A token file or
     kit state that does not load ends the script with one line that names the file and
     says what to do (``SystemExit``, status 1); ``await driver.run()`` raises the
-    ``StoreError`` instead."""
+    ``StoreError`` instead. A second Ctrl-C or SIGTERM while the bot shuts down ends
+    the script at once, as a shell expects: status 130 (SIGINT) or 143 (SIGTERM)."""
     try:
         return asyncio.run(driver.run(signals=signals))
     except StoreError as e:
         raise SystemExit(str(e)) from None
+    except asyncio.CancelledError:
+        if driver._second_signal is None:
+            raise
+        raise SystemExit(128 + driver._second_signal) from None
