@@ -778,7 +778,7 @@ typedef struct onair_backoff onair_backoff;
  * Threads: a bot may be used by one thread at a time (move it between
  * threads freely). A second thread's call while one is in flight returns
  * ONAIR_BUSY (`_pending_calls`: 0) and changes nothing. The text of
- * `_last_error`, `_tokens_json`, `_status_json`, `_tally_json` and the
+ * `_last_error`, `_tokens_json`, `_status_json`, `_consent_stop_json`, `_tally_json` and the
  * donor of `_donor` is valid until the next call on the bot by any thread
  * that is not refused with ONAIR_BUSY; the action of `onair_bot_poll`
  * (with its event, its other views and `_action_json` text) until the next
@@ -1850,6 +1850,20 @@ onair_result onair_bot_tokens_json(struct onair_bot *bot, const char **out_ptr, 
  * App calls queued and not yet answered (in flight included); NULL → 0.
  */
 size_t onair_bot_pending_calls(const struct onair_bot *bot);
+
+/**
+ * The stop a person must act on while the bot waits for the DJ's consent
+ * (`Bot::consent_stop`: the `reauthorize` stop in force, or the one of a
+ * bot with no tokens yet) as JSON, the `stop` object of a `stopped` action;
+ * `null` when the bot does not wait for consent. A driver with no way to get
+ * a new code ends its run with it. Borrowed and NUL-terminated, valid until
+ * the next call on the bot. Holds no secret.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_bot_consent_stop_json(struct onair_bot *bot,
+                                         const char **out_ptr,
+                                         size_t *out_len);
 
 /**
  * The bot's state as JSON (the core's status snapshot: connection state,

@@ -295,7 +295,7 @@ def test_a_reauthorize_stop_ends_the_run_unless_waiting_is_asked_for(emulator: E
         await asyncio.wait_for(r.task, 10)
         assert [s.code for s in r.of(onair.Stopped)] == ["reauthorize"]
         stop = await onair.aio.Driver(config(emulator)).run(signals=False)  # no code at all
-        assert stop is onair.aio.NOT_AUTHORIZED and stop.reason == "not authorized yet: DJ consent is needed"
+        assert stop is not None and stop.code == "reauthorize" and stop.reason == "not authorized yet: DJ consent is needed"
 
     async def iterate() -> None:
         driver = onair.aio.Driver(

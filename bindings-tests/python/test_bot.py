@@ -306,3 +306,15 @@ def test_a_daily_quota_block_is_told_once_and_the_calls_given_up_are_counted() -
     while not isinstance(a := bot.poll(now[0] + 1), onair.Wait):
         assert not isinstance(a, onair.DailyQuotaReached)
     assert bot.status(now[0] + 1)["counters"]["gaveUpQuotaBlocked"] == 2
+
+
+def test_the_consent_stop_of_a_bot_without_tokens() -> None:
+    """What a driver with no code to give ends its run with: the core's stop, not a copy."""
+    bot = new_bot()
+    stop = bot.consent_stop()
+    assert stop is not None and stop.code == "reauthorize" and stop.resumes_with_new_consent
+    assert stop.reason == "not authorized yet: DJ consent is needed"
+    bot.shutdown()
+    while not isinstance(bot.poll(), onair.Stopped):
+        pass
+    assert bot.consent_stop() is None  # a shutdown needs no consent

@@ -697,6 +697,27 @@ impl Bot {
         self.stopped.as_ref()
     }
 
+    /// The stop a person must act on while the bot waits for the DJ's
+    /// consent: the [`Stop::Reauthorize`] stop in force, or
+    /// `Reauthorize(NotAuthorized)` while it has no tokens yet; `None`
+    /// otherwise. A driver with no way to get a new consent code ends its run
+    /// with it instead of waiting for ever.
+    ///
+    /// ```
+    /// use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    /// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let bot = Bot::new(BotConfig::new(BaseUrl::new("https://a.test")?, creds), None, 1);
+    /// assert_eq!(bot.consent_stop().map(|s| s.code()), Some("reauthorize"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn consent_stop(&self) -> Option<Stop> {
+        match &self.stopped {
+            Some(stop) => stop.resumes_with_new_consent().then(|| stop.clone()),
+            None => (self.tokens.problem() == Some(&AuthProblem::NotAuthorized))
+                .then_some(Stop::Reauthorize(AuthProblem::NotAuthorized)),
+        }
+    }
+
     /// The next thing to do at `now_ms`. See the [module docs](self).
     pub fn poll(&mut self, now_ms: u64) -> Action {
         let action = self.next_action(now_ms);

@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use onair_core::kit::{KitConfig, KitState, StateError};
 use onair_core::proto::chat::{ChatError, ChatErrorKind};
-use onair_core::proto::json::ActionJson;
+use onair_core::proto::json::{ActionJson, StopJson};
 use onair_core::proto::secret::CredentialsError;
 use onair_core::proto::timers::{Timer, TimerError};
 use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens};
@@ -326,7 +326,7 @@ pub unsafe extern "C" fn onair_bot_config_last_error(
 /// Threads: a bot may be used by one thread at a time (move it between
 /// threads freely). A second thread's call while one is in flight returns
 /// ONAIR_BUSY (`_pending_calls`: 0) and changes nothing. The text of
-/// `_last_error`, `_tokens_json`, `_status_json`, `_tally_json` and the
+/// `_last_error`, `_tokens_json`, `_status_json`, `_consent_stop_json`, `_tally_json` and the
 /// donor of `_donor` is valid until the next call on the bot by any thread
 /// that is not refused with ONAIR_BUSY; the action of `onair_bot_poll`
 /// (with its event, its other views and `_action_json` text) until the next
@@ -345,7 +345,7 @@ pub(crate) struct BotState {
     tokens: Zeroizing<Vec<u8>>,
     /// The last error's detail, NUL-terminated.
     last_error: Vec<u8>,
-    /// The JSON of `onair_bot_status_json` or `onair_bot_tally_json`,
+    /// The JSON of `onair_bot_status_json`, `_consent_stop_json` or `_tally_json`,
     /// NUL-terminated.
     status: Vec<u8>,
 }
@@ -968,6 +968,36 @@ pub unsafe extern "C" fn onair_bot_pending_calls(bot: *const onair_bot) -> usize
     // SAFETY: checked pointer from onair_bot_new.
     boundary_or(0, || {
         unsafe { hold(bot) }.map_or(0, |b| b.bot.pending_calls())
+    })
+}
+
+/// The stop a person must act on while the bot waits for the DJ's consent
+/// (`Bot::consent_stop`: the `reauthorize` stop in force, or the one of a
+/// bot with no tokens yet) as JSON, the `stop` object of a `stopped` action;
+/// `null` when the bot does not wait for consent. A driver with no way to get
+/// a new code ends its run with it. Borrowed and NUL-terminated, valid until
+/// the next call on the bot. Holds no secret.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_consent_stop_json(
+    bot: *mut onair_bot,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
+        let (p, l) = (out(out_ptr)?, out(out_len)?);
+        let json = b
+            .bot
+            .consent_stop()
+            .map_or_else(|| "null".to_owned(), |stop| StopJson(&stop).to_line());
+        b.status = nul_terminated(json);
+        *p = b.status.as_ptr().cast();
+        *l = b.status.len() - 1;
+        Ok(())
     })
 }
 

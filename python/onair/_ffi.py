@@ -119,6 +119,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_bot_tally_json": (R, [P, cpp, szp]),
     "onair_bot_pending_calls": (sz, [P]),
     "onair_bot_status_json": (R, [P, u64, cpp, szp]),
+    "onair_bot_consent_stop_json": (R, [P, cpp, szp]),
     "onair_bot_schedule": (R, [P, u64, cp, sz]),
     "onair_bot_every": (R, [P, u64, cp, sz, u64]),
     "onair_bot_set_timer": (R, [P, cp, sz, u64, u64, c_bool]),

@@ -433,7 +433,7 @@ class Driver:
                         continue
                     # Nothing will bring a code: the run ends with the stop.
                     self._finished = True
-                    return NOT_AUTHORIZED if isinstance(action, NeedsAuthorization) else None
+                    return bot.consent_stop() if isinstance(action, NeedsAuthorization) else None
                 self._said = True
                 if isinstance(action, NeedsAuthorization) and self._code is not None:
                     code, self._code = self._code, None
@@ -885,7 +885,7 @@ class Driver:
                         if not (action.code == "shut_down" and last is not None and last.resumes_with_new_consent):
                             last = action
                     elif isinstance(action, NeedsAuthorization):
-                        last = NOT_AUTHORIZED
+                        last = self.bot.consent_stop()
                     elif isinstance(action, PersistTokens):
                         last = None  # authorized (again)
                     await self.dispatch(action)
@@ -900,14 +900,6 @@ class Driver:
 _HANDED_OUT: frozenset[type] = frozenset(
     {Chat, Presence, Like, Donation, End, OtherEvent, Command, Arrival, Milestone, BroadcastEnded, Done, CommandRefused}
 )
-
-
-NOT_AUTHORIZED = Stopped(
-    "reauthorize",
-    "re-authorize: not authorized yet: DJ consent is needed",
-    "not authorized yet: DJ consent is needed",
-)
-"""The stop a run ends with when the bot has no tokens and no consent code comes."""
 
 
 def _level(notice: Notice) -> str:

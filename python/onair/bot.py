@@ -33,7 +33,7 @@ from typing import Any
 
 from . import _ffi, _json
 from ._guard import Owner, locked, locked_or
-from .actions import Action, Tally
+from .actions import Action, Stopped, Tally
 from .errors import KitConfigError, error
 from .events import OtherEvent
 
@@ -395,6 +395,14 @@ class Bot(Owner):
         self._check(code)
         k = json.loads(_ffi.string_at(self._p, self._n))
         return Kit(k.get("liveId"), _json.tally(k))
+
+    @locked
+    def consent_stop(self) -> Stopped | None:
+        """The stop a person must act on while the bot waits for the DJ's consent (the
+        ``reauthorize`` stop in force, or that of a bot with no tokens yet); ``None``
+        otherwise. A driver with no way to get a new code ends its run with it."""
+        j = json.loads(self._json_now(_lib.onair_bot_consent_stop_json))
+        return None if j is None else _json.stopped(j)
 
     @locked
     def status(self, now: int | None = None) -> Any:

@@ -382,20 +382,9 @@ impl Bot {
     /// `undefined` when the bot needs no consent.
     #[wasm_bindgen(js_name = consentStopJson)]
     pub fn consent_stop_json(&self) -> Option<String> {
-        match self.inner.stop() {
-            Some(stop) if stop.resumes_with_new_consent() => Some(StopJson(stop).to_line()),
-            Some(_) => None,
-            None if matches!(
-                self.inner.status(0).connection,
-                onair::Connection::NeedsAuthorization
-            ) =>
-            {
-                let stop =
-                    onair::Stop::Reauthorize(onair::proto::oauth::AuthProblem::NotAuthorized);
-                Some(StopJson(&stop).to_line())
-            }
-            None => None,
-        }
+        self.inner
+            .consent_stop()
+            .map(|stop| StopJson(&stop).to_line())
     }
 
     /// A snapshot for dashboards and logs, as JSON (the core's `Status`).

@@ -2436,6 +2436,20 @@ fn a_code_exchange_not_sent_goes_again_with_the_same_code_while_it_is_fresh() {
 }
 
 #[test]
+fn the_consent_stop_is_that_of_a_bot_without_tokens_until_a_pair_comes() {
+    let bot = Bot::new(config(), None, 42);
+    assert_eq!(
+        bot.consent_stop(),
+        Some(Stop::Reauthorize(AuthProblem::NotAuthorized))
+    );
+    let (mut bot, _) = authorized(ALL_SCOPES, true);
+    assert_eq!(bot.consent_stop(), None);
+    bot.shutdown(false);
+    drain(&mut bot, T0);
+    assert_eq!(bot.consent_stop(), None, "a shutdown needs no consent");
+}
+
+#[test]
 fn a_code_exchange_that_cannot_be_sent_for_a_minute_stops_saying_the_service_was_unreachable() {
     let mut bot = Bot::new(config(), None, 42);
     bot.authorize("fresh-code", "https://bot.test/cb");
@@ -2472,6 +2486,8 @@ fn a_code_exchange_that_cannot_be_sent_for_a_minute_stops_saying_the_service_was
     );
     assert!(stop.resumes_with_new_consent());
     assert!(stop.to_string().contains("could not be reached"), "{stop}");
+    // What a driver with no new code to give ends its run with.
+    assert_eq!(bot.consent_stop(), Some(stop.clone()));
     // A new code brings it back.
     bot.authorize("next-code", "https://bot.test/cb");
     let (_, request) = only_send(&drain(&mut bot, now));

@@ -126,6 +126,7 @@ fn an_injected_panic_is_caught_in_every_export() {
         ("onair_backoff_attempt", &|| { let _ = unsafe { onair_backoff_attempt(null_mut()) }; true }),
         ("onair_event_json", &|| unsafe { onair_event_json(null_mut(), null_mut(), null_mut()) } == ONAIR_PANIC),
         ("onair_bot_status_json", &|| unsafe { onair_bot_status_json(null_mut(), 0, null_mut(), null_mut()) } == ONAIR_PANIC),
+        ("onair_bot_consent_stop_json", &|| unsafe { onair_bot_consent_stop_json(null_mut(), null_mut(), null_mut()) } == ONAIR_PANIC),
         ("onair_bot_schedule", &|| unsafe { onair_bot_schedule(null_mut(), 0, null_mut(), 0) } == ONAIR_PANIC),
         ("onair_bot_every", &|| unsafe { onair_bot_every(null_mut(), 0, null_mut(), 0, 0) } == ONAIR_PANIC),
         ("onair_bot_set_timer", &|| unsafe { onair_bot_set_timer(null_mut(), null_mut(), 0, 0, 0, false) } == ONAIR_PANIC),

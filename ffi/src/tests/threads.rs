@@ -338,6 +338,9 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
                 ("onair_bot_status_json", &|| {
                     onair_bot_status_json(bot, 5, poison(), poison()) == ONAIR_BUSY
                 }),
+                ("onair_bot_consent_stop_json", &|| {
+                    onair_bot_consent_stop_json(bot, poison(), poison()) == ONAIR_BUSY
+                }),
                 ("onair_bot_schedule", &|| {
                     onair_bot_schedule(bot, 5, p("t"), 1) == ONAIR_BUSY
                 }),
