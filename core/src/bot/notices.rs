@@ -382,23 +382,25 @@ impl GiveUps {
         }
     }
 
+    /// The count not yet told of one endpoint and reason whose interval has
+    /// passed.
     pub(super) fn due(&mut self, now_ms: u64) -> Option<Notice> {
-        let e = self.entries.iter_mut().find(|e| {
-            e.pending > 0 && now_ms >= e.told_at_ms.saturating_add(GAVE_UP_NOTICE_EVERY_MS)
-        })?;
-        let count = std::mem::take(&mut e.pending);
-        e.told_at_ms = now_ms;
-        Some(Notice::GaveUp {
-            endpoint: e.endpoint,
-            reason: e.reason,
-            count,
+        self.tell(now_ms, |e| {
+            now_ms >= e.told_at_ms.saturating_add(GAVE_UP_NOTICE_EVERY_MS)
         })
     }
 
     /// The count not yet told of one endpoint and reason, at once: the bot
     /// has stopped, and no later notice would come.
     pub(super) fn flush(&mut self, now_ms: u64) -> Option<Notice> {
-        let e = self.entries.iter_mut().find(|e| e.pending > 0)?;
+        self.tell(now_ms, |_| true)
+    }
+
+    fn tell(&mut self, now_ms: u64, ready: impl Fn(&GaveUpEntry) -> bool) -> Option<Notice> {
+        let e = self
+            .entries
+            .iter_mut()
+            .find(|e| e.pending > 0 && ready(e))?;
         let count = std::mem::take(&mut e.pending);
         e.told_at_ms = now_ms;
         Some(Notice::GaveUp {
