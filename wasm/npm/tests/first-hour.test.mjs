@@ -14,13 +14,12 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { ONAIR, ROOT, emulator } from './emulator.mjs';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** @typedef {import('./emulator.mjs').Emulator} Emulator */
+
 const PACKAGE = join(ROOT, 'wasm/npm');
-const ONAIR = join(ROOT, 'target/debug/onair');
 const REFERENCE_BOT = join(ROOT, 'examples/node/bot.mjs');
 
 /** The guide's bot: the first ```js emulator block of docs/node.md. */
@@ -39,35 +38,6 @@ function workdir() {
   writeFileSync(join(dir, 'bot.mjs'), GUIDE_BOT);
   copyFileSync(REFERENCE_BOT, join(dir, 'reference.mjs'));
   return dir;
-}
-
-/**
- * @typedef {{ baseUrl: string, controlUrl: string, clientId: string, clientSecret: string, redirectUri: string,
- *   control: (path: string, body?: object) => Promise<any>, close: () => Promise<void> }} Emulator
- */
-
-/** `onair serve --json --port 0 ...args` and its control API. @param {string[]} [args] @returns {Promise<Emulator>} */
-async function emulator(args = []) {
-  const child = spawn(ONAIR, ['serve', '--json', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = await once(createInterface({ input: child.stdout }), 'line');
-  const info = JSON.parse(line);
-  assert.match(info.baseUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
-  return {
-    ...info,
-    /** @param {string} path @param {object} [body] */
-    async control(path, body) {
-      const init = body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-      const res = await fetch(`${info.controlUrl}${path}`, init);
-      const json = await res.json();
-      if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    },
-    async close() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
 }
 
 /** The environment of the guide's bot for `emu` (each value may be overridden or removed with undefined). @param {Emulator} emu @param {Record<string, string | undefined>} [extra] */

@@ -15,14 +15,11 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { ONAIR, ROOT, emulator } from './emulator.mjs';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PACKAGE = join(ROOT, 'wasm/npm');
 const GUIDE = join(ROOT, 'docs/node.md');
-const ONAIR = join(ROOT, 'target/debug/onair');
 const TSC = join(ROOT, 'bindings-tests/node/node_modules/.bin/tsc');
 
 /**
@@ -77,30 +74,6 @@ async function until(what, condition, ms = 15_000) {
   for (const deadline = Date.now() + ms; !(await condition()); await sleep(20)) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
   }
-}
-
-/** `onair serve --json --port 0` and its control API. */
-async function emulator() {
-  const child = spawn(ONAIR, ['serve', '--json', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = await once(createInterface({ input: child.stdout }), 'line');
-  const info = JSON.parse(line);
-  assert.match(info.baseUrl, /^http:\/\/127\.0\.0\.1:\d+$/);
-  return {
-    ...info,
-    /** GET without a body, POST with one. @param {string} path @param {object} [body] */
-    async control(path, body) {
-      const init = body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-      const res = await fetch(`${info.controlUrl}${path}`, init);
-      const json = await res.json();
-      if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    },
-    async close() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
 }
 
 /** A bot block against its own emulator: greets, answers, thanks, saves its files, exits 0 on SIGINT. */
