@@ -4,36 +4,22 @@
 
 use std::time::Duration;
 
-use onair::kit::KitConfig;
-use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+use onair::Bot;
 use onair_emulator::Emulator;
 use onair_tokio::{BotEvent, Driver};
 use serde_json::json;
 
-async fn post(url: &str, body: serde_json::Value) -> serde_json::Value {
-    let response = reqwest::Client::new()
-        .post(url)
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("control call");
-    assert!(response.status().is_success(), "POST {url}");
-    serde_json::from_slice(&response.bytes().await.expect("body")).expect("JSON")
-}
+mod common;
+
+use common::{consent_code, on_air, post};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_hands_back_the_kit_state_a_storeless_driver_did_not_save() {
     let emu = Emulator::builder().start().await.expect("emulator");
     let control = emu.control_url();
     let app = emu.app();
-    post(&format!("{control}/live/start"), json!({})).await;
-    let code = post(&format!("{control}/consent"), json!({})).await["code"]
-        .as_str()
-        .expect("code")
-        .to_owned();
-    let creds = ClientCredentials::new(&app.client_id, app.client_secret.clone()).expect("creds");
-    let mut config = BotConfig::new(BaseUrl::new(&emu.base_url()).expect("url"), creds);
-    config.kit = KitConfig::from_json(r#"{"tally":true}"#).expect("kit");
+    let config = on_air(&emu).await;
+    let code = consent_code(&emu).await;
     let mut driver = Driver::new(Bot::new(config.clone(), None, 1));
     let mut code = Some(code);
     let mut emitted = false;
@@ -87,14 +73,8 @@ async fn close_counts_every_event_the_service_wrote_before_it() {
     let emu = Emulator::builder().start().await.expect("emulator");
     let control = emu.control_url();
     let app = emu.app();
-    post(&format!("{control}/live/start"), json!({})).await;
-    let code = post(&format!("{control}/consent"), json!({})).await["code"]
-        .as_str()
-        .expect("code")
-        .to_owned();
-    let creds = ClientCredentials::new(&app.client_id, app.client_secret.clone()).expect("creds");
-    let mut config = BotConfig::new(BaseUrl::new(&emu.base_url()).expect("url"), creds);
-    config.kit = KitConfig::from_json(r#"{"tally":true}"#).expect("kit");
+    let config = on_air(&emu).await;
+    let code = consent_code(&emu).await;
     let mut driver = Driver::new(Bot::new(config.clone(), None, 3));
     driver.bot_mut().authorize(&code, &app.redirect_uri);
     // Until the stream is open.

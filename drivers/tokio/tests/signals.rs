@@ -7,22 +7,14 @@
 use std::process::Command;
 use std::time::Duration;
 
-use onair::kit::KitConfig;
-use onair::{AuthProblem, BaseUrl, Bot, BotConfig, ClientCredentials, Stop};
+use onair::{AuthProblem, Bot, Stop};
 use onair_emulator::Emulator;
 use onair_tokio::{BotEvent, Driver};
 use serde_json::{json, Value};
 
-async fn post(url: &str, body: Value) -> Value {
-    let response = reqwest::Client::new()
-        .post(url)
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("control call");
-    assert!(response.status().is_success(), "POST {url}");
-    serde_json::from_slice(&response.bytes().await.expect("body")).expect("JSON")
-}
+mod common;
+
+use common::{consent_code, on_air, post};
 
 /// SIGINT to this very process.
 fn interrupt_myself() {
@@ -52,16 +44,8 @@ async fn ctrl_c_ends_a_waiting_bot_with_its_stop_and_a_streaming_one_with_all_it
     let emu = Emulator::builder().start().await.expect("emulator");
     let control = emu.control_url();
     let app = emu.app();
-    post(&format!("{control}/live/start"), json!({})).await;
-    let creds = ClientCredentials::new(&app.client_id, app.client_secret.clone()).expect("creds");
-    let mut config = BotConfig::new(BaseUrl::new(&emu.base_url()).expect("url"), creds);
-    config.kit = KitConfig::from_json(r#"{"tally":true}"#).expect("kit");
-    let code = || async {
-        post(&format!("{control}/consent"), json!({})).await["code"]
-            .as_str()
-            .expect("code")
-            .to_owned()
-    };
+    let config = on_air(&emu).await;
+    let code = || consent_code(&emu);
 
     // A spent code: the bot stops for a new one and waits; Ctrl-C ends it
     // with that stop, not with `ShutDown`.
