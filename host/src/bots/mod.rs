@@ -1,0 +1,573 @@
+//! The bots: one task per integration, each owning one `onair-tokio`
+//! driver while it runs. The task saves what its bot hands out before it
+//! polls the bot again (a new token pair, sealed, by compare-and-swap; the
+//! kit's memory; a broadcast's final tally), answers in chat with the
+//! configured replies, writes the event log, and takes commands (a new
+//! consent code, disable, enable, revoke, stop). Its view (the core's
+//! status snapshot, the tally, why it stopped) is what the dashboard shows.
+//!
+//! Restored bots start after a seeded delay within
+//! [`HostConfig::start_spread_ms`](crate::config::HostConfig), so a host
+//! with a thousand DJs does not connect (and refresh) a thousand times in
+//! the same instant.
+//!
+//! Here: the hub the web side reads (views, commands, the shared quota);
+//! `task` (one bot's driver and commands), `replies` (the configured
+//! texts), `log` (the event log's writer), `gate` (one refresh per token).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use onair::proto::quota::DailyQuota;
+use onair::Status;
+use onair_tokio::Clock;
+use rand::{RngExt, SeedableRng};
+use serde::Serialize;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+mod gate;
+mod log;
+mod replies;
+mod task;
+
+use crate::config::HostConfig;
+use crate::metrics::Metrics;
+use crate::store::{merge_quota, LogRow, Store};
+use log::{log_writer, LogMsg};
+use task::BotTask;
+
+/// What changed, for the dashboard's live updates.
+#[derive(Debug, Clone)]
+pub enum Update {
+    /// This bot's view changed.
+    Bot(i64),
+    /// A new line in this bot's event log.
+    Log(Arc<LogRow>),
+}
+
+/// A command for one bot's task.
+#[derive(Debug)]
+pub enum Command {
+    /// A new consent code (the DJ connected again): exchanged once; the
+    /// answer says whether a pair came.
+    Authorize {
+        /// The code (single use).
+        code: String,
+        /// `Ok` once the pair is stored, or why not.
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// Stop the bot and keep it stopped (tokens kept).
+    Disable(oneshot::Sender<()>),
+    /// Run it again.
+    Enable(oneshot::Sender<()>),
+    /// Revoke its tokens and forget them (the DJ must connect again).
+    Revoke(oneshot::Sender<()>),
+    /// The current broadcast's `liveId` and tally (`TallyJson`), from the
+    /// running bot or its stored kit state.
+    Tally(oneshot::Sender<Option<(Option<u64>, String)>>),
+    /// The host stops: close, save, end the task.
+    Shutdown(oneshot::Sender<()>),
+    /// This replica holds the bot's lease (`lease`: its generation): run it
+    /// here, after `delay`.
+    Take {
+        /// The lease's generation (every write of the bot names it).
+        lease: i64,
+        /// Start after this long (spread at a replica's start).
+        delay: Option<Duration>,
+    },
+    /// Close the bot here (saving what it has) and give its lease up.
+    Release(oneshot::Sender<()>),
+}
+
+/// A top donor of the current broadcast, for the dashboard.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Donor {
+    /// Their nickname (or a short id when they had none).
+    pub name: String,
+    /// What they donated.
+    pub donated: u64,
+}
+
+/// What the dashboard shows of one bot.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BotView {
+    /// The bot's id.
+    pub id: i64,
+    /// Its name: the DJ's nickname once seen, else `bot N`.
+    pub label: String,
+    /// Whether it is enabled.
+    pub enabled: bool,
+    /// One word: `starting`, `connected`, `connecting`, `waiting`,
+    /// `backing_off`, `refreshing`, `needs_consent`, `stopped`, `disabled`,
+    /// `elsewhere` (another replica runs it).
+    pub state: &'static str,
+    /// The core's status snapshot, while a bot runs.
+    pub status: Option<Status>,
+    /// Connected to a broadcast whose `liveId` it knows.
+    pub on_air: bool,
+    /// The current broadcast's `liveId`.
+    pub live_id: Option<u64>,
+    /// Hearts in the current broadcast.
+    pub hearts: u64,
+    /// Donations in the current broadcast.
+    pub donated: u64,
+    /// People who joined the current broadcast.
+    pub joined: usize,
+    /// The current broadcast's top donors (at most five).
+    pub top: Vec<Donor>,
+    /// Why it stopped: the core's stop code and what to tell the DJ.
+    pub stop: Option<(String, String)>,
+    /// A new consent would bring it back (offer the DJ a re-connect link).
+    pub reconnect: bool,
+}
+
+impl BotView {
+    fn idle(id: i64, label: Option<&str>, enabled: bool, state: &'static str) -> BotView {
+        BotView {
+            id,
+            label: label.map_or_else(|| format!("bot {id}"), str::to_owned),
+            enabled,
+            state,
+            status: None,
+            on_air: false,
+            live_id: None,
+            hearts: 0,
+            donated: 0,
+            joined: 0,
+            top: Vec::new(),
+            stop: None,
+            reconnect: false,
+        }
+    }
+}
+
+/// A clock shared by every driver.
+#[derive(Clone)]
+pub struct SharedClock(pub Arc<dyn Clock>);
+
+impl Clock for SharedClock {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+
+    fn real_delay(&self, at_ms: u64) -> Duration {
+        self.0.real_delay(at_ms)
+    }
+}
+
+impl std::fmt::Debug for SharedClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedClock")
+    }
+}
+
+/// Everything the bots and the web side share.
+pub struct Hub {
+    /// The configuration.
+    pub config: Arc<HostConfig>,
+    /// The store.
+    pub store: Store,
+    /// The metrics.
+    pub metrics: Metrics,
+    /// Live updates for the dashboard.
+    pub updates: broadcast::Sender<Update>,
+    client: reqwest::Client,
+    clock: SharedClock,
+    bots: Mutex<BTreeMap<i64, Slot>>,
+    views: RwLock<BTreeMap<i64, Arc<BotView>>>,
+    log: mpsc::Sender<LogMsg>,
+    seq: AtomicI64,
+    quota: watch::Sender<DailyQuota>,
+    /// This replica's bots learned something of the daily quota the store
+    /// has not heard yet.
+    quota_dirty: AtomicBool,
+    rng: Mutex<rand::rngs::StdRng>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Leases a bot took here itself (a consent or a revoke through this
+    /// replica), for the lease keeper to watch from its next look on.
+    taken_here: Mutex<Vec<(i64, i64)>>,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub").finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Hub {
+    /// A hub over `store`; bots are started by [`Hub::restore`] and
+    /// [`Hub::connect_new`].
+    pub async fn new(
+        config: Arc<HostConfig>,
+        store: Store,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Arc<Hub>, crate::store::StoreError> {
+        let seed = config.seed.unwrap_or_else(|| rand::rng().random());
+        let last = store.last_seq().await?;
+        let now_us = i64::try_from(clock.now_ms())
+            .unwrap_or(0)
+            .saturating_mul(1000);
+        let (log_tx, log_rx) = mpsc::channel(65_536);
+        let (updates, _) = broadcast::channel(4096);
+        let hub = Arc::new(Hub {
+            store: store.clone(),
+            metrics: Metrics::default(),
+            updates,
+            client: reqwest::Client::builder()
+                .build()
+                .unwrap_or_else(|_| reqwest::Client::new()),
+            clock: SharedClock(clock),
+            bots: Mutex::new(BTreeMap::new()),
+            views: RwLock::new(BTreeMap::new()),
+            log: log_tx,
+            seq: AtomicI64::new(last.max(now_us) + 1),
+            quota: watch::Sender::new(DailyQuota::default()),
+            quota_dirty: AtomicBool::new(false),
+            rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
+            tasks: Mutex::new(Vec::new()),
+            taken_here: Mutex::new(Vec::new()),
+            config,
+        });
+        let writer = tokio::spawn(log_writer(
+            Arc::downgrade(&hub),
+            store,
+            log_rx,
+            hub.config.events_per_broadcast,
+        ));
+        lock(&hub.tasks).push(writer);
+        Ok(hub)
+    }
+
+    /// The time on the host's clock (unix ms).
+    pub fn now_ms(&self) -> i64 {
+        i64::try_from(self.clock.now_ms()).unwrap_or(i64::MAX)
+    }
+
+    /// Every bot's view, by id.
+    pub fn views(&self) -> Vec<Arc<BotView>> {
+        self.views
+            .read()
+            .map(|v| v.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// One bot's view.
+    pub fn view(&self, id: i64) -> Option<Arc<BotView>> {
+        self.views.read().ok().and_then(|v| v.get(&id).cloned())
+    }
+
+    /// What the app's bots learned of its daily quota.
+    pub fn daily_quota(&self) -> DailyQuota {
+        self.quota.borrow().clone()
+    }
+
+    fn set_view(&self, view: BotView) {
+        let id = view.id;
+        if let Ok(mut views) = self.views.write() {
+            views.insert(id, Arc::new(view));
+        }
+        if self.updates.receiver_count() > 0 {
+            let _ = self.updates.send(Update::Bot(id));
+        }
+    }
+
+    /// Starts a task for every stored integration without one here (at
+    /// start: all; later: those connected through another replica), idle:
+    /// the lease keeper
+    /// ([`crate::replicas`]) hands this replica its share of the enabled
+    /// ones with a pair, which connect after a seeded delay within the
+    /// configured spread. Returns how many could run.
+    pub async fn restore(self: &Arc<Self>) -> Result<usize, crate::store::StoreError> {
+        let rows = self.store.integrations().await?;
+        let mut started = 0;
+        let known: std::collections::BTreeSet<i64> = lock(&self.bots).keys().copied().collect();
+        for row in rows {
+            if known.contains(&row.id) {
+                continue;
+            }
+            let runs = row.enabled && row.tokens.is_some();
+            if runs {
+                started += 1;
+            }
+            let view = BotView {
+                stop: row.stop.clone(),
+                reconnect: row.enabled && (row.tokens.is_none() || row.stop.is_some()),
+                ..BotView::idle(
+                    row.id,
+                    row.label.as_deref(),
+                    row.enabled,
+                    match (row.enabled, runs, &row.stop) {
+                        (false, _, _) => "disabled",
+                        (true, true, _) => "starting",
+                        (true, false, Some(_)) => "stopped",
+                        (true, false, None) => "needs_consent",
+                    },
+                )
+            };
+            self.set_view(view);
+            self.spawn(row.id, row.label, row.generation, row.enabled, 0, None);
+        }
+        Ok(started)
+    }
+
+    /// The delay of a bot restored at a replica's start.
+    pub fn start_delay(&self) -> Duration {
+        start_delay(&mut lock(&self.rng), self.config.start_spread_ms)
+    }
+
+    /// Runs bot `id` here with `lease` (its task is made when there is none:
+    /// a bot connected through another replica).
+    pub async fn take(self: &Arc<Self>, id: i64, lease: i64, delay: Option<Duration>) {
+        let known = lock(&self.bots).contains_key(&id);
+        if !known {
+            self.spawn(id, None, 0, true, 0, None);
+        }
+        self.command(id, Command::Take { lease, delay }).await;
+    }
+
+    /// Closes bot `id` here and gives its lease up (bounded: 40 s).
+    pub async fn release(&self, id: i64) {
+        let (done, wait) = oneshot::channel();
+        if self.command(id, Command::Release(done)).await {
+            let _ = tokio::time::timeout(Duration::from_secs(40), wait).await;
+        }
+    }
+
+    /// Stops bot `id` here at once, saving nothing (its lease is lost or
+    /// about to expire: another replica may run it already). Its task is
+    /// made again, idle.
+    pub fn abandon(self: &Arc<Self>, id: i64) {
+        let slot = lock(&self.bots).remove(&id);
+        if let Some(slot) = slot {
+            slot.task.abort();
+        }
+        let shown = self.view(id).map(|v| v.label.clone());
+        self.spawn(id, None, 0, true, 0, None);
+        self.set_view(BotView::idle(id, shown.as_deref(), true, "elsewhere"));
+    }
+
+    /// Bot `id` took lease generation `lease` here itself: the lease
+    /// keeper watches it from its next look on (and stops the bot here when
+    /// another replica takes it).
+    fn note_taken(&self, id: i64, lease: i64) {
+        lock(&self.taken_here).push((id, lease));
+    }
+
+    /// The leases bots took here since the last call, (bot, generation).
+    pub fn taken_here(&self) -> Vec<(i64, i64)> {
+        std::mem::take(&mut *lock(&self.taken_here))
+    }
+
+    /// The highest bot id with a task here (0: none).
+    pub fn max_bot_id(&self) -> i64 {
+        lock(&self.bots).keys().next_back().copied().unwrap_or(0)
+    }
+
+    /// Takes the app's quota as the store has it: `true` when it changed
+    /// what this replica's bots knew (they get it at once).
+    pub fn quota_from_store(&self, app: &DailyQuota) -> bool {
+        let now = self.clock.now_ms();
+        self.quota
+            .send_if_modified(|local| merge_quota(local, app, now))
+    }
+
+    /// What this replica's bots learned since the last call, when the store
+    /// has not heard it yet.
+    pub fn quota_to_store(&self) -> Option<DailyQuota> {
+        self.quota_dirty
+            .swap(false, Ordering::AcqRel)
+            .then(|| self.daily_quota())
+    }
+
+    /// Marks the quota as not yet stored (a store write failed).
+    pub fn quota_unsaved(&self) {
+        self.quota_dirty.store(true, Ordering::Release);
+    }
+
+    /// A new DJ's bot: its row (its lease this replica's), its task, and
+    /// `code` exchanged once. Returns its id and the answer (a pair stored,
+    /// or why not).
+    pub async fn connect_new(
+        self: &Arc<Self>,
+        code: String,
+    ) -> Result<(i64, oneshot::Receiver<Result<(), String>>), crate::store::StoreError> {
+        let id = self
+            .store
+            .create_integration_leased(self.now_ms(), crate::lease::LEASE_MS)
+            .await?;
+        self.set_view(BotView::idle(id, None, true, "connecting"));
+        let (reply, answer) = oneshot::channel();
+        self.spawn(
+            id,
+            None,
+            0,
+            true,
+            1,
+            Some(Command::Authorize { code, reply }),
+        );
+        Ok((id, answer))
+    }
+
+    /// Sends `command` to bot `id`; `false` when there is no such bot.
+    pub async fn command(&self, id: i64, command: Command) -> bool {
+        let tx = lock(&self.bots).get(&id).map(|s| s.tx.clone());
+        match tx {
+            Some(tx) => tx.send(command).await.is_ok(),
+            None => false,
+        }
+    }
+
+    fn spawn(
+        self: &Arc<Self>,
+        id: i64,
+        label: Option<String>,
+        generation: i64,
+        enabled: bool,
+        lease: i64,
+        first: Option<Command>,
+    ) {
+        let (tx, rx) = mpsc::channel(16);
+        let seed = lock(&self.rng).random();
+        let task = BotTask {
+            hub: Arc::clone(self),
+            id,
+            behaviour: self.config.behaviour(id).clone(),
+            driver: None,
+            generation: Arc::new(AtomicI64::new(generation)),
+            lease,
+            fenced: AtomicBool::new(false),
+            label,
+            enabled,
+            stop: None,
+            pending: None,
+            seed,
+            start_at: None,
+            last_view: None,
+            listeners_at: 0,
+            listeners_call: None,
+        };
+        let quota = self.quota.subscribe();
+        let handle = tokio::spawn(task.run(rx, quota, first));
+        lock(&self.bots).insert(
+            id,
+            Slot {
+                tx,
+                task: handle.abort_handle(),
+            },
+        );
+        let mut tasks = lock(&self.tasks);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(handle);
+    }
+
+    /// Stops every bot (streams closed, the last pair and kit state saved),
+    /// flushes the event log. Bounded: 40 s at most.
+    pub async fn shutdown(&self) {
+        let senders: Vec<_> = lock(&self.bots).values().map(|s| s.tx.clone()).collect();
+        let mut waits = Vec::new();
+        for tx in senders {
+            let (done, wait) = oneshot::channel();
+            if tx.send(Command::Shutdown(done)).await.is_ok() {
+                waits.push(wait);
+            }
+        }
+        let all = futures_util::future::join_all(waits);
+        if tokio::time::timeout(Duration::from_secs(35), all)
+            .await
+            .is_err()
+        {
+            tracing::warn!("some bots did not stop within 35 s");
+        }
+        let (done, wait) = oneshot::channel();
+        if self.log.send(LogMsg::Flush(done)).await.is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), wait).await;
+        }
+    }
+
+    fn next_seq(&self) -> i64 {
+        self.seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Queues a log line for the writer. Never waits: a bot that waited
+    /// for the dashboard's log would stop reading its stream; when the
+    /// writer is that far behind, the line is dropped and counted.
+    fn log(&self, row: LogRow) {
+        if self.updates.receiver_count() > 0 {
+            let _ = self.updates.send(Update::Log(Arc::new(row.clone())));
+        }
+        if self.log.try_send(LogMsg::Row(row)).is_err() {
+            self.metrics.log_dropped.inc();
+        }
+    }
+
+    /// Folds what one bot learned of the app's daily quota into the app's
+    /// (every bot of this replica gets it at once, the store at the lease
+    /// keeper's next look).
+    fn share_quota(&self, learned: &DailyQuota) {
+        let now = self.clock.now_ms();
+        if self
+            .quota
+            .send_if_modified(|app| merge_quota(app, learned, now))
+        {
+            self.quota_dirty.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// One bot's task as the hub knows it.
+struct Slot {
+    tx: mpsc::Sender<Command>,
+    task: tokio::task::AbortHandle,
+}
+
+/// When a restored bot starts: uniformly within `spread_ms`, from the
+/// host's seeded generator (the same seed, the same schedule).
+fn start_delay(rng: &mut rand::rngs::StdRng, spread_ms: u64) -> Duration {
+    Duration::from_millis(rng.random_range(0..spread_ms.max(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_thousand_restored_bots_start_spread_over_the_window_not_at_once() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let delays: Vec<u128> = (0..1000)
+            .map(|_| start_delay(&mut rng, 5_000).as_millis())
+            .collect();
+        assert!(delays.iter().all(|d| *d < 5_000));
+        // 1 000 starts over 5 s: about 20 per 100 ms; none near a burst.
+        let mut per_slot = [0u32; 50];
+        for d in &delays {
+            per_slot[(*d / 100) as usize] += 1;
+        }
+        assert!(per_slot.iter().all(|n| *n < 45), "{per_slot:?}");
+        assert!(per_slot.iter().all(|n| *n > 2), "{per_slot:?}");
+        let mut again = rand::rngs::StdRng::seed_from_u64(7);
+        assert_eq!(
+            start_delay(&mut again, 5_000).as_millis(),
+            delays[0],
+            "seeded"
+        );
+        assert_eq!(start_delay(&mut again, 0), Duration::ZERO);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use super::BotView;
+
+    /// A view for page tests.
+    pub fn view(id: i64) -> BotView {
+        BotView::idle(id, None, true, "connected")
+    }
+}

@@ -1,0 +1,67 @@
+//! The configured replies: templates filled with an event's values and
+//! said in chat.
+
+use super::task::BotTask;
+
+pub(super) fn name(user: &onair::User) -> &str {
+    user.nickname.as_deref().unwrap_or("friend")
+}
+
+pub(super) fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
+    let mut out = template.to_owned();
+    for (key, value) in pairs {
+        out = out.replace(&format!("{{{key}}}"), value);
+    }
+    out
+}
+
+impl BotTask {
+    pub(super) fn say(&mut self, template: &str, pairs: &[(&str, &str)]) {
+        if template.trim().is_empty() {
+            return;
+        }
+        let text = fill(template, pairs);
+        if let Some(driver) = &mut self.driver {
+            driver.bot_mut().say(&text);
+        }
+    }
+
+    pub(super) fn top_donors(&self) -> String {
+        let Some(kit) = self.driver.as_ref().and_then(|d| d.bot().kit()) else {
+            return String::new();
+        };
+        let donors = kit.tally().donors();
+        if donors.is_empty() {
+            return self.behaviour.replies.no_donors.clone();
+        }
+        donors
+            .iter()
+            .take(10)
+            .enumerate()
+            .map(|(i, (id, p))| {
+                format!(
+                    "{}. {} {}",
+                    i + 1,
+                    p.nickname.as_deref().unwrap_or(id),
+                    p.donated
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_fill_their_placeholders() {
+        assert_eq!(
+            fill("Welcome, {nickname}! {nickname}", &[("nickname", "Mina")]),
+            "Welcome, Mina! Mina"
+        );
+        assert_eq!(fill("{top}", &[("top", "1. A 10")]), "1. A 10");
+        assert_eq!(fill("{unknown}", &[("nickname", "x")]), "{unknown}");
+    }
+}
