@@ -1,0 +1,383 @@
+//! Tenants in the store: DJs, the bots each owns, sessions (a DJ's or the
+//! admin's), one-time sign-in links, and the bounds on unfinished consent
+//! requests. Every secret (a session id, a sign-in code, a consent state) is
+//! stored as its SHA-256 only; the raw value lives in the browser's cookie or
+//! the link and nowhere else.
+
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+
+use crate::store::{Store, StoreError};
+
+/// A DJ's session lasts this long from the consent (or sign-in) that made it;
+/// it does not slide.
+pub const DJ_SESSION_MS: i64 = 30 * 24 * 3_600_000;
+/// An admin session lasts this long from its login.
+pub const ADMIN_SESSION_MS: i64 = 12 * 3_600_000;
+/// A sign-in link is good for this long, once.
+pub const SIGNIN_MS: i64 = 10 * 60 * 1000;
+/// A consent request is good for this long.
+pub const CONSENT_TTL_MS: i64 = 10 * 60 * 1000;
+/// Unfinished consent requests per client address.
+pub const CONSENTS_PER_CLIENT: i64 = 20;
+/// Unfinished consent requests in all.
+pub const CONSENTS_IN_ALL: i64 = 10_000;
+
+/// SHA-256, hex.
+pub fn digest(value: &str) -> String {
+    Sha256::digest(value.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whose session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionKind {
+    /// A DJ's (the id of the DJ).
+    Dj(i64),
+    /// The admin's.
+    Admin,
+}
+
+/// Why a consent request was not stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsentBound {
+    /// Stored.
+    Stored,
+    /// This client address has too many unfinished ones.
+    PerClient,
+    /// The host has too many unfinished ones.
+    InAll,
+}
+
+async fn new_id(store: &Store, table: &str, now_ms: i64) -> Result<i64, StoreError> {
+    let sql = format!(
+        "INSERT INTO {table} (id, created_at_ms) SELECT COALESCE(MAX(id), 0) + 1, $1 FROM {table} \
+         RETURNING id"
+    );
+    let mut tries = 0;
+    loop {
+        match sqlx::query(&sql).bind(now_ms).fetch_one(store.pool()).await {
+            Ok(row) => return Ok(row.try_get(0)?),
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() && tries < 10 => tries += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// A new DJ; its id.
+pub async fn new_dj(store: &Store, now_ms: i64) -> Result<i64, StoreError> {
+    new_id(store, "djs", now_ms).await
+}
+
+/// Bot `bot` belongs to DJ `dj` from now on.
+pub async fn set_owner(store: &Store, bot: i64, dj: i64) -> Result<(), StoreError> {
+    sqlx::query("UPDATE integrations SET dj_id = $1 WHERE id = $2")
+        .bind(dj)
+        .bind(bot)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// The DJ who owns bot `bot` (`None`: no such bot, or no owner).
+pub async fn owner(store: &Store, bot: i64) -> Result<Option<i64>, StoreError> {
+    let row = sqlx::query("SELECT dj_id FROM integrations WHERE id = $1")
+        .bind(bot)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(match row {
+        Some(r) => r.try_get::<Option<i64>, _>(0)?,
+        None => None,
+    })
+}
+
+/// The bots of DJ `dj`, by id.
+pub async fn bots_of(store: &Store, dj: i64) -> Result<Vec<i64>, StoreError> {
+    let rows = sqlx::query("SELECT id FROM integrations WHERE dj_id = $1 ORDER BY id")
+        .bind(dj)
+        .fetch_all(store.pool())
+        .await?;
+    rows.iter()
+        .map(|r| r.try_get(0).map_err(StoreError::from))
+        .collect()
+}
+
+/// Forgets bot `bot` (its consent failed before it ever ran): the row and,
+/// by cascade, anything written for it.
+pub async fn delete_bot(store: &Store, bot: i64) -> Result<(), StoreError> {
+    for sql in [
+        "DELETE FROM events WHERE integration_id = $1",
+        "DELETE FROM broadcasts WHERE integration_id = $1",
+        "DELETE FROM integrations WHERE id = $1",
+    ] {
+        sqlx::query(sql).bind(bot).execute(store.pool()).await?;
+    }
+    Ok(())
+}
+
+/// Who disabled bot `bot`: `Some("admin")`, `Some("dj")`, or `None`.
+pub async fn disabled_by(store: &Store, bot: i64) -> Result<Option<String>, StoreError> {
+    let row = sqlx::query("SELECT disabled_by FROM integrations WHERE id = $1")
+        .bind(bot)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(match row {
+        Some(r) => r.try_get::<Option<String>, _>(0)?,
+        None => None,
+    })
+}
+
+/// Notes who disabled bot `bot` (`None`: it was enabled).
+pub async fn set_disabled_by(store: &Store, bot: i64, by: Option<&str>) -> Result<(), StoreError> {
+    sqlx::query("UPDATE integrations SET disabled_by = $1 WHERE id = $2")
+        .bind(by.map(str::to_owned))
+        .bind(bot)
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// A new session of `kind` for `ttl_ms`: its raw id (for the cookie; only its
+/// hash is stored).
+pub async fn new_session(
+    store: &Store,
+    kind: SessionKind,
+    raw: &str,
+    now_ms: i64,
+    ttl_ms: i64,
+) -> Result<(), StoreError> {
+    // Expired sessions go as new ones come.
+    sqlx::query("DELETE FROM sessions WHERE expires_ms <= $1")
+        .bind(now_ms)
+        .execute(store.pool())
+        .await?;
+    let (word, dj) = match kind {
+        SessionKind::Dj(id) => ("dj", Some(id)),
+        SessionKind::Admin => ("admin", None),
+    };
+    sqlx::query(
+        "INSERT INTO sessions (id_hash, kind, dj_id, created_at_ms, expires_ms) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(digest(raw))
+    .bind(word)
+    .bind(dj)
+    .bind(now_ms)
+    .bind(now_ms.saturating_add(ttl_ms))
+    .execute(store.pool())
+    .await?;
+    Ok(())
+}
+
+/// The session whose raw id is `raw`, when it exists and has not expired.
+pub async fn session(
+    store: &Store,
+    raw: &str,
+    now_ms: i64,
+) -> Result<Option<SessionKind>, StoreError> {
+    let row =
+        sqlx::query("SELECT kind, dj_id FROM sessions WHERE id_hash = $1 AND expires_ms > $2")
+            .bind(digest(raw))
+            .bind(now_ms)
+            .fetch_optional(store.pool())
+            .await?;
+    let Some(row) = row else { return Ok(None) };
+    let kind: String = row.try_get(0)?;
+    let dj: Option<i64> = row.try_get(1)?;
+    Ok(match (kind.as_str(), dj) {
+        ("admin", _) => Some(SessionKind::Admin),
+        ("dj", Some(dj)) => Some(SessionKind::Dj(dj)),
+        _ => None,
+    })
+}
+
+/// Ends the session whose raw id is `raw`.
+pub async fn end_session(store: &Store, raw: &str) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM sessions WHERE id_hash = $1")
+        .bind(digest(raw))
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// Ends every session (and sign-in link) of DJ `dj`; how many sessions.
+pub async fn end_dj_sessions(store: &Store, dj: i64) -> Result<u64, StoreError> {
+    let done = sqlx::query("DELETE FROM sessions WHERE kind = 'dj' AND dj_id = $1")
+        .bind(dj)
+        .execute(store.pool())
+        .await?;
+    sqlx::query("DELETE FROM signin_links WHERE dj_id = $1")
+        .bind(dj)
+        .execute(store.pool())
+        .await?;
+    Ok(done.rows_affected())
+}
+
+/// Stores a sign-in link's code (hashed) for DJ `dj`, good once for
+/// [`SIGNIN_MS`].
+pub async fn new_signin(store: &Store, dj: i64, raw: &str, now_ms: i64) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM signin_links WHERE expires_ms <= $1")
+        .bind(now_ms)
+        .execute(store.pool())
+        .await?;
+    sqlx::query("INSERT INTO signin_links (code_hash, dj_id, expires_ms) VALUES ($1, $2, $3)")
+        .bind(digest(raw))
+        .bind(dj)
+        .bind(now_ms.saturating_add(SIGNIN_MS))
+        .execute(store.pool())
+        .await?;
+    Ok(())
+}
+
+/// Takes a sign-in code back, once: its DJ when it was there and unexpired
+/// (it is gone after this either way).
+pub async fn take_signin(store: &Store, raw: &str, now_ms: i64) -> Result<Option<i64>, StoreError> {
+    let row =
+        sqlx::query("DELETE FROM signin_links WHERE code_hash = $1 RETURNING dj_id, expires_ms")
+            .bind(digest(raw))
+            .fetch_optional(store.pool())
+            .await?;
+    let Some(row) = row else { return Ok(None) };
+    let expires: i64 = row.try_get(1)?;
+    if expires <= now_ms {
+        return Ok(None);
+    }
+    Ok(Some(row.try_get(0)?))
+}
+
+/// Remembers a consent request (`bot`: a re-connect of that bot) made from
+/// `client` (an address), within the bounds: expired requests are
+/// forgotten first, then at most [`CONSENTS_PER_CLIENT`] unfinished ones
+/// per address and [`CONSENTS_IN_ALL`] in all.
+pub async fn put_consent_state(
+    store: &Store,
+    state: &str,
+    bot: Option<i64>,
+    client: &str,
+    now_ms: i64,
+) -> Result<ConsentBound, StoreError> {
+    sqlx::query("DELETE FROM oauth_states WHERE created_at_ms < $1")
+        .bind(now_ms - CONSENT_TTL_MS)
+        .execute(store.pool())
+        .await?;
+    let here: i64 = sqlx::query("SELECT COUNT(*) FROM oauth_states WHERE client = $1")
+        .bind(client.to_owned())
+        .fetch_one(store.pool())
+        .await?
+        .try_get(0)?;
+    if here >= CONSENTS_PER_CLIENT {
+        return Ok(ConsentBound::PerClient);
+    }
+    let all: i64 = sqlx::query("SELECT COUNT(*) FROM oauth_states")
+        .fetch_one(store.pool())
+        .await?
+        .try_get(0)?;
+    if all >= CONSENTS_IN_ALL {
+        return Ok(ConsentBound::InAll);
+    }
+    sqlx::query(
+        "INSERT INTO oauth_states (state_hash, integration_id, created_at_ms, client) \
+         VALUES ($1, $2, $3, $4)",
+    )
+    .bind(digest(state))
+    .bind(bot)
+    .bind(now_ms)
+    .bind(client.to_owned())
+    .execute(store.pool())
+    .await?;
+    Ok(ConsentBound::Stored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdb::{on_both, Db};
+
+    on_both!(sessions, sessions_are_hashed_expire_and_end);
+    async fn sessions_are_hashed_expire_and_end(db: &Db) {
+        let store = &db.store().await;
+        let dj = new_dj(store, 1_000).await.expect("dj");
+        let other = new_dj(store, 1_000).await.expect("dj");
+        assert_ne!(dj, other);
+        new_session(store, SessionKind::Dj(dj), "raw-a", 1_000, 5_000)
+            .await
+            .expect("session");
+        new_session(store, SessionKind::Admin, "raw-b", 1_000, 5_000)
+            .await
+            .expect("session");
+        assert_eq!(
+            session(store, "raw-a", 2_000).await.expect("read"),
+            Some(SessionKind::Dj(dj))
+        );
+        assert_eq!(
+            session(store, "raw-b", 2_000).await.expect("read"),
+            Some(SessionKind::Admin)
+        );
+        assert_eq!(session(store, "raw-a", 6_000).await.expect("read"), None);
+        assert_eq!(session(store, "nope", 2_000).await.expect("read"), None);
+        let stored: Vec<String> = sqlx::query("SELECT id_hash FROM sessions")
+            .fetch_all(store.pool())
+            .await
+            .expect("rows")
+            .iter()
+            .map(|r| r.try_get(0).expect("hash"))
+            .collect();
+        assert!(stored.iter().all(|h| h.len() == 64 && !h.contains("raw")));
+        assert_eq!(end_dj_sessions(store, dj).await.expect("end"), 1);
+        assert_eq!(session(store, "raw-a", 2_000).await.expect("read"), None);
+        end_session(store, "raw-b").await.expect("end");
+        assert_eq!(session(store, "raw-b", 2_000).await.expect("read"), None);
+
+        new_signin(store, dj, "code-1", 1_000).await.expect("link");
+        assert_eq!(
+            take_signin(store, "code-1", 2_000).await.expect("take"),
+            Some(dj)
+        );
+        assert_eq!(
+            take_signin(store, "code-1", 2_000).await.expect("take"),
+            None
+        );
+        new_signin(store, dj, "code-2", 1_000).await.expect("link");
+        assert_eq!(
+            take_signin(store, "code-2", 1_000 + SIGNIN_MS)
+                .await
+                .expect("take"),
+            None,
+            "expired"
+        );
+    }
+
+    on_both!(consent_bounds, consent_requests_are_bounded_per_client);
+    async fn consent_requests_are_bounded_per_client(db: &Db) {
+        let store = &db.store().await;
+        for i in 0..CONSENTS_PER_CLIENT {
+            assert_eq!(
+                put_consent_state(store, &format!("s{i}"), None, "10.0.0.1", 1_000)
+                    .await
+                    .expect("put"),
+                ConsentBound::Stored
+            );
+        }
+        assert_eq!(
+            put_consent_state(store, "over", None, "10.0.0.1", 1_000)
+                .await
+                .expect("put"),
+            ConsentBound::PerClient
+        );
+        assert_eq!(
+            put_consent_state(store, "other", None, "10.0.0.2", 1_000)
+                .await
+                .expect("put"),
+            ConsentBound::Stored
+        );
+        // The expired ones go first: the address may ask again.
+        assert_eq!(
+            put_consent_state(store, "later", None, "10.0.0.1", 1_001 + CONSENT_TTL_MS)
+                .await
+                .expect("put"),
+            ConsentBound::Stored
+        );
+    }
+}
