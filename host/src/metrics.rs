@@ -36,6 +36,9 @@ pub struct Metrics {
     pub refreshes: Counter,
     /// Code exchanges that brought a pair.
     pub authorizations: Counter,
+    /// Consents that failed (the exchange refused, the service's error, a
+    /// timeout): the DJ was told, no bot was left behind.
+    pub consents_failed: Counter,
     /// 429 answers, by kind (`quota_per_second`, `quota_daily`, `chat_rate_limited`).
     pub throttled: Family<KindLabel, Counter>,
     /// Seconds from an event's server timestamp (its frame id) to its handler.
@@ -61,6 +64,7 @@ impl Default for Metrics {
         let events = Family::<KindLabel, Counter>::default();
         let refreshes = Counter::default();
         let authorizations = Counter::default();
+        let consents_failed = Counter::default();
         let throttled = Family::<KindLabel, Counter>::default();
         let event_delay = Histogram::new([
             0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
@@ -92,6 +96,11 @@ impl Default for Metrics {
             authorizations.clone(),
         );
         registry.register(
+            "consents_failed",
+            "Consents whose code exchange failed",
+            consents_failed.clone(),
+        );
+        registry.register(
             "throttled",
             "429 answers by kind (quota_per_second, quota_daily, chat_rate_limited)",
             throttled.clone(),
@@ -112,6 +121,7 @@ impl Default for Metrics {
             events,
             refreshes,
             authorizations,
+            consents_failed,
             throttled,
             event_delay,
             store_errors,
