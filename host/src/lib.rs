@@ -72,7 +72,14 @@ pub async fn serve(
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), HostError> {
     let config = Arc::new(config);
+    // What concerns every bot stops the start, said as such: a database
+    // file that does not open or read, a key that opens none of the stored
+    // pairs. A row that does not open stops its bot alone.
     let store = store::Store::open(config.database_url.expose(), config.cipher.clone()).await?;
+    if let Err(e) = store.check_key().await {
+        store.close().await;
+        return Err(e.into());
+    }
     let hub = bots::Hub::new(Arc::clone(&config), store.clone(), clock).await?;
     let restored = hub.restore().await?;
     let (keeper_stop, keeper_stopping) = watch::channel(false);

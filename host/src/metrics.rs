@@ -43,6 +43,10 @@ pub struct Metrics {
     pub throttled: Family<KindLabel, Counter>,
     /// Seconds from an event's server timestamp (its frame id) to its handler.
     pub event_delay: Histogram,
+    /// Seconds from a refresh's answer (the new pair read) to the new pair
+    /// committed in the store: the window in which a killed process loses
+    /// the rotated pair.
+    pub refresh_window: Histogram,
     /// Store writes that failed (each retried, then given up).
     pub store_errors: Counter,
     /// Event log lines dropped because the writer was far behind.
@@ -66,6 +70,14 @@ impl Default for Metrics {
         let authorizations = Counter::default();
         let consents_failed = Counter::default();
         let throttled = Family::<KindLabel, Counter>::default();
+        let refresh_window = Histogram::new([
+            0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0,
+        ]);
+        registry.register(
+            "refresh_window_seconds",
+            "Seconds from a refresh's answer to the new pair committed in the store",
+            refresh_window.clone(),
+        );
         let event_delay = Histogram::new([
             0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
         ]);
@@ -124,6 +136,7 @@ impl Default for Metrics {
             consents_failed,
             throttled,
             event_delay,
+            refresh_window,
             store_errors,
             log_dropped,
             leases,

@@ -65,6 +65,26 @@ pub enum StoreError {
         /// Why (no secret in it).
         message: String,
     },
+    /// The configured key opens none of the stored pairs: every bot would
+    /// need consent again, so the host refuses to start.
+    #[error(
+        "the key `ONAIR_HOST_KEY` opens none of the {pairs} stored pairs: wrong key? \
+         (start with the key they were sealed with)"
+    )]
+    WrongKey {
+        /// How many rows hold a pair.
+        pairs: usize,
+    },
+    /// The SQLite database file cannot be opened or read.
+    #[error("{kind} database file {path}: {message}")]
+    DatabaseFile {
+        /// `damaged` or `unreadable`.
+        kind: &'static str,
+        /// The file.
+        path: String,
+        /// What SQLite said.
+        message: String,
+    },
 }
 
 /// One integration as stored, the pair opened.
@@ -86,10 +106,31 @@ pub struct Integration {
     pub stop: Option<(String, String)>,
     /// When it was connected first (unix ms).
     pub created_at_ms: i64,
+    /// The stored pair is there but does not open (damaged, sealed under
+    /// another key or for another row): `tokens` is `None`, the bot needs
+    /// the DJ's consent. What went wrong, no secret in it.
+    pub pair_unreadable: Option<String>,
+    /// The stored kit state is there but does not read: `kit_state` is
+    /// `None`, the bot starts without memory. Why.
+    pub state_unreadable: Option<String>,
+}
+
+/// An integration's row as stored (before the pair is opened).
+#[derive(sqlx::FromRow)]
+struct IntegrationRow {
+    id: i64,
+    label: Option<String>,
+    enabled: i64,
+    tokens: Option<String>,
+    generation: i64,
+    kit_state: Option<String>,
+    stop_code: Option<String>,
+    stop_message: Option<String>,
+    created_at_ms: i64,
 }
 
 /// A broadcast's final tally.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct BroadcastRow {
     /// Its `liveId` (0: not known).
     pub live_id: i64,
@@ -121,6 +162,27 @@ pub struct LogRow {
     pub detail: String,
     /// The writer's lease generation (not stored: the fence).
     pub lease: i64,
+}
+
+/// A lease as `RETURNING` gives it.
+#[derive(sqlx::FromRow)]
+struct LeaseRow {
+    id: i64,
+    lease_generation: i64,
+    enabled: i64,
+}
+
+/// A log row as stored.
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    integration_id: i64,
+    frame_id: String,
+    kind: String,
+    live_id: i64,
+    seq: i64,
+    at_ms: i64,
+    summary: String,
+    detail: String,
 }
 
 /// The SQL dialect under sqlx's `Any` driver: the few places the two differ.
@@ -204,6 +266,123 @@ fn row_aad(id: i64) -> Vec<u8> {
     format!("onair-host:integration:{id}").into_bytes()
 }
 
+/// The escape of stored text: PostgreSQL's `TEXT` refuses NUL, and text
+/// from the service (a nickname, a chat line) may hold one. In stored text
+/// NUL is written `ESC 0` and `ESC` itself `ESC 1`, on both databases, so
+/// what is read back is what was written; an `ESC` followed by anything
+/// else is read as it stands. `ESC` is U+F8FF, a private-use character.
+const ESC: char = '\u{F8FF}';
+
+/// Text as stored (see [`ESC`]).
+fn to_stored(text: &str) -> String {
+    if !text.contains(['\0', ESC]) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\0' => {
+                out.push(ESC);
+                out.push('0');
+            }
+            ESC => {
+                out.push(ESC);
+                out.push('1');
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Stored text read back (see [`ESC`]).
+fn from_stored(text: &str) -> String {
+    if !text.contains(ESC) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ESC {
+            match chars.peek() {
+                Some('0') => {
+                    chars.next();
+                    out.push('\0');
+                    continue;
+                }
+                Some('1') => {
+                    chars.next();
+                    out.push(ESC);
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Opens the SQLite database at `url` on one connection and checks it
+/// (`PRAGMA quick_check`): a file that cannot be opened, is not a database
+/// or is damaged (truncated) is [`StoreError::DatabaseFile`], said at once.
+async fn check_sqlite_file(url: &str, options: &AnyConnectOptions) -> Result<(), StoreError> {
+    use sqlx::Connection;
+    let path = url
+        .trim_start_matches("sqlite://")
+        .trim_start_matches("sqlite:")
+        .split('?')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let file_error = |e: sqlx::Error| -> StoreError {
+        let code = match &e {
+            sqlx::Error::Database(d) => d
+                .code()
+                .and_then(|c| c.parse::<i32>().ok())
+                .map(|c| c & 0xff),
+            _ => None,
+        };
+        match code {
+            // SQLITE_CORRUPT, SQLITE_NOTADB
+            Some(11 | 26) => StoreError::DatabaseFile {
+                kind: "damaged",
+                path: path.clone(),
+                message: e.to_string(),
+            },
+            // SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY
+            Some(10 | 14 | 3 | 8) => StoreError::DatabaseFile {
+                kind: "unreadable",
+                path: path.clone(),
+                message: e.to_string(),
+            },
+            _ => StoreError::Db(e),
+        }
+    };
+    let mut conn = sqlx::AnyConnection::connect_with(options)
+        .await
+        .map_err(file_error)?;
+    let checked: Result<Vec<String>, sqlx::Error> = async {
+        sqlx::query("PRAGMA busy_timeout = 10000")
+            .execute(&mut conn)
+            .await?;
+        sqlx::query_scalar("PRAGMA quick_check")
+            .fetch_all(&mut conn)
+            .await
+    }
+    .await;
+    let _ = conn.close().await;
+    let lines = checked.map_err(file_error)?;
+    if lines.iter().any(|l| l != "ok") {
+        return Err(StoreError::DatabaseFile {
+            kind: "damaged",
+            path,
+            message: lines.into_iter().take(3).collect::<Vec<_>>().join("; "),
+        });
+    }
+    Ok(())
+}
+
 /// The stored form of a consent state: its SHA-256, hex.
 fn state_hash(state: &str) -> String {
     Sha256::digest(state.as_bytes())
@@ -219,6 +398,12 @@ impl Store {
         sqlx::any::install_default_drivers();
         let options = AnyConnectOptions::from_str(url)?;
         let sqlite = url.starts_with("sqlite:");
+        if sqlite {
+            // The pool retries a connection that fails until its acquire
+            // timeout: a damaged file would be reported as a timeout 30 s
+            // later. One connection first says what is wrong at once.
+            check_sqlite_file(url, &options).await?;
+        }
         let replica: String = {
             use rand::RngExt;
             let bytes: [u8; 8] = rand::rng().random();
@@ -237,6 +422,11 @@ impl Store {
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if sqlite {
+                        // WAL with synchronous NORMAL: a commit is in the
+                        // WAL when the statement returns (it survives the
+                        // process being killed; a power loss may take the
+                        // last commits). FULL would add an fsync to every
+                        // commit, a refresh's save among them.
                         for pragma in [
                             "PRAGMA journal_mode = WAL",
                             "PRAGMA synchronous = NORMAL",
@@ -274,8 +464,23 @@ impl Store {
         self.dialect
     }
 
-    /// Closes the pool (after the last write).
+    /// The pool, for the tenants' queries ([`crate::tenants`]).
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    /// Closes the pool (after the last write). On SQLite the WAL is
+    /// checkpointed into the database file first and truncated, so the
+    /// file alone (a backup of it) holds the newest pairs.
     pub async fn close(&self) {
+        if self.dialect == Dialect::Sqlite && !self.pool.is_closed() {
+            if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&self.pool)
+                .await
+            {
+                tracing::warn!(error = %e, "the WAL was not checkpointed");
+            }
+        }
         self.pool.close().await;
     }
 
@@ -297,56 +502,95 @@ impl Store {
             })
     }
 
-    fn integration_from(&self, row: &sqlx::any::AnyRow) -> Result<Integration, StoreError> {
-        let id: i64 = row.try_get("id")?;
-        let tokens = self.open_tokens(id, row.try_get("tokens")?)?;
-        let state: Option<String> = row.try_get("kit_state")?;
-        let kit_state = match state {
-            Some(s) => Some(KitState::from_json(s).map_err(|e| StoreError::Corrupt {
-                id,
-                what: "kit state",
-                message: e.to_string(),
-            })?),
-            None => None,
+    /// A row read: a pair or a kit state that does not open is reported
+    /// on the row (the bot needs consent, or starts without memory), never
+    /// as an error of the read: one row's damage is that bot's alone.
+    fn integration_from(&self, row: IntegrationRow) -> Integration {
+        let id = row.id;
+        let (tokens, pair_unreadable) = match self.open_tokens(id, row.tokens) {
+            Ok(tokens) => (tokens, None),
+            Err(e) => (None, Some(e.to_string())),
         };
-        let code: Option<String> = row.try_get("stop_code")?;
-        let message: Option<String> = row.try_get("stop_message")?;
-        Ok(Integration {
+        let (kit_state, state_unreadable) = match row.kit_state.map(KitState::from_json) {
+            None => (None, None),
+            Some(Ok(state)) => (Some(state), None),
+            Some(Err(e)) => (
+                None,
+                Some(
+                    StoreError::Corrupt {
+                        id,
+                        what: "kit state",
+                        message: e.to_string(),
+                    }
+                    .to_string(),
+                ),
+            ),
+        };
+        Integration {
             id,
-            label: row.try_get("label")?,
-            enabled: row.try_get::<i64, _>("enabled")? != 0,
+            label: row.label.map(|l| from_stored(&l)),
+            enabled: row.enabled != 0,
             tokens,
-            generation: row.try_get("generation")?,
+            generation: row.generation,
             kit_state,
-            stop: code.map(|c| (c, message.unwrap_or_default())),
-            created_at_ms: row.try_get("created_at_ms")?,
-        })
+            stop: row.stop_code.map(|c| {
+                (
+                    from_stored(&c),
+                    from_stored(&row.stop_message.unwrap_or_default()),
+                )
+            }),
+            created_at_ms: row.created_at_ms,
+            pair_unreadable,
+            state_unreadable,
+        }
     }
 
     const COLUMNS: &'static str = "id, label, enabled, tokens, generation, kit_state, \
         stop_code, stop_message, created_at_ms";
 
-    /// Every integration, by id.
+    /// Every integration, by id. A row whose pair or kit state does not
+    /// open is returned with [`Integration::pair_unreadable`] or
+    /// [`Integration::state_unreadable`] set.
     pub async fn integrations(&self) -> Result<Vec<Integration>, StoreError> {
-        let rows = sqlx::query(&format!(
+        let rows: Vec<IntegrationRow> = sqlx::query_as(&format!(
             "SELECT {} FROM integrations ORDER BY id",
             Self::COLUMNS
         ))
         .fetch_all(&self.pool)
         .await?;
-        rows.iter().map(|r| self.integration_from(r)).collect()
+        Ok(rows.into_iter().map(|r| self.integration_from(r)).collect())
     }
 
-    /// One integration.
+    /// One integration (a damaged pair or kit state reported on it, as
+    /// [`integrations`](Self::integrations) does).
     pub async fn integration(&self, id: i64) -> Result<Option<Integration>, StoreError> {
-        let row = sqlx::query(&format!(
+        let row: Option<IntegrationRow> = sqlx::query_as(&format!(
             "SELECT {} FROM integrations WHERE id = $1",
             Self::COLUMNS
         ))
         .bind(id)
         .fetch_optional(&self.pool)
         .await?;
-        row.as_ref().map(|r| self.integration_from(r)).transpose()
+        Ok(row.map(|r| self.integration_from(r)))
+    }
+
+    /// At start: whether the key opens the stored pairs.
+    /// [`StoreError::WrongKey`] when rows hold pairs and not one opens (the
+    /// operator started with another key: every bot would need consent);
+    /// one row that does not open is that bot's problem alone.
+    pub async fn check_key(&self) -> Result<(), StoreError> {
+        let rows: Vec<(i64, String)> =
+            sqlx::query_as("SELECT id, tokens FROM integrations WHERE tokens IS NOT NULL")
+                .fetch_all(&self.pool)
+                .await?;
+        if rows.is_empty()
+            || rows
+                .iter()
+                .any(|(id, sealed)| self.cipher.open(sealed, &row_aad(*id)).is_ok())
+        {
+            return Ok(());
+        }
+        Err(StoreError::WrongKey { pairs: rows.len() })
     }
 
     /// A new integration, enabled, without tokens yet, its lease this
@@ -371,14 +615,14 @@ impl Store {
         // Two replicas creating at once pick the same id: one retries.
         let mut tries = 0;
         loop {
-            let done = sqlx::query(&sql)
+            let done = sqlx::query_scalar(&sql)
                 .bind(now_ms)
                 .bind(self.replica.to_string())
                 .bind(ttl_ms)
                 .fetch_one(&self.pool)
                 .await;
             match done {
-                Ok(row) => return Ok(row.try_get(0)?),
+                Ok(id) => return Ok(id),
                 Err(sqlx::Error::Database(e)) if e.is_unique_violation() && tries < 10 => {
                     tries += 1;
                 }
@@ -535,7 +779,7 @@ impl Store {
             id,
             lease,
             "UPDATE integrations SET stop_code = $1, stop_message = $2, updated_at_ms = $3 WHERE id",
-            vec![stop.map(|s| s.0.to_owned()), stop.map(|s| s.1.to_owned())],
+            vec![stop.map(|s| to_stored(s.0)), stop.map(|s| to_stored(s.1))],
             vec![now_ms],
         )
         .await
@@ -547,7 +791,7 @@ impl Store {
             id,
             lease,
             "UPDATE integrations SET label = $1 WHERE id",
-            vec![Some(label.to_owned())],
+            vec![Some(to_stored(label))],
             vec![],
         )
         .await
@@ -585,69 +829,102 @@ impl Store {
 
     /// The bot's ended broadcasts, in the order they ended.
     pub async fn broadcasts(&self, id: i64) -> Result<Vec<BroadcastRow>, StoreError> {
-        let rows = sqlx::query(
+        Ok(sqlx::query_as(
             "SELECT live_id, ended_at_ms, tally FROM broadcasts WHERE integration_id = $1 \
              ORDER BY ended_at_ms, live_id",
         )
         .bind(id)
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(BroadcastRow {
-                    live_id: r.try_get(0)?,
-                    ended_at_ms: r.try_get(1)?,
-                    tally: r.try_get(2)?,
-                })
-            })
-            .collect()
+        .await?)
     }
 
     /// Appends log rows, 64 to a statement and a transaction; a row whose
     /// (bot, frame id, kind) is there already is left out, and so is a row
     /// whose lease (`LogRow::lease`) is no longer this replica's (fencing).
-    pub async fn insert_events(&self, rows: &[LogRow]) -> Result<(), StoreError> {
+    /// Text is stored whatever it holds (see [`ESC`]). When a statement
+    /// fails, its rows are written one by one, so a row the database
+    /// refuses is the only one lost: the rows dropped so far are counted in
+    /// the answer. An error means not one row of a failed statement went
+    /// through (the database itself failed).
+    pub async fn insert_events(&self, rows: &[LogRow]) -> Result<usize, StoreError> {
         /// Rows per statement (9 parameters each, far under SQLite's limit).
         const PER_STATEMENT: usize = 64;
+        let mut dropped = 0;
         // One short transaction per statement: the bots' own saves (kit
         // state, tokens) wait for the one connection between them, not for
         // the whole batch.
         for chunk in rows.chunks(PER_STATEMENT) {
-            let mut tx = self.pool.begin().await?;
-            let owner = chunk.len() * 9 + 1;
-            let values: Vec<String> = (0..chunk.len())
-                .map(|i| {
-                    let p: Vec<String> = (1..=9).map(|k| format!("${}", i * 9 + k)).collect();
-                    format!("({})", p.join(", "))
-                })
-                .collect();
-            // The VALUES' columns are column1…column9 on both engines; the
-            // WHERE lets SQLite read ON CONFLICT as the upsert's.
-            let sql = format!(
-                "INSERT INTO events (integration_id, frame_id, kind, live_id, seq, at_ms, summary, detail) \
-                 SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8 \
-                 FROM (VALUES {}) AS v JOIN integrations i ON i.id = v.column1 \
-                 AND i.lease_generation = v.column9 AND i.lease_owner = ${owner} \
-                 WHERE true ON CONFLICT DO NOTHING",
-                values.join(", ")
-            );
-            let mut query = sqlx::query(&sql);
-            for r in chunk {
-                query = query
-                    .bind(r.integration_id)
-                    .bind(r.frame_id.clone())
-                    .bind(r.kind.clone())
-                    .bind(r.live_id)
-                    .bind(r.seq)
-                    .bind(r.at_ms)
-                    .bind(r.summary.clone())
-                    .bind(r.detail.clone())
-                    .bind(r.lease);
+            let Err(e) = self.insert_chunk(chunk).await else {
+                continue;
+            };
+            if chunk.len() == 1 {
+                if self.check_alive().await.is_err() {
+                    return Err(e);
+                }
+                tracing::warn!(bot = chunk[0].integration_id, error = %e, "event log: a row refused");
+                dropped += 1;
+                continue;
             }
-            query = query.bind(self.replica.to_string());
-            query.execute(&mut *tx).await?;
-            tx.commit().await?;
+            let mut written = 0;
+            let mut first = None;
+            for row in chunk {
+                match self.insert_chunk(std::slice::from_ref(row)).await {
+                    Ok(()) => written += 1,
+                    Err(e) => {
+                        tracing::warn!(bot = row.integration_id, error = %e, "event log: a row refused");
+                        first.get_or_insert(e);
+                    }
+                }
+            }
+            if written == 0 && self.check_alive().await.is_err() {
+                return Err(first.unwrap_or(e));
+            }
+            dropped += chunk.len() - written;
         }
+        Ok(dropped)
+    }
+
+    /// Whether the database answers at all.
+    async fn check_alive(&self) -> Result<(), StoreError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    async fn insert_chunk(&self, chunk: &[LogRow]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let owner = chunk.len() * 9 + 1;
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let p: Vec<String> = (1..=9).map(|k| format!("${}", i * 9 + k)).collect();
+                format!("({})", p.join(", "))
+            })
+            .collect();
+        // The VALUES' columns are column1…column9 on both engines; the
+        // WHERE lets SQLite read ON CONFLICT as the upsert's.
+        let sql = format!(
+            "INSERT INTO events (integration_id, frame_id, kind, live_id, seq, at_ms, summary, detail) \
+             SELECT v.column1, v.column2, v.column3, v.column4, v.column5, v.column6, v.column7, v.column8 \
+             FROM (VALUES {}) AS v JOIN integrations i ON i.id = v.column1 \
+             AND i.lease_generation = v.column9 AND i.lease_owner = ${owner} \
+             WHERE true ON CONFLICT DO NOTHING",
+            values.join(", ")
+        );
+        let mut query = sqlx::query(&sql);
+        for r in chunk {
+            query = query
+                .bind(r.integration_id)
+                .bind(to_stored(&r.frame_id))
+                .bind(to_stored(&r.kind))
+                .bind(r.live_id)
+                .bind(r.seq)
+                .bind(r.at_ms)
+                .bind(to_stored(&r.summary))
+                .bind(to_stored(&r.detail))
+                .bind(r.lease);
+        }
+        query = query.bind(self.replica.to_string());
+        query.execute(&mut *tx).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -675,40 +952,40 @@ impl Store {
         kind: Option<&str>,
         limit: i64,
     ) -> Result<Vec<LogRow>, StoreError> {
-        let rows = sqlx::query(
+        let rows: Vec<EventRow> = sqlx::query_as(
             "SELECT integration_id, frame_id, kind, live_id, seq, at_ms, summary, detail \
              FROM events WHERE integration_id = $1 AND ($2 < 0 OR live_id = $2) \
              AND ($3 = '' OR kind = $3) ORDER BY seq DESC LIMIT $4",
         )
         .bind(id)
         .bind(live_id.unwrap_or(-1))
-        .bind(kind.unwrap_or("").to_owned())
+        .bind(to_stored(kind.unwrap_or("")))
         .bind(limit)
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(LogRow {
-                    integration_id: r.try_get(0)?,
-                    frame_id: r.try_get(1)?,
-                    kind: r.try_get(2)?,
-                    live_id: r.try_get(3)?,
-                    seq: r.try_get(4)?,
-                    at_ms: r.try_get(5)?,
-                    summary: r.try_get(6)?,
-                    detail: r.try_get(7)?,
-                    lease: 0,
-                })
+        Ok(rows
+            .into_iter()
+            .map(|r: EventRow| LogRow {
+                integration_id: r.integration_id,
+                frame_id: from_stored(&r.frame_id),
+                kind: from_stored(&r.kind),
+                live_id: r.live_id,
+                seq: r.seq,
+                at_ms: r.at_ms,
+                summary: from_stored(&r.summary),
+                detail: from_stored(&r.detail),
+                lease: 0,
             })
-            .collect()
+            .collect())
     }
 
     /// The highest log sequence number stored (0 when none).
     pub async fn last_seq(&self) -> Result<i64, StoreError> {
-        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM events")
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(row.try_get(0)?)
+        Ok(
+            sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM events")
+                .fetch_one(&self.pool)
+                .await?,
+        )
     }
 
     /// Remembers a consent request (`bot`: a re-connect of that bot).
@@ -769,30 +1046,27 @@ impl Store {
         .bind(self.replica.to_string())
         .execute(&self.pool)
         .await?;
-        let live = sqlx::query(&format!(
+        let live: Vec<String> = sqlx::query_scalar(&format!(
             "SELECT id FROM replicas WHERE heartbeat_ms > {now} - $1 ORDER BY id"
         ))
         .bind(alive_ms)
         .fetch_all(&self.pool)
         .await?;
-        let live = live
-            .iter()
-            .map(|r| r.try_get(0))
-            .collect::<Result<Vec<String>, _>>()?;
-        let row = sqlx::query(
+        let bots = sqlx::query_scalar(
             "SELECT COUNT(*) FROM integrations WHERE enabled = 1 AND tokens IS NOT NULL",
         )
         .fetch_one(&self.pool)
         .await?;
-        Ok((live, row.try_get(0)?))
+        Ok((live, bots))
     }
 
     /// The highest integration id (0: none yet).
     pub async fn max_integration_id(&self) -> Result<i64, StoreError> {
-        let row = sqlx::query("SELECT COALESCE(MAX(id), 0) FROM integrations")
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(row.try_get(0)?)
+        Ok(
+            sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM integrations")
+                .fetch_one(&self.pool)
+                .await?,
+        )
     }
 
     /// This replica leaves: its row goes and its leases are released (the
@@ -811,14 +1085,12 @@ impl Store {
         Ok(())
     }
 
-    fn leases_from(rows: &[sqlx::any::AnyRow]) -> Result<Vec<Lease>, StoreError> {
-        rows.iter()
-            .map(|r| {
-                Ok(Lease {
-                    id: r.try_get(0)?,
-                    generation: r.try_get(1)?,
-                    enabled: r.try_get::<i64, _>(2)? != 0,
-                })
+    fn leases_from(rows: Vec<LeaseRow>) -> Vec<Lease> {
+        rows.into_iter()
+            .map(|r| Lease {
+                id: r.id,
+                generation: r.lease_generation,
+                enabled: r.enabled != 0,
             })
             .collect()
     }
@@ -826,7 +1098,7 @@ impl Store {
     /// Renews every lease this replica holds for `ttl_ms` more (one
     /// statement); the leases it still holds.
     pub async fn renew_leases(&self, ttl_ms: i64) -> Result<Vec<Lease>, StoreError> {
-        let rows = sqlx::query(&format!(
+        let rows = sqlx::query_as(&format!(
             "UPDATE integrations SET lease_expires_ms = {} + $1 WHERE lease_owner = $2 \
              RETURNING id, lease_generation, enabled",
             self.dialect.now_ms()
@@ -835,7 +1107,7 @@ impl Store {
         .bind(self.replica.to_string())
         .fetch_all(&self.pool)
         .await?;
-        Self::leases_from(&rows)
+        Ok(Self::leases_from(rows))
     }
 
     /// Takes at most `count` bots to run whose lease is free or expired
@@ -848,7 +1120,7 @@ impl Store {
         let free = format!(
             "enabled = 1 AND tokens IS NOT NULL AND (lease_owner IS NULL OR lease_expires_ms < {now})"
         );
-        let rows = sqlx::query(&format!(
+        let rows = sqlx::query_as(&format!(
             "UPDATE integrations SET lease_owner = $1, lease_generation = lease_generation + 1, \
              lease_expires_ms = {now} + $2 WHERE {free} AND id IN \
              (SELECT id FROM integrations WHERE {free} ORDER BY id LIMIT $3 {}) \
@@ -860,14 +1132,14 @@ impl Store {
         .bind(count)
         .fetch_all(&self.pool)
         .await?;
-        Self::leases_from(&rows)
+        Ok(Self::leases_from(rows))
     }
 
     /// Takes bot `id`'s lease whoever holds it (a DJ re-connects through
     /// this replica; the holder's writes are fenced from now on); its
     /// generation.
     pub async fn steal_lease(&self, id: i64, ttl_ms: i64) -> Result<Option<i64>, StoreError> {
-        let row = sqlx::query(&format!(
+        Ok(sqlx::query_scalar(&format!(
             "UPDATE integrations SET lease_owner = $1, lease_generation = lease_generation + 1, \
              lease_expires_ms = {} + $2 WHERE id = $3 RETURNING lease_generation",
             self.dialect.now_ms()
@@ -876,8 +1148,7 @@ impl Store {
         .bind(ttl_ms)
         .bind(id)
         .fetch_optional(&self.pool)
-        .await?;
-        row.map(|r| r.try_get(0)).transpose().map_err(Into::into)
+        .await?)
     }
 
     /// Gives a lease up (the bot was closed here): another replica takes it
@@ -898,9 +1169,15 @@ impl Store {
     /// What a refresh gate needs, in one statement: the stored pair and its
     /// generation, and how long this replica's lease `lease` has left.
     pub async fn gate_read(&self, id: i64, lease: i64) -> Result<GateRead, StoreError> {
-        let row = sqlx::query(&format!(
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            generation: i64,
+            tokens: Option<String>,
+            lease_left_ms: i64,
+        }
+        let row: Option<Row> = sqlx::query_as(&format!(
             "SELECT generation, tokens, CASE WHEN lease_owner = $2 AND lease_generation = $3 \
-             THEN lease_expires_ms - {} ELSE -1 END FROM integrations WHERE id = $1",
+             THEN lease_expires_ms - {} ELSE -1 END AS lease_left_ms FROM integrations WHERE id = $1",
             self.dialect.now_ms()
         ))
         .bind(id)
@@ -911,46 +1188,39 @@ impl Store {
         let Some(row) = row else {
             return Err(StoreError::Fenced { id });
         };
-        let tokens = self.open_tokens(id, row.try_get(1)?)?;
-        let left: i64 = row.try_get(2)?;
         Ok(GateRead {
-            generation: row.try_get(0)?,
-            tokens,
-            lease_left_ms: (left >= 0).then_some(left),
+            generation: row.generation,
+            tokens: self.open_tokens(id, row.tokens)?,
+            lease_left_ms: (row.lease_left_ms >= 0).then_some(row.lease_left_ms),
         })
     }
 
     /// Who drives each bot: (bot, replica) for every lease held now.
     pub async fn lease_owners(&self) -> Result<Vec<(i64, String)>, StoreError> {
-        let rows = sqlx::query(&format!(
+        Ok(sqlx::query_as(&format!(
             "SELECT id, lease_owner FROM integrations WHERE lease_owner IS NOT NULL \
              AND lease_expires_ms > {} ORDER BY id",
             self.dialect.now_ms()
         ))
         .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
-            .collect()
+        .await?)
     }
 
     // ---- The app's daily quota ----
 
     /// The app's daily quota as the store knows it.
     pub async fn app_quota(&self, client_id: &str) -> Result<DailyQuota, StoreError> {
-        let row = sqlx::query("SELECT quota FROM app_quota WHERE client_id = $1")
-            .bind(client_id.to_owned())
-            .fetch_optional(&self.pool)
-            .await?;
+        let row: Option<String> =
+            sqlx::query_scalar("SELECT quota FROM app_quota WHERE client_id = $1")
+                .bind(client_id.to_owned())
+                .fetch_optional(&self.pool)
+                .await?;
         match row {
-            Some(row) => {
-                let text: String = row.try_get(0)?;
-                serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
-                    id: 0,
-                    what: "daily quota",
-                    message: e.to_string(),
-                })
-            }
+            Some(text) => serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                id: 0,
+                what: "daily quota",
+                message: e.to_string(),
+            }),
             None => Ok(DailyQuota::default()),
         }
     }
@@ -964,7 +1234,7 @@ impl Store {
         now_ms: i64,
     ) -> Result<DailyQuota, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let row = sqlx::query(&format!(
+        let row: Option<String> = sqlx::query_scalar(&format!(
             "SELECT quota FROM app_quota WHERE client_id = $1 {}",
             self.dialect.lock_row()
         ))
@@ -972,10 +1242,7 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         let mut app = match row {
-            Some(row) => {
-                let text: String = row.try_get(0)?;
-                serde_json::from_str(&text).unwrap_or_default()
-            }
+            Some(text) => serde_json::from_str(&text).unwrap_or_default(),
             None => DailyQuota::default(),
         };
         let u_now = u64::try_from(now_ms).unwrap_or(0);
@@ -1115,9 +1382,322 @@ mod tests {
             .execute(&store.pool)
             .await
             .unwrap();
-        let err = store.integration(b).await.unwrap_err();
-        assert!(matches!(err, StoreError::Open { .. }), "{err}");
-        assert!(!err.to_string().contains("SECRET"));
+        let row = store.integration(b).await.unwrap().unwrap();
+        assert!(row.tokens.is_none());
+        let why = row.pair_unreadable.expect("reported on the row");
+        assert!(why.contains("do not open"), "{why}");
+        assert!(!why.contains("SECRET"));
+        assert!(store
+            .integration(a)
+            .await
+            .unwrap()
+            .unwrap()
+            .tokens
+            .is_some());
+    }
+
+    on_both!(damaged_rows, a_damaged_row_is_reported_on_that_row_alone);
+    async fn a_damaged_row_is_reported_on_that_row_alone(db: &Db) {
+        let store = db.store().await;
+        let state =
+            KitState::from_json(r#"{"format":"onair.kit","version":1,"live_id":3}"#).unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..4 {
+            let id = store.create_integration(1).await.unwrap();
+            store.save_tokens(id, &tokens(1), 0, 1, 2).await.unwrap();
+            store.save_state(id, &state, 1, 2).await.unwrap();
+            ids.push(id);
+        }
+        // Row 2: its sealed pair damaged (one character of the base64
+        // changed); row 3: its kit state; row 4: its pair sealed under
+        // another key.
+        let sealed: String = sqlx::query_scalar("SELECT tokens FROM integrations WHERE id = $1")
+            .bind(ids[1])
+            .fetch_one(&store.pool)
+            .await
+            .unwrap();
+        let mut damaged: Vec<char> = sealed.chars().collect();
+        let at = damaged.len() / 2;
+        damaged[at] = if damaged[at] == 'A' { 'B' } else { 'A' };
+        let damaged: String = damaged.into_iter().collect();
+        let other =
+            TokenCipher::from_base64("BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=").unwrap();
+        let foreign = other.seal(tokens(1).to_json().as_bytes(), &row_aad(ids[3]));
+        for (sql, value, id) in [
+            (
+                "UPDATE integrations SET tokens = $1 WHERE id = $2",
+                damaged,
+                ids[1],
+            ),
+            (
+                "UPDATE integrations SET kit_state = $1 WHERE id = $2",
+                "{\"format\":\"onair.kit\",\"vers".to_owned(),
+                ids[2],
+            ),
+            (
+                "UPDATE integrations SET tokens = $1 WHERE id = $2",
+                foreign,
+                ids[3],
+            ),
+        ] {
+            sqlx::query(sql)
+                .bind(value)
+                .bind(id)
+                .execute(&store.pool)
+                .await
+                .unwrap();
+        }
+        let rows = store.integrations().await.expect("every row is read");
+        assert_eq!(rows.len(), 4);
+        assert!(rows[0].tokens.is_some() && rows[0].kit_state.is_some());
+        assert!(rows[0].pair_unreadable.is_none() && rows[0].state_unreadable.is_none());
+        assert!(rows[1].tokens.is_none() && rows[1].pair_unreadable.is_some());
+        assert_eq!(
+            rows[1].kit_state,
+            Some(state.clone()),
+            "its memory is intact"
+        );
+        assert!(rows[2].tokens.is_some(), "its pair is intact");
+        assert!(rows[2].kit_state.is_none());
+        let why = rows[2].state_unreadable.as_deref().unwrap();
+        assert!(why.contains("kit state"), "{why}");
+        assert!(rows[3].tokens.is_none() && rows[3].pair_unreadable.is_some());
+        // Some pairs open: the key is right.
+        store.check_key().await.unwrap();
+        // A key that opens none of the pairs: the key is wrong.
+        let third =
+            TokenCipher::from_base64("CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk=").unwrap();
+        let wrong = Store::open(db.url(), third).await.unwrap();
+        let err = wrong.check_key().await.unwrap_err();
+        assert!(matches!(err, StoreError::WrongKey { pairs: 4 }), "{err}");
+        assert!(
+            err.to_string()
+                .contains("the key `ONAIR_HOST_KEY` opens none of the 4 stored pairs: wrong key?"),
+            "{err}"
+        );
+        // No pair at all: nothing to say about the key.
+        sqlx::query("UPDATE integrations SET tokens = NULL")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        wrong.check_key().await.unwrap();
+    }
+
+    #[test]
+    fn stored_text_round_trips_whatever_it_holds() {
+        for text in [
+            "",
+            "plain",
+            "a\0b",
+            "\0",
+            "\u{F8FF}",
+            "\u{F8FF}0",
+            "\u{F8FF}1\0\u{F8FF}\u{F8FF}0",
+            "nul at the end\0",
+        ] {
+            let stored = to_stored(text);
+            assert!(!stored.contains('\0'), "{stored:?}");
+            assert_eq!(from_stored(&stored), text, "{stored:?}");
+        }
+        // Text stored before the escape (an ESC followed by anything else)
+        // reads as it stands.
+        assert_eq!(from_stored("x\u{F8FF}y"), "x\u{F8FF}y");
+        assert_eq!(from_stored("x\u{F8FF}"), "x\u{F8FF}");
+    }
+
+    on_both!(nul_text, a_nul_in_one_room_fails_no_other_bots_rows);
+    async fn a_nul_in_one_room_fails_no_other_bots_rows(db: &Db) {
+        let store = db.store().await;
+        let a = store.create_integration(1).await.unwrap();
+        let b = store.create_integration(1).await.unwrap();
+        let row = |id: i64, seq: i64, summary: String| LogRow {
+            integration_id: id,
+            frame_id: format!("f{seq}"),
+            kind: "chat".to_owned(),
+            live_id: 5,
+            seq,
+            at_ms: seq,
+            summary,
+            detail: "{}".to_owned(),
+            lease: 1,
+        };
+        // One batch, as the log writer sends it: two rooms' lines
+        // interleaved, one of room A's holding a NUL (and the escape
+        // character itself).
+        let mut batch = Vec::new();
+        for i in 0..40 {
+            batch.push(row(b, 2 * i, format!("B line {i}")));
+            let text = if i == 7 {
+                "Mina: a\0b \u{F8FF}0".to_owned()
+            } else {
+                format!("A line {i}")
+            };
+            batch.push(row(a, 2 * i + 1, text));
+        }
+        assert_eq!(
+            store.insert_events(&batch).await.unwrap(),
+            0,
+            "nothing dropped"
+        );
+        assert_eq!(store.events(b, None, None, 100).await.unwrap().len(), 40);
+        let kept = store.events(a, None, None, 100).await.unwrap();
+        assert_eq!(kept.len(), 40);
+        assert!(
+            kept.iter().any(|r| r.summary == "Mina: a\0b \u{F8FF}0"),
+            "the line as it was read"
+        );
+        // A nickname with a NUL is the bot's label.
+        store.set_label(a, "Mi\0na", 1).await.unwrap();
+        store
+            .set_stop(a, Some(("unexpected", "said \0")), 1, 3)
+            .await
+            .unwrap();
+        let read = store.integration(a).await.unwrap().unwrap();
+        assert_eq!(read.label.as_deref(), Some("Mi\0na"));
+        assert_eq!(read.stop.map(|s| s.1).as_deref(), Some("said \0"));
+    }
+
+    #[tokio::test]
+    async fn a_statement_the_database_refuses_costs_only_its_own_row() {
+        // Whatever makes the database refuse one row (here a trigger
+        // refuses it), the batch's other rows are written.
+        let db = Db::Sqlite(crate::testdb::SqliteDb::new("refused-row"));
+        let store = db.store().await;
+        let a = store.create_integration(1).await.unwrap();
+        sqlx::query(
+            "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.summary = 'poison' \
+             BEGIN SELECT RAISE(ABORT, 'refused'); END",
+        )
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let rows: Vec<LogRow> = (0..40)
+            .map(|i| LogRow {
+                integration_id: a,
+                frame_id: format!("f{i}"),
+                kind: "chat".to_owned(),
+                live_id: 1,
+                seq: i,
+                at_ms: i,
+                summary: if i == 3 {
+                    "poison".into()
+                } else {
+                    format!("#{i}")
+                },
+                detail: "{}".to_owned(),
+                lease: 1,
+            })
+            .collect();
+        assert_eq!(store.insert_events(&rows).await.unwrap(), 1);
+        assert_eq!(store.events(a, None, None, 100).await.unwrap().len(), 39);
+    }
+
+    #[tokio::test]
+    async fn a_damaged_database_file_is_said_at_once() {
+        let db = crate::testdb::SqliteDb::new("truncated");
+        let store = Store::open(&db.url, crate::testdb::cipher()).await.unwrap();
+        for _ in 0..50 {
+            let id = store.create_integration(1).await.unwrap();
+            store.save_tokens(id, &tokens(1), 0, 1, 2).await.unwrap();
+            let rows: Vec<LogRow> = (0..30)
+                .map(|i| LogRow {
+                    integration_id: id,
+                    frame_id: format!("f{i}"),
+                    kind: "chat".to_owned(),
+                    live_id: 1,
+                    seq: id * 100 + i,
+                    at_ms: i,
+                    summary: "x".repeat(200),
+                    detail: "{}".to_owned(),
+                    lease: 1,
+                })
+                .collect();
+            store.insert_events(&rows).await.unwrap();
+        }
+        store.close().await;
+        let path = db
+            .url
+            .trim_start_matches("sqlite://")
+            .trim_end_matches("?mode=rwc")
+            .to_owned();
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert!(len > 100_000, "{len}");
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(len / 2).unwrap();
+        drop(file);
+        let started = std::time::Instant::now();
+        let err = Store::open(&db.url, crate::testdb::cipher())
+            .await
+            .unwrap_err();
+        let took = started.elapsed();
+        assert!(
+            matches!(
+                err,
+                StoreError::DatabaseFile {
+                    kind: "damaged",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().starts_with("damaged database file "),
+            "{err}"
+        );
+        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+        // Not a database at all.
+        std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+        let err = Store::open(&db.url, crate::testdb::cipher())
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().starts_with("damaged database file "),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_clean_stop_checkpoints_the_wal_into_the_database_file() {
+        let db = crate::testdb::SqliteDb::new("checkpoint");
+        let store = Store::open(&db.url, crate::testdb::cipher()).await.unwrap();
+        let id = store.create_integration(1).await.unwrap();
+        for generation in 1..=20 {
+            store
+                .save_tokens(id, &tokens(generation), generation as i64 - 1, 1, 2)
+                .await
+                .unwrap();
+        }
+        let path = db
+            .url
+            .trim_start_matches("sqlite://")
+            .trim_end_matches("?mode=rwc")
+            .to_owned();
+        let wal = format!("{path}-wal");
+        assert!(
+            std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) > 0,
+            "the newest pairs are in the WAL before the stop"
+        );
+        store.close().await;
+        assert_eq!(
+            std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0),
+            0,
+            "the WAL is empty or gone after a clean stop"
+        );
+        // A backup of the database file alone holds the newest pair.
+        let backup = crate::testdb::SqliteDb::new("checkpoint-backup");
+        let copy = backup
+            .url
+            .trim_start_matches("sqlite://")
+            .trim_end_matches("?mode=rwc")
+            .to_owned();
+        std::fs::copy(&path, &copy).unwrap();
+        let restored = Store::open(&backup.url, crate::testdb::cipher())
+            .await
+            .unwrap();
+        let row = restored.integration(id).await.unwrap().unwrap();
+        assert_eq!(row.generation, 20);
+        assert_eq!(row.tokens.map(|t| t.generation()), Some(20));
+        restored.close().await;
     }
 
     on_both!(

@@ -39,17 +39,33 @@ pub(super) async fn log_writer(
             }
         }
         if !batch.is_empty() {
+            // A row the database refuses is dropped alone (the store writes
+            // a failed statement's rows one by one): one bot's bad row never
+            // costs another bot its log. Retried whole only when the
+            // database itself failed.
             let mut tries = 0;
-            while let Err(e) = store.insert_events(&batch).await {
-                tries += 1;
-                if let Some(hub) = hub.upgrade() {
-                    hub.metrics.store_errors.inc();
+            loop {
+                match store.insert_events(&batch).await {
+                    Ok(0) => break,
+                    Ok(dropped) => {
+                        if let Some(hub) = hub.upgrade() {
+                            hub.metrics.store_errors.inc_by(dropped as u64);
+                        }
+                        tracing::error!(rows = dropped, "event log: rows refused by the database");
+                        break;
+                    }
+                    Err(e) => {
+                        tries += 1;
+                        if let Some(hub) = hub.upgrade() {
+                            hub.metrics.store_errors.inc();
+                        }
+                        if tries >= 3 {
+                            tracing::error!(error = %e, rows = batch.len(), "event log: rows dropped");
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
                 }
-                if tries >= 3 {
-                    tracing::error!(error = %e, rows = batch.len(), "event log: rows dropped");
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(200)).await;
             }
             for row in batch.drain(..) {
                 *since_prune

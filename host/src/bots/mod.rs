@@ -55,6 +55,9 @@ pub enum Command {
     Authorize {
         /// The code (single use).
         code: String,
+        /// Run the bot once the pair is stored (`false`: an admin disabled
+        /// it; the pair is stored and the bot stays disabled).
+        start: bool,
         /// `Ok` once the pair is stored, or why not.
         reply: oneshot::Sender<Result<(), String>>,
     },
@@ -122,6 +125,9 @@ pub struct BotView {
     pub stop: Option<(String, String)>,
     /// A new consent would bring it back (offer the DJ a re-connect link).
     pub reconnect: bool,
+    /// Something the DJ should know while the bot runs (it started without
+    /// its stored memory).
+    pub warning: Option<String>,
 }
 
 impl BotView {
@@ -140,6 +146,7 @@ impl BotView {
             top: Vec::new(),
             stop: None,
             reconnect: false,
+            warning: None,
         }
     }
 }
@@ -296,23 +303,32 @@ impl Hub {
             if runs {
                 started += 1;
             }
+            // A pair that does not open is this bot's alone: it asks for
+            // consent (said when its lease is taken), the others run.
+            let stop = match &row.pair_unreadable {
+                Some(_) => Some(task::unreadable_pair_stop()),
+                None => row.stop.clone(),
+            };
             let view = BotView {
-                stop: row.stop.clone(),
-                reconnect: row.enabled && (row.tokens.is_none() || row.stop.is_some()),
+                reconnect: row.enabled && (row.tokens.is_none() || stop.is_some()),
+                stop: stop.clone(),
                 ..BotView::idle(
                     row.id,
                     row.label.as_deref(),
                     row.enabled,
-                    match (row.enabled, runs, &row.stop) {
-                        (false, _, _) => "disabled",
-                        (true, true, _) => "starting",
-                        (true, false, Some(_)) => "stopped",
-                        (true, false, None) => "needs_consent",
+                    // Without a pair a bot needs consent, whatever stopped it.
+                    match (row.enabled, runs) {
+                        (false, _) => "disabled",
+                        (true, true) => "starting",
+                        (true, false) => "needs_consent",
                     },
                 )
             };
             self.set_view(view);
-            self.spawn(row.id, row.label, row.generation, row.enabled, 0, None);
+            let mut task = self.new_task(row.id, row.label, row.generation, row.enabled, 0);
+            task.stop = stop;
+            task.paired = row.tokens.is_some();
+            self.run_task(task, None);
         }
         Ok(started)
     }
@@ -410,9 +426,33 @@ impl Hub {
             0,
             true,
             1,
-            Some(Command::Authorize { code, reply }),
+            Some(Command::Authorize {
+                code,
+                start: true,
+                reply,
+            }),
         );
         Ok((id, answer))
+    }
+
+    /// Forgets bot `id` here: its task is ended (waited for, at most a
+    /// second, so that it writes nothing more) and its view goes (its
+    /// consent failed before it ever ran; the caller deletes its row).
+    pub async fn forget(&self, id: i64) {
+        let slot = lock(&self.bots).remove(&id);
+        if let Some(slot) = slot {
+            slot.task.abort();
+            let until = tokio::time::Instant::now() + Duration::from_secs(1);
+            while !slot.task.is_finished() && tokio::time::Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        if let Ok(mut views) = self.views.write() {
+            views.remove(&id);
+        }
+        if self.updates.receiver_count() > 0 {
+            let _ = self.updates.send(Update::Bot(id));
+        }
     }
 
     /// Sends `command` to bot `id`; `false` when there is no such bot.
@@ -433,9 +473,20 @@ impl Hub {
         lease: i64,
         first: Option<Command>,
     ) {
-        let (tx, rx) = mpsc::channel(16);
+        let task = self.new_task(id, label, generation, enabled, lease);
+        self.run_task(task, first);
+    }
+
+    fn new_task(
+        self: &Arc<Self>,
+        id: i64,
+        label: Option<String>,
+        generation: i64,
+        enabled: bool,
+        lease: i64,
+    ) -> BotTask {
         let seed = lock(&self.rng).random();
-        let task = BotTask {
+        BotTask {
             hub: Arc::clone(self),
             id,
             behaviour: self.config.behaviour(id).clone(),
@@ -452,7 +503,14 @@ impl Hub {
             last_view: None,
             listeners_at: 0,
             listeners_call: None,
-        };
+            warning: None,
+            paired: true,
+        }
+    }
+
+    fn run_task(self: &Arc<Self>, task: BotTask, first: Option<Command>) {
+        let id = task.id;
+        let (tx, rx) = mpsc::channel(16);
         let quota = self.quota.subscribe();
         let handle = tokio::spawn(task.run(rx, quota, first));
         lock(&self.bots).insert(

@@ -49,6 +49,39 @@ pub(super) struct BotTask {
     pub(super) listeners_at: u64,
     /// The listing in flight.
     pub(super) listeners_call: Option<onair::bot::CallId>,
+    /// Something the DJ should know while the bot runs (it started without
+    /// its memory), shown on its page.
+    pub(super) warning: Option<String>,
+    /// A pair is stored for the bot, as far as this task knows (`false`:
+    /// none, or one that does not open: it needs its DJ's consent).
+    pub(super) paired: bool,
+}
+
+/// The stop of a bot whose stored pair does not open.
+pub(super) fn unreadable_pair_stop() -> (String, String) {
+    (
+        "unreadable_pair".to_owned(),
+        "the stored token pair does not open (damaged, or sealed under another key): \
+         the DJ must connect again"
+            .to_owned(),
+    )
+}
+
+/// Whether `stop` says the stored pair is dead: its refresh token was
+/// refused or has expired, or the grant is gone. A bot stopped so never
+/// presents that pair again (it is forgotten).
+fn pair_is_dead(stop: &Stop) -> bool {
+    use onair::proto::oauth::AuthProblem;
+    matches!(
+        stop,
+        Stop::Reauthorize(
+            AuthProblem::RefreshRejected
+                | AuthProblem::RefreshTokenExpired
+                | AuthProblem::NoRefreshToken
+                | AuthProblem::AccessRejected
+                | AuthProblem::Revoked
+        )
+    )
 }
 
 async fn next_event(driver: &mut Option<Driver>) -> Option<BotEvent> {
@@ -274,10 +307,45 @@ impl BotTask {
             self.publish(true);
             return;
         }
+        self.paired = row.tokens.is_some();
+        if let Some(why) = &row.pair_unreadable {
+            // This bot's pair alone does not open: it waits for its DJ's
+            // consent (the re-connect link stores a new pair over it);
+            // every other bot runs.
+            tracing::error!(
+                bot = self.id,
+                error = %why,
+                "the stored pair does not open: the bot needs the DJ's consent"
+            );
+            self.stop = Some(unreadable_pair_stop());
+            if let Some((code, message)) = self.stop.clone() {
+                let (id, lease, now) = (self.id, self.lease, self.now());
+                self.save_retrying("stop", || {
+                    self.hub
+                        .store
+                        .set_stop(id, Some((&code, &message)), lease, now)
+                })
+                .await;
+            }
+            self.publish(true);
+            return;
+        }
         let Some(tokens) = row.tokens else {
             self.publish(true);
             return;
         };
+        if let Some(why) = &row.state_unreadable {
+            tracing::warn!(
+                bot = self.id,
+                error = %why,
+                "the stored kit state does not read: the bot starts without memory"
+            );
+            self.warning = Some(
+                "The bot's stored memory (kit state) did not read: it started without it \
+                 (the current broadcast's tally and who was greeted start over)."
+                    .to_owned(),
+            );
+        }
         self.stop = None;
         self.driver = self.driver(Some(tokens), row.kit_state.as_ref());
         tracing::info!(bot = self.id, "bot started from the store");
@@ -287,8 +355,13 @@ impl BotTask {
     /// Handles a command; `true` when the task ends.
     async fn command(&mut self, command: Command) -> bool {
         match command {
-            Command::Authorize { code, reply } => {
-                self.close(false).await;
+            Command::Authorize { code, start, reply } => {
+                // The pair this consent replaces is revoked at the service
+                // before the new code is exchanged (revoking a refresh
+                // token revokes every access token of its integration: after
+                // the exchange it would revoke the new one too).
+                let revoked = self.driver.is_some();
+                self.close(true).await;
                 if !self.holds_lease().await {
                     // The DJ re-connected through this replica: the bot
                     // runs here from now on (the holder's writes are fenced).
@@ -312,6 +385,7 @@ impl BotTask {
                         }
                     }
                 }
+                let mut replaced = None;
                 let state = match self.hub.store.integration(self.id).await {
                     Ok(row) => row.and_then(|r| {
                         self.set_gen(r.generation);
@@ -320,6 +394,9 @@ impl BotTask {
                         if self.stop.is_none() {
                             self.stop = r.stop;
                         }
+                        if !revoked {
+                            replaced = r.tokens;
+                        }
                         r.kit_state
                     }),
                     Err(e) => {
@@ -327,11 +404,37 @@ impl BotTask {
                         return false;
                     }
                 };
-                self.enabled = true;
+                let had_pair = revoked || replaced.is_some();
+                if let Some(old) = replaced {
+                    // A stored pair the bot was not running (stopped,
+                    // disabled): revoked all the same.
+                    if let Some(driver) = self.driver(Some(old), state.as_ref()) {
+                        match tokio::time::timeout(Duration::from_secs(32), driver.close(true))
+                            .await
+                        {
+                            Ok(Ok(_)) => {}
+                            Ok(Err(e)) => {
+                                tracing::warn!(bot = self.id, error = %e, "replaced pair: revoke failed");
+                            }
+                            Err(_) => {
+                                tracing::warn!(bot = self.id, "replaced pair: revoke timed out")
+                            }
+                        }
+                    }
+                }
+                if had_pair {
+                    tracing::info!(
+                        bot = self.id,
+                        "the replaced pair was revoked at the service"
+                    );
+                }
+                self.enabled = start;
                 self.start_at = None;
-                let now = self.now();
-                self.save_retrying("enable", || self.hub.store.set_enabled(self.id, true, now))
-                    .await;
+                if start {
+                    let now = self.now();
+                    self.save_retrying("enable", || self.hub.store.set_enabled(self.id, true, now))
+                        .await;
+                }
                 self.driver = self.driver(None, state.as_ref());
                 match &mut self.driver {
                     Some(driver) => {
@@ -400,6 +503,7 @@ impl BotTask {
                     {
                         Ok(Some(g)) => {
                             self.set_gen(g);
+                            self.paired = false;
                             cleared = true;
                             break;
                         }
@@ -582,6 +686,7 @@ impl BotTask {
             {
                 Ok(Some(generation)) => {
                     self.set_gen(generation);
+                    self.paired = true;
                     return true;
                 }
                 Err(e @ StoreError::Fenced { .. }) => {
@@ -648,7 +753,9 @@ impl BotTask {
                 .unwrap_or(0),
             seq,
             at_ms: self.now(),
-            summary,
+            // Bounded where it is made: the store, the live streams'
+            // backlog and the pages hold at most this much of a chat line.
+            summary: crate::pages::cut(&summary, crate::pages::STORED_TEXT_CHARS).into_owned(),
             detail: detail.to_string(),
             lease: self.lease,
         };
@@ -752,8 +859,23 @@ impl BotTask {
             }
             BotEvent::StateChanged(state) => self.save_state(&state).await,
             BotEvent::TokensRenewed(tokens) => {
-                self.save_tokens(&tokens).await;
+                // The refresh window: nothing between the pair handed out
+                // and its commit (no log line, no view, no other write).
+                let read = std::time::Instant::now();
+                let saved = self.save_tokens(&tokens).await;
+                let window = read.elapsed();
                 if tokens.generation() > 1 {
+                    if saved {
+                        self.hub
+                            .metrics
+                            .refresh_window
+                            .observe(window.as_secs_f64());
+                    }
+                    tracing::debug!(
+                        bot = self.id,
+                        window_us = u64::try_from(window.as_micros()).unwrap_or(u64::MAX),
+                        "the refreshed pair was committed"
+                    );
                     self.hub.metrics.refreshes.inc();
                     tracing::info!(
                         bot = self.id,
@@ -772,6 +894,11 @@ impl BotTask {
                 }
                 if let Some(reply) = self.pending.take() {
                     let _ = reply.send(Ok(()));
+                }
+                if !self.enabled {
+                    // A consent for a bot an admin disabled: the pair is
+                    // stored, the bot does not run.
+                    self.driver = None;
                 }
                 self.publish(true);
             }
@@ -895,7 +1022,38 @@ impl BotTask {
             })
             .await;
         }
+        if pair_is_dead(stop) {
+            self.forget_dead_pair().await;
+        }
         self.publish(true);
+    }
+
+    /// Forgets the stored pair after a stop that says it is dead, so no
+    /// start sends its refresh token again: the bot waits for its DJ's
+    /// consent. A pair stored since by another writer (a newer generation)
+    /// is left alone.
+    async fn forget_dead_pair(&mut self) {
+        let (id, lease, now) = (self.id, self.lease, self.now());
+        match self
+            .hub
+            .store
+            .clear_tokens(id, self.gen(), lease, now)
+            .await
+        {
+            Ok(Some(generation)) => {
+                self.set_gen(generation);
+                self.paired = false;
+                tracing::info!(bot = id, "the dead pair is forgotten");
+            }
+            Ok(None) => {
+                tracing::info!(bot = id, "a newer pair was stored since: kept");
+            }
+            Err(e) => {
+                self.note(&e);
+                self.hub.metrics.store_errors.inc();
+                tracing::warn!(bot = id, error = %e, "the dead pair was not forgotten");
+            }
+        }
     }
 
     fn share_quota(&mut self) {
@@ -924,9 +1082,12 @@ impl BotTask {
     fn view(&self) -> BotView {
         let mut view = BotView::idle(self.id, self.label.as_deref(), self.enabled, "stopped");
         view.stop = self.stop.clone();
+        view.warning = self.warning.clone();
         let Some(driver) = &self.driver else {
             view.state = if !self.enabled {
                 "disabled"
+            } else if !self.paired {
+                "needs_consent"
             } else if self.lease == 0 && self.stop.is_none() {
                 "elsewhere"
             } else if self.start_at.is_some() {
