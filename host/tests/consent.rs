@@ -178,8 +178,12 @@ async fn api(host: &Host, path: &str) -> Value {
         .expect("api JSON")
 }
 
+/// A page as the admin sees it.
 async fn page(host: &Host, path: &str) -> String {
-    reqwest::get(format!("{}{path}", host.url))
+    reqwest::Client::new()
+        .get(format!("{}{path}", host.url))
+        .bearer_auth(ADMIN)
+        .send()
         .await
         .expect("page")
         .text()
@@ -306,7 +310,10 @@ greetings = {{}}
 
     // The dashboard's live updates: a bot's page stream sends its card, then
     // each event's log line as it is read.
-    let mut live = reqwest::get(format!("{}/events?bot=1", host.url))
+    // (the DJ's browser: the session its consent gave)
+    let mut live = b
+        .get(format!("{}/events?bot=1", host.url))
+        .send()
         .await
         .expect("events");
     assert_eq!(
@@ -426,10 +433,12 @@ greetings = {{}}
     })
     .await;
     let requests = control(&emu, &format!("/requests?clientId={client_id}"), None).await;
+    // The re-connect revoked the pair it replaced; the admin's revoke, the
+    // one it brought.
     assert_eq!(
         exchanges(&requests, "revoke"),
-        1,
-        "one revoke at the service"
+        2,
+        "one revoke at the service for each replaced pair"
     );
     let row = store.integration(1).await.expect("row").expect("bot 1");
     assert!(row.tokens.is_none(), "the pair is forgotten");

@@ -205,7 +205,7 @@ pub(super) async fn callback(
         web.hub.metrics.consents_failed.inc();
         tracing::warn!(bot = id, new, "consent failed: {why}");
         if new {
-            web.hub.forget(id);
+            web.hub.forget(id).await;
             if let Err(e) = tenants::delete_bot(&web.hub.store, id).await {
                 tracing::error!(bot = id, error = %e, "a failed consent's row not deleted");
             }
