@@ -564,3 +564,66 @@ async fn a_bot_whose_refresh_was_refused_never_presents_the_dead_token_again() {
     setup.emu.shutdown().await;
     let _ = std::fs::remove_dir_all(&setup.dir);
 }
+
+/// `key=NUMBER` in a log line.
+fn field(line: &str, key: &str) -> Option<u64> {
+    let at = line.find(&format!("{key}="))? + key.len() + 1;
+    line[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_refresh_window_is_the_save_alone() {
+    let log = log();
+    let setup = Setup::new("refresh-window").await;
+    let host = start_host(&setup, KEY).await;
+    let ids = setup.three_bots(&host).await;
+    // Busy rooms while the pairs are refreshed: every bot's log lines go
+    // to the store through the same writer.
+    let busy = {
+        let emu_control = setup.emu.control_url();
+        tokio::spawn(async move {
+            let http = reqwest::Client::new();
+            for i in 0..300 {
+                for dj in DJS {
+                    let chat = json!({"dj": dj, "event": "chat",
+                        "data": {"user": {"id": format!("u{i}"), "nickname": "Mina"}, "message": format!("line {i}")}});
+                    let _ = http
+                        .post(format!("{emu_control}/emit"))
+                        .body(chat.to_string())
+                        .send()
+                        .await;
+                }
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let seen = log.text().len();
+    // An hour on: every access token is due, each bot refreshes.
+    control(&setup.emu, "/clock/advance", Some(json!({"ms": 3_600_000}))).await;
+    until("three refreshes", Duration::from_secs(20), || async {
+        log.text()[seen..].matches("token refreshed").count() >= ids.len()
+    })
+    .await;
+    let _ = busy.await;
+    let said = log.text()[seen..].to_owned();
+    let windows: Vec<u64> = said
+        .lines()
+        .filter(|l| l.contains("token refreshed"))
+        .filter_map(|l| {
+            assert!(l.contains("saved=true"), "{l}");
+            field(l, "window_us")
+        })
+        .collect();
+    eprintln!("refresh windows (µs, from the pair handed out to its commit): {windows:?}");
+    assert_eq!(windows.len(), ids.len(), "{said}");
+    // One statement on the store's connection: milliseconds, not the
+    // length of a log batch or a queue of other writes.
+    assert!(windows.iter().all(|w| *w < 50_000), "{windows:?}");
+    host.stop().await;
+    setup.emu.shutdown().await;
+    let _ = std::fs::remove_dir_all(&setup.dir);
+}

@@ -871,15 +871,12 @@ impl BotTask {
                             .refresh_window
                             .observe(window.as_secs_f64());
                     }
-                    tracing::debug!(
-                        bot = self.id,
-                        window_us = u64::try_from(window.as_micros()).unwrap_or(u64::MAX),
-                        "the refreshed pair was committed"
-                    );
                     self.hub.metrics.refreshes.inc();
                     tracing::info!(
                         bot = self.id,
                         generation = tokens.generation(),
+                        saved,
+                        window_us = u64::try_from(window.as_micros()).unwrap_or(u64::MAX),
                         "token refreshed"
                     );
                 } else {
