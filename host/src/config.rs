@@ -13,6 +13,11 @@
 //! listen = "127.0.0.1:8088"                      # default
 //! public_url = "https://bots.example.test"       # the redirect URI is <public_url>/callback
 //! database = "host.db"                           # default; a path is a SQLite file next to this file
+//! # ephemeral = true                             # allows an in-memory database (every DJ lost at a stop)
+//! # header_timeout_ms = 10000, body_timeout_ms = 10000, request_timeout_ms = 60000,
+//! # max_body_bytes = 16384, max_connections = <from the descriptor limit>,
+//! # max_connections_per_client = 64, max_streams = <half the connections>,
+//! # max_streams_per_client = 16, max_streams_per_session = 8   (crate::limits)
 //! ```
 
 use std::collections::BTreeMap;
@@ -26,6 +31,18 @@ use serde::Deserialize;
 use zeroize::Zeroizing;
 
 use crate::crypto::TokenCipher;
+use crate::limits::Limits;
+
+/// The service's heartbeat interval (spec: 15 s): a watchdog shorter than
+/// this would replace healthy streams.
+pub const HEARTBEAT_MS: u64 = 15_000;
+/// The shortest listeners interval (`bot.listeners_every_ms`): each listing
+/// counts in the app's daily quota.
+pub const LISTENERS_FLOOR_MS: u64 = 5_000;
+/// The longest start spread (`host.start_spread_ms`): an hour.
+pub const SPREAD_CAP_MS: u64 = 3_600_000;
+/// The shortest admin token, after trimming.
+pub const ADMIN_TOKEN_CHARS: usize = 16;
 
 /// The client secret's variable.
 pub const ENV_CLIENT_SECRET: &str = "ONAIR_HOST_CLIENT_SECRET";
@@ -103,6 +120,16 @@ struct HostFile {
     events_per_broadcast: Option<u32>,
     admin_token: Option<toml::Value>,
     key: Option<toml::Value>,
+    ephemeral: Option<bool>,
+    header_timeout_ms: Option<u64>,
+    body_timeout_ms: Option<u64>,
+    request_timeout_ms: Option<u64>,
+    max_body_bytes: Option<u64>,
+    max_connections: Option<u64>,
+    max_connections_per_client: Option<u64>,
+    max_streams: Option<u64>,
+    max_streams_per_client: Option<u64>,
+    max_streams_per_session: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -253,10 +280,12 @@ pub struct HostConfig {
     pub behaviour: Behaviour,
     /// Overrides by bot id.
     pub overrides: BTreeMap<i64, Behaviour>,
-    /// The admin token ([`ENV_ADMIN_TOKEN`]).
+    /// The admin token ([`ENV_ADMIN_TOKEN`]), trimmed.
     pub admin_token: Secret,
     /// Seals tokens at rest ([`ENV_KEY`]).
     pub cipher: TokenCipher,
+    /// The web side's timeouts and caps.
+    pub limits: Limits,
 }
 
 impl HostConfig {
@@ -374,6 +403,7 @@ impl HostConfig {
         };
 
         let host = file.host;
+        let limits = limits(&host)?;
         let listen_text = host.listen.unwrap_or_else(|| "127.0.0.1:8088".to_owned());
         let listen: SocketAddr = listen_text
             .parse()
@@ -401,7 +431,20 @@ impl HostConfig {
             })?,
             None => database_url(host.database.as_deref(), dir)?,
         };
+        if is_in_memory(&database_url) && host.ephemeral != Some(true) {
+            return Err(ConfigError::at(
+                "host.database",
+                "an in-memory database loses every DJ at a stop: set host.ephemeral = true to mean it",
+            ));
+        }
         let database_url = Secret(Zeroizing::new(database_url));
+        let start_spread_ms = host.start_spread_ms.unwrap_or(5_000);
+        if start_spread_ms > SPREAD_CAP_MS {
+            return Err(ConfigError::at(
+                "host.start_spread_ms",
+                format!("at most {SPREAD_CAP_MS} (an hour)"),
+            ));
+        }
         let events_per_broadcast = host.events_per_broadcast.unwrap_or(200);
         if events_per_broadcast == 0 {
             return Err(ConfigError::at(
@@ -410,19 +453,40 @@ impl HostConfig {
             ));
         }
 
-        let admin = env(ENV_ADMIN_TOKEN).unwrap_or_default();
-        if admin.len() < 16 {
+        // Trimmed as the login form and the bearer header are.
+        let admin = env(ENV_ADMIN_TOKEN)
+            .map(|t| t.trim().to_owned())
+            .unwrap_or_default();
+        if admin.chars().count() < ADMIN_TOKEN_CHARS {
             return Err(ConfigError::at(
                 ENV_ADMIN_TOKEN,
-                "not set or shorter than 16 characters: the admin token",
+                format!(
+                    "not set or shorter than {ADMIN_TOKEN_CHARS} characters (spaces around it not counted): the admin token"
+                ),
             ));
         }
         let key = Zeroizing::new(env(ENV_KEY).unwrap_or_default());
         let cipher = TokenCipher::from_base64(&key).map_err(|e| ConfigError::at(ENV_KEY, e))?;
 
         let bot = file.bot;
-        if bot.watchdog_ms == Some(0) {
-            return Err(ConfigError::at("bot.watchdog_ms", "must be more than 0"));
+        if bot.watchdog_ms.is_some_and(|ms| ms < HEARTBEAT_MS) {
+            return Err(ConfigError::at(
+                "bot.watchdog_ms",
+                format!(
+                    "at least {HEARTBEAT_MS}: below the service's heartbeat interval (15 s) it replaces healthy streams"
+                ),
+            ));
+        }
+        if bot
+            .listeners_every_ms
+            .is_some_and(|ms| ms < LISTENERS_FLOOR_MS)
+        {
+            return Err(ConfigError::at(
+                "bot.listeners_every_ms",
+                format!(
+                    "at least {LISTENERS_FLOOR_MS}: each listing counts in the app's daily quota (leave it out for none)"
+                ),
+            ));
         }
         let kit = kit_config(bot.kit.as_ref(), "bot.kit")?.unwrap_or_default();
         let replies = Replies::default().with(&bot.replies);
@@ -450,17 +514,80 @@ impl HostConfig {
             listen,
             public_url,
             database_url,
-            start_spread_ms: host.start_spread_ms.unwrap_or(5_000),
+            start_spread_ms,
             seed: host.seed,
             events_per_broadcast,
             watchdog_ms: bot.watchdog_ms,
-            listeners_every_ms: bot.listeners_every_ms.filter(|ms| *ms > 0),
+            listeners_every_ms: bot.listeners_every_ms,
             behaviour,
             overrides,
             admin_token: Secret(Zeroizing::new(admin)),
             cipher,
+            limits,
         })
     }
+}
+
+/// `[host]`'s timeouts and caps, each within its bounds.
+fn limits(host: &HostFile) -> Result<Limits, ConfigError> {
+    let defaults = Limits::default();
+    let ms = |value: Option<u64>, key: &str, default: std::time::Duration| match value {
+        None => Ok(default),
+        Some(ms) if (1..=600_000).contains(&ms) => Ok(std::time::Duration::from_millis(ms)),
+        Some(_) => Err(ConfigError::at(
+            format!("host.{key}"),
+            "between 1 and 600000 (ten minutes)",
+        )),
+    };
+    let count = |value: Option<u64>, key: &str, max: u64| match value {
+        None => Ok(None),
+        Some(n) if (1..=max).contains(&n) => Ok(usize::try_from(n).ok()),
+        Some(_) => Err(ConfigError::at(
+            format!("host.{key}"),
+            format!("between 1 and {max}"),
+        )),
+    };
+    const MANY: u64 = 1_000_000;
+    Ok(Limits {
+        header_timeout: ms(
+            host.header_timeout_ms,
+            "header_timeout_ms",
+            defaults.header_timeout,
+        )?,
+        body_timeout: ms(
+            host.body_timeout_ms,
+            "body_timeout_ms",
+            defaults.body_timeout,
+        )?,
+        request_timeout: ms(
+            host.request_timeout_ms,
+            "request_timeout_ms",
+            defaults.request_timeout,
+        )?,
+        max_body_bytes: count(host.max_body_bytes, "max_body_bytes", 16 * 1024 * 1024)?
+            .unwrap_or(defaults.max_body_bytes),
+        max_connections: count(host.max_connections, "max_connections", MANY)?,
+        max_connections_per_client: count(
+            host.max_connections_per_client,
+            "max_connections_per_client",
+            MANY,
+        )?
+        .unwrap_or(defaults.max_connections_per_client),
+        max_streams: count(host.max_streams, "max_streams", MANY)?,
+        max_streams_per_client: count(host.max_streams_per_client, "max_streams_per_client", MANY)?
+            .unwrap_or(defaults.max_streams_per_client),
+        max_streams_per_session: count(
+            host.max_streams_per_session,
+            "max_streams_per_session",
+            MANY,
+        )?
+        .unwrap_or(defaults.max_streams_per_session),
+    })
+}
+
+/// A SQLite database in memory (`sqlite::memory:`, `:memory:`, `mode=memory`).
+fn is_in_memory(url: &str) -> bool {
+    url.starts_with("sqlite:") && (url.contains(":memory:") || url.contains("mode=memory"))
 }
 
 /// `postgres://user:password@…`: a password in the URL.
@@ -652,6 +779,141 @@ welcome = "Hi {nickname}"
         let missing = GOOD.replace("client_id = \"3f2504e0-4f89-11d3-9a0c-0305e82c3301\"\n", "");
         let err = parse(&missing).unwrap_err();
         assert!(err.to_string().contains("client_id"), "{err}");
+    }
+
+    #[test]
+    fn values_out_of_bounds_are_refused() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "[host]",
+                "[host]\nstart_spread_ms = 9223372036854775807",
+                "host.start_spread_ms",
+            ),
+            (
+                "[host]",
+                "[host]\nstart_spread_ms = 3600001",
+                "host.start_spread_ms",
+            ),
+            (
+                "[bot.kit]",
+                "[bot]\nwatchdog_ms = 1\n[bot.kit]",
+                "bot.watchdog_ms",
+            ),
+            (
+                "[bot.kit]",
+                "[bot]\nwatchdog_ms = 14999\n[bot.kit]",
+                "bot.watchdog_ms",
+            ),
+            (
+                "[bot.kit]",
+                "[bot]\nlisteners_every_ms = 1\n[bot.kit]",
+                "bot.listeners_every_ms",
+            ),
+            (
+                "[bot.kit]",
+                "[bot]\nlisteners_every_ms = 0\n[bot.kit]",
+                "bot.listeners_every_ms",
+            ),
+            (
+                "[host]",
+                "[host]\nheader_timeout_ms = 0",
+                "host.header_timeout_ms",
+            ),
+            (
+                "[host]",
+                "[host]\nrequest_timeout_ms = 600001",
+                "host.request_timeout_ms",
+            ),
+            (
+                "[host]",
+                "[host]\nmax_connections = 0",
+                "host.max_connections",
+            ),
+            (
+                "[host]",
+                "[host]\nmax_streams_per_session = 0",
+                "host.max_streams_per_session",
+            ),
+            (
+                "[host]",
+                "[host]\ndatabase = \"sqlite::memory:\"",
+                "host.database",
+            ),
+            ("[host]", "[host]\ndatabase = \":memory:\"", "host.database"),
+            (
+                "[host]",
+                "[host]\ndatabase = \"sqlite://x.db?mode=memory&cache=shared\"",
+                "host.database",
+            ),
+        ];
+        for (from, to, key) in cases {
+            let text = GOOD.replacen(from, to, 1);
+            let err = parse(&text).unwrap_err();
+            assert_eq!(&err.key, key, "{to}: {err}");
+            assert!(!err.message.is_empty() && !err.message.contains('\n'));
+        }
+        // At the bounds: accepted.
+        let text = GOOD.replacen(
+            "[bot.kit]",
+            "[bot]\nwatchdog_ms = 15000\nlisteners_every_ms = 5000\n[bot.kit]",
+            1,
+        );
+        let c = parse(&text.replacen("[host]", "[host]\nstart_spread_ms = 3600000", 1)).unwrap();
+        assert_eq!(c.watchdog_ms, Some(15_000));
+        assert_eq!(c.listeners_every_ms, Some(5_000));
+        assert_eq!(c.start_spread_ms, 3_600_000);
+        // In memory when asked for.
+        let c = parse(&GOOD.replacen(
+            "[host]",
+            "[host]\ndatabase = \"sqlite::memory:\"\nephemeral = true",
+            1,
+        ))
+        .unwrap();
+        assert_eq!(c.database_url.expose(), "sqlite::memory:");
+    }
+
+    #[test]
+    fn limits_have_defaults_and_can_be_set() {
+        let c = parse(GOOD).unwrap();
+        assert_eq!(c.limits, Limits::default());
+        assert_eq!(c.limits.header_timeout, std::time::Duration::from_secs(10));
+        assert_eq!(c.limits.request_timeout, std::time::Duration::from_secs(60));
+        assert_eq!(c.limits.max_connections, None);
+        let c = parse(&GOOD.replacen(
+            "[host]",
+            "[host]\nheader_timeout_ms = 500\nmax_connections = 40\nmax_streams_per_client = 3",
+            1,
+        ))
+        .unwrap();
+        assert_eq!(
+            c.limits.header_timeout,
+            std::time::Duration::from_millis(500)
+        );
+        assert_eq!(c.limits.max_connections, Some(40));
+        assert_eq!(c.limits.max_streams_per_client, 3);
+    }
+
+    #[test]
+    fn the_admin_token_is_trimmed_and_long_enough() {
+        let padded = |n: &str| match n {
+            ENV_ADMIN_TOKEN => Some("  admin-token-0123456789 \n".to_owned()),
+            other => env(other),
+        };
+        let c = HostConfig::parse(GOOD, Path::new("."), &padded).unwrap();
+        assert_eq!(c.admin_token.expose(), "admin-token-0123456789");
+        // 16 characters only with the spaces: refused.
+        let short = |n: &str| match n {
+            ENV_ADMIN_TOKEN => Some("   fifteen-chars-x   ".to_owned()),
+            other => env(other),
+        };
+        let err = HostConfig::parse(GOOD, Path::new("."), &short).unwrap_err();
+        assert_eq!(err.key, ENV_ADMIN_TOKEN);
+        assert!(!err.to_string().contains("fifteen"), "{err}");
+        let sixteen = |n: &str| match n {
+            ENV_ADMIN_TOKEN => Some("sixteen-chars-ok".to_owned()),
+            other => env(other),
+        };
+        assert!(HostConfig::parse(GOOD, Path::new("."), &sixteen).is_ok());
     }
 
     #[test]

@@ -26,14 +26,17 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod assets;
 pub mod bots;
 pub mod config;
 pub mod crypto;
 pub mod lease;
+pub mod limits;
 pub mod metrics;
 pub mod pages;
 pub mod replicas;
 pub mod store;
+pub mod tenants;
 #[cfg(test)]
 mod testdb;
 pub mod web;
@@ -95,11 +98,12 @@ pub async fn serve(
     );
     let (stopping_tx, stopping) = watch::channel(false);
     let app = web::router(Arc::clone(&hub), stopping);
-    let mut stopping_rx = stopping_tx.subscribe();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
-        let _ = stopping_rx.wait_for(|s| *s).await;
-    });
-    let server = tokio::spawn(async move { server.await });
+    let server = tokio::spawn(limits::serve(
+        listener,
+        app,
+        config.limits.clone(),
+        stopping_tx.subscribe(),
+    ));
     stop.await;
     tracing::info!("stopping: closing streams and saving every bot");
     let _ = stopping_tx.send(true);
@@ -112,9 +116,9 @@ pub async fn serve(
         tracing::warn!(error = %e, "leases not released (they expire)");
     }
     match tokio::time::timeout(std::time::Duration::from_secs(5), server).await {
-        Ok(Ok(Err(e))) => tracing::warn!(error = %e, "web side ended with an error"),
+        Ok(Err(e)) => tracing::warn!(error = %e, "web side ended with an error"),
         Err(_) => tracing::warn!("web side did not close within 5 s"),
-        _ => {}
+        Ok(Ok(())) => {}
     }
     store.close().await;
     tracing::info!("stopped");

@@ -1,32 +1,43 @@
 //! The dashboard's HTML, rendered on the server with maud (every value
-//! escaped by construction); a few lines of inline script apply the live
-//! updates that `/events` sends (no front-end build step).
+//! escaped by construction); the script that applies the live updates
+//! `/events` sends and the style are files under `/assets/` ([`crate::assets`]:
+//! no inline script or style, as the Content-Security-Policy wants; no
+//! front-end build step). Text from the service (nicknames, labels, chat
+//! lines, stop messages) is cut to a bound ([`cut`]) and isolated in `<bdi>`
+//! so a bidi control in it cannot reorder the rest of its cell or line.
 
-use maud::{html, Markup, PreEscaped, DOCTYPE};
+use maud::{html, Markup, DOCTYPE};
 use onair::proto::quota::DailyQuota;
 
 use crate::bots::BotView;
 use crate::store::LogRow;
 
-const STYLE: &str = r#"
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem;color:#222;background:#fafafa}
-h1{font-size:1.4rem;margin:0 0 .3rem}
-table{border-collapse:collapse;width:100%;background:#fff}
-th,td{padding:.35rem .5rem;border-bottom:1px solid #e4e4e4;text-align:left;vertical-align:top}
-th{background:#f0f0f0;font-weight:600}
-.state{display:inline-block;padding:.05rem .45rem;border-radius:.6rem;font-size:.85em;background:#ddd}
-.state-connected{background:#c8ecc9}.state-waiting{background:#e6e9f5}
-.state-stopped,.state-needs_consent{background:#f7c9c9}.state-disabled{background:#ccc}
-.state-backing_off,.state-refreshing,.state-connecting,.state-starting{background:#f8e7b5}
-.onair{color:#c0392b;font-weight:600}.muted{color:#888}
-.card{background:#fff;border:1px solid #e4e4e4;padding:.8rem 1rem;margin:.8rem 0}
-ul.log{list-style:none;padding:0;margin:0;background:#fff;border:1px solid #e4e4e4}
-ul.log li{padding:.25rem .6rem;border-bottom:1px solid #f0f0f0}
-.kind{display:inline-block;min-width:5.5rem;color:#555}
-form.inline{display:inline}
-a.button,button{font:inherit;padding:.2rem .6rem}
-"#;
+/// A log line's text is cut to this many characters on a page.
+pub const LOG_TEXT_CHARS: usize = 300;
+/// A log line's text is stored (and sent to live streams) cut to this many
+/// characters.
+pub const STORED_TEXT_CHARS: usize = 1_000;
+/// A name (a nickname, a bot's label) is cut to this many characters.
+pub const NAME_CHARS: usize = 64;
+/// A bot's page shows at most this many log lines (the live updates keep
+/// the same number).
+pub const LOG_LINES: usize = 100;
 
+/// `text` cut to `max` characters (at a character boundary) with "…".
+pub fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
+    }
+}
+
+/// A name from the service: cut, isolated.
+fn name(text: &str) -> Markup {
+    html! { bdi { (cut(text, NAME_CHARS)) } }
+}
+
+/// A page: `script` names its script under `/assets/` (the live updates:
+/// `host.js`), or is empty for none.
 fn page(title: &str, body: Markup, script: &str) -> Markup {
     html! {
         (DOCTYPE)
@@ -34,12 +45,14 @@ fn page(title: &str, body: Markup, script: &str) -> Markup {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) }
-                style { (PreEscaped(STYLE)) }
+                title { (cut(title, NAME_CHARS + 20)) }
+                link rel="stylesheet" href="/assets/host.css";
+                @if !script.is_empty() {
+                    script src={ "/assets/" (script) } defer {}
+                }
             }
             body {
                 (body)
-                script { (PreEscaped(script)) }
             }
         }
     }
@@ -112,44 +125,35 @@ pub fn bot_row(view: &BotView) -> Markup {
     html! {
         tr id={ "bot-" (view.id) } class="bot" data-state=(view.state) data-bot=(view.id) {
             td { (view.id) }
-            td.label { a href={ "/bots/" (view.id) } { (view.label) } }
+            td.label { a href={ "/bots/" (view.id) } { (name(&view.label)) } }
             td { span class={ "state state-" (view.state) } { (state_word(view)) }
-                @if let Some((code, _)) = &view.stop { " " span.muted { "(" (code) ")" } }
+                @if let Some((code, _)) = &view.stop { " " span.muted { "(" bdi { (cut(code, NAME_CHARS)) } ")" } }
             }
             td { @if view.on_air { span.onair { "● " (view.live_id.unwrap_or(0)) } } @else { span.muted { "—" } } }
             td { (view.hearts) }
             td { (view.donated) }
             td { (view.joined) }
-            td { @if let Some(top) = view.top.first() { (top.name) " (" (top.donated) ")" } @else { span.muted { "—" } } }
+            td { @if let Some(top) = view.top.first() { (name(&top.name)) " (" (top.donated) ")" } @else { span.muted { "—" } } }
             td { (events) }
             td { @if view.reconnect { a href={ "/connect?bot=" (view.id) } { "re-connect" } } }
         }
     }
 }
 
-const INDEX_SCRIPT: &str = r#"
-(function(){
-  var es = new EventSource('/events');
-  es.addEventListener('bots', function(e){
-    var t = document.createElement('tbody'); t.innerHTML = e.data;
-    Array.prototype.slice.call(t.children).forEach(function(row){
-      var old = document.getElementById(row.id);
-      if (old) { old.replaceWith(row); } else { document.querySelector('#bots tbody').appendChild(row); }
-    });
-    var n = document.querySelectorAll('#bots tbody tr').length;
-    document.getElementById('count').textContent = n;
-  });
-  es.addEventListener('quota', function(e){ document.getElementById('quota').innerHTML = e.data; });
-})();
-"#;
-
-/// The dashboard: every bot.
-pub fn index(views: &[std::sync::Arc<BotView>], quota: &DailyQuota, now_ms: u64) -> Markup {
+/// The dashboard: the bots the viewer sees (the admin: every bot; a DJ:
+/// theirs), with the viewer's `controls` (log out, another device).
+pub fn index(
+    views: &[std::sync::Arc<BotView>],
+    quota: &DailyQuota,
+    now_ms: u64,
+    controls: Markup,
+) -> Markup {
     let on_air = views.iter().filter(|v| v.on_air).count();
     page(
         "onair host",
         html! {
             h1 { "onair host" }
+            (controls)
             p {
                 span id="count" { (views.len()) } " bots, " (on_air) " on air · quota: "
                 span id="quota" { (quota_line(quota, now_ms)) }
@@ -163,7 +167,7 @@ pub fn index(views: &[std::sync::Arc<BotView>], quota: &DailyQuota, now_ms: u64)
                 tbody { @for v in views { (bot_row(v)) } }
             }
         },
-        INDEX_SCRIPT,
+        "host.js",
     )
 }
 
@@ -174,7 +178,7 @@ pub fn bot_card(view: &BotView, now_ms: u64) -> Markup {
             p { span class={ "state state-" (view.state) } { (state_word(view)) }
                 @if let Some(live) = view.live_id { " · broadcast " (live) } }
             @if let Some((code, message)) = &view.stop {
-                p { strong { "Stopped (" (code) "): " } (message) }
+                p { strong { "Stopped (" bdi { (cut(code, NAME_CHARS)) } "): " } bdi { (cut(message, LOG_TEXT_CHARS)) } }
             }
             @if view.reconnect {
                 p { a.button href={ "/connect?bot=" (view.id) } { "Re-connect this bot" }
@@ -184,7 +188,7 @@ pub fn bot_card(view: &BotView, now_ms: u64) -> Markup {
             @if !view.top.is_empty() {
                 table { thead { tr { th { "#" } th { "top donor" } th { "donated" } } }
                     tbody { @for (i, d) in view.top.iter().enumerate() {
-                        tr { td { (i + 1) } td { (d.name) } td { (d.donated) } }
+                        tr { td { (i + 1) } td { (name(&d.name)) } td { (d.donated) } }
                     } } }
             }
             @if let Some(s) = &view.status {
@@ -209,49 +213,23 @@ pub fn bot_card(view: &BotView, now_ms: u64) -> Markup {
 /// One line of the event log.
 pub fn log_line(row: &LogRow) -> Markup {
     html! {
-        li data-kind=(row.kind) { span.kind { (row.kind) } (row.summary) }
+        li data-kind=(row.kind) { span.kind { (row.kind) } bdi { (cut(&row.summary, LOG_TEXT_CHARS)) } }
     }
 }
 
-const BOT_SCRIPT: &str = r#"
-(function(){
-  var id = document.body.getAttribute('data-bot') || document.querySelector('[data-bot]').getAttribute('data-bot');
-  var es = new EventSource('/events?bot=' + id);
-  es.addEventListener('card', function(e){
-    var d = document.createElement('div'); d.innerHTML = e.data;
-    document.getElementById('card').replaceWith(d.firstElementChild);
-  });
-  es.addEventListener('log', function(e){
-    var u = document.createElement('ul'); u.innerHTML = e.data;
-    var log = document.getElementById('log');
-    log.insertBefore(u.firstElementChild, log.firstChild);
-    while (log.children.length > 100) { log.removeChild(log.lastChild); }
-  });
-})();
-"#;
-
-/// One bot's page.
-pub fn bot_page(view: &BotView, log: &[LogRow], now_ms: u64) -> Markup {
+/// One bot's page, with the viewer's `controls` ([`bot_controls`]).
+pub fn bot_page(view: &BotView, log: &[LogRow], now_ms: u64, controls: Markup) -> Markup {
     page(
         &format!("{} · onair host", view.label),
         html! {
             p { a href="/" { "← all bots" } }
-            h1 data-bot=(view.id) { (view.label) " " span.muted { "#" (view.id) } }
+            h1 data-bot=(view.id) { (name(&view.label)) " " span.muted { "#" (view.id) } }
             (bot_card(view, now_ms))
-            div.card {
-                "Admin: "
-                @for action in ["disable", "enable", "revoke"] {
-                    form.inline method="post" action={ "/admin/bots/" (view.id) "/" (action) } {
-                        button type="submit" { (action) }
-                    }
-                    " "
-                }
-                span.muted { "(needs the admin token: " a href="/admin/login" { "log in" } ")" }
-            }
+            (controls)
             h2 { "Last events" }
-            ul id="log" class="log" { @for row in log { (log_line(row)) } }
+            ul id="log" class="log" data-max=(LOG_LINES) { @for row in log.iter().take(LOG_LINES) { (log_line(row)) } }
         },
-        BOT_SCRIPT,
+        "host.js",
     )
 }
 
@@ -285,6 +263,127 @@ pub fn login(failed: bool) -> Markup {
     )
 }
 
+/// What a visitor without a session sees: how to connect a bot, nothing
+/// about any DJ.
+pub fn welcome() -> Markup {
+    page(
+        "onair host",
+        html! {
+            h1 { "onair host" }
+            p { "A bot for your broadcasts: it greets your listeners, thanks donors and keeps the tally." }
+            p { a.button href="/connect" { "Connect your bot" } }
+            p.muted { "Already connected on another device? Open the sign-in link made there. "
+                a href="/admin/login" { "Admin" } }
+        },
+        "",
+    )
+}
+
+/// A hidden form field with the CSRF token.
+fn csrf_field(csrf: &str) -> Markup {
+    html! { input type="hidden" name="csrf" value=(csrf); }
+}
+
+/// The dashboard's controls for a DJ (`dj`) and/or the admin (`admin`):
+/// log out, sign in on another device, connect another bot.
+pub fn controls(csrf: &str, dj: bool, admin: bool) -> Markup {
+    html! {
+        p.controls {
+            @if dj {
+                "Your bots · "
+                form.inline method="post" action="/signin-link" {
+                    (csrf_field(csrf)) button type="submit" { "sign in on another device" }
+                }
+                " "
+                form.inline method="post" action="/logout" {
+                    (csrf_field(csrf)) button type="submit" { "log out" }
+                }
+            }
+            @if admin {
+                " Admin · "
+                form.inline method="post" action="/admin/logout" {
+                    (csrf_field(csrf)) button type="submit" { "admin log out" }
+                }
+            }
+        }
+    }
+}
+
+/// A bot's actions for its viewer: the DJ disables and enables their bot
+/// (not one the admin disabled) and revokes it; the admin does all of it
+/// and ends the DJ's sessions.
+pub fn bot_controls(id: i64, csrf: &str, admin: bool, by_admin: bool) -> Markup {
+    let base = if admin { "/admin/bots/" } else { "/bots/" };
+    html! {
+        div.card {
+            (if admin { "Admin: " } else { "Your bot: " })
+            @for action in ["disable", "enable", "revoke"] {
+                @if admin || action != "enable" || !by_admin {
+                    form.inline method="post" action={ (base) (id) "/" (action) } {
+                        (csrf_field(csrf)) button type="submit" { (action) }
+                    }
+                    " "
+                }
+            }
+            @if admin {
+                form.inline method="post" action={ "/admin/bots/" (id) "/logout" } {
+                    (csrf_field(csrf)) button type="submit" { "end the DJ's sessions" }
+                }
+            }
+            @if by_admin {
+                p.muted { "An admin disabled this bot: only the admin enables it again                     (a new consent is stored, the bot stays disabled)." }
+            }
+        }
+    }
+}
+
+/// The admin login form (its CSRF token in a hidden field).
+pub fn admin_login(failed: bool, csrf: &str) -> Markup {
+    page(
+        "Admin · onair host",
+        html! {
+            h1 { "Admin" }
+            @if failed { p { strong { "That is not the admin token." } } }
+            form method="post" action="/admin/login" {
+                (csrf_field(csrf))
+                label { "Admin token " input type="password" name="token" autocomplete="off"; }
+                " " button type="submit" { "Log in" }
+            }
+        },
+        "",
+    )
+}
+
+/// The one-time sign-in link for another device.
+pub fn signin_link(url: &str, minutes: i64) -> Markup {
+    page(
+        "Sign in on another device · onair host",
+        html! {
+            h1 { "Sign in on another device" }
+            p { "Open this link on the other device within " (minutes) " minutes. It works once." }
+            p { code { (url) } }
+            p { a href="/" { "back to your bots" } }
+        },
+        "",
+    )
+}
+
+/// The sign-in page a sign-in link opens: one button (the link alone
+/// changes nothing).
+pub fn signin_confirm(code: &str) -> Markup {
+    page(
+        "Sign in · onair host",
+        html! {
+            h1 { "Sign in" }
+            form method="post" action="/signin" {
+                input type="hidden" name="code" value=(code);
+                button type="submit" { "Sign in to your bots" }
+            }
+        },
+        "",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +393,45 @@ mod tests {
         assert_eq!(relative(10_000, 0), "in 10 s");
         assert_eq!(relative(0, 180_000), "3 min ago");
         assert_eq!(relative(3 * 3_600_000, 0), "in 3 h");
+    }
+
+    #[test]
+    fn text_is_cut_at_a_character_boundary() {
+        assert_eq!(cut("abc", 3), "abc");
+        assert_eq!(cut("abcd", 3), "abc…");
+        assert_eq!(cut("ééééé", 2), "éé…");
+        assert_eq!(cut("🎧🎧🎧", 1), "🎧…");
+        assert_eq!(cut("", 0), "");
+        let long = "x".repeat(100_000);
+        assert_eq!(
+            cut(&long, LOG_TEXT_CHARS).chars().count(),
+            LOG_TEXT_CHARS + 1
+        );
+    }
+
+    #[test]
+    fn user_text_is_isolated_and_bounded() {
+        let mut view = crate::bots::tests_support::view(3);
+        view.label = format!("\u{202E}{}", "n".repeat(500));
+        let row = bot_row(&view).into_string();
+        assert!(row.contains("<bdi>\u{202E}"), "{row}");
+        assert!(row.len() < 2_000, "{}", row.len());
+        let line = log_line(&LogRow {
+            integration_id: 3,
+            frame_id: "f".into(),
+            kind: "chat".into(),
+            live_id: 1,
+            seq: 1,
+            at_ms: 0,
+            summary: format!("\u{2067}Mina: {}", "<".repeat(100_000)),
+            detail: "{}".into(),
+            lease: 0,
+        })
+        .into_string();
+        assert!(line
+            .starts_with("<li data-kind=\"chat\"><span class=\"kind\">chat</span><bdi>\u{2067}"));
+        assert!(line.ends_with("…</bdi></li>"), "{line}");
+        assert!(line.len() < 300 * 4 + 100, "{}", line.len());
     }
 
     #[test]
