@@ -367,7 +367,8 @@ def main():
     parser.add_argument("--speed", type=float, default=None,
                         help="emulator speed (default 2; 4 for --quota; ONAIR_E2E_SPEED)")
     parser.add_argument("--timeout", type=float, default=300)
-    parser.add_argument("--watchdog-ms", type=int, default=10_000)
+    parser.add_argument("--watchdog-ms", type=int, default=15_000,
+                        help="the bots' heartbeat watchdog (host.toml allows no less than 15000)")
     parser.add_argument("--kill-at", type=float, default=0.15,
                         help="SIGKILL replica 1 once this share of the scenario has run")
     parser.add_argument("--cut-after", type=float, default=4.0,
@@ -473,7 +474,7 @@ def main():
                 if r.proc is None:
                     continue
                 try:
-                    text = single.get(f"{r.url}/metrics", timeout=5)
+                    text = single.get(f"{r.url}/metrics", {"Authorization": f"Bearer {admin}"}, timeout=5)
                 except OSError:
                     return None
                 for line in text.splitlines():
@@ -633,7 +634,8 @@ def main():
         time.sleep(1.0)  # the event log's last batch
 
         apis = {dj: front.api(f"/api/bots/{bots[dj]}?kind=arrival&events=1000000") for dj in djs}
-        shown = [single.get(f"{r.url}/") for r in live] + [single.get(f"{front.url}/metrics")]
+        as_admin = {"Authorization": f"Bearer {admin}"}  # /metrics and every bot: the admin's
+        shown = [single.get(f"{r.url}/", as_admin) for r in live] + [single.get(f"{front.url}/metrics", as_admin)]
         shown += [json.dumps(a) for a in apis.values()]
         # The broadcasts are over: an admin revokes one bot through a replica
         # that does not run it, and its DJ connects again through another.
