@@ -8,7 +8,7 @@
 3. Each DJ connects as a browser would, with a plain HTTP client and a
    cookie jar: GET /connect (303 to the consent page, a state cookie),
    the consent page with dj=<name> (302 back with code and state),
-   GET /callback (303 to the bot's page).
+   GET /callback (303 to the bot's page, and the DJ's session cookie).
 4. In the middle of a broadcast the host is stopped (SIGTERM) and started
    again once, emulator time held meanwhile (so frames written are read).
 5. When the scenario is done and every bot has read its last LIVE_ENDED,
@@ -20,6 +20,11 @@
    consent, one exchange per DJ, no invalid_grant), no code exchanged twice,
    and no log line, page or API answer shows the client secret, the admin
    token, the encryption key, a consent code or any token.
+6. Tenants: each DJ, with the session cookie its consent gave (kept across
+   the restart: sessions are in the store), sees only their own bot on
+   the dashboard, the JSON view and its page, and gets 404 for another
+   DJ's; the admin logs in through /admin/login (its form's CSRF token)
+   and sees every bot; an anonymous visitor sees no bot.
 Exit 0 only when all of it holds. Standard library only.
 """
 
@@ -87,6 +92,71 @@ def get(url, headers=None, timeout=10):
         return resp.read().decode()
 
 
+# Each DJ's browser: its cookies (the session its first consent gave), kept
+# for its next consent (a re-connect link counts only for the bot's DJ).
+JARS = {}
+
+
+def browser(jar):
+    return urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
+
+
+def fetch(opener, url, data=None, timeout=10):
+    """(status, text) of a GET (or a form POST with `data`), redirects not
+    followed."""
+    body = urllib.parse.urlencode(data).encode() if data is not None else None
+    try:
+        with opener.open(urllib.request.Request(url, data=body), timeout=timeout) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def admin_browser(host_url, admin):
+    """The admin logged in through /admin/login as a browser would (the
+    form's CSRF token, the session cookie)."""
+    opener = browser(http.cookiejar.CookieJar())
+    status, form = fetch(opener, f"{host_url}/admin/login")
+    match = re.search(r'name="csrf" value="([^"]+)"', form)
+    if status != 200 or not match:
+        raise SystemExit(f"e2e host: /admin/login answered {status} without a CSRF field")
+    status, _ = fetch(opener, f"{host_url}/admin/login", {"csrf": match.group(1), "token": admin})
+    if status != 303:
+        raise SystemExit(f"e2e host: the admin login answered {status}")
+    return opener
+
+
+def check_tenants(host_url, bots, admin_opener):
+    """Each DJ sees only their own bot; the admin every bot; nobody none."""
+    problems = []
+    rows = re.compile(r'id="bot-(\d+)"')
+    for dj, bot in bots.items():
+        opener = browser(JARS[dj])
+        status, page = fetch(opener, f"{host_url}/")
+        seen = {int(b) for b in rows.findall(page)}
+        if status != 200 or seen != {bot}:
+            problems.append(f"{dj}'s dashboard ({status}) shows bots {sorted(seen)}, not only {bot}")
+        status, text = fetch(opener, f"{host_url}/api/bots")
+        ids = sorted(v["id"] for v in json.loads(text)["bots"]) if status == 200 else None
+        if ids != [bot]:
+            problems.append(f"{dj}'s /api/bots ({status}) lists {ids}, not only {bot}")
+        if fetch(opener, f"{host_url}/bots/{bot}")[0] != 200:
+            problems.append(f"{dj} cannot open their bot's page")
+        other = next((b for d, b in bots.items() if d != dj), None)
+        if other is not None:
+            status, _ = fetch(opener, f"{host_url}/bots/{other}")
+            if status != 404:
+                problems.append(f"{dj} opened another DJ's bot page: {status}")
+    status, page = fetch(admin_opener, f"{host_url}/")
+    seen = {int(b) for b in rows.findall(page)}
+    if status != 200 or seen != set(bots.values()):
+        problems.append(f"the admin's dashboard ({status}) shows {len(seen)} of {len(bots)} bots")
+    status, page = fetch(browser(http.cookiejar.CookieJar()), f"{host_url}/")
+    if status != 200 or rows.search(page) or "/bots/" in page:
+        problems.append(f"an anonymous visitor's dashboard ({status}) shows a bot")
+    return problems
+
+
 class Host:
     """The host process: started, stopped with SIGTERM, started again."""
 
@@ -133,9 +203,10 @@ def connect(host_url, dj, bot=None):
     """One DJ through /connect (a bot's re-connect link `/connect?bot=N`
     when `bot` is given), the consent page and /callback, as a browser
     would (cookies kept, redirects read one by one). Returns the bot's id
-    and the consent code (to look for in logs and pages)."""
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
+    and the consent code (to look for in logs and pages). The DJ's browser
+    (its cookies) is kept in JARS for their next consent."""
+    jar = JARS.setdefault(dj, http.cookiejar.CookieJar())
+    opener = browser(jar)
 
     def location(url):
         try:
@@ -199,7 +270,8 @@ def main():
     parser.add_argument("--scenario", default="faulty")
     parser.add_argument("--speed", type=float, default=float(os.environ.get("ONAIR_E2E_SPEED", "4")))
     parser.add_argument("--timeout", type=float, default=240)
-    parser.add_argument("--watchdog-ms", type=int, default=10_000)
+    parser.add_argument("--watchdog-ms", type=int, default=15_000,
+                        help="the bots' heartbeat watchdog (host.toml allows no less than 15000)")
     parser.add_argument("--restart-at", type=float, default=0.45,
                         help="restart the host once this share of the scenario has run "
                              "(above 1: never, to tell a restart's effects from others')")
@@ -303,10 +375,15 @@ watchdog_ms = {args.watchdog_ms}
                     return 1
                 time.sleep(0.2)
 
-        # What the host says, then its pages (for the secrets check).
+        # What the host says, then its pages (for the secrets check): as
+        # the admin and as each DJ.
+        admin_opener = admin_browser(host_url, admin)
+        tenant_problems = check_tenants(host_url, bots, admin_opener)
         apis = {dj: host.api(f"/api/bots/{bots[dj]}?kind=arrival&events=1000000") for dj in djs}
-        shown = [get(f"{host_url}/"), get(f"{host_url}/metrics"), json.dumps(host.api("/api/bots"))]
-        shown += [get(f"{host_url}/bots/{bot}") for bot in bots.values()]
+        shown = [fetch(admin_opener, f"{host_url}/")[1], fetch(admin_opener, f"{host_url}/metrics")[1],
+                 json.dumps(host.api("/api/bots"))]
+        shown += [fetch(admin_opener, f"{host_url}/bots/{bot}")[1] for bot in bots.values()]
+        shown += [fetch(browser(JARS[dj]), f"{host_url}/bots/{bot}")[1] for dj, bot in bots.items()]
         shown += [json.dumps(a) for a in apis.values()]
         code = host.stop()
         host = None
@@ -319,7 +396,7 @@ watchdog_ms = {args.watchdog_ms}
         by_integration = collections.defaultdict(list)
         for r in requests:
             by_integration[r.get("integration")].append(r)
-        problems = []
+        problems = list(tenant_problems)
         events = people = greeted = 0
         for dj in djs:
             ledger = ledgers[dj] = e2e.http_json(
@@ -371,7 +448,8 @@ watchdog_ms = {args.watchdog_ms}
 
         summary = (
             f"host: {len(djs)} DJs through /connect → consent → /callback, {events} events delivered, "
-            f"{people} people, {greeted} greeted, restarted once, {len(requests)} requests, {elapsed:.1f} s"
+            f"{people} people, {greeted} greeted, restarted once, {len(requests)} requests, {elapsed:.1f} s; "
+            f"each DJ (by session) saw only their bot, the admin (by login) every bot"
         )
         if problems:
             for dj in djs:
