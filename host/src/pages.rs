@@ -9,7 +9,7 @@
 use maud::{html, Markup, DOCTYPE};
 use onair::proto::quota::DailyQuota;
 
-use crate::bots::BotView;
+use crate::bots::{BotState, BotView};
 use crate::store::LogRow;
 
 /// A log line's text is cut to this many characters on a page.
@@ -80,18 +80,17 @@ pub fn relative(at_ms: u64, now_ms: u64) -> String {
 
 fn state_word(view: &BotView) -> &'static str {
     match view.state {
-        "connected" if view.on_air => "on air",
-        "connected" => "connected",
-        "connecting" => "connecting",
-        "waiting" => "waiting for a broadcast",
-        "backing_off" => "backing off",
-        "refreshing" => "refreshing its token",
-        "needs_consent" => "needs the DJ's consent",
-        "stopped" => "stopped",
-        "disabled" => "disabled",
-        "starting" => "starting",
-        "elsewhere" => "on another replica",
-        other => other,
+        BotState::Connected if view.on_air => "on air",
+        BotState::Connected => "connected",
+        BotState::Connecting => "connecting",
+        BotState::Waiting => "waiting for a broadcast",
+        BotState::BackingOff => "backing off",
+        BotState::Refreshing => "refreshing its token",
+        BotState::NeedsConsent => "needs the DJ's consent",
+        BotState::Stopped => "stopped",
+        BotState::Disabled => "disabled",
+        BotState::Starting => "starting",
+        BotState::Elsewhere => "on another replica",
     }
 }
 
@@ -127,7 +126,7 @@ pub fn bot_row(view: &BotView) -> Markup {
             td { (view.id) }
             td.label { a href={ "/bots/" (view.id) } { (name(&view.label)) } }
             td { span class={ "state state-" (view.state) } { (state_word(view)) }
-                @if let Some((code, _)) = &view.stop { " " span.muted { "(" bdi { (cut(code, NAME_CHARS)) } ")" } }
+                @if let Some(stop) = &view.stop { " " span.muted { "(" bdi { (cut(&stop.code, NAME_CHARS)) } ")" } }
             }
             td { @if view.on_air { span.onair { "● " (view.live_id.unwrap_or(0)) } } @else { span.muted { "—" } } }
             td { (view.hearts) }
@@ -177,8 +176,11 @@ pub fn bot_card(view: &BotView, now_ms: u64) -> Markup {
         div id="card" class="card" data-state=(view.state) {
             p { span class={ "state state-" (view.state) } { (state_word(view)) }
                 @if let Some(live) = view.live_id { " · broadcast " (live) } }
-            @if let Some((code, message)) = &view.stop {
-                p { strong { "Stopped (" bdi { (cut(code, NAME_CHARS)) } "): " } bdi { (cut(message, LOG_TEXT_CHARS)) } }
+            @if let Some(stop) = &view.stop {
+                p { strong { "Stopped (" bdi { (cut(&stop.code, NAME_CHARS)) } "): " } bdi { (cut(&stop.message, LOG_TEXT_CHARS)) } }
+            }
+            @if let Some(warning) = &view.warning {
+                p.warning { (warning) }
             }
             @if view.reconnect {
                 p { a.button href={ "/connect?bot=" (view.id) } { "Re-connect this bot" }

@@ -93,6 +93,90 @@ pub struct Donor {
     pub donated: u64,
 }
 
+/// A bot's state in one word: the API's JSON, the pages' classes and the
+/// metrics' labels use these words (`serde` writes them snake_case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BotState {
+    /// Restored, its start delayed (spread at a replica's start).
+    Starting,
+    /// Reading its broadcast's stream.
+    Connected,
+    /// Opening the stream.
+    Connecting,
+    /// Waiting for its DJ's broadcast.
+    Waiting,
+    /// Waiting before it tries again.
+    BackingOff,
+    /// Renewing its token pair.
+    Refreshing,
+    /// Without a usable pair: its DJ must connect again.
+    NeedsConsent,
+    /// Stopped (the stop says why).
+    Stopped,
+    /// Disabled by the admin.
+    Disabled,
+    /// Another replica runs it.
+    Elsewhere,
+}
+
+impl BotState {
+    /// The word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BotState::Starting => "starting",
+            BotState::Connected => "connected",
+            BotState::Connecting => "connecting",
+            BotState::Waiting => "waiting",
+            BotState::BackingOff => "backing_off",
+            BotState::Refreshing => "refreshing",
+            BotState::NeedsConsent => "needs_consent",
+            BotState::Stopped => "stopped",
+            BotState::Disabled => "disabled",
+            BotState::Elsewhere => "elsewhere",
+        }
+    }
+}
+
+impl std::fmt::Display for BotState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a bot stopped: the core's stop code (or the host's:
+/// `unreadable_pair`, `revoked`, `store`) and what to tell the DJ. In JSON
+/// the pair `[code, message]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotStop {
+    /// The stop code.
+    pub code: String,
+    /// What to tell the DJ.
+    pub message: String,
+}
+
+impl BotStop {
+    /// A stop with this code and message.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> BotStop {
+        BotStop {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<(String, String)> for BotStop {
+    fn from((code, message): (String, String)) -> BotStop {
+        BotStop { code, message }
+    }
+}
+
+impl Serialize for BotStop {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (&self.code, &self.message).serialize(s)
+    }
+}
+
 /// What the dashboard shows of one bot.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -103,10 +187,8 @@ pub struct BotView {
     pub label: String,
     /// Whether it is enabled.
     pub enabled: bool,
-    /// One word: `starting`, `connected`, `connecting`, `waiting`,
-    /// `backing_off`, `refreshing`, `needs_consent`, `stopped`, `disabled`,
-    /// `elsewhere` (another replica runs it).
-    pub state: &'static str,
+    /// Its state in one word.
+    pub state: BotState,
     /// The core's status snapshot, while a bot runs.
     pub status: Option<Status>,
     /// Connected to a broadcast whose `liveId` it knows.
@@ -121,8 +203,8 @@ pub struct BotView {
     pub joined: usize,
     /// The current broadcast's top donors (at most five).
     pub top: Vec<Donor>,
-    /// Why it stopped: the core's stop code and what to tell the DJ.
-    pub stop: Option<(String, String)>,
+    /// Why it stopped.
+    pub stop: Option<BotStop>,
     /// A new consent would bring it back (offer the DJ a re-connect link).
     pub reconnect: bool,
     /// Something the DJ should know while the bot runs (it started without
@@ -131,7 +213,7 @@ pub struct BotView {
 }
 
 impl BotView {
-    fn idle(id: i64, label: Option<&str>, enabled: bool, state: &'static str) -> BotView {
+    fn idle(id: i64, label: Option<&str>, enabled: bool, state: BotState) -> BotView {
         BotView {
             id,
             label: label.map_or_else(|| format!("bot {id}"), str::to_owned),
@@ -307,7 +389,7 @@ impl Hub {
             // consent (said when its lease is taken), the others run.
             let stop = match &row.pair_unreadable {
                 Some(_) => Some(task::unreadable_pair_stop()),
-                None => row.stop.clone(),
+                None => row.stop.clone().map(BotStop::from),
             };
             let view = BotView {
                 reconnect: row.enabled && (row.tokens.is_none() || stop.is_some()),
@@ -318,9 +400,9 @@ impl Hub {
                     row.enabled,
                     // Without a pair a bot needs consent, whatever stopped it.
                     match (row.enabled, runs) {
-                        (false, _) => "disabled",
-                        (true, true) => "starting",
-                        (true, false) => "needs_consent",
+                        (false, _) => BotState::Disabled,
+                        (true, true) => BotState::Starting,
+                        (true, false) => BotState::NeedsConsent,
                     },
                 )
             };
@@ -366,7 +448,12 @@ impl Hub {
         }
         let shown = self.view(id).map(|v| v.label.clone());
         self.spawn(id, None, 0, true, 0, None);
-        self.set_view(BotView::idle(id, shown.as_deref(), true, "elsewhere"));
+        self.set_view(BotView::idle(
+            id,
+            shown.as_deref(),
+            true,
+            BotState::Elsewhere,
+        ));
     }
 
     /// Bot `id` took lease generation `lease` here itself: the lease
@@ -418,7 +505,7 @@ impl Hub {
             .store
             .create_integration_leased(self.now_ms(), crate::lease::LEASE_MS)
             .await?;
-        self.set_view(BotView::idle(id, None, true, "connecting"));
+        self.set_view(BotView::idle(id, None, true, BotState::Connecting));
         let (reply, answer) = oneshot::channel();
         self.spawn(
             id,
@@ -597,6 +684,39 @@ mod tests {
     use rand::SeedableRng;
 
     #[test]
+    fn the_state_and_the_stop_are_written_as_the_same_words() {
+        let all = [
+            (BotState::Starting, "starting"),
+            (BotState::Connected, "connected"),
+            (BotState::Connecting, "connecting"),
+            (BotState::Waiting, "waiting"),
+            (BotState::BackingOff, "backing_off"),
+            (BotState::Refreshing, "refreshing"),
+            (BotState::NeedsConsent, "needs_consent"),
+            (BotState::Stopped, "stopped"),
+            (BotState::Disabled, "disabled"),
+            (BotState::Elsewhere, "elsewhere"),
+        ];
+        for (state, word) in all {
+            assert_eq!(state.as_str(), word);
+            assert_eq!(state.to_string(), word);
+            assert_eq!(serde_json::to_value(state).unwrap(), word);
+        }
+        let mut view = BotView::idle(3, Some("Mina"), true, BotState::NeedsConsent);
+        view.stop = Some(BotStop::new("reauthorize", "connect again"));
+        view.warning = Some("started without its memory".to_owned());
+        let json = serde_json::to_value(&view).unwrap();
+        assert_eq!(json["state"], "needs_consent");
+        assert_eq!(
+            json["stop"],
+            serde_json::json!(["reauthorize", "connect again"])
+        );
+        let card = crate::pages::bot_card(&view, 0).into_string();
+        assert!(card.contains("started without its memory"), "{card}");
+        assert!(card.contains("data-state=\"needs_consent\""), "{card}");
+    }
+
+    #[test]
     fn a_thousand_restored_bots_start_spread_over_the_window_not_at_once() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let delays: Vec<u128> = (0..1000)
@@ -622,10 +742,10 @@ mod tests {
 
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use super::BotView;
+    use super::{BotState, BotView};
 
     /// A view for page tests.
     pub fn view(id: i64) -> BotView {
-        BotView::idle(id, None, true, "connected")
+        BotView::idle(id, None, true, BotState::Connected)
     }
 }

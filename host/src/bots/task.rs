@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::gate::StoreGate;
 use super::log::frame_key;
 use super::replies::name;
-use super::{BotView, Command, Donor, Hub};
+use super::{BotState, BotStop, BotView, Command, Donor, Hub};
 use crate::config::Behaviour;
 use crate::metrics::KindLabel;
 use crate::store::{BroadcastRow, LogRow, StoreError};
@@ -40,7 +40,7 @@ pub(super) struct BotTask {
     pub(super) fenced: AtomicBool,
     pub(super) label: Option<String>,
     pub(super) enabled: bool,
-    pub(super) stop: Option<(String, String)>,
+    pub(super) stop: Option<BotStop>,
     pub(super) pending: Option<oneshot::Sender<Result<(), String>>>,
     pub(super) seed: u64,
     pub(super) start_at: Option<Instant>,
@@ -58,12 +58,11 @@ pub(super) struct BotTask {
 }
 
 /// The stop of a bot whose stored pair does not open.
-pub(super) fn unreadable_pair_stop() -> (String, String) {
-    (
-        "unreadable_pair".to_owned(),
+pub(super) fn unreadable_pair_stop() -> BotStop {
+    BotStop::new(
+        "unreadable_pair",
         "the stored token pair does not open (damaged, or sealed under another key): \
-         the DJ must connect again"
-            .to_owned(),
+         the DJ must connect again",
     )
 }
 
@@ -294,14 +293,14 @@ impl BotTask {
             Ok(None) => return,
             Err(e) => {
                 tracing::error!(bot = self.id, error = %e, "cannot read the bot's row");
-                self.stop = Some(("store".to_owned(), e.to_string()));
+                self.stop = Some(BotStop::new("store", e.to_string()));
                 self.publish(true);
                 return;
             }
         };
         self.set_gen(row.generation);
         self.label = row.label.clone();
-        self.stop = row.stop.clone();
+        self.stop = row.stop.clone().map(BotStop::from);
         self.enabled = row.enabled;
         if !row.enabled {
             self.publish(true);
@@ -318,7 +317,7 @@ impl BotTask {
                 "the stored pair does not open: the bot needs the DJ's consent"
             );
             self.stop = Some(unreadable_pair_stop());
-            if let Some((code, message)) = self.stop.clone() {
+            if let Some(BotStop { code, message }) = self.stop.clone() {
                 let (id, lease, now) = (self.id, self.lease, self.now());
                 self.save_retrying("stop", || {
                     self.hub
@@ -392,7 +391,7 @@ impl BotTask {
                         // A stop recorded through another replica (a revoke
                         // there) is this consent's to clear.
                         if self.stop.is_none() {
-                            self.stop = r.stop;
+                            self.stop = r.stop.map(BotStop::from);
                         }
                         if !revoked {
                             replaced = r.tokens;
@@ -522,12 +521,12 @@ impl BotTask {
                 if cleared {
                     tracing::info!(bot = id, "bot's tokens revoked and forgotten");
                 }
-                self.stop = Some((
-                    "revoked".to_owned(),
-                    "the tokens were revoked: the DJ must connect again".to_owned(),
+                self.stop = Some(BotStop::new(
+                    "revoked",
+                    "the tokens were revoked: the DJ must connect again",
                 ));
                 let stop = self.stop.clone();
-                if let Some((code, message)) = &stop {
+                if let Some(BotStop { code, message }) = &stop {
                     let lease = self.lease;
                     self.save_retrying("stop", || {
                         self.hub
@@ -1008,8 +1007,8 @@ impl BotTask {
         if let Some(reply) = self.pending.take() {
             let _ = reply.send(Err(message.clone()));
         }
-        self.stop = Some((code, message));
-        if let Some((code, message)) = self.stop.clone() {
+        self.stop = Some(BotStop::new(code, message));
+        if let Some(BotStop { code, message }) = self.stop.clone() {
             let now = self.now();
             let (id, lease) = (self.id, self.lease);
             self.save_retrying("stop", || {
@@ -1077,22 +1076,27 @@ impl BotTask {
     }
 
     fn view(&self) -> BotView {
-        let mut view = BotView::idle(self.id, self.label.as_deref(), self.enabled, "stopped");
+        let mut view = BotView::idle(
+            self.id,
+            self.label.as_deref(),
+            self.enabled,
+            BotState::Stopped,
+        );
         view.stop = self.stop.clone();
         view.warning = self.warning.clone();
         let Some(driver) = &self.driver else {
             view.state = if !self.enabled {
-                "disabled"
+                BotState::Disabled
             } else if !self.paired {
-                "needs_consent"
+                BotState::NeedsConsent
             } else if self.lease == 0 && self.stop.is_none() {
-                "elsewhere"
+                BotState::Elsewhere
             } else if self.start_at.is_some() {
-                "starting"
+                BotState::Starting
             } else if self.stop.is_some() {
-                "stopped"
+                BotState::Stopped
             } else {
-                "needs_consent"
+                BotState::NeedsConsent
             };
             view.reconnect = self.enabled && self.start_at.is_none();
             return view;
@@ -1100,16 +1104,16 @@ impl BotTask {
         let bot = driver.bot();
         let status = bot.status(driver.now_ms());
         view.state = match &status.connection {
-            Connection::Connected { .. } => "connected",
-            Connection::Connecting { .. } => "connecting",
-            Connection::WaitingForBroadcast { .. } => "waiting",
-            Connection::BackingOff { .. } => "backing_off",
-            Connection::Refreshing => "refreshing",
-            Connection::NeedsAuthorization => "needs_consent",
-            Connection::Off => "connected",
-            _ => "stopped",
+            Connection::Connected { .. } => BotState::Connected,
+            Connection::Connecting { .. } => BotState::Connecting,
+            Connection::WaitingForBroadcast { .. } => BotState::Waiting,
+            Connection::BackingOff { .. } => BotState::BackingOff,
+            Connection::Refreshing => BotState::Refreshing,
+            Connection::NeedsAuthorization => BotState::NeedsConsent,
+            Connection::Off => BotState::Connected,
+            _ => BotState::Stopped,
         };
-        view.reconnect = matches!(view.state, "needs_consent" | "stopped");
+        view.reconnect = matches!(view.state, BotState::NeedsConsent | BotState::Stopped);
         if let Some(kit) = bot.kit() {
             view.live_id = kit.live_id();
             let tally = kit.tally();
@@ -1129,7 +1133,7 @@ impl BotTask {
                 })
                 .collect();
         }
-        view.on_air = view.state == "connected" && view.live_id.is_some();
+        view.on_air = view.state == BotState::Connected && view.live_id.is_some();
         view.status = Some(status);
         view
     }

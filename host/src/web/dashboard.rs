@@ -332,7 +332,7 @@ pub(super) async fn metrics(State(web): State<Web>, headers: HeaderMap) -> Respo
     for view in web.hub.views() {
         m.bots
             .get_or_create(&StateLabel {
-                state: view.state.to_owned(),
+                state: view.state.as_str().to_owned(),
             })
             .inc();
     }
