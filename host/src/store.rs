@@ -26,7 +26,7 @@ use onair::proto::quota::DailyQuota;
 use onair::Tokens;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Row};
+use sqlx::AnyPool;
 
 use crate::crypto::{OpenError, TokenCipher};
 
@@ -1018,18 +1018,15 @@ impl Store {
         state: &str,
         since_ms: i64,
     ) -> Result<Option<Option<i64>>, StoreError> {
-        let row = sqlx::query(
+        let row: Option<(Option<i64>, i64)> = sqlx::query_as(
             "DELETE FROM oauth_states WHERE state_hash = $1 RETURNING integration_id, created_at_ms",
         )
         .bind(state_hash(state))
         .fetch_optional(&self.pool)
         .await?;
-        let Some(row) = row else { return Ok(None) };
-        let created: i64 = row.try_get(1)?;
-        if created < since_ms {
-            return Ok(None);
-        }
-        Ok(Some(row.try_get(0)?))
+        Ok(row
+            .filter(|(_, created)| *created >= since_ms)
+            .map(|(bot, _)| bot))
     }
 
     // ---- Replicas and leases ----
@@ -1343,12 +1340,11 @@ mod tests {
         assert_eq!(row.generation, 2);
         assert_eq!(row.tokens.unwrap().generation(), 2);
         assert!(row.enabled);
-        let stored = sqlx::query("SELECT tokens FROM integrations")
+        let stored: Vec<Option<String>> = sqlx::query_scalar("SELECT tokens FROM integrations")
             .fetch_all(&store.pool)
             .await
             .unwrap();
-        for r in stored {
-            let text: Option<String> = r.try_get(0).unwrap();
+        for text in stored {
             assert!(
                 !text.unwrap_or_default().contains("SECRET"),
                 "a token in the clear"
