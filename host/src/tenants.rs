@@ -258,6 +258,25 @@ pub async fn put_consent_state(
     client: &str,
     now_ms: i64,
 ) -> Result<ConsentBound, StoreError> {
+    put_bounded(
+        store,
+        state,
+        bot,
+        client,
+        now_ms,
+        (CONSENTS_PER_CLIENT, CONSENTS_IN_ALL),
+    )
+    .await
+}
+
+async fn put_bounded(
+    store: &Store,
+    state: &str,
+    bot: Option<i64>,
+    client: &str,
+    now_ms: i64,
+    (per_client, in_all): (i64, i64),
+) -> Result<ConsentBound, StoreError> {
     sqlx::query("DELETE FROM oauth_states WHERE created_at_ms < $1")
         .bind(now_ms - CONSENT_TTL_MS)
         .execute(store.pool())
@@ -267,14 +286,14 @@ pub async fn put_consent_state(
         .fetch_one(store.pool())
         .await?
         .try_get(0)?;
-    if here >= CONSENTS_PER_CLIENT {
+    if here >= per_client {
         return Ok(ConsentBound::PerClient);
     }
     let all: i64 = sqlx::query("SELECT COUNT(*) FROM oauth_states")
         .fetch_one(store.pool())
         .await?
         .try_get(0)?;
-    if all >= CONSENTS_IN_ALL {
+    if all >= in_all {
         return Ok(ConsentBound::InAll);
     }
     sqlx::query(
@@ -379,5 +398,38 @@ mod tests {
                 .expect("put"),
             ConsentBound::Stored
         );
+        // In all: the same rule over every address (a small bound here; the
+        // host's is CONSENTS_IN_ALL).
+        let t = 10 * CONSENT_TTL_MS;
+        for i in 0..4 {
+            let client = format!("10.1.0.{i}");
+            assert_eq!(
+                put_bounded(store, &format!("a{i}"), None, &client, t, (2, 4))
+                    .await
+                    .expect("put"),
+                ConsentBound::Stored
+            );
+        }
+        assert_eq!(
+            put_bounded(store, "a-over", None, "10.1.0.9", t, (2, 4))
+                .await
+                .expect("put"),
+            ConsentBound::InAll
+        );
+        assert_eq!(
+            put_bounded(
+                store,
+                "a-later",
+                None,
+                "10.1.0.9",
+                t + CONSENT_TTL_MS + 1,
+                (2, 4)
+            )
+            .await
+            .expect("put"),
+            ConsentBound::Stored,
+            "expired ones first"
+        );
+        assert_eq!((CONSENTS_PER_CLIENT, CONSENTS_IN_ALL), (20, 10_000));
     }
 }

@@ -478,6 +478,19 @@ async fn each_dj_sees_and_acts_on_their_own_bots_only() {
     );
     assert_eq!(get(&a2, &format!("{}/bots/1", host.url)).await.0, 404);
 
+    // A DJ session lasts 30 days from its consent.
+    assert_eq!(get(&b, &format!("{}/bots/2", host.url)).await.0, 200);
+    s.emu
+        .clock()
+        .advance(onair_host::tenants::DJ_SESSION_MS - 60_000);
+    assert_eq!(get(&b, &format!("{}/bots/2", host.url)).await.0, 200);
+    s.emu.clock().advance(120_000);
+    assert_eq!(
+        get(&b, &format!("{}/bots/2", host.url)).await.0,
+        404,
+        "expired"
+    );
+
     host.stop().await;
     s.finish().await;
 }
