@@ -21,10 +21,13 @@
 //!   or `onair_admin` cookie), per client address (429) and in all (503),
 //!   counted for as long as the stream's body lives.
 //! - **Headers** on every response, pages, assets and errors alike
-//!   ([`CONTENT_SECURITY_POLICY`], `X-Content-Type-Options: nosniff`,
-//!   `Referrer-Policy: no-referrer`) through tower-http's
-//!   `SetResponseHeaderLayer`; the pages' script and style are files under
-//!   `/assets/` so the policy allows no inline script or style.
+//!   ([`CSP`], `X-Content-Type-Options: nosniff`, `Referrer-Policy:
+//!   same-origin`) through tower-http's `SetResponseHeaderLayer`; the pages'
+//!   script and style are files under `/assets/` so the policy allows no
+//!   inline script or style. `same-origin` rather than `no-referrer`: no
+//!   address of the host's pages leaves for another site, and the host's
+//!   own forms keep their `Origin` (under `no-referrer` a browser sends
+//!   `Origin: null` with a POST, which the CSRF check refuses).
 //!
 //! Every request carries `ConnectInfo<SocketAddr>` (the client's address)
 //! in its extensions.
@@ -313,7 +316,7 @@ fn stack(router: Router, limits: &Limits) -> Service {
         ))
         .layer(SetResponseHeaderLayer::overriding(
             REFERRER_POLICY,
-            header("no-referrer"),
+            header("same-origin"),
         ))
         .layer(RequestBodyLimitLayer::new(limits.max_body_bytes))
         .layer(RequestBodyTimeoutLayer::new(limits.body_timeout))

@@ -767,7 +767,7 @@ async fn every_response_has_the_security_headers_and_pages_no_inline_script() {
         }
         assert!(!csp.contains("unsafe"), "{path}: {csp}");
         assert_eq!(header("x-content-type-options"), "nosniff", "{path}");
-        assert_eq!(header("referrer-policy"), "no-referrer", "{path}");
+        assert_eq!(header("referrer-policy"), "same-origin", "{path}");
         let status = r.status().as_u16();
         let content_type = header("content-type");
         let body = r.text().await.expect("body");
