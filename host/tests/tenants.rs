@@ -837,6 +837,21 @@ async fn posts_prove_their_origin_and_admin_sessions_live_in_the_store() {
         || async { host.state(1).await == "connected" },
     )
     .await;
+    // A disabled bot's revoke still revokes its stored pair at the service.
+    for action in ["disable", "revoke"] {
+        assert_eq!(
+            post(
+                &admin,
+                &format!("{}/admin/bots/1/{action}", host.url),
+                &[("csrf", &admin_token)],
+                &[]
+            )
+            .await,
+            303,
+            "{action}"
+        );
+    }
+    assert_eq!(s.revokes().await, 3, "the disabled bot's pair revoked");
 
     // The admin session outlives a restart (it is in the store).
     host.stop().await;

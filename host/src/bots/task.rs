@@ -407,19 +407,7 @@ impl BotTask {
                 if let Some(old) = replaced {
                     // A stored pair the bot was not running (stopped,
                     // disabled): revoked all the same.
-                    if let Some(driver) = self.driver(Some(old), state.as_ref()) {
-                        match tokio::time::timeout(Duration::from_secs(32), driver.close(true))
-                            .await
-                        {
-                            Ok(Ok(_)) => {}
-                            Ok(Err(e)) => {
-                                tracing::warn!(bot = self.id, error = %e, "replaced pair: revoke failed");
-                            }
-                            Err(_) => {
-                                tracing::warn!(bot = self.id, "replaced pair: revoke timed out")
-                            }
-                        }
-                    }
+                    self.revoke_pair(old, state.as_ref()).await;
                 }
                 if had_pair {
                     tracing::info!(
@@ -488,7 +476,17 @@ impl BotTask {
                         self.start_from_store().await;
                     }
                 }
+                let running = self.driver.is_some();
                 self.close(true).await;
+                if !running {
+                    // A bot that was not running (disabled, stopped): its
+                    // stored pair is revoked at the service all the same.
+                    if let Ok(Some(row)) = self.hub.store.integration(self.id).await {
+                        if let Some(tokens) = row.tokens {
+                            self.revoke_pair(tokens, row.kit_state.as_ref()).await;
+                        }
+                    }
+                }
                 self.start_at = None;
                 let now = self.now();
                 let id = self.id;
@@ -590,6 +588,19 @@ impl BotTask {
                 let _ = done.send(());
                 false
             }
+        }
+    }
+
+    /// Revokes `tokens` at the service with a driver made for that alone
+    /// (the bot is not running on them; nothing it hands out is saved).
+    async fn revoke_pair(&mut self, tokens: Tokens, state: Option<&KitState>) {
+        let Some(driver) = self.driver(Some(tokens), state) else {
+            return;
+        };
+        match tokio::time::timeout(Duration::from_secs(32), driver.close(true)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!(bot = self.id, error = %e, "a stored pair: revoke failed"),
+            Err(_) => tracing::warn!(bot = self.id, "a stored pair: revoke timed out"),
         }
     }
 
