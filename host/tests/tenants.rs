@@ -924,3 +924,121 @@ async fn posts_prove_their_origin_and_admin_sessions_live_in_the_store() {
     host.stop().await;
     s.finish().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_cookies_are_secure_behind_an_https_public_url() {
+    let mut s = setup("secure").await;
+    // The operator's TLS proxy: the public URL is https; the test talks to
+    // the host directly and carries the cookies by hand (a cookie store
+    // keeps Secure cookies off plain http).
+    let public = "https://bots.example.test";
+    let app = control(
+        &s.emu,
+        "/apps",
+        Some(json!({"redirectUri": format!("{public}/callback")})),
+    )
+    .await;
+    let client_id = app["clientId"].as_str().expect("id").to_owned();
+    s.text = s
+        .text
+        .replace(&s.client_id, &client_id)
+        .replace("[host]\n", &format!("[host]\npublic_url = \"{public}\"\n"));
+    s.secret = app["clientSecret"].as_str().expect("secret").to_owned();
+    s.client_id = client_id;
+    let host = s.host().await;
+    let direct = format!("http://127.0.0.1:{}", s.port);
+    let plain = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let set_cookies = |r: &reqwest::Response| -> Vec<String> {
+        r.headers()
+            .get_all("set-cookie")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect()
+    };
+    let r = plain
+        .get(format!("{direct}/connect"))
+        .send()
+        .await
+        .expect("connect");
+    assert_eq!(r.status(), 303);
+    let cookies = set_cookies(&r);
+    let state_cookie = cookies
+        .iter()
+        .find(|c| c.starts_with("onair_consent="))
+        .expect("the state cookie");
+    assert!(state_cookie.contains("; Secure"), "{state_cookie}");
+    let state_pair = state_cookie.split(';').next().expect("pair").to_owned();
+    let r = plain
+        .get(format!("{}&dj=main", location(&r)))
+        .send()
+        .await
+        .expect("consent page");
+    assert_eq!(r.status(), 302);
+    let callback = location(&r).replace(public, &direct);
+    let r = plain
+        .get(&callback)
+        .header("cookie", &state_pair)
+        .send()
+        .await
+        .expect("callback");
+    assert_eq!(r.status(), 303);
+    let cookies = set_cookies(&r);
+    let session = cookies
+        .iter()
+        .find(|c| c.starts_with("onair_session="))
+        .expect("a DJ session");
+    for part in [
+        "; Secure",
+        "; HttpOnly",
+        "; SameSite=Lax",
+        "; Path=/",
+        "; Max-Age=2592000",
+    ] {
+        assert!(session.contains(part), "{part} in {session}");
+    }
+    let pair = session.split(';').next().expect("pair").to_owned();
+    let r = plain
+        .get(format!("{direct}/bots/1"))
+        .header("cookie", &pair)
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(r.status(), 200);
+    // The admin's too.
+    let r = plain
+        .get(format!("{direct}/admin/login"))
+        .send()
+        .await
+        .expect("login form");
+    let login = set_cookies(&r)
+        .into_iter()
+        .find(|c| c.starts_with("onair_login="))
+        .expect("the login cookie");
+    assert!(login.contains("; Secure"), "{login}");
+    let token = csrf(&r.text().await.expect("form"));
+    let r = plain
+        .post(format!("{direct}/admin/login"))
+        .header("cookie", login.split(';').next().expect("pair"))
+        .form(&[("csrf", token.as_str()), ("token", ADMIN)])
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(r.status(), 303);
+    let admin = set_cookies(&r)
+        .into_iter()
+        .find(|c| c.starts_with("onair_admin="))
+        .expect("an admin session");
+    for part in [
+        "; Secure",
+        "; HttpOnly",
+        "; SameSite=Strict",
+        "; Max-Age=43200",
+    ] {
+        assert!(admin.contains(part), "{part} in {admin}");
+    }
+    host.stop().await;
+    s.finish().await;
+}
