@@ -19,7 +19,11 @@
 //!   enabled or revoked by the admin;
 //! - **the dashboard** ([`pages`]): server-rendered HTML with live updates
 //!   over SSE; `tracing` logs; Prometheus metrics ([`metrics`]); a graceful
-//!   stop on SIGTERM (streams closed, the last pair and state saved).
+//!   stop on SIGTERM (streams closed, the last pair and state saved);
+//! - **limits** ([`limits`]): hyper serves each connection with timeouts,
+//!   caps on connections and live streams per client, per session and in
+//!   all (the latter from the descriptor limit), security headers on every
+//!   response, the pages' script and style as files ([`assets`]).
 //!
 //! The operator's page is `host/README.md`.
 
