@@ -31,6 +31,13 @@
 //!
 //! Every request carries `ConnectInfo<SocketAddr>` (the client's address)
 //! in its extensions.
+//!
+//! Why counters of its own for the caps: `tower::limit::ConcurrencyLimit`
+//! gives its permit back when the response's head is ready, which for a
+//! live stream is at once, and knows no key (client, session); connections
+//! are counted below any service, where they are accepted. An idle
+//! keep-alive connection is closed after the header timeout too (hyper
+//! times the wait for the next request's head).
 
 use std::collections::HashMap;
 use std::convert::Infallible;

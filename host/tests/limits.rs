@@ -362,6 +362,26 @@ async fn slow_headers_and_slow_bodies_are_cut() {
         "closed after {closed:?}"
     );
 
+    // A connection kept alive after its answer, idle: closed once the
+    // header timeout is over too.
+    let mut idle = connect_from(Ipv4Addr::LOCALHOST, host.port)
+        .await
+        .expect("connect");
+    assert_eq!(get_status(&mut idle, "/healthz", "").await, Some(200));
+    let answered = Instant::now();
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 256];
+        loop {
+            match idle.read(&mut buf).await {
+                Ok(0) | Err(_) => return answered.elapsed(),
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .expect("an idle connection is held for ever");
+    assert!(closed < Duration::from_secs(3), "closed after {closed:?}");
+
     // A body a byte every 500 ms: answered 408 once the request timeout
     // (3 s here) is over, though no pause reaches the body timeout (10 s).
     let mut slow = connect_from(Ipv4Addr::LOCALHOST, host.port)
