@@ -248,6 +248,11 @@ pub struct GateRead {
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
+    /// Where token pairs are saved: on SQLite a connection of their own,
+    /// so a refreshed pair's save waits for no queue of other writes (at
+    /// most for SQLite's write lock, one statement); on PostgreSQL the
+    /// pool.
+    tokens_pool: AnyPool,
     cipher: TokenCipher,
     dialect: Dialect,
     replica: std::sync::Arc<str>,
@@ -321,6 +326,44 @@ fn from_stored(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// A pool over `options` of at most `max` connections; SQLite's in WAL
+/// mode with a busy timeout (a writer waits for another's lock).
+async fn connect_pool(
+    options: &AnyConnectOptions,
+    sqlite: bool,
+    max: u32,
+    test_before_acquire: bool,
+) -> Result<AnyPool, StoreError> {
+    Ok(AnyPoolOptions::new()
+        .max_connections(max)
+        // A replica cut from its database must notice in seconds, not
+        // hang its lease keeper.
+        .acquire_timeout(Duration::from_secs(if sqlite { 30 } else { 3 }))
+        .test_before_acquire(test_before_acquire)
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if sqlite {
+                    // WAL with synchronous NORMAL: a commit is in the WAL
+                    // file when the statement returns (it survives the
+                    // process being killed; a power loss may take the last
+                    // commits). FULL would add an fsync to every commit, a
+                    // refresh's save among them.
+                    for pragma in [
+                        "PRAGMA journal_mode = WAL",
+                        "PRAGMA synchronous = NORMAL",
+                        "PRAGMA foreign_keys = ON",
+                        "PRAGMA busy_timeout = 10000",
+                    ] {
+                        sqlx::query(pragma).execute(&mut *conn).await?;
+                    }
+                }
+                Ok(())
+            })
+        })
+        .connect_with(options.clone())
+        .await?)
 }
 
 /// Opens the SQLite database at `url` on one connection and checks it
@@ -409,41 +452,22 @@ impl Store {
             let bytes: [u8; 8] = rand::rng().random();
             bytes.iter().map(|b| format!("{b:02x}")).collect()
         };
-        let pool = AnyPoolOptions::new()
-            // SQLite has one writer: one connection serializes writes
-            // instead of failing them with SQLITE_BUSY.
-            .max_connections(if sqlite { 1 } else { 10 })
-            // A replica cut from its database must notice in seconds, not
-            // hang its lease keeper.
-            .acquire_timeout(Duration::from_secs(if sqlite { 30 } else { 3 }))
-            // No ping before each statement (a round trip each): sqlx pings
-            // every connection it takes back already.
-            .test_before_acquire(sqlite)
-            .after_connect(move |conn, _| {
-                Box::pin(async move {
-                    if sqlite {
-                        // WAL with synchronous NORMAL: a commit is in the
-                        // WAL when the statement returns (it survives the
-                        // process being killed; a power loss may take the
-                        // last commits). FULL would add an fsync to every
-                        // commit, a refresh's save among them.
-                        for pragma in [
-                            "PRAGMA journal_mode = WAL",
-                            "PRAGMA synchronous = NORMAL",
-                            "PRAGMA foreign_keys = ON",
-                            "PRAGMA busy_timeout = 10000",
-                        ] {
-                            sqlx::query(pragma).execute(&mut *conn).await?;
-                        }
-                    }
-                    Ok(())
-                })
-            })
-            .connect_with(options)
-            .await?;
+        // SQLite has one writer: one connection serializes writes instead
+        // of failing them with SQLITE_BUSY; no ping before each statement
+        // on PostgreSQL (a round trip each): sqlx pings every connection
+        // it takes back already.
+        let pool = connect_pool(&options, sqlite, if sqlite { 1 } else { 10 }, sqlite).await?;
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        // An in-memory database is one connection's own: no second one.
+        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+        let tokens_pool = if sqlite && !in_memory {
+            connect_pool(&options, true, 1, false).await?
+        } else {
+            pool.clone()
+        };
         Ok(Store {
             pool,
+            tokens_pool,
             cipher,
             dialect: if sqlite {
                 Dialect::Sqlite
@@ -473,6 +497,9 @@ impl Store {
     /// checkpointed into the database file first and truncated, so the
     /// file alone (a backup of it) holds the newest pairs.
     pub async fn close(&self) {
+        // The tokens' connection first (on SQLite): the checkpoint then
+        // has the database to itself.
+        self.tokens_pool.close().await;
         if self.dialect == Dialect::Sqlite && !self.pool.is_closed() {
             if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
                 .execute(&self.pool)
@@ -678,7 +705,7 @@ impl Store {
         .bind(expected)
         .bind(self.replica.to_string())
         .bind(lease)
-        .execute(&self.pool)
+        .execute(&self.tokens_pool)
         .await?;
         if done.rows_affected() == 1 {
             return Ok(Some(expected + 1));
@@ -1650,6 +1677,21 @@ mod tests {
             err.to_string().starts_with("damaged database file "),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn an_in_memory_database_keeps_its_pairs_on_its_one_connection() {
+        let store = Store::open("sqlite::memory:", crate::testdb::cipher())
+            .await
+            .unwrap();
+        let id = store.create_integration(1).await.unwrap();
+        assert_eq!(
+            store.save_tokens(id, &tokens(1), 0, 1, 2).await.unwrap(),
+            Some(1)
+        );
+        let row = store.integration(id).await.unwrap().unwrap();
+        assert_eq!(row.tokens.map(|t| t.generation()), Some(1));
+        store.close().await;
     }
 
     #[tokio::test]

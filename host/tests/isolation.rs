@@ -620,9 +620,11 @@ async fn the_refresh_window_is_the_save_alone() {
         .collect();
     eprintln!("refresh windows (µs, from the pair handed out to its commit): {windows:?}");
     assert_eq!(windows.len(), ids.len(), "{said}");
-    // One statement on the store's connection: milliseconds, not the
-    // length of a log batch or a queue of other writes.
-    assert!(windows.iter().all(|w| *w < 50_000), "{windows:?}");
+    // One statement on the tokens' own connection: a few milliseconds
+    // (measured 0.5 to 10 ms in a debug build on a busy machine), not the
+    // length of a queue of other writes (bounded loosely here: the
+    // machine may be busier still).
+    assert!(windows.iter().all(|w| *w < 200_000), "{windows:?}");
     host.stop().await;
     setup.emu.shutdown().await;
     let _ = std::fs::remove_dir_all(&setup.dir);
