@@ -10,7 +10,8 @@
 //!   (`RequestBodyLimitLayer`, 413). A live stream's lifetime is not a
 //!   request's: its response head is sent at once, its body is not timed.
 //! - **Connection caps**: at most [`Limits::max_connections_per_client`]
-//!   open connections per client address (more are answered 429 and closed)
+//!   open connections per client address (an IPv6 one by its /64:
+//!   [`client_of`]) (more are answered 429 and closed)
 //!   and [`Limits::max_connections`] in all (503), the latter derived from
 //!   the descriptor limit (`RLIMIT_NOFILE`) with room kept for the bots' own
 //!   connections to the service and the database ([`connection_cap`]).
@@ -161,6 +162,22 @@ pub fn refusal_cap(limit: Option<u64>) -> usize {
     })
 }
 
+/// The client a cap counts an address under: an IPv4 address as it is (an
+/// IPv4-mapped IPv6 one as IPv4), an IPv6 address by its /64 prefix (what
+/// one subscriber is usually given, so a client cannot step around its cap
+/// by changing the low bits).
+pub fn client_of(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(
+                u128::from(v6) & !((1u128 << 64) - 1),
+            )),
+        },
+    }
+}
+
 /// What a count is kept for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Key {
@@ -274,7 +291,10 @@ async fn count_streams(State(gate): State<StreamGate>, request: Request, next: N
         }
     }
     if let Some(ConnectInfo(addr)) = request.extensions().get::<ConnectInfo<SocketAddr>>() {
-        match gate.counts.take(Key::Streams(addr.ip()), gate.per_client) {
+        match gate
+            .counts
+            .take(Key::Streams(client_of(addr.ip())), gate.per_client)
+        {
             Some(h) => held.push(h),
             None => {
                 return too_many(
@@ -412,7 +432,7 @@ pub async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let per_client = connections.take(
-            Key::Connections(remote.ip()),
+            Key::Connections(client_of(remote.ip())),
             limits.max_connections_per_client,
         );
         let (service, held, keep_alive) = match per_client {
@@ -470,6 +490,20 @@ mod tests {
         assert_eq!(refusal_cap(Some(100_000)), 64);
         assert_eq!(refusal_cap(Some(8)), 16);
         assert!(descriptor_limit().is_some_and(|n| n > 0));
+    }
+
+    #[test]
+    fn an_ipv6_client_is_its_64_prefix() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+        let b: IpAddr = "2001:db8:1:2:bbbb::2".parse().unwrap();
+        let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert_eq!(client_of(a), client_of(b));
+        assert_ne!(client_of(a), client_of(c));
+        assert_eq!(client_of(a), "2001:db8:1:2::".parse::<IpAddr>().unwrap());
+        let mapped: IpAddr = "::ffff:127.0.0.2".parse().unwrap();
+        assert_eq!(client_of(mapped), IpAddr::V4([127, 0, 0, 2].into()));
+        let v4: IpAddr = [127, 0, 0, 3].into();
+        assert_eq!(client_of(v4), v4);
     }
 
     #[test]
