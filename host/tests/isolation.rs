@@ -173,11 +173,13 @@ fn location(r: &reqwest::Response) -> String {
 /// DJ `dj` connects a new bot through /connect, the consent page and
 /// /callback.
 async fn consent(b: &reqwest::Client, host: &Host, dj: &str) {
-    let r = b
-        .get(format!("{}/connect", host.url))
-        .send()
-        .await
-        .expect("connect");
+    consent_at(b, &format!("{}/connect", host.url), dj).await;
+}
+
+/// DJ `dj` through `connect` (a /connect link), the consent page and
+/// /callback.
+async fn consent_at(b: &reqwest::Client, connect: &str, dj: &str) {
+    let r = b.get(connect).send().await.expect("connect");
     assert_eq!(r.status(), 303);
     let consent_page = location(&r);
     let r = b
@@ -304,10 +306,18 @@ greetings = {{}}
         value
     }
 
-    /// Three DJs connect a bot each and go on air; their ids.
+    /// Three DJs connect a bot each and go on air; their ids (and their
+    /// browsers, signed in).
     async fn three_bots(&self, host: &Host) -> Vec<i64> {
+        self.three_djs(host).await.0
+    }
+
+    async fn three_djs(&self, host: &Host) -> (Vec<i64>, Vec<reqwest::Client>) {
+        let mut browsers = Vec::new();
         for dj in DJS {
-            consent(&browser(), host, dj).await;
+            let b = browser();
+            consent(&b, host, dj).await;
+            browsers.push(b);
             control(&self.emu, "/live/start", Some(json!({"dj": dj}))).await;
         }
         let bots = api(host, "/api/bots").await;
@@ -324,7 +334,7 @@ greetings = {{}}
             })
             .await;
         }
-        ids
+        (ids, browsers)
     }
 
     /// A heart for `dj`'s broadcast reaches bot `id`.
@@ -348,7 +358,7 @@ async fn one_damaged_row_stops_one_bot_and_what_concerns_all_stops_the_start() {
     let log = log();
     let setup = Setup::new("isolation").await;
     let host = start_host(&setup, KEY).await;
-    let ids = setup.three_bots(&host).await;
+    let (ids, browsers) = setup.three_djs(&host).await;
     host.stop().await;
     let (one, two, three) = (ids[0], ids[1], ids[2]);
     let pair = setup.column("tokens", two).await.expect("a stored pair");
@@ -435,6 +445,24 @@ async fn one_damaged_row_stops_one_bot_and_what_concerns_all_stops_the_start() {
             "{case}: {said}"
         );
         assert_eq!(bot(&host, two).await["state"], "needs_consent", "{case}");
+        // Its re-connect link brings it back: a new pair over the one that
+        // did not open, the bot on air again.
+        consent_at(
+            &browsers[1],
+            &format!("{}/connect?bot={two}", host.url),
+            DJS[1],
+        )
+        .await;
+        until(
+            &format!("{case}: the bot is back"),
+            Duration::from_secs(15),
+            || async {
+                let v = bot(&host, two).await;
+                v["state"] == "connected" && v["stop"].is_null()
+            },
+        )
+        .await;
+        setup.reads(&host, two, DJS[1]).await;
         host.stop().await;
     }
     // The intact pair back.
