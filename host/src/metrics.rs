@@ -181,12 +181,15 @@ mod tests {
             })
             .set(3);
         m.event_delay.observe(0.004);
+        m.refresh_window.observe(0.0015);
         let text = m.encode();
         for needle in [
             "onair_host_events_total{kind=\"chat\"} 1",
             "onair_host_token_refreshes_total 1",
             "onair_host_bots{state=\"connected\"} 3",
             "onair_host_event_delay_seconds_bucket{le=\"0.005\"} 1",
+            "onair_host_refresh_window_seconds_bucket{le=\"0.002\"} 1",
+            "onair_host_refresh_window_seconds_bucket{le=\"0.001\"} 0",
             "onair_host_leases 0",
             "onair_host_leases_lost_total 0",
             "# EOF",
