@@ -1715,6 +1715,21 @@ mod tests {
             std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) > 0,
             "the newest pairs are in the WAL before the stop"
         );
+        // Another connection on the file (an operator's `sqlite3` shell, a
+        // monitoring read), idle: the host's is not the last one to close,
+        // so SQLite's own checkpoint at the last close does not happen.
+        let other = {
+            use sqlx::Connection;
+            let mut other = sqlx::SqliteConnection::connect(&format!("sqlite://{path}"))
+                .await
+                .unwrap();
+            let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM integrations")
+                .fetch_one(&mut other)
+                .await
+                .unwrap();
+            assert_eq!(rows, 1);
+            other
+        };
         store.close().await;
         assert_eq!(
             std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0),
@@ -1729,6 +1744,10 @@ mod tests {
             .trim_end_matches("?mode=rwc")
             .to_owned();
         std::fs::copy(&path, &copy).unwrap();
+        {
+            use sqlx::Connection;
+            other.close().await.unwrap();
+        }
         let restored = Store::open(&backup.url, crate::testdb::cipher())
             .await
             .unwrap();
