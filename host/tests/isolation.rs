@@ -558,11 +558,6 @@ async fn a_bot_whose_refresh_was_refused_never_presents_the_dead_token_again() {
     let refreshes = grants(&requests, "refresh_token");
     assert!(refreshes >= 1, "the refused refresh: {requests}");
     host.stop().await;
-    assert_eq!(
-        setup.column("tokens", one).await,
-        None,
-        "the dead pair is forgotten"
-    );
 
     // A restart: the bot needs consent, and nothing is sent with the dead
     // pair.
@@ -574,9 +569,6 @@ async fn a_bot_whose_refresh_was_refused_never_presents_the_dead_token_again() {
         .await;
     }
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let v = bot(&host, one).await;
-    assert_eq!(v["state"], "needs_consent", "{v}");
-    assert_eq!(v["reconnect"], true, "{v}");
     let requests = control(
         &setup.emu,
         &format!("/requests?clientId={}", setup.client_id),
@@ -588,7 +580,15 @@ async fn a_bot_whose_refresh_was_refused_never_presents_the_dead_token_again() {
         refreshes,
         "no refresh after the restart"
     );
+    let v = bot(&host, one).await;
+    assert_eq!(v["state"], "needs_consent", "{v}");
+    assert_eq!(v["reconnect"], true, "{v}");
     host.stop().await;
+    assert_eq!(
+        setup.column("tokens", one).await,
+        None,
+        "the dead pair is forgotten"
+    );
     setup.emu.shutdown().await;
     let _ = std::fs::remove_dir_all(&setup.dir);
 }
