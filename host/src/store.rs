@@ -1680,6 +1680,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_pair_is_saved_without_waiting_for_the_other_writes_queue() {
+        let db = crate::testdb::SqliteDb::new("tokens-connection");
+        let store = Store::open(&db.url, crate::testdb::cipher()).await.unwrap();
+        let id = store.create_integration(1).await.unwrap();
+        // Every other write waits for the store's one connection: here it
+        // is taken (as by a long queue of other bots' writes).
+        let held = store.pool.acquire().await.unwrap();
+        let started = std::time::Instant::now();
+        let saved = tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            store.save_tokens(id, &tokens(1), 0, 1, 2),
+        )
+        .await
+        .expect("the pair's save waits for no queue");
+        assert_eq!(saved.unwrap(), Some(1));
+        assert!(started.elapsed() < std::time::Duration::from_millis(500));
+        drop(held);
+        let row = store.integration(id).await.unwrap().unwrap();
+        assert_eq!(row.tokens.map(|t| t.generation()), Some(1));
+        store.close().await;
+    }
+
+    #[tokio::test]
     async fn an_in_memory_database_keeps_its_pairs_on_its_one_connection() {
         let store = Store::open("sqlite::memory:", crate::testdb::cipher())
             .await
