@@ -101,6 +101,10 @@ pub fn router(hub: Arc<Hub>, stopping: watch::Receiver<bool>) -> Router {
         .route("/api/bots/{id}", get(dashboard::api_bot))
         .route("/metrics", get(dashboard::metrics))
         .route("/healthz", get(|| async { "ok" }))
+        .layer(axum::middleware::from_fn_with_state(
+            web.clone(),
+            admin::bearer_guesses,
+        ))
         .with_state(web)
 }
 
@@ -178,7 +182,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Client {
             parts
                 .extensions
                 .get::<ConnectInfo<SocketAddr>>()
-                .map_or_else(|| "shared".to_owned(), |ConnectInfo(a)| a.ip().to_string()),
+                .map_or_else(
+                    || "shared".to_owned(),
+                    |ConnectInfo(a)| crate::limits::client_of(a.ip()).to_string(),
+                ),
         ))
     }
 }

@@ -895,10 +895,20 @@ async fn posts_prove_their_origin_and_admin_sessions_live_in_the_store() {
         "expired"
     );
 
-    // Wrong admin tokens: five a minute, then 429 (the right one too).
+    // Wrong admin tokens: five a minute, then 429 (the right one too),
+    // whether guessed as a bearer token or through the form.
+    let bearer = |token: &str| {
+        reqwest::Client::new()
+            .get(format!("{}/api/bots", host.url))
+            .bearer_auth(token)
+    };
+    for i in 0..2 {
+        let r = bearer("a-wrong-bearer-guess").send().await.expect("api");
+        assert_eq!(r.status().as_u16(), 401, "bearer guess {i}");
+    }
     let (_, form) = get(&admin, &format!("{}/admin/login", host.url)).await;
     let login_token = csrf(&form);
-    for i in 0..5 {
+    for i in 0..3 {
         assert_eq!(
             post(
                 &admin,
@@ -920,6 +930,12 @@ async fn posts_prove_their_origin_and_admin_sessions_live_in_the_store() {
         )
         .await,
         429
+    );
+    let r = bearer(ADMIN).send().await.expect("api");
+    assert_eq!(r.status().as_u16(), 429, "the right bearer token too");
+    assert_eq!(
+        r.headers().get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("60")
     );
     host.stop().await;
     s.finish().await;

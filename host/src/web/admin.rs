@@ -53,6 +53,52 @@ impl Web {
     }
 }
 
+/// Every request with a bearer token: a wrong one counts as a guess of the
+/// admin token, as a wrong login does, and a client past its guesses is
+/// answered 429 until the minute is over (the right token included), so
+/// the API is no faster a way to guess than the form.
+pub(super) async fn bearer_guesses(
+    State(web): State<Web>,
+    client: Client,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if request
+        .headers()
+        .contains_key(axum::http::header::AUTHORIZATION)
+    {
+        if !web.may_guess(&client.0) {
+            tracing::warn!(client = %client.0, "admin token guesses throttled");
+            return too_many_guesses(true);
+        }
+        if !web.bearer_admin(request.headers()) {
+            web.wrong_guess(&client.0);
+        }
+    }
+    next.run(request).await
+}
+
+fn too_many_guesses(json: bool) -> Response {
+    let text = "Too many wrong admin tokens from your address: wait a minute.";
+    let mut r = if json {
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            Json(serde_json::json!({ "error": text })),
+        )
+            .into_response()
+    } else {
+        html(
+            StatusCode::TOO_MANY_REQUESTS,
+            pages::message("Too many tries", text, None),
+        )
+    };
+    r.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        HeaderValue::from_static("60"),
+    );
+    r
+}
+
 /// `GET /admin/login`: the form, with a login CSRF token (a cookie and the
 /// same value in the form).
 pub(super) async fn login_form(State(web): State<Web>) -> Response {
@@ -87,19 +133,7 @@ pub(super) async fn login(
     }
     if !web.may_guess(&client.0) {
         tracing::warn!(client = %client.0, "admin login throttled");
-        let mut r = html(
-            StatusCode::TOO_MANY_REQUESTS,
-            pages::message(
-                "Too many tries",
-                "Too many wrong admin tokens from your address: wait a minute.",
-                None,
-            ),
-        );
-        r.headers_mut().insert(
-            axum::http::header::RETRY_AFTER,
-            HeaderValue::from_static("60"),
-        );
-        return r;
+        return too_many_guesses(false);
     }
     let given = form.get("token").unwrap_or_default();
     if !equal(given.trim(), web.hub.config.admin_token.expose()) {
