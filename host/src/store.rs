@@ -68,8 +68,8 @@ pub enum StoreError {
     /// The configured key opens none of the stored pairs: every bot would
     /// need consent again, so the host refuses to start.
     #[error(
-        "the key `ONAIR_HOST_KEY` opens none of the {pairs} stored pairs: wrong key? \
-         (start with the key they were sealed with)"
+        "the key `ONAIR_HOST_KEY` is not this database's: its key check and its {pairs} \
+         stored pairs do not open with it (start with the key they were sealed with)"
     )]
     WrongKey {
         /// How many rows hold a pair.
@@ -266,6 +266,10 @@ impl std::fmt::Debug for Store {
             .finish_non_exhaustive()
     }
 }
+
+/// The key's check value and what it is bound to.
+const KEY_CHECK: &[u8] = b"onair-host key check";
+const KEY_CHECK_AAD: &[u8] = b"onair-host:key-check";
 
 fn row_aad(id: i64) -> Vec<u8> {
     format!("onair-host:integration:{id}").into_bytes()
@@ -601,23 +605,49 @@ impl Store {
         Ok(row.map(|r| self.integration_from(r)))
     }
 
-    /// At start: whether the key opens the stored pairs.
-    /// [`StoreError::WrongKey`] when rows hold pairs and not one opens (the
-    /// operator started with another key: every bot would need consent);
-    /// one row that does not open is that bot's problem alone.
+    /// At start: whether the configured key is the database's.
+    /// [`StoreError::WrongKey`] when it does not open the key's check value
+    /// (sealed by the first key that opened this database), or, in a
+    /// database without one yet, when rows hold pairs and not one opens.
+    /// One row that does not open is that bot's problem alone.
     pub async fn check_key(&self) -> Result<(), StoreError> {
-        let rows: Vec<(i64, String)> =
-            sqlx::query_as("SELECT id, tokens FROM integrations WHERE tokens IS NOT NULL")
-                .fetch_all(&self.pool)
+        let pairs = || async {
+            let rows: Vec<(i64, String)> =
+                sqlx::query_as("SELECT id, tokens FROM integrations WHERE tokens IS NOT NULL")
+                    .fetch_all(&self.pool)
+                    .await?;
+            Ok::<_, StoreError>(rows)
+        };
+        let stored: Option<String> =
+            sqlx::query_scalar("SELECT sealed FROM key_check WHERE id = 1")
+                .fetch_optional(&self.pool)
                 .await?;
-        if rows.is_empty()
-            || rows
+        if let Some(sealed) = stored {
+            return match self.cipher.open(&sealed, KEY_CHECK_AAD) {
+                Ok(plain) if plain.as_slice() == KEY_CHECK => Ok(()),
+                _ => Err(StoreError::WrongKey {
+                    pairs: pairs().await?.len(),
+                }),
+            };
+        }
+        let rows = pairs().await?;
+        if !rows.is_empty()
+            && !rows
                 .iter()
                 .any(|(id, sealed)| self.cipher.open(sealed, &row_aad(*id)).is_ok())
         {
-            return Ok(());
+            return Err(StoreError::WrongKey { pairs: rows.len() });
         }
-        Err(StoreError::WrongKey { pairs: rows.len() })
+        // This key is the database's from now on (two replicas starting at
+        // once: one insert wins, and the other's key is checked at its next
+        // start, both keys being the same when configured alike).
+        sqlx::query(
+            "INSERT INTO key_check (id, sealed) VALUES (1, $1) ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(self.cipher.seal(KEY_CHECK, KEY_CHECK_AAD))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     /// A new integration, enabled, without tokens yet, its lease this
@@ -1419,6 +1449,28 @@ mod tests {
             .is_some());
     }
 
+    on_both!(one_damaged_pair, a_host_whose_only_pair_is_damaged_starts);
+    /// With the key check, one damaged pair is told from a wrong key even
+    /// when it is the only one.
+    async fn a_host_whose_only_pair_is_damaged_starts(db: &Db) {
+        let store = db.store().await;
+        let id = store.create_integration(1).await.unwrap();
+        store.save_tokens(id, &tokens(1), 0, 1, 2).await.unwrap();
+        store.check_key().await.unwrap();
+        sqlx::query("UPDATE integrations SET tokens = $1 WHERE id = $2")
+            .bind("AAAA")
+            .bind(id)
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        store
+            .check_key()
+            .await
+            .expect("the right key, one damaged pair");
+        let rows = store.integrations().await.unwrap();
+        assert!(rows[0].pair_unreadable.is_some());
+    }
+
     on_both!(damaged_rows, a_damaged_row_is_reported_on_that_row_alone);
     async fn a_damaged_row_is_reported_on_that_row_alone(db: &Db) {
         let store = db.store().await;
@@ -1495,11 +1547,23 @@ mod tests {
         assert!(matches!(err, StoreError::WrongKey { pairs: 4 }), "{err}");
         assert!(
             err.to_string()
-                .contains("the key `ONAIR_HOST_KEY` opens none of the 4 stored pairs: wrong key?"),
+                .contains("the key `ONAIR_HOST_KEY` is not this database's: its key check and its 4 stored pairs do not open with it"),
             "{err}"
         );
-        // No pair at all: nothing to say about the key.
+        // The key check decides, whatever the rows hold: with no pair at
+        // all the wrong key is still refused.
         sqlx::query("UPDATE integrations SET tokens = NULL")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        assert!(matches!(
+            wrong.check_key().await,
+            Err(StoreError::WrongKey { pairs: 0 })
+        ));
+        store.check_key().await.unwrap();
+        // A database from before the key check, without a pair: nothing to
+        // say about the key, which seals the check from then on.
+        sqlx::query("DELETE FROM key_check")
             .execute(&store.pool)
             .await
             .unwrap();

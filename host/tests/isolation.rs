@@ -489,7 +489,9 @@ async fn one_damaged_row_stops_one_bot_and_what_concerns_all_stops_the_start() {
         .expect("the host task");
     let err = ended.expect_err("refused").to_string();
     assert!(
-        err.contains("the key `ONAIR_HOST_KEY` opens none of the 3 stored pairs: wrong key?"),
+        err.contains(
+            "the key `ONAIR_HOST_KEY` is not this database's: its key check and its 3 stored pairs do not open with it"
+        ),
         "{err}"
     );
     assert!(
