@@ -5,7 +5,9 @@
 //!
 //! - **the consent flow** ([`web`]): `/connect` sends the DJ to the
 //!   service's consent page with a CSRF `state`; `/callback` checks it,
-//!   exchanges the code exactly once, stores the pair and starts the bot;
+//!   exchanges the code exactly once, stores the pair and starts the bot,
+//!   and gives the DJ a session bound to the bots it made ([`tenants`]):
+//!   each DJ sees and acts on their own bots only, the admin on all;
 //! - **the store** ([`store`]): SQLite or PostgreSQL through sqlx with
 //!   embedded migrations, token pairs sealed at rest ([`crypto`]) and saved
 //!   before the bot uses them (compare-and-swap on a generation), each bot's
@@ -16,7 +18,8 @@
 //! - **the bots** ([`bots`]): one driver per enabled integration, restored
 //!   at start with seeded jitter, answering in chat with the configured kit
 //!   and replies, stopping for consent with a re-connect link, disabled,
-//!   enabled or revoked by the admin;
+//!   enabled or revoked by their DJ or the admin; a row that does not
+//!   open stops its bot alone;
 //! - **the dashboard** ([`pages`]): server-rendered HTML with live updates
 //!   over SSE; `tracing` logs; Prometheus metrics ([`metrics`]); a graceful
 //!   stop on SIGTERM (streams closed, the last pair and state saved);

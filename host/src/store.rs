@@ -898,7 +898,7 @@ impl Store {
     /// Appends log rows, 64 to a statement and a transaction; a row whose
     /// (bot, frame id, kind) is there already is left out, and so is a row
     /// whose lease (`LogRow::lease`) is no longer this replica's (fencing).
-    /// Text is stored whatever it holds (see [`ESC`]). When a statement
+    /// Text is stored whatever it holds (a NUL escaped). When a statement
     /// fails, its rows are written one by one, so a row the database
     /// refuses is the only one lost: the rows dropped so far are counted in
     /// the answer. An error means not one row of a failed statement went
