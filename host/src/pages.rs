@@ -249,22 +249,6 @@ pub fn message(title: &str, text: &str, link: Option<(&str, &str)>) -> Markup {
     )
 }
 
-/// The admin login form.
-pub fn login(failed: bool) -> Markup {
-    page(
-        "Admin · onair host",
-        html! {
-            h1 { "Admin" }
-            @if failed { p { strong { "That is not the admin token." } } }
-            form method="post" action="/admin/login" {
-                label { "Admin token " input type="password" name="token" autocomplete="off"; }
-                " " button type="submit" { "Log in" }
-            }
-        },
-        "",
-    )
-}
-
 /// What a visitor without a session sees: how to connect a bot, nothing
 /// about any DJ.
 pub fn welcome() -> Markup {

@@ -1045,31 +1045,10 @@ impl Store {
         )
     }
 
-    /// Remembers a consent request (`bot`: a re-connect of that bot).
-    pub async fn put_consent_state(
-        &self,
-        state: &str,
-        bot: Option<i64>,
-        now_ms: i64,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO oauth_states (state_hash, integration_id, created_at_ms) VALUES ($1, $2, $3)",
-        )
-        .bind(state_hash(state))
-        .bind(bot)
-        .bind(now_ms)
-        .execute(&self.pool)
-        .await?;
-        // Forget abandoned ones (an hour old).
-        sqlx::query("DELETE FROM oauth_states WHERE created_at_ms < $1")
-            .bind(now_ms - 3_600_000)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    /// Takes a consent request back, once: `Some(bot)` when it was there
-    /// and made after `since_ms` (it is gone after this either way).
+    /// Takes a consent request back (one stored by
+    /// [`tenants::put_consent_state`](crate::tenants::put_consent_state)),
+    /// once: `Some(bot)` when it was there and made after `since_ms` (it is
+    /// gone after this either way).
     pub async fn take_consent_state(
         &self,
         state: &str,
@@ -1914,9 +1893,16 @@ mod tests {
 
     on_both!(consent_states, a_consent_state_is_taken_once_and_expires);
     async fn a_consent_state_is_taken_once_and_expires(db: &Db) {
+        use crate::tenants::{put_consent_state, ConsentBound};
         let store = db.store().await;
-        store.put_consent_state("s1", None, 1_000).await.unwrap();
-        store.put_consent_state("s2", Some(4), 1_000).await.unwrap();
+        for (state, bot) in [("s1", None), ("s2", Some(4))] {
+            assert_eq!(
+                put_consent_state(&store, state, bot, "10.0.0.1", 1_000)
+                    .await
+                    .unwrap(),
+                ConsentBound::Stored
+            );
+        }
         assert_eq!(store.take_consent_state("s1", 0).await.unwrap(), Some(None));
         assert_eq!(
             store.take_consent_state("s1", 0).await.unwrap(),

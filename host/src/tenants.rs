@@ -5,7 +5,6 @@
 //! the link and nowhere else.
 
 use sha2::{Digest, Sha256};
-use sqlx::Row;
 
 use crate::store::{Store, StoreError};
 
@@ -40,6 +39,38 @@ pub enum SessionKind {
     Admin,
 }
 
+/// Who disabled a bot. The `disabled_by` column holds the word
+/// ([`DisabledBy::word`]); NULL there means the bot was not disabled by
+/// either (it is enabled, or it stopped for another reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisabledBy {
+    /// The admin: only the admin enables the bot again.
+    Admin,
+    /// The bot's DJ (or anyone who sees the bot).
+    Dj,
+}
+
+impl DisabledBy {
+    /// The word stored in the column.
+    pub fn word(self) -> &'static str {
+        match self {
+            DisabledBy::Admin => "admin",
+            DisabledBy::Dj => "dj",
+        }
+    }
+
+    /// The stored word read back. A word this host did not write reads as
+    /// [`DisabledBy::Admin`], the safe side: an admin's disable holds until
+    /// the admin lifts it, so a damaged or unknown value never lets a DJ
+    /// enable a bot the admin may have disabled.
+    pub fn from_word(word: &str) -> Self {
+        match word {
+            "dj" => DisabledBy::Dj,
+            _ => DisabledBy::Admin,
+        }
+    }
+}
+
 /// Why a consent request was not stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConsentBound {
@@ -58,8 +89,12 @@ async fn new_id(store: &Store, table: &str, now_ms: i64) -> Result<i64, StoreErr
     );
     let mut tries = 0;
     loop {
-        match sqlx::query(&sql).bind(now_ms).fetch_one(store.pool()).await {
-            Ok(row) => return Ok(row.try_get(0)?),
+        match sqlx::query_scalar::<_, i64>(&sql)
+            .bind(now_ms)
+            .fetch_one(store.pool())
+            .await
+        {
+            Ok(id) => return Ok(id),
             Err(sqlx::Error::Database(e)) if e.is_unique_violation() && tries < 10 => tries += 1,
             Err(e) => return Err(e.into()),
         }
@@ -83,25 +118,22 @@ pub async fn set_owner(store: &Store, bot: i64, dj: i64) -> Result<(), StoreErro
 
 /// The DJ who owns bot `bot` (`None`: no such bot, or no owner).
 pub async fn owner(store: &Store, bot: i64) -> Result<Option<i64>, StoreError> {
-    let row = sqlx::query("SELECT dj_id FROM integrations WHERE id = $1")
-        .bind(bot)
-        .fetch_optional(store.pool())
-        .await?;
-    Ok(match row {
-        Some(r) => r.try_get::<Option<i64>, _>(0)?,
-        None => None,
-    })
+    let dj: Option<Option<i64>> =
+        sqlx::query_scalar("SELECT dj_id FROM integrations WHERE id = $1")
+            .bind(bot)
+            .fetch_optional(store.pool())
+            .await?;
+    Ok(dj.flatten())
 }
 
 /// The bots of DJ `dj`, by id.
 pub async fn bots_of(store: &Store, dj: i64) -> Result<Vec<i64>, StoreError> {
-    let rows = sqlx::query("SELECT id FROM integrations WHERE dj_id = $1 ORDER BY id")
-        .bind(dj)
-        .fetch_all(store.pool())
-        .await?;
-    rows.iter()
-        .map(|r| r.try_get(0).map_err(StoreError::from))
-        .collect()
+    Ok(
+        sqlx::query_scalar("SELECT id FROM integrations WHERE dj_id = $1 ORDER BY id")
+            .bind(dj)
+            .fetch_all(store.pool())
+            .await?,
+    )
 }
 
 /// Forgets bot `bot` (its consent failed before it ever ran): the row and,
@@ -117,22 +149,24 @@ pub async fn delete_bot(store: &Store, bot: i64) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Who disabled bot `bot`: `Some("admin")`, `Some("dj")`, or `None`.
-pub async fn disabled_by(store: &Store, bot: i64) -> Result<Option<String>, StoreError> {
-    let row = sqlx::query("SELECT disabled_by FROM integrations WHERE id = $1")
-        .bind(bot)
-        .fetch_optional(store.pool())
-        .await?;
-    Ok(match row {
-        Some(r) => r.try_get::<Option<String>, _>(0)?,
-        None => None,
-    })
+/// Who disabled bot `bot` (`None`: no such bot, or not disabled by either).
+pub async fn disabled_by(store: &Store, bot: i64) -> Result<Option<DisabledBy>, StoreError> {
+    let word: Option<Option<String>> =
+        sqlx::query_scalar("SELECT disabled_by FROM integrations WHERE id = $1")
+            .bind(bot)
+            .fetch_optional(store.pool())
+            .await?;
+    Ok(word.flatten().as_deref().map(DisabledBy::from_word))
 }
 
 /// Notes who disabled bot `bot` (`None`: it was enabled).
-pub async fn set_disabled_by(store: &Store, bot: i64, by: Option<&str>) -> Result<(), StoreError> {
+pub async fn set_disabled_by(
+    store: &Store,
+    bot: i64,
+    by: Option<DisabledBy>,
+) -> Result<(), StoreError> {
     sqlx::query("UPDATE integrations SET disabled_by = $1 WHERE id = $2")
-        .bind(by.map(str::to_owned))
+        .bind(by.map(DisabledBy::word))
         .bind(bot)
         .execute(store.pool())
         .await?;
@@ -177,15 +211,15 @@ pub async fn session(
     raw: &str,
     now_ms: i64,
 ) -> Result<Option<SessionKind>, StoreError> {
-    let row =
-        sqlx::query("SELECT kind, dj_id FROM sessions WHERE id_hash = $1 AND expires_ms > $2")
+    let row: Option<(String, Option<i64>)> =
+        sqlx::query_as("SELECT kind, dj_id FROM sessions WHERE id_hash = $1 AND expires_ms > $2")
             .bind(digest(raw))
             .bind(now_ms)
             .fetch_optional(store.pool())
             .await?;
-    let Some(row) = row else { return Ok(None) };
-    let kind: String = row.try_get(0)?;
-    let dj: Option<i64> = row.try_get(1)?;
+    let Some((kind, dj)) = row else {
+        return Ok(None);
+    };
     Ok(match (kind.as_str(), dj) {
         ("admin", _) => Some(SessionKind::Admin),
         ("dj", Some(dj)) => Some(SessionKind::Dj(dj)),
@@ -234,17 +268,14 @@ pub async fn new_signin(store: &Store, dj: i64, raw: &str, now_ms: i64) -> Resul
 /// Takes a sign-in code back, once: its DJ when it was there and unexpired
 /// (it is gone after this either way).
 pub async fn take_signin(store: &Store, raw: &str, now_ms: i64) -> Result<Option<i64>, StoreError> {
-    let row =
-        sqlx::query("DELETE FROM signin_links WHERE code_hash = $1 RETURNING dj_id, expires_ms")
+    let row: Option<(i64, i64)> =
+        sqlx::query_as("DELETE FROM signin_links WHERE code_hash = $1 RETURNING dj_id, expires_ms")
             .bind(digest(raw))
             .fetch_optional(store.pool())
             .await?;
-    let Some(row) = row else { return Ok(None) };
-    let expires: i64 = row.try_get(1)?;
-    if expires <= now_ms {
-        return Ok(None);
-    }
-    Ok(Some(row.try_get(0)?))
+    Ok(row
+        .filter(|(_, expires)| *expires > now_ms)
+        .map(|(dj, _)| dj))
 }
 
 /// Remembers a consent request (`bot`: a re-connect of that bot) made from
@@ -281,18 +312,16 @@ async fn put_bounded(
         .bind(now_ms - CONSENT_TTL_MS)
         .execute(store.pool())
         .await?;
-    let here: i64 = sqlx::query("SELECT COUNT(*) FROM oauth_states WHERE client = $1")
+    let here: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_states WHERE client = $1")
         .bind(client.to_owned())
         .fetch_one(store.pool())
-        .await?
-        .try_get(0)?;
+        .await?;
     if here >= per_client {
         return Ok(ConsentBound::PerClient);
     }
-    let all: i64 = sqlx::query("SELECT COUNT(*) FROM oauth_states")
+    let all: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_states")
         .fetch_one(store.pool())
-        .await?
-        .try_get(0)?;
+        .await?;
     if all >= in_all {
         return Ok(ConsentBound::InAll);
     }
@@ -336,13 +365,10 @@ mod tests {
         );
         assert_eq!(session(store, "raw-a", 6_000).await.expect("read"), None);
         assert_eq!(session(store, "nope", 2_000).await.expect("read"), None);
-        let stored: Vec<String> = sqlx::query("SELECT id_hash FROM sessions")
+        let stored: Vec<String> = sqlx::query_scalar("SELECT id_hash FROM sessions")
             .fetch_all(store.pool())
             .await
-            .expect("rows")
-            .iter()
-            .map(|r| r.try_get(0).expect("hash"))
-            .collect();
+            .expect("rows");
         assert!(stored.iter().all(|h| h.len() == 64 && !h.contains("raw")));
         assert_eq!(end_dj_sessions(store, dj).await.expect("end"), 1);
         assert_eq!(session(store, "raw-a", 2_000).await.expect("read"), None);
@@ -366,6 +392,42 @@ mod tests {
             None,
             "expired"
         );
+    }
+
+    on_both!(disabled, who_disabled_a_bot_is_stored_as_a_word);
+    async fn who_disabled_a_bot_is_stored_as_a_word(db: &Db) {
+        let store = &db.store().await;
+        let bot = store.create_integration(1_000).await.expect("bot");
+        assert_eq!(disabled_by(store, bot).await.expect("read"), None);
+        assert_eq!(
+            disabled_by(store, bot + 1).await.expect("read"),
+            None,
+            "no such bot"
+        );
+        for (by, word) in [(DisabledBy::Admin, "admin"), (DisabledBy::Dj, "dj")] {
+            set_disabled_by(store, bot, Some(by)).await.expect("set");
+            assert_eq!(disabled_by(store, bot).await.expect("read"), Some(by));
+            // The column holds the same words as before the enum.
+            let stored: Option<String> =
+                sqlx::query_scalar("SELECT disabled_by FROM integrations WHERE id = $1")
+                    .bind(bot)
+                    .fetch_one(store.pool())
+                    .await
+                    .expect("row");
+            assert_eq!(stored.as_deref(), Some(word));
+        }
+        // A word the host did not write reads as the admin's.
+        sqlx::query("UPDATE integrations SET disabled_by = 'someone' WHERE id = $1")
+            .bind(bot)
+            .execute(store.pool())
+            .await
+            .expect("update");
+        assert_eq!(
+            disabled_by(store, bot).await.expect("read"),
+            Some(DisabledBy::Admin)
+        );
+        set_disabled_by(store, bot, None).await.expect("set");
+        assert_eq!(disabled_by(store, bot).await.expect("read"), None);
     }
 
     on_both!(consent_bounds, consent_requests_are_bounded_per_client);

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::bots::Command;
 use crate::pages;
-use crate::tenants::{self, SessionKind};
+use crate::tenants::{self, DisabledBy, SessionKind};
 
 /// Wrong admin tokens allowed per client address and minute; then 429.
 pub const GUESSES_PER_MINUTE: u32 = 5;
@@ -224,7 +224,10 @@ pub(super) async fn bot_action(
         "disable" => Command::Disable(done),
         "enable" => {
             if !admin
-                && matches!(tenants::disabled_by(store, id).await, Ok(Some(by)) if by == "admin")
+                && matches!(
+                    tenants::disabled_by(store, id).await,
+                    Ok(Some(DisabledBy::Admin))
+                )
             {
                 return forbidden("An admin disabled this bot: only the admin enables it again.");
             }
@@ -251,8 +254,8 @@ pub(super) async fn bot_action(
     }
     let _ = tokio::time::timeout(ACTION_WAIT, wait).await;
     let by = match action.as_str() {
-        "disable" if admin => Some(Some("admin")),
-        "disable" => Some(Some("dj")),
+        "disable" if admin => Some(Some(DisabledBy::Admin)),
+        "disable" => Some(Some(DisabledBy::Dj)),
         "enable" => Some(None),
         _ => None,
     };

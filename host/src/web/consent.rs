@@ -15,7 +15,7 @@ use super::{
 };
 use crate::bots::Command;
 use crate::pages;
-use crate::tenants::{self, ConsentBound, SessionKind};
+use crate::tenants::{self, ConsentBound, DisabledBy, SessionKind};
 
 /// How long `/callback` waits for the code exchange before answering.
 const EXCHANGE_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
@@ -170,7 +170,7 @@ pub(super) async fn callback(
             // DJ's new pair is stored, the bot stays disabled.
             let by_admin = matches!(
                 tenants::disabled_by(&web.hub.store, id).await,
-                Ok(Some(by)) if by == "admin"
+                Ok(Some(DisabledBy::Admin))
             );
             let start = !by_admin || viewer.admin();
             let (reply, answer) = oneshot::channel();
@@ -255,7 +255,7 @@ pub(super) async fn callback(
             tracing::error!(bot = id, error = %e, "the bot's DJ not stored");
         }
     } else if let Ok(Some(by)) = tenants::disabled_by(&web.hub.store, id).await {
-        if by != "admin" || viewer.admin() {
+        if by != DisabledBy::Admin || viewer.admin() {
             let _ = tenants::set_disabled_by(&web.hub.store, id, None).await;
         }
     }

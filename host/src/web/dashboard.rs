@@ -20,7 +20,7 @@ use super::{html, not_found, unauthorized, Viewer, Web};
 use crate::bots::{BotView, Command, Update};
 use crate::metrics::StateLabel;
 use crate::pages;
-use crate::tenants;
+use crate::tenants::{self, DisabledBy};
 
 impl Web {
     /// The bots `viewer` sees: `None` for every bot (the admin), else the
@@ -90,7 +90,7 @@ pub(super) async fn bot_page(
         .unwrap_or_default();
     let by_admin = matches!(
         tenants::disabled_by(&web.hub.store, id).await,
-        Ok(Some(by)) if by == "admin"
+        Ok(Some(DisabledBy::Admin))
     );
     let now = u64::try_from(web.now()).unwrap_or(0);
     let controls = pages::bot_controls(id, &viewer.csrf(), viewer.admin(), by_admin);
