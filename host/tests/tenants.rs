@@ -781,7 +781,18 @@ async fn posts_prove_their_origin_and_admin_sessions_live_in_the_store() {
         303
     );
     assert_eq!(host.state(1).await, "disabled");
-    // The DJ cannot enable a bot the admin disabled ...
+    // The DJ cannot enable a bot the admin disabled, not even after a
+    // disable of their own ...
+    assert_eq!(
+        post(
+            &dj,
+            &format!("{}/bots/1/disable", host.url),
+            &[("csrf", &dj_token)],
+            &[]
+        )
+        .await,
+        303
+    );
     assert_eq!(
         post(
             &dj,

@@ -195,6 +195,13 @@ pub(super) async fn logout(State(web): State<Web>, headers: HeaderMap, body: Byt
     response
 }
 
+fn unavailable() -> Response {
+    html(
+        StatusCode::SERVICE_UNAVAILABLE,
+        pages::message("Try again", "The host cannot read its store now.", None),
+    )
+}
+
 /// `POST /bots/{id}/{action}` (its DJ) and `POST /admin/bots/{id}/{action}`
 /// (the admin): `disable`, `enable` (a DJ: not a bot the admin disabled),
 /// `revoke`, and the admin's `logout` (ends the bot's DJ's sessions).
@@ -219,16 +226,32 @@ pub(super) async fn bot_action(
     }
     let admin = viewer.admin();
     let store = &web.hub.store;
+    // Who disabled the bot decides who may enable it: read first, and when
+    // the store cannot say, act on nothing (never enable by default).
+    let disabled_by = match tenants::disabled_by(store, id).await {
+        Ok(by) => by,
+        Err(e) => {
+            tracing::error!(bot = id, error = %e, "who disabled the bot not read");
+            return unavailable();
+        }
+    };
     let (done, wait) = oneshot::channel();
     let command = match action.as_str() {
-        "disable" => Command::Disable(done),
+        "disable" => {
+            // An admin's disable holds through the DJ's own disable.
+            let by = if admin || disabled_by == Some(DisabledBy::Admin) {
+                DisabledBy::Admin
+            } else {
+                DisabledBy::Dj
+            };
+            if let Err(e) = tenants::set_disabled_by(store, id, Some(by)).await {
+                tracing::error!(bot = id, error = %e, "who disabled the bot not stored");
+                return unavailable();
+            }
+            Command::Disable(done)
+        }
         "enable" => {
-            if !admin
-                && matches!(
-                    tenants::disabled_by(store, id).await,
-                    Ok(Some(DisabledBy::Admin))
-                )
-            {
+            if !admin && disabled_by == Some(DisabledBy::Admin) {
                 return forbidden("An admin disabled this bot: only the admin enables it again.");
             }
             Command::Enable(done)
@@ -253,15 +276,9 @@ pub(super) async fn bot_action(
         return not_found();
     }
     let _ = tokio::time::timeout(ACTION_WAIT, wait).await;
-    let by = match action.as_str() {
-        "disable" if admin => Some(Some(DisabledBy::Admin)),
-        "disable" => Some(Some(DisabledBy::Dj)),
-        "enable" => Some(None),
-        _ => None,
-    };
-    if let Some(by) = by {
-        if let Err(e) = tenants::set_disabled_by(store, id, by).await {
-            tracing::error!(bot = id, error = %e, "who disabled the bot not stored");
+    if action == "enable" {
+        if let Err(e) = tenants::set_disabled_by(store, id, None).await {
+            tracing::error!(bot = id, error = %e, "who disabled the bot not cleared");
         }
     }
     tracing::info!(bot = id, action = %action, admin, "bot action");

@@ -168,9 +168,11 @@ pub(super) async fn callback(
         Some(id) => {
             // An admin's disable holds until the admin enables the bot: the
             // DJ's new pair is stored, the bot stays disabled.
-            let by_admin = matches!(
+            // The store unable to say counts as the admin's (never
+            // enable by default).
+            let by_admin = !matches!(
                 tenants::disabled_by(&web.hub.store, id).await,
-                Ok(Some(DisabledBy::Admin))
+                Ok(None | Some(DisabledBy::Dj))
             );
             let start = !by_admin || viewer.admin();
             let (reply, answer) = oneshot::channel();
