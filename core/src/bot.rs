@@ -137,6 +137,7 @@ use stream::Conn;
 mod calls;
 mod kit;
 pub mod notices;
+mod replies;
 mod requests;
 mod status;
 mod stream;
@@ -144,6 +145,7 @@ mod timers;
 mod tokens;
 
 pub use notices::{GiveUpReason, Unreached};
+pub use replies::{DropReason, RepliesCounters, ReplyCounters, MAX_QUEUED_REPLIES};
 pub use status::{Connection, Counters, QuotaBlock, Status};
 
 /// The longest error body of a failed stream open that is kept to classify
@@ -443,6 +445,18 @@ pub enum Notice {
         /// When the block ends (unix ms).
         until_ms: u64,
     },
+    /// Replies dropped, never sent (see [`Bot::reply`] and the kit's
+    /// [`RepliesConfig`](crate::kit::RepliesConfig)): one notice per kind
+    /// and reason for what was dropped since the last poll; each counted
+    /// in [`Status`].
+    RepliesDropped {
+        /// Their kind.
+        kind: crate::kit::ReplyKind,
+        /// How many replies (one person each).
+        people: u64,
+        /// Why.
+        reason: DropReason,
+    },
 }
 
 /// The answer to an app call.
@@ -559,6 +573,10 @@ pub struct Bot {
     failed_calls: Vec<(CallId, Endpoint)>,
     /// Daily-quota blocks told (`Notice::DailyQuotaReached`).
     quota_told: notices::QuotaAnnounced,
+    /// Replies waiting for the chat limit.
+    replies: replies::Replies,
+    /// The latest `now` polled (unix ms).
+    clock_ms: u64,
 }
 
 impl Bot {
@@ -608,6 +626,8 @@ impl Bot {
             chat_calls: Vec::new(),
             end_seen: false,
             stream_generation: 0,
+            clock_ms: 0,
+            replies: replies::Replies::new(config.kit.replies.clone().unwrap_or_default()),
             kit: (!config.kit.is_empty()).then(|| Kit::new(config.kit)),
             exchange: None,
             code_first_sent_ms: None,
@@ -643,6 +663,8 @@ impl Bot {
     pub fn with_kit_state(mut self, state: &KitState) -> Self {
         if let Some(kit) = &mut self.kit {
             kit.restore(state);
+            let stored = kit.take_queued_replies();
+            self.restore_replies(stored);
         }
         self
     }
@@ -720,6 +742,7 @@ impl Bot {
 
     /// The next thing to do at `now_ms`. See the [module docs](self).
     pub fn poll(&mut self, now_ms: u64) -> Action {
+        self.clock_ms = self.clock_ms.max(now_ms);
         let action = self.next_action(now_ms);
         match &action {
             Action::Done { call, result } => {
@@ -743,6 +766,10 @@ impl Bot {
     fn next_action(&mut self, now_ms: u64) -> Action {
         if let Some(action) = self.out.pop_front() {
             return action;
+        }
+        self.expire_replies(now_ms);
+        if let Some(notice) = self.replies.take_notice() {
+            return Action::Notice(notice);
         }
         if self.stopped.is_some() {
             return self
@@ -837,6 +864,7 @@ impl Bot {
             }
         }
         add(self.call_deadline(now_ms));
+        add(self.replies.deadline());
         add(self.timers.next_deadline(self.connected()));
         add(self.kit.as_ref().and_then(Kit::checkpoint_at));
         add(self.reach.deadline());
@@ -869,14 +897,19 @@ impl Bot {
         if let Some(conn) = self.conn.take() {
             self.out.push_back(Action::CloseStream { id: conn.id() });
         }
+        let mut unsent = None;
         if !stop.resumes_with_new_consent() {
+            // Saved with the kit state before they are dropped from this
+            // run: a restart sends the ones still fresh.
+            unsent = Some(self.unsent_replies());
+            self.drop_queued_replies(replies::DropReason::Stopped, self.clock_ms);
             for call in std::mem::take(&mut self.calls) {
                 self.answer(call, CallResult::Failed(CallFailure::Cancelled));
             }
         }
         self.stopped = Some(stop);
         // The last of the kit's memory, saved before the bot goes quiet.
-        self.push_last_state();
+        self.push_last_state(unsent);
     }
 }
 

@@ -54,6 +54,7 @@
 pub mod commands;
 mod config;
 mod machine;
+pub mod replies;
 pub mod tally;
 pub mod text;
 
@@ -64,3 +65,4 @@ pub use machine::{
     Arrival, ArrivalKind, BroadcastEnded, Cause, Command, Kit, KitState, Milestone, Refused,
     StateError, CHECKPOINT_MS, KIT_STATE_FORMAT, KIT_STATE_VERSION,
 };
+pub use replies::{FreshConfig, QueuedReply, RepliesConfig, ReplyKind};

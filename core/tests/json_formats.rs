@@ -222,6 +222,11 @@ fn actions() -> Vec<Action> {
             reason: GiveUpReason::QuotaBlocked,
             count: 1,
         }),
+        Action::Notice(Notice::RepliesDropped {
+            kind: onair::kit::ReplyKind::Welcome,
+            people: 7,
+            reason: onair::bot::DropReason::Stale,
+        }),
         Action::Notice(Notice::DailyQuotaReached {
             scope: Some(onair::Permission::ChatSend),
             until_ms: 1_732_320_000_000,

@@ -24,6 +24,12 @@ pub(super) enum Op {
     /// The kit's own `GET /v1/live`, once per stream connection: which
     /// broadcast this is (its `liveId`). Answered to the kit, not the app.
     LiveId,
+    /// A reply's place in the chat queue (`first`), and, once the pacer
+    /// took it, the replies its message holds (see `replies.rs`).
+    Reply {
+        first: u64,
+        batch: Vec<super::replies::Entry>,
+    },
 }
 
 impl Op {
@@ -32,7 +38,7 @@ impl Op {
             Op::Broadcast | Op::LiveId => Endpoint::Live,
             Op::Listeners(_) => Endpoint::Listeners,
             Op::Fans => Endpoint::Fans,
-            Op::Chat(_) => Endpoint::Chat,
+            Op::Chat(_) | Op::Reply { .. } => Endpoint::Chat,
         }
     }
 }
@@ -86,7 +92,7 @@ impl Bot {
 
     /// App calls queued and not yet answered (in flight included).
     pub fn pending_calls(&self) -> usize {
-        let app = |op: &Op| !matches!(op, Op::LiveId);
+        let app = |op: &Op| !matches!(op, Op::LiveId | Op::Reply { .. });
         self.calls.iter().filter(|c| app(&c.op)).count()
             + self
                 .in_flight
@@ -134,7 +140,12 @@ impl Bot {
             self.out.push_back(done(id, CallResult::Failed(failure)));
             return id;
         }
-        if self.calls.len() >= self.max_queued_calls {
+        let app_calls = self
+            .calls
+            .iter()
+            .filter(|c| !matches!(c.op, Op::Reply { .. }))
+            .count();
+        if app_calls >= self.max_queued_calls {
             let failure = CallFailure::QueueFull {
                 limit: self.max_queued_calls,
             };
@@ -175,6 +186,7 @@ impl Bot {
     }
 
     pub(super) fn poll_calls(&mut self, now_ms: u64) -> Option<Action> {
+        self.settle_reply_head(now_ms);
         let at = self.call_deadline(now_ms)?;
         let head = self.calls.front()?;
         let quota_at = self.quota.next_call_at_endpoint(head.op.endpoint(), now_ms);
@@ -190,12 +202,22 @@ impl Bot {
             return None;
         }
         let generation = self.generation();
-        let token = self.tokens.access_token(now_ms)?;
+        self.tokens.access_token(now_ms)?;
         let mut call = self.calls.pop_front()?;
+        let mut reply_text = None;
+        if let Op::Reply { first, batch } = &mut call.op {
+            let (taken, text) = self.take_reply_batch(*first)?;
+            *batch = taken;
+            reply_text = Some(text);
+        }
+        let token = self.tokens.access_token(now_ms)?;
         let built = match &mut call.op {
             Op::Broadcast | Op::LiveId => api::live(&self.base_url, token),
             Op::Fans => api::fans(&self.base_url, token),
             Op::Chat(message) => api::chat(&self.base_url, token, message),
+            Op::Reply { .. } => {
+                api::chat(&self.base_url, token, reply_text.as_deref().unwrap_or(""))
+            }
             Op::Listeners(pager) => match pager.next_request(&self.base_url, token) {
                 Ok(Some(request)) => Ok(request),
                 Ok(None) => {
@@ -260,6 +282,12 @@ impl Bot {
                     problem.kind,
                     ProblemKind::ChatRateLimited | ProblemKind::QuotaPerSecond
                 );
+                if quota_paced && matches!(call.op, Op::Reply { .. }) {
+                    // A reply waits for the chat limit as long as it is
+                    // fresh (its deadline bounds it), merged again with
+                    // what came meanwhile.
+                    call.attempts = 0;
+                }
                 if quota_paced {
                     // The quota tracker already holds the next call back.
                     self.retry_in(call, 0, CallFailure::Problem(problem), now_ms);
@@ -285,7 +313,7 @@ impl Bot {
 
     pub(super) fn on_call_success(&mut self, mut call: Call, body: &[u8]) {
         let result = match &mut call.op {
-            Op::Chat(_) => CallResult::ChatSent,
+            Op::Chat(_) | Op::Reply { .. } => CallResult::ChatSent,
             Op::Broadcast | Op::LiveId => match api::decode_broadcast(body) {
                 Ok(broadcast) => CallResult::Broadcast(broadcast),
                 Err(e) => CallResult::Failed(CallFailure::InvalidBody(e)),
@@ -313,6 +341,16 @@ impl Bot {
     /// kit's own `liveId` call tells the kit which broadcast this is (a
     /// failure leaves it as it was).
     pub(super) fn answer(&mut self, call: Call, result: CallResult) {
+        if let Op::Reply { first, mut batch } = call.op {
+            if batch.is_empty() {
+                // Answered before the pacer took it (a quota block, a stop).
+                if let Some(at) = self.replies.queue.iter().position(|e| e.id == first) {
+                    batch.extend(self.replies.queue.remove(at));
+                }
+            }
+            self.reply_answered(batch, &result, self.clock_ms);
+            return;
+        }
         if !matches!(call.op, Op::LiveId) {
             if matches!(result, CallResult::Failed(_)) {
                 self.failed_calls.push((call.id, call.op.endpoint()));
@@ -334,7 +372,8 @@ impl Bot {
     /// each such call is answered [`CallFailure::Cancelled`] after the end
     /// event. A chat already sent keeps its answer; chat queued after the
     /// end goes out.
-    pub(super) fn cancel_queued_chat(&mut self) {
+    pub(super) fn cancel_queued_chat(&mut self, now_ms: u64) {
+        self.drop_queued_replies(super::replies::DropReason::Ended, now_ms);
         let (chat, others): (VecDeque<Call>, VecDeque<Call>) = std::mem::take(&mut self.calls)
             .into_iter()
             .partition(|c| matches!(c.op, Op::Chat(_)));

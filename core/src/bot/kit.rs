@@ -4,6 +4,9 @@
 
 use super::*;
 
+use crate::event::User;
+use crate::kit::{ArrivalKind, RepliesConfig, ReplyKind};
+
 impl Bot {
     /// Queues a reply: `text` split between grapheme clusters into parts
     /// the service takes ([`crate::kit::text::split`]), each queued with
@@ -34,8 +37,28 @@ impl Bot {
         now_ms: u64,
         into: &mut Vec<Action>,
     ) {
+        let Some(kit) = &mut self.kit else {
+            return;
+        };
+        let actions = kit.on_event(id, event, now_ms);
+        let replies: Vec<_> = match &kit.config().replies {
+            Some(config) => actions
+                .iter()
+                .filter_map(|a| reply_of(config, kit, a))
+                .collect(),
+            None => Vec::new(),
+        };
+        into.extend(actions.into_iter().filter_map(action_of));
+        for (kind, user, text) in replies {
+            self.queue_reply(kind, user, text, now_ms);
+        }
+    }
+
+    /// The kit's memory with the reply queue, as it is saved.
+    fn sync_replies(&mut self) {
+        let stored = self.unsent_replies();
         if let Some(kit) = &mut self.kit {
-            into.extend(kit.on_event(id, event, now_ms).into_iter().map(action_of));
+            kit.set_queued_replies(stored);
         }
     }
 
@@ -44,14 +67,20 @@ impl Bot {
     /// driver that saves it before acting on the rest never greets twice
     /// nor loses a total across a restart.
     pub(super) fn push_behind_state(&mut self, actions: Vec<Action>, now_ms: u64) {
-        if let Some(state) = self.kit.as_mut().and_then(|kit| kit.due_state(now_ms)) {
+        if let Some(state) = self.due_kit_state(now_ms) {
             self.out.push_back(Action::PersistState(state));
         }
         self.out.extend(actions);
     }
 
     /// The kit's unsaved state, queued as the bot stops.
-    pub(super) fn push_last_state(&mut self) {
+    pub(super) fn push_last_state(&mut self, unsent: Option<Vec<crate::kit::QueuedReply>>) {
+        if self.kit.as_ref().is_some_and(Kit::has_unsaved) {
+            match (unsent, &mut self.kit) {
+                (Some(unsent), Some(kit)) => kit.set_queued_replies(unsent),
+                _ => self.sync_replies(),
+            }
+        }
         if let Some(state) = self.kit.as_mut().and_then(Kit::unsaved_state) {
             self.out.push_back(Action::PersistState(state));
         }
@@ -59,28 +88,117 @@ impl Bot {
 
     /// The kit's state once its unsaved changes are due, while the bot waits.
     pub(super) fn poll_kit_state(&mut self, now_ms: u64) -> Option<Action> {
-        self.kit
-            .as_mut()
-            .and_then(|kit| kit.due_state(now_ms))
-            .map(Action::PersistState)
+        self.due_kit_state(now_ms).map(Action::PersistState)
+    }
+
+    fn due_kit_state(&mut self, now_ms: u64) -> Option<KitState> {
+        if !self.kit.as_ref().is_some_and(|k| k.is_due(now_ms)) {
+            return None;
+        }
+        self.sync_replies();
+        self.kit.as_mut().and_then(|kit| kit.due_state(now_ms))
     }
 
     /// What the kit made of news about the broadcast itself (another
     /// `liveId`, not on air), queued behind the state.
     pub(super) fn kit_news(&mut self, news: Option<KitAction>) {
+        if self.kit.as_ref().is_some_and(Kit::is_decided) {
+            self.sync_replies();
+        }
         if let Some(state) = self.kit.as_mut().and_then(Kit::decided_state) {
             self.out.push_back(Action::PersistState(state));
         }
-        self.out.extend(news.into_iter().map(action_of));
+        self.out.extend(news.into_iter().filter_map(action_of));
     }
 }
 
-fn action_of(action: KitAction) -> Action {
-    match action {
+fn action_of(action: KitAction) -> Option<Action> {
+    Some(match action {
         KitAction::Arrival(a) => Action::Arrival(a),
         KitAction::Command(c) => Action::Command(c),
         KitAction::Refused(r) => Action::Notice(Notice::CommandRefused(r)),
         KitAction::Milestone(m) => Action::Milestone(m),
         KitAction::BroadcastEnded(b) => Action::BroadcastEnded(b),
+        KitAction::Thanks(_) => return None,
+    })
+}
+
+/// The configured reply to what the kit made of an event: its kind, who it
+/// names, its text (filled once, one chat message); `None` when the text
+/// is empty or nothing is configured for it.
+fn reply_of(
+    config: &RepliesConfig,
+    kit: &Kit,
+    action: &KitAction,
+) -> Option<(ReplyKind, Option<User>, String)> {
+    let nickname = |u: &User| u.nickname.clone().unwrap_or_else(|| "friend".to_owned());
+    let (kind, user, template, values): (_, _, &str, Vec<(&str, String)>) = match action {
+        KitAction::Arrival(a) => {
+            let (kind, template) = match a.kind {
+                ArrivalKind::First => (ReplyKind::Welcome, &config.welcome),
+                ArrivalKind::Back { .. } => (ReplyKind::WelcomeBack, &config.welcome_back),
+            };
+            let values = vec![("nickname", nickname(&a.user))];
+            (kind, Some(a.user.clone()), template, values)
+        }
+        KitAction::Thanks(user) => (
+            ReplyKind::Thanks,
+            Some(user.clone()),
+            &config.thanks,
+            vec![("nickname", nickname(user))],
+        ),
+        KitAction::Milestone(Milestone::Hearts { reached, .. }) => (
+            ReplyKind::Milestone,
+            None,
+            &config.hearts,
+            vec![("reached", reached.to_string())],
+        ),
+        KitAction::Milestone(Milestone::Donated { user, reached, .. }) => (
+            ReplyKind::Milestone,
+            Some(user.clone()),
+            &config.donated,
+            vec![
+                ("nickname", nickname(user)),
+                ("reached", reached.to_string()),
+            ],
+        ),
+        KitAction::Command(c) => {
+            let template = config.commands.get(&c.name)?;
+            let mut values = vec![("nickname", nickname(&c.user)), ("rest", c.rest.clone())];
+            if template.contains("{top}") {
+                values.push(("top", top_donors(kit, &config.no_donors)));
+            }
+            (ReplyKind::Command, Some(c.user.clone()), template, values)
+        }
+        KitAction::Refused(_) | KitAction::BroadcastEnded(_) => return None,
+    };
+    if template.trim().is_empty() {
+        return None;
     }
+    let pairs: Vec<(&str, &str)> = values.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let text = crate::kit::replies::fill(template, &pairs);
+    crate::proto::chat::validate_chat(&text).ok()?;
+    Some((kind, user, text))
+}
+
+/// `{top}`: the broadcast's top ten donors, `1. Ana 500 · 2. …`.
+fn top_donors(kit: &Kit, no_donors: &str) -> String {
+    let donors = kit.tally().donors();
+    if donors.is_empty() {
+        return no_donors.to_owned();
+    }
+    donors
+        .iter()
+        .take(10)
+        .enumerate()
+        .map(|(i, (id, p))| {
+            format!(
+                "{}. {} {}",
+                i + 1,
+                p.nickname.as_deref().unwrap_or(id),
+                p.donated
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
 }

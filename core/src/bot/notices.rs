@@ -136,6 +136,7 @@ impl Notice {
             | Notice::ReconnectStormBraked { .. }
             | Notice::Unreachable { .. }
             | Notice::GaveUp { .. }
+            | Notice::RepliesDropped { .. }
             | Notice::DailyQuotaReached { .. } => true,
             Notice::Problem { problem, .. } => !matches!(
                 problem.kind,
@@ -223,6 +224,14 @@ impl fmt::Display for Notice {
                 } else {
                     write!(f, "gave up {count} {endpoint} {what}{plural}: {reason}")
                 }
+            }
+            Notice::RepliesDropped {
+                kind,
+                people,
+                reason,
+            } => {
+                let plural = if *people == 1 { "y" } else { "ies" };
+                write!(f, "dropped {people} {kind} repl{plural}: {reason}")
             }
             Notice::DailyQuotaReached { scope, until_ms } => match scope {
                 Some(permission) => write!(

@@ -203,7 +203,7 @@ impl Bot {
             Purpose::Revoke => {}
             Purpose::Check => self.on_check_failure(now_ms),
             Purpose::Call(call, _) => {
-                let repeatable = !matches!(call.op, Op::Chat(_));
+                let repeatable = !matches!(call.op, Op::Chat(_) | Op::Reply { .. });
                 self.retry_or_fail(*call, repeatable, CallFailure::Transport, now_ms);
             }
         }

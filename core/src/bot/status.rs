@@ -107,6 +107,9 @@ pub struct Counters {
     pub gave_up_transport: u64,
     /// App calls whose answer could not be read.
     pub gave_up_invalid_answer: u64,
+    /// Replies (the kit's and [`Bot::reply`]'s) per kind: messages sent,
+    /// people named, replies merged, replies dropped (and why).
+    pub replies: super::RepliesCounters,
 }
 
 /// A daily-quota block in force.

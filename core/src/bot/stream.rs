@@ -250,7 +250,7 @@ impl Bot {
         }
         self.push_behind_state(fresh, now_ms);
         if live_ended {
-            self.cancel_queued_chat();
+            self.cancel_queued_chat(now_ms);
         }
         Ok(())
     }

@@ -2894,3 +2894,5 @@ fn what_was_given_up_is_all_told_before_the_stop() {
     assert_eq!(bot.status(T0).counters.gave_up_cancelled, 4);
     assert_eq!(bot.poll(T0), Action::Stopped(Stop::ShutDown));
 }
+
+mod replies;

@@ -14,6 +14,7 @@
 //! aliases = ["hi"]
 //! allowed = "anyone"                # anyone | managers | dj
 //! cooldown_ms = 10000               # per person; default none
+//! room_cooldown_ms = 5000           # the whole room; default none
 //!
 //! [greetings]
 //! first = true                      # a person's first sign in a broadcast
@@ -22,6 +23,9 @@
 //! [milestones]
 //! hearts_every = 100                # the broadcast's hearts
 //! donations_every = 1000            # each person's donation total
+//!
+//! [replies]                         # said by the bot itself: see kit::replies
+//! welcome = "Welcome, {nickname}! 🎧"
 //! ```
 //!
 //! ```
@@ -71,6 +75,13 @@ pub struct KitConfig {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(as = "Option<_>", optional))]
     pub tally: bool,
+    /// The replies the bot says by itself, when set (see
+    /// [`RepliesConfig`](super::replies::RepliesConfig)): greetings, thanks,
+    /// milestones and command answers go out without a handler, merged
+    /// when chat is behind, dropped with a notice when no longer fresh.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub replies: Option<super::replies::RepliesConfig>,
 }
 
 fn default_prefix() -> String {
@@ -86,6 +97,7 @@ impl Default for KitConfig {
             greetings: None,
             milestones: None,
             tally: false,
+            replies: None,
         }
     }
 }
@@ -110,6 +122,12 @@ pub struct CommandConfig {
     #[serde(default)]
     #[cfg_attr(feature = "ts", ts(optional = nullable))]
     pub cooldown_ms: Option<u64>,
+    /// Once anyone ran it, nobody runs it again for this long (ms): a
+    /// `!top` fifty people type in a second is answered once. Default: no
+    /// room cooldown.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional = nullable))]
+    pub room_cooldown_ms: Option<u64>,
 }
 
 fn anyone() -> Allowed {
@@ -130,6 +148,7 @@ impl CommandConfig {
             aliases: Vec::new(),
             allowed: Allowed::Anyone,
             cooldown_ms: None,
+            room_cooldown_ms: None,
         }
     }
 
@@ -148,6 +167,12 @@ impl CommandConfig {
     /// A per-person cooldown.
     pub fn cooldown_ms(mut self, ms: u64) -> Self {
         self.cooldown_ms = Some(ms);
+        self
+    }
+
+    /// A cooldown for the whole room.
+    pub fn room_cooldown_ms(mut self, ms: u64) -> Self {
+        self.room_cooldown_ms = Some(ms);
         self
     }
 }
@@ -288,6 +313,12 @@ impl KitConfig {
                 ));
             }
         }
+        if let Some(replies) = &self.replies {
+            let names: Vec<String> = self.commands.iter().map(|c| c.name.clone()).collect();
+            replies
+                .validate("replies", &names)
+                .map_err(|(key, message)| ConfigError::at(key, message))?;
+        }
         Ok(())
     }
 
@@ -297,6 +328,7 @@ impl KitConfig {
             && self.greetings.is_none()
             && self.milestones.is_none()
             && !self.tally
+            && self.replies.is_none()
     }
 }
 
@@ -343,7 +375,7 @@ mod tests {
 
     #[test]
     fn a_whole_configuration_reads_and_writes_back() {
-        let text = r#"{"prefix":"?","commands":[{"name":"top","aliases":["t"],"allowed":"managers","cooldown_ms":5000}],"ignore":["bot2"],"greetings":{"first":true,"welcome_back_after_ms":60000},"milestones":{"hearts_every":100,"donations_every":null},"tally":true}"#;
+        let text = r#"{"prefix":"?","commands":[{"name":"top","aliases":["t"],"allowed":"managers","cooldown_ms":5000,"room_cooldown_ms":null}],"ignore":["bot2"],"greetings":{"first":true,"welcome_back_after_ms":60000},"milestones":{"hearts_every":100,"donations_every":null},"tally":true,"replies":null}"#;
         let config = KitConfig::from_json(text).unwrap();
         assert_eq!(config.commands[0].allowed, Allowed::Managers);
         assert_eq!(serde_json::to_string(&config).unwrap(), text);

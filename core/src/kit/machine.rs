@@ -158,6 +158,9 @@ pub(crate) enum KitAction {
     Refused(Refused),
     Milestone(Milestone),
     BroadcastEnded(BroadcastEnded),
+    /// A donation to thank (only with replies configured): the donor, with
+    /// the latest nickname.
+    Thanks(User),
 }
 
 /// What the kit remembers of one person in this broadcast.
@@ -189,6 +192,10 @@ struct Memory {
     tally: Tally,
     #[serde(default)]
     hearts_announced: u64,
+    /// Replies not out yet (version 2): restored so a restart loses no
+    /// one's reply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    replies: Vec<super::replies::QueuedReply>,
 }
 
 impl Memory {
@@ -206,8 +213,8 @@ impl Memory {
 /// use onair::kit::KitState;
 /// let state = KitState::from_json(r#"{"format":"onair.kit","version":1}"#)?;
 /// assert!(state.to_json().starts_with(r#"{"format":"onair.kit","version":1,"#));
-/// let newer = KitState::from_json(r#"{"format":"onair.kit","version":2}"#).unwrap_err();
-/// assert!(newer.to_string().contains("version 2"));
+/// let newer = KitState::from_json(r#"{"format":"onair.kit","version":3}"#).unwrap_err();
+/// assert!(newer.to_string().contains("version 3"));
 /// # Ok::<(), onair::kit::StateError>(())
 /// ```
 #[derive(Clone, PartialEq)]
@@ -217,8 +224,10 @@ pub struct KitState {
 
 /// The `format` marker of the stored kit state.
 pub const KIT_STATE_FORMAT: &str = "onair.kit";
-/// The version this build writes and reads.
-pub const KIT_STATE_VERSION: u32 = 1;
+/// The newest version this build writes and reads. Version 2 adds the
+/// replies still queued; a state without any is written as version 1 (what
+/// older builds read), and version 1 is read as a state without them.
+pub const KIT_STATE_VERSION: u32 = 2;
 
 impl KitState {
     /// The stored form: `{"format":"onair.kit","version":1,…}`.
@@ -234,7 +243,13 @@ impl KitState {
     }
 
     fn memory(json: &[u8]) -> Result<Memory, StateError> {
-        read_stored::<Memory>(json, KIT_STATE_FORMAT, KIT_STATE_VERSION).map_err(|r| match r {
+        let read = match read_stored::<Memory>(json, KIT_STATE_FORMAT, KIT_STATE_VERSION) {
+            Err(StoredRefusal::UnsupportedVersion(1)) => {
+                read_stored::<Memory>(json, KIT_STATE_FORMAT, 1)
+            }
+            other => other,
+        };
+        read.map_err(|r| match r {
             StoredRefusal::Json { line, column } => StateError::Json { line, column },
             StoredRefusal::UnknownFormat => StateError::UnknownFormat,
             StoredRefusal::MissingVersion => StateError::MissingVersion,
@@ -255,7 +270,11 @@ impl KitState {
         }
         let stored = Stored {
             format: KIT_STATE_FORMAT,
-            version: KIT_STATE_VERSION,
+            version: if memory.replies.is_empty() {
+                1
+            } else {
+                KIT_STATE_VERSION
+            },
             memory,
         };
         KitState {
@@ -314,6 +333,8 @@ pub struct Kit {
     memory: Memory,
     /// (command index, person id) → not before (ms).
     cooldowns: HashMap<(usize, String), u64>,
+    /// command index → nobody runs it before (ms).
+    room_cooldowns: HashMap<usize, u64>,
     /// When the oldest change not yet handed out was made.
     changed_at_ms: Option<u64>,
     /// A new broadcast (its `BroadcastEnded`, a new `liveId`) is not handed
@@ -340,6 +361,7 @@ impl Kit {
             commands,
             memory: Memory::default(),
             cooldowns: HashMap::new(),
+            room_cooldowns: HashMap::new(),
             changed_at_ms: None,
             decided: false,
         }
@@ -415,6 +437,37 @@ impl Kit {
             .map(|at| at.saturating_add(CHECKPOINT_MS))
     }
 
+    /// Something saved with the state changed (the reply queue).
+    pub(crate) fn touch(&mut self, now_ms: u64) {
+        self.changed(now_ms);
+    }
+
+    /// The replies a restored state held, handed to the bot's queue.
+    pub(crate) fn take_queued_replies(&mut self) -> Vec<super::replies::QueuedReply> {
+        std::mem::take(&mut self.memory.replies)
+    }
+
+    /// The bot's reply queue, stored with the next state.
+    pub(crate) fn set_queued_replies(&mut self, replies: Vec<super::replies::QueuedReply>) {
+        self.memory.replies = replies;
+    }
+
+    /// Whether a state would be handed out now ([`Kit::due_state`]).
+    pub(crate) fn is_due(&self, now_ms: u64) -> bool {
+        self.changed_at_ms.is_some()
+            && (self.decided || self.checkpoint_at().is_some_and(|at| now_ms >= at))
+    }
+
+    /// Whether anything is unsaved.
+    pub(crate) fn has_unsaved(&self) -> bool {
+        self.changed_at_ms.is_some()
+    }
+
+    /// Whether a new broadcast waits to be saved.
+    pub(crate) fn is_decided(&self) -> bool {
+        self.decided && self.changed_at_ms.is_some()
+    }
+
     fn changed(&mut self, now_ms: u64) {
         self.changed_at_ms.get_or_insert(now_ms);
     }
@@ -454,6 +507,7 @@ impl Kit {
         // The DJ of the next broadcast is the same person: their id stays.
         self.memory.dj_id.clone_from(&memory.dj_id);
         self.cooldowns.clear();
+        self.room_cooldowns.clear();
         self.decided();
         KitAction::BroadcastEnded(BroadcastEnded {
             live_id: memory.live_id,
@@ -512,6 +566,18 @@ impl Kit {
         }
         if let Some(milestone) = self.milestone(id, event) {
             out.push(KitAction::Milestone(milestone));
+        }
+        if let (Event::Donation(d), Some(_)) = (event, &self.config.replies) {
+            let nickname = self
+                .memory
+                .people
+                .get(&d.user.id)
+                .and_then(|p| p.nickname.clone())
+                .or_else(|| d.user.nickname.clone());
+            out.push(KitAction::Thanks(User {
+                id: d.user.id.clone(),
+                nickname,
+            }));
         }
         self.bound_people();
         out
@@ -609,6 +675,15 @@ impl Kit {
                 needed: command.allowed,
             }));
         }
+        if command.room_cooldown_ms.is_some_and(|_| {
+            self.room_cooldowns
+                .get(&index)
+                .is_some_and(|&until| now_ms < until)
+        }) {
+            // The room asked a moment ago: answered once, like a person's
+            // own cooldown.
+            return None;
+        }
         if let Some(cooldown) = command.cooldown_ms {
             let key = (index, chat.user.id.clone());
             if self
@@ -625,6 +700,10 @@ impl Kit {
                 }
             }
             self.cooldowns.insert(key, now_ms.saturating_add(cooldown));
+        }
+        if let Some(cooldown) = command.room_cooldown_ms {
+            self.room_cooldowns
+                .insert(index, now_ms.saturating_add(cooldown));
         }
         Some(KitAction::Command(Command {
             name: command.name.clone(),

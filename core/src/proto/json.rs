@@ -375,6 +375,13 @@ enum NoticeLine<'a> {
         scope: Option<&'a str>,
         until_ms: u64,
     },
+    #[serde(rename_all = "camelCase")]
+    RepliesDropped {
+        /// `kind` is the notice's tag: the replies' kind is `replyKind`.
+        reply_kind: &'static str,
+        people: u64,
+        reason: &'static str,
+    },
 }
 
 /// A notice line: its kind's fields, then `message` (the notice's
@@ -442,6 +449,15 @@ impl<'a> NoticeLine<'a> {
                 endpoint: endpoint.as_str(),
                 reason: reason.as_str(),
                 count: *count,
+            },
+            Notice::RepliesDropped {
+                kind,
+                people,
+                reason,
+            } => NoticeLine::RepliesDropped {
+                reply_kind: kind.as_str(),
+                people: *people,
+                reason: reason.as_str(),
             },
             Notice::DailyQuotaReached { scope, until_ms } => NoticeLine::DailyQuotaReached {
                 scope: scope.as_ref().map(|p| p.as_str()),

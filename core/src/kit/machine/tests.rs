@@ -120,8 +120,45 @@ fn said(kit: &mut Kit, event: &Event, now: u64) -> Vec<String> {
                 format!("donated {} {reached} {total}", user.id)
             }
             KitAction::BroadcastEnded(b) => format!("ended {:?} {}", b.live_id, b.tally.seen()),
+            KitAction::Thanks(u) => format!("thanks {}", u.id),
         })
         .collect()
+}
+
+#[test]
+fn a_room_cooldown_answers_a_command_once_for_everyone() {
+    let config = KitConfig {
+        commands: vec![CommandConfig::new("top")
+            .room_cooldown_ms(5_000)
+            .cooldown_ms(MIN)],
+        ..KitConfig::default()
+    };
+    let mut k = Kit::new(config);
+    // Fifty people type it within a second: answered once.
+    let mut ran = Vec::new();
+    for i in 0..50 {
+        let who = format!("p{i}");
+        ran.extend(said(&mut k, &chat(&who, "!top"), i * 20));
+    }
+    assert_eq!(ran, ["run top p0 Listener []"]);
+    // After the room cooldown, someone else runs it; p0's own cooldown holds.
+    assert!(said(&mut k, &chat("p0", "!top"), 5_000).is_empty());
+    assert_eq!(
+        said(&mut k, &chat("p1", "!top"), 5_001),
+        ["run top p1 Listener []"]
+    );
+    assert!(said(&mut k, &chat("p2", "!top"), 9_000).is_empty());
+}
+
+#[test]
+fn with_replies_configured_each_donation_is_to_be_thanked() {
+    let config = KitConfig {
+        replies: Some(crate::kit::RepliesConfig::default()),
+        ..KitConfig::default()
+    };
+    let mut k = Kit::new(config);
+    assert_eq!(said(&mut k, &donation("u", 5), 0), ["thanks u"]);
+    assert_eq!(said(&mut k, &donation("u", 5), 1), ["thanks u"]);
 }
 
 #[test]
@@ -288,7 +325,7 @@ fn the_state_round_trips_and_a_newer_one_is_refused() {
     // The milestone mark survives: 1200 was announced at 1000.
     assert!(said(&mut again, &donation("u", 100), 0).is_empty());
     for (text, error) in [
-        (r#"{"format":"onair.kit","version":2}"#, "version 2"),
+        (r#"{"format":"onair.kit","version":3}"#, "version 3"),
         (r#"{"format":"onair.tokens","version":1}"#, "format"),
         (r#"{"format":"onair.kit"}"#, "version is missing"),
         ("{", "line 1"),
