@@ -14,18 +14,19 @@
 //! - every response carries the security headers; pages have no inline
 //!   script or style.
 
+mod common;
+
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use onair_emulator::{Emulator, Running};
+use common::{admin_get, browser, consent, control, get, Setup, ADMIN, KEY};
+use onair_emulator::Running;
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-const ADMIN: &str = "admin-token-of-the-limits-test";
 const CONFIG_VAR: &str = "ONAIR_LIMITS_TEST_HOST_CONFIG";
 
 /// The host process of the other tests: `onair_host::main` on the file
@@ -80,73 +81,10 @@ impl Drop for HostProcess {
     }
 }
 
-struct Setup {
-    emu: Running,
-    client_id: String,
-    secret: String,
-    port: u16,
-    dir: PathBuf,
-}
-
-async fn control(emu: &Running, path: &str, body: Option<Value>) -> Value {
-    let http = reqwest::Client::new();
-    let url = format!("{}{path}", emu.control_url());
-    let request = match body {
-        Some(b) => http.post(url).body(b.to_string()),
-        None => http.get(url),
-    };
-    let response = request.send().await.expect("control call");
-    assert!(
-        response.status().is_success(),
-        "{path}: {}",
-        response.status()
-    );
-    response.json().await.expect("control JSON")
-}
-
-async fn setup(name: &str) -> Setup {
-    let emu = Emulator::builder().start().await.expect("emulator");
-    let dir = std::env::temp_dir().join(format!("onair-host-limits-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
-        l.local_addr().expect("addr").port()
-    };
-    let app = control(
-        &emu,
-        "/apps",
-        Some(json!({"redirectUri": format!("http://127.0.0.1:{port}/callback")})),
-    )
-    .await;
-    Setup {
-        client_id: app["clientId"].as_str().expect("id").to_owned(),
-        secret: app["clientSecret"].as_str().expect("secret").to_owned(),
-        emu,
-        port,
-        dir,
-    }
-}
-
 /// The host as a process with `host_extra` in `[host]`, under
 /// `ulimit -n nofile` when given; returns once `/healthz` answers.
 async fn start_host(s: &Setup, host_extra: &str, nofile: Option<u32>) -> HostProcess {
-    let base = s.emu.base_url();
-    let (client_id, port) = (&s.client_id, s.port);
-    let text = format!(
-        r#"[app]
-base_url = "{base}"
-client_id = "{client_id}"
-consent_url = "{base}/oauth/authorize?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}&scope={{scope}}"
-[host]
-listen = "127.0.0.1:{port}"
-start_spread_ms = 300
-{host_extra}
-[bot.kit]
-tally = true
-greetings = {{}}
-"#
-    );
+    let text = s.text_with(host_extra);
     let config = s.dir.join("host.toml");
     std::fs::write(&config, text).expect("config");
     let log = s.dir.join("host.log");
@@ -178,8 +116,8 @@ greetings = {{}}
         .expect("the host process");
     let host = HostProcess {
         child,
-        url: format!("http://127.0.0.1:{port}"),
-        port,
+        url: format!("http://127.0.0.1:{}", s.port),
+        port: s.port,
         log,
     };
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -199,58 +137,15 @@ greetings = {{}}
     host
 }
 
-/// A browser on 127.0.0.1: cookies kept, redirects read one by one.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .local_address(IpAddr::V4(Ipv4Addr::LOCALHOST))
-        .build()
-        .expect("client")
-}
-
-fn location(r: &reqwest::Response) -> String {
-    r.headers()
-        .get("location")
-        .and_then(|v| v.to_str().ok())
-        .expect("a redirect")
-        .to_owned()
-}
-
-/// DJ `dj` connects through /connect, the consent page and /callback in
-/// `b`; returns the bot's page (`/bots/N`).
-async fn consent(b: &reqwest::Client, host: &HostProcess, dj: &str) -> String {
-    let r = b
-        .get(format!("{}/connect", host.url))
-        .send()
-        .await
-        .expect("connect");
-    assert_eq!(r.status(), 303);
-    let consent_page = location(&r);
-    let r = b
-        .get(format!("{consent_page}&dj={dj}"))
-        .send()
-        .await
-        .expect("consent page");
-    assert_eq!(r.status(), 302);
-    let callback = location(&r);
-    let r = b.get(&callback).send().await.expect("callback");
-    assert_eq!(r.status(), 303, "{:?}", r.text().await);
-    location(&r)
+/// DJ `dj` connects through /connect in `b`; returns the bot's page
+/// (`/bots/N`).
+async fn connect(b: &reqwest::Client, host: &HostProcess, dj: &str) -> String {
+    consent(b, &format!("{}/connect", host.url), dj).await.to
 }
 
 /// The admin's view through the API, from 127.0.0.1.
 async fn api(host: &HostProcess, path: &str) -> reqwest::Response {
-    reqwest::Client::builder()
-        .local_address(IpAddr::V4(Ipv4Addr::LOCALHOST))
-        .build()
-        .expect("client")
-        .get(format!("{}{path}", host.url))
-        .bearer_auth(ADMIN)
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-        .expect("api")
+    admin_get(&format!("{}{path}", host.url)).await
 }
 
 async fn bot_state(host: &HostProcess, id: i64) -> Value {
@@ -321,7 +216,7 @@ fn cookie_header(jar: &reqwest::cookie::Jar, host: &HostProcess) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slow_headers_and_slow_bodies_are_cut() {
-    let s = setup("slow").await;
+    let s = Setup::new("limits-slow").await;
     let host = start_host(
         &s,
         "header_timeout_ms = 1000\nrequest_timeout_ms = 3000",
@@ -468,7 +363,7 @@ async fn bot_reconnects(emu: &Running, dj: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn excess_clients_are_refused_while_djs_the_admin_and_the_bots_get_through() {
-    let s = setup("caps").await;
+    let s = Setup::new("limits-caps").await;
     // The descriptor limit is 256: the cap in all is derived from it (192
     // connections; 64 descriptors kept for the bots, the database, the
     // listener and 16 refusals in flight). Live streams: 8 per session, 16
@@ -483,7 +378,7 @@ async fn excess_clients_are_refused_while_djs_the_admin_and_the_bots_get_through
     // Two DJs on air, each with a bot; ana is the test's DJ, mallory the
     // attacker (a DJ too: anyone can consent).
     let dj = browser();
-    let to = consent(&dj, &host, "ana").await;
+    let to = connect(&dj, &host, "ana").await;
     let ana: i64 = to.trim_start_matches("/bots/").parse().expect("bot id");
     let mallory_jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
     let mallory = reqwest::Client::builder()
@@ -492,7 +387,7 @@ async fn excess_clients_are_refused_while_djs_the_admin_and_the_bots_get_through
         .local_address(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)))
         .build()
         .expect("client");
-    consent(&mallory, &host, "mallory").await;
+    connect(&mallory, &host, "mallory").await;
     drop(mallory);
     for name in ["ana", "mallory"] {
         control(&s.emu, "/live/start", Some(json!({ "dj": name }))).await;
@@ -579,12 +474,8 @@ async fn excess_clients_are_refused_while_djs_the_admin_and_the_bots_get_through
 
     // Meanwhile the DJ sees their bot and its live updates, the admin
     // reads the API, and a bot whose stream drops reconnects.
-    let page = dj
-        .get(format!("{}/bots/{ana}", host.url))
-        .send()
-        .await
-        .expect("the DJ's page");
-    assert_eq!(page.status(), 200);
+    let (status, _) = get(&dj, &format!("{}/bots/{ana}", host.url)).await;
+    assert_eq!(status, 200, "the DJ's page");
     let live = dj
         .get(format!("{}/events?bot={ana}", host.url))
         .send()
@@ -639,10 +530,10 @@ async fn excess_clients_are_refused_while_djs_the_admin_and_the_bots_get_through
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_page_stays_bounded_after_many_long_chat_lines() {
-    let s = setup("pages").await;
+    let s = Setup::new("limits-pages").await;
     let host = start_host(&s, "", None).await;
     let dj = browser();
-    let to = consent(&dj, &host, "ana").await;
+    let to = connect(&dj, &host, "ana").await;
     let id: i64 = to.trim_start_matches("/bots/").parse().expect("bot id");
     control(&s.emu, "/live/start", Some(json!({"dj": "ana"}))).await;
     until_connected(&host, id, 0).await;
@@ -710,14 +601,7 @@ async fn a_bot_page_stays_bounded_after_many_long_chat_lines() {
         assert!(Instant::now() < deadline, "{chats} chat lines logged");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let page = dj
-        .get(format!("{}/bots/{id}", host.url))
-        .send()
-        .await
-        .expect("the page")
-        .text()
-        .await
-        .expect("text");
+    let (_, page) = get(&dj, &format!("{}/bots/{id}", host.url)).await;
     // 100 lines of at most 300 characters (escaped: 4 bytes for a '<'),
     // the card and the frame: under 160 KB (7 MB before lines were cut).
     assert!(page.len() < 160_000, "a page of {} bytes", page.len());
@@ -744,10 +628,10 @@ fn has_handler(html: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_response_has_the_security_headers_and_pages_no_inline_script() {
-    let s = setup("headers").await;
+    let s = Setup::new("limits-headers").await;
     let host = start_host(&s, "", None).await;
     let dj = browser();
-    let to = consent(&dj, &host, "ana").await;
+    let to = connect(&dj, &host, "ana").await;
 
     let anonymous = reqwest::Client::new();
     let mut seen = Vec::new();
