@@ -24,6 +24,18 @@
 //! Replies go through [`Bot::say`](crate::Bot::say), which splits a long
 //! text between grapheme clusters ([`text::split`]) and queues every part.
 //!
+//! With [`KitConfig::replies`] set ([`replies::RepliesConfig`]), the bot
+//! says the configured replies itself: a welcome (or welcome back) for each
+//! arrival, thanks for each donation, the milestones, each command's answer.
+//! They wait in the chat queue with [`Bot::say`](crate::Bot::say)'s
+//! messages; when the broadcast's chat limit holds the queue back, the
+//! welcomes (and the thanks) waiting together go out as one message
+//! ("Welcome, Ana, 민지 and Jörg! 🎧"), and a reply not out within its kind's
+//! freshness is dropped and told ([`Notice::RepliesDropped`](crate::Notice::RepliesDropped)),
+//! never sent late. A handler's own text joins the merging with
+//! [`Bot::reply`](crate::Bot::reply). The actions above still come, for
+//! logs and custom work.
+//!
 //! ```
 //! use onair::kit::{CommandConfig, GreetingsConfig, KitConfig};
 //! use onair::{Action, BaseUrl, Bot, BotConfig, ClientCredentials};

@@ -231,6 +231,18 @@ enum GiveUpReason {
     InvalidAnswer,
 }
 
+/// Why replies were dropped, never sent.
+#[derive(TS)]
+#[ts(rename_all = "snake_case")]
+enum ReplyDropReason {
+    Stale,
+    Ended,
+    Refused,
+    GivenUp,
+    QueueFull,
+    Stopped,
+}
+
 /// Worth a log line; needs no action. `switch (notice.kind)` narrows.
 /// Every notice ends with `message` (its log line) and `level`, so one of
 /// any kind is logged by printing its message at its level.
@@ -297,6 +309,16 @@ enum Notice {
         endpoint: Endpoint,
         reason: GiveUpReason,
         count: u64,
+        message: String,
+        level: Level,
+    },
+    /// `people` replies of `replyKind` dropped, never sent (not out within
+    /// their freshness, the broadcast ended, refused, …): one notice per
+    /// kind and reason per poll; counted in the status.
+    RepliesDropped {
+        replyKind: onair::kit::ReplyKind,
+        people: u64,
+        reason: ReplyDropReason,
         message: String,
         level: Level,
     },

@@ -211,7 +211,8 @@ impl Bot {
     /// [`RepliesConfig`], or its defaults). It waits in the chat queue in
     /// order with [`send_chat`](Self::send_chat), and is dropped with a
     /// [`Notice::RepliesDropped`] when it is not out within the kind's
-    /// freshness. `text` must be one chat message.
+    /// freshness, counted from the latest [`poll`](Self::poll). `text` must
+    /// be one chat message.
     ///
     /// ```
     /// # use onair::{BaseUrl, Bot, BotConfig, ClientCredentials, User};
@@ -219,19 +220,15 @@ impl Bot {
     /// # let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
     /// # let mut bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
     /// let ana = User { id: "u1".into(), nickname: Some("Ana".into()) };
-    /// bot.reply(ReplyKind::Welcome, &ana, "Hi Ana, welcome to the show!", 0)?;
-    /// assert!(bot.reply(ReplyKind::Thanks, &ana, " ", 0).is_err());
+    /// bot.reply(ReplyKind::Welcome, &ana, "Hi Ana, welcome to the show!")?;
+    /// assert!(bot.reply(ReplyKind::Thanks, &ana, " ").is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn reply(
-        &mut self,
-        kind: ReplyKind,
-        user: &User,
-        text: &str,
-        now_ms: u64,
-    ) -> Result<(), ChatError> {
+    pub fn reply(&mut self, kind: ReplyKind, user: &User, text: &str) -> Result<(), ChatError> {
         crate::proto::chat::validate_chat(text)?;
-        self.queue_reply(kind, Some(user.clone()), text.to_owned(), now_ms);
+        // Queued now: the time of the latest poll (handlers reply to what a
+        // poll handed them).
+        self.queue_reply(kind, Some(user.clone()), text.to_owned(), self.clock_ms);
         Ok(())
     }
 

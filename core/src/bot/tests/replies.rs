@@ -343,7 +343,7 @@ fn a_handler_reply_joins_the_merge_by_naming_its_kind() {
         id: "a".into(),
         nickname: Some("Ana".into()),
     };
-    bot.reply(ReplyKind::Thanks, &ana, "Ana, you are a star!", T0)
+    bot.reply(ReplyKind::Thanks, &ana, "Ana, you are a star!")
         .unwrap();
     bot.on_stream_bytes(stream, donation("b", "Lucas", 3).as_bytes(), T0)
         .unwrap();
@@ -356,7 +356,7 @@ fn a_handler_reply_joins_the_merge_by_naming_its_kind() {
     answer(&mut bot, &first, true, T0);
     let mut log = Vec::new();
     let now = run(&mut bot, T0, T0 + 10_000, 1, &mut log);
-    bot.reply(ReplyKind::Welcome, &solo, "Zoë! Long time no see.", now)
+    bot.reply(ReplyKind::Welcome, &solo, "Zoë! Long time no see.")
         .unwrap();
     run(&mut bot, now, now + 10_000, 1, &mut log);
     let messages: Vec<&str> = log.iter().map(|(_, m)| m.as_str()).collect();
@@ -571,18 +571,4 @@ fn a_busy_room_is_greeted_and_thanked_in_time_through_the_chat_limit() {
         .map(|n| n.split(' ').nth(1).unwrap().parse::<u64>().unwrap())
         .sum();
     assert_eq!(told, r.welcome.dropped + r.thanks.dropped);
-}
-
-#[test]
-fn reply_notice_and_counters_wire_forms() {
-    let notice = Notice::RepliesDropped {
-        kind: ReplyKind::Thanks,
-        people: 12,
-        reason: crate::bot::DropReason::Stale,
-    };
-    assert_eq!(notice.level(), "warn");
-    insta::assert_snapshot!(
-        "replies_dropped_notice",
-        crate::proto::json::ActionJson(&Action::Notice(notice)).to_line()
-    );
 }
