@@ -531,7 +531,9 @@ async fn excess_clients_are_refused_while_djs_the_admin_and_the_bots_get_through
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bot_page_stays_bounded_after_many_long_chat_lines() {
     let s = Setup::new("limits-pages").await;
-    let host = start_host(&s, "", None).await;
+    // The log keeps every line of this broadcast (120 chat lines and 120
+    // greetings: the default 200 would prune some, depending on timing).
+    let host = start_host(&s, "events_per_broadcast = 1000", None).await;
     let dj = browser();
     let to = connect(&dj, &host, "ana").await;
     let id: i64 = to.trim_start_matches("/bots/").parse().expect("bot id");
