@@ -127,7 +127,13 @@ allowed?: Allowed,
  * A person who ran it runs it again only after this long (ms); others
  * are not held back. Default: no cooldown.
  */
-cooldown_ms?: number | null, };
+cooldown_ms?: number | null, 
+/**
+ * Once anyone ran it, nobody runs it again for this long (ms): a
+ * `!top` fifty people type in a second is answered once. Default: no
+ * room cooldown.
+ */
+room_cooldown_ms?: number | null, };
 
 /**
  * Where the event stream stands.
@@ -256,7 +262,12 @@ gaveUpTransport: number,
 /**
  * App calls whose answer could not be read.
  */
-gaveUpInvalidAnswer: number, };
+gaveUpInvalidAnswer: number, 
+/**
+ * Replies (the kit's and [`Bot::reply`]'s) per kind: messages sent,
+ * people named, replies merged, replies dropped (and why).
+ */
+replies: RepliesCounters, };
 
 export type DecodeErrorCode = "invalid_json" | "invalid_event" | "frame_too_large" | "incomplete_frame";
 
@@ -412,6 +423,32 @@ totalCount: number,
 fans: Array<Fan>, };
 
 /**
+ * How long a reply of each kind may wait for the chat limit (ms) before it
+ * is dropped, with a notice, instead of going out late.
+ */
+export type FreshConfig = { 
+/**
+ * Welcomes (default 60 000).
+ */
+welcome?: number, 
+/**
+ * Welcomes back (default 60 000).
+ */
+welcome_back?: number, 
+/**
+ * Thanks (default 180 000).
+ */
+thanks?: number, 
+/**
+ * Milestones (default 120 000).
+ */
+milestone?: number, 
+/**
+ * Command answers (default 30 000).
+ */
+command?: number, };
+
+/**
  * Why app calls were given up on.
  */
 export type GiveUpReason = "cancelled" | "quota_blocked" | "refused" | "queue_full" | "transport" | "invalid_answer";
@@ -462,7 +499,14 @@ milestones?: MilestonesConfig | null,
 /**
  * The per-broadcast tally, handed out with the broadcast's end.
  */
-tally?: boolean, };
+tally?: boolean, 
+/**
+ * The replies the bot says by itself, when set (see
+ * [`RepliesConfig`](super::replies::RepliesConfig)): greetings, thanks,
+ * milestones and command answers go out without a handler, merged
+ * when chat is behind, dropped with a notice when no longer fresh.
+ */
+replies?: RepliesConfig | null, };
 
 /**
  * The configured kit's current broadcast (`bot.kit`).
@@ -571,7 +615,7 @@ donations_every?: number | null, };
  * Every notice ends with `message` (its log line) and `level`, so one of
  * any kind is logged by printing its message at its level.
  */
-export type Notice = { "kind": "frameSkipped", error: ErrorItem, message: string, level: Level, } | { "kind": "unknownEvent", event: string, data: string, message: string, level: Level, } | { "kind": "problem", endpoint: Endpoint, problem: Explanation, message: string, level: Level, } | { "kind": "callHeld", call: number, message: string, level: Level, } | { "kind": "reconnectStormBraked", untilMs: number, message: string, level: Level, } | { "kind": "commandRefused", name: string, user: User, role: Role, needed: Allowed, message: string, level: Level, } | { "kind": "unreachable", endpoint: Endpoint, failure: Unreached, failures: number, sinceMs: number, message: string, level: Level, } | { "kind": "reachable", failures: number, sinceMs: number, message: string, level: Level, } | { "kind": "gaveUp", endpoint: Endpoint, reason: GiveUpReason, count: number, message: string, level: Level, } | { "kind": "dailyQuotaReached", scope: string | null, untilMs: number, message: string, level: Level, };
+export type Notice = { "kind": "frameSkipped", error: ErrorItem, message: string, level: Level, } | { "kind": "unknownEvent", event: string, data: string, message: string, level: Level, } | { "kind": "problem", endpoint: Endpoint, problem: Explanation, message: string, level: Level, } | { "kind": "callHeld", call: number, message: string, level: Level, } | { "kind": "reconnectStormBraked", untilMs: number, message: string, level: Level, } | { "kind": "commandRefused", name: string, user: User, role: Role, needed: Allowed, message: string, level: Level, } | { "kind": "unreachable", endpoint: Endpoint, failure: Unreached, failures: number, sinceMs: number, message: string, level: Level, } | { "kind": "reachable", failures: number, sinceMs: number, message: string, level: Level, } | { "kind": "gaveUp", endpoint: Endpoint, reason: GiveUpReason, count: number, message: string, level: Level, } | { "kind": "repliesDropped", replyKind: ReplyKind, people: number, reason: ReplyDropReason, message: string, level: Level, } | { "kind": "dailyQuotaReached", scope: string | null, untilMs: number, message: string, level: Level, };
 
 /**
  * One thing the stream said (`onair decode`'s lines): `switch (item.type)`
@@ -716,6 +760,145 @@ scope: string | null,
  * Until when (unix ms).
  */
 untilMs: number, };
+
+/**
+ * The replies the bot says by itself (the same keys as `onair host`'s
+ * `[bot.replies]`). Every text is optional; the defaults are below. An
+ * empty text says nothing.
+ */
+export type RepliesConfig = { 
+/**
+ * A person's first arrival (`{nickname}`); default `Welcome, {nickname}! 🎧`.
+ */
+welcome?: string, 
+/**
+ * A return (`{nickname}`); default `Welcome back, {nickname}!`.
+ */
+welcome_back?: string, 
+/**
+ * Each donation (`{nickname}`); default `Thank you, {nickname}!`.
+ */
+thanks?: string, 
+/**
+ * A hearts milestone (`{reached}`); default `{reached} hearts tonight! 💜`.
+ */
+hearts?: string, 
+/**
+ * A person's donation milestone (`{nickname}`, `{reached}`).
+ */
+donated?: string, 
+/**
+ * What `{top}` says when nobody donated yet.
+ */
+no_donors?: string, 
+/**
+ * An answer per configured command name (`{nickname}`, `{rest}`: the
+ * text after the name, `{top}`: the broadcast's top ten donors).
+ */
+commands?: { [key in string]?: string }, 
+/**
+ * Several welcomes in one message (`{nicknames}`); default: `welcome`
+ * with `{nickname}` read as `{nicknames}`.
+ */
+welcome_many?: string | null, 
+/**
+ * Several welcomes back in one message (`{nicknames}`).
+ */
+welcome_back_many?: string | null, 
+/**
+ * Several thanks in one message (`{nicknames}`).
+ */
+thanks_many?: string | null, 
+/**
+ * Joins the last name to the others (default `" and "`); the others
+ * are joined by `", "`.
+ */
+and?: string, 
+/**
+ * How long each kind stays worth saying.
+ */
+fresh_ms?: FreshConfig, };
+
+/**
+ * Reply counters per kind.
+ */
+export type RepliesCounters = { 
+/**
+ * Welcomes.
+ */
+welcome: ReplyCounters, 
+/**
+ * Welcomes back.
+ */
+welcomeBack: ReplyCounters, 
+/**
+ * Thanks.
+ */
+thanks: ReplyCounters, 
+/**
+ * Milestones.
+ */
+milestone: ReplyCounters, 
+/**
+ * Command answers.
+ */
+command: ReplyCounters, };
+
+/**
+ * One kind's reply counters.
+ */
+export type ReplyCounters = { 
+/**
+ * Messages the service took.
+ */
+messages: number, 
+/**
+ * Replies (people) named in those messages.
+ */
+people: number, 
+/**
+ * Replies that went out merged with others of their kind.
+ */
+merged: number, 
+/**
+ * Replies dropped, for any reason.
+ */
+dropped: number, 
+/**
+ * … not sent within their freshness.
+ */
+droppedStale: number, 
+/**
+ * … still queued when the broadcast ended.
+ */
+droppedEnded: number, 
+/**
+ * … refused by the service.
+ */
+droppedRefused: number, 
+/**
+ * … given up (no answer, the daily quota).
+ */
+droppedGivenUp: number, 
+/**
+ * … the reply queue was full.
+ */
+droppedQueueFull: number, 
+/**
+ * … the bot stopped.
+ */
+droppedStopped: number, };
+
+/**
+ * Why replies were dropped, never sent.
+ */
+export type ReplyDropReason = "stale" | "ended" | "refused" | "given_up" | "queue_full" | "stopped";
+
+/**
+ * What a reply is for: its freshness, and whether replies of its kind may
+ * be merged into one message (welcome, welcome back, thanks).
+ */
+export type ReplyKind = "welcome" | "welcome_back" | "thanks" | "milestone" | "command";
 
 /**
  * What the poster of a chat is, as far as the bot can tell.
