@@ -471,6 +471,7 @@ impl Bot {
         match result {
             CallResult::ChatSent => {
                 let n = batch.len() as u64;
+                self.counters.chats_sent += 1;
                 let c = self.counters.replies.of_mut(kind);
                 c.messages += 1;
                 c.people += n;

@@ -85,7 +85,7 @@ pub struct Counters {
     /// Connections that ended without an end frame (dropped, or closed by
     /// the watchdog).
     pub drops: u64,
-    /// Chat messages the service took.
+    /// Chat messages the service took (replies' messages included).
     pub chats_sent: u64,
     /// Chat messages given up on (each reported with its reason).
     pub chats_failed: u64,

@@ -309,11 +309,14 @@ pub enum StateError {
     #[error("stored kit state: version is missing")]
     MissingVersion,
     /// A version this build does not read (written by a newer onair?).
-    #[error("stored kit state: version {found} is not supported (this build reads {supported})")]
+    #[error(
+        "stored kit state: version {found} is not supported (this build reads versions 1 to {supported})"
+    )]
     UnsupportedVersion {
         /// The version found.
         found: u64,
-        /// The version this build reads and writes.
+        /// The newest version this build reads and writes (it reads every
+        /// older one too).
         supported: u32,
     },
 }

@@ -456,17 +456,16 @@ pub fn fill_many(template: &str, names: &[&str], and: &str) -> (String, usize) {
         let joined = join(k);
         fill(template, &[("nicknames", &joined), ("nickname", &joined)])
     };
+    let fixed = utf16_len(&fill(template, &[("nicknames", ""), ("nickname", "")]));
+    let slots = pieces(template)
+        .iter()
+        .filter(|p| matches!(p, Piece::Slot("nicknames" | "nickname")))
+        .count()
+        .max(1);
     let mut best = 1.min(cut.len());
     for k in 2..=cut.len() {
         // Whole names only: a cut list is never sent.
-        let joined = join(k);
-        let fixed = utf16_len(&fill(template, &[("nicknames", ""), ("nickname", "")]));
-        let slots = pieces(template)
-            .iter()
-            .filter(|p| matches!(p, Piece::Slot("nicknames" | "nickname")))
-            .count()
-            .max(1);
-        if fixed + slots * utf16_len(&joined) > CHAT_MAX_UTF16 {
+        if fixed + slots * utf16_len(&join(k)) > CHAT_MAX_UTF16 {
             break;
         }
         best = k;

@@ -389,7 +389,7 @@ mod tests {
             error.to_string(),
             format!(
                 "{}: not a kit state file (stored kit state: version 9 is not supported (this \
-                 build reads 1)); restore a good copy, or delete it (the bot then starts with an \
+                 build reads versions 1 to 2)); restore a good copy, or delete it (the bot then starts with an \
                  empty memory and may greet people again)",
                 store.path().display()
             )

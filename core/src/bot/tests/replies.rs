@@ -572,3 +572,66 @@ fn a_busy_room_is_greeted_and_thanked_in_time_through_the_chat_limit() {
         .sum();
     assert_eq!(told, r.welcome.dropped + r.thanks.dropped);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    /// Whatever arrives and whatever the limit answers: each message is one
+    /// kind, within one chat message, and welcomes name people in the order
+    /// they arrived.
+    #[test]
+    fn merges_never_mix_kinds_and_keep_arrival_order(
+        script in proptest::collection::vec((0u8..3, 0u8..8, any::<bool>()), 1..40)
+    ) {
+        let (mut bot, stream) = open_with(replies_kit(""), None, T0);
+        let mut now = T0;
+        let mut sent: Vec<String> = Vec::new();
+        let mut arrived: Vec<String> = Vec::new();
+        for (what, who, ok) in script {
+            let id = format!("u{who}");
+            let name = format!("N{who}");
+            let frame = match what {
+                0 => join(&id, &name),
+                1 => donation(&id, &name, 7),
+                _ => chat(&id, &name, "!top"),
+            };
+            // A join or a chat is a sign (a donation is not).
+            if what != 1 && !arrived.contains(&name) {
+                arrived.push(name.clone());
+            }
+            bot.on_stream_bytes(stream, frame.as_bytes(), now).unwrap();
+            loop {
+                let actions = drain(&mut bot, now);
+                let out = chat_sends(&actions);
+                if out.is_empty() {
+                    break;
+                }
+                for (_, m) in &out {
+                    if ok {
+                        sent.push(m.clone());
+                    }
+                }
+                answer(&mut bot, &out, ok, now);
+                if !ok {
+                    break;
+                }
+            }
+            now += 700;
+        }
+        let mut welcomed: Vec<&str> = Vec::new();
+        for m in &sent {
+            prop_assert!(utf16_len(m) <= 200);
+            let kinds = [m.starts_with("Welcome, "), m.starts_with("Thank you, "), m.contains(" asked: ")];
+            prop_assert_eq!(kinds.iter().filter(|k| **k).count(), 1, "{}", m);
+            if let Some(body) = m.strip_prefix("Welcome, ") {
+                welcomed.extend(body.trim_end_matches("! 🎧").split(", ").flat_map(|s| s.split(" and ")));
+            }
+        }
+        // Welcomed names are the arrivals, in order (a prefix of them may be
+        // still queued or dropped, never reordered).
+        let positions: Vec<usize> = welcomed
+            .iter()
+            .map(|n| arrived.iter().position(|a| a == n).expect("an arrival"))
+            .collect();
+        prop_assert!(positions.windows(2).all(|w| w[0] < w[1]), "{:?} {:?}", welcomed, arrived);
+    }
+}
