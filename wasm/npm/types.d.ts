@@ -222,7 +222,7 @@ endsReconnect: number,
  */
 drops: number, 
 /**
- * Chat messages the service took.
+ * Chat messages the service took (replies' messages included).
  */
 chatsSent: number, 
 /**
