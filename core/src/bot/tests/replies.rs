@@ -573,6 +573,30 @@ fn a_busy_room_is_greeted_and_thanked_in_time_through_the_chat_limit() {
     assert_eq!(told, r.welcome.dropped + r.thanks.dropped);
 }
 
+#[test]
+fn fifty_people_typing_a_command_in_a_second_get_one_answer() {
+    let (mut bot, stream) = open_with(
+        KitConfig::from_json(
+            r#"{"commands":[{"name":"top","room_cooldown_ms":5000}],
+                "replies":{"commands":{"top":"Top: {top}"}}}"#,
+        )
+        .unwrap(),
+        None,
+        T0,
+    );
+    let mut log = Vec::new();
+    for i in 0..50u64 {
+        let at = T0 + i * 20;
+        bot.on_stream_bytes(stream, chat(&format!("u{i}"), "N", "!top").as_bytes(), at)
+            .unwrap();
+        run(&mut bot, at, at + 20, 1, &mut log);
+    }
+    run(&mut bot, T0 + 1_000, T0 + 4_000, 1, &mut log);
+    let messages: Vec<&str> = log.iter().map(|(_, m)| m.as_str()).collect();
+    assert_eq!(messages, ["Top: No donations yet tonight."]);
+    assert_eq!(bot.status(T0).counters.replies.command.messages, 1);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
     /// Whatever arrives and whatever the limit answers: each message is one
