@@ -41,6 +41,7 @@ from .actions import (
     DailyQuotaReached,
     GaveUp,
     Reachable,
+    RepliesDropped,
     ReconnectStormBraked,
     Request,
     Unreachable,
@@ -320,6 +321,8 @@ def _notice(n: Json) -> Action:
         return Reachable(n["failures"], n["sinceMs"], message=m, level=lv)
     if kind == "gaveUp":
         return GaveUp(n["endpoint"], n["reason"], n["count"], message=m, level=lv)
+    if kind == "repliesDropped":
+        return RepliesDropped(n["replyKind"], n["people"], n["reason"], message=m, level=lv)
     if kind == "dailyQuotaReached":
         return DailyQuotaReached(n.get("scope"), n["untilMs"], message=m, level=lv)
     return OtherAction({"type": "notice", "notice": n})

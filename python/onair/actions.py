@@ -424,6 +424,20 @@ class GaveUp(Notice):
 
 
 @dataclass(frozen=True, slots=True)
+class RepliesDropped(Notice):
+    """``people`` replies of ``reply_kind`` (``welcome``, ``welcome_back``, ``thanks``,
+    ``milestone``, ``command``) dropped, never sent, for ``reason`` (``stale``: not out
+    within their freshness; ``ended``, ``refused``, ``given_up``, ``queue_full``,
+    ``stopped``); one notice per kind and reason at a time."""
+
+    reply_kind: str
+    people: int
+    reason: str
+    message: str = field(default="", compare=False)
+    level: str = field(default="warn", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class DailyQuotaReached(Notice):
     """A daily quota blocks permission ``scope`` (``None``: every call of the app)
     until ``until_ms``; said once per block."""
@@ -525,7 +539,7 @@ Action = Union[
     Send, OpenStream, CloseStream, TimedOut, Wait,
     Chat, Presence, Like, Donation, End,
     Done, FrameSkipped, UnknownEvent, ProblemNotice, CommandRefused, CallHeld, ReconnectStormBraked,
-    Unreachable, Reachable, GaveUp, DailyQuotaReached,
+    Unreachable, Reachable, GaveUp, RepliesDropped, DailyQuotaReached,
     PersistTokens, Timer, NeedsAuthorization, Stopped,
     Command, Arrival, Milestone, BroadcastEnded, PersistState, OtherAction,
 ]

@@ -73,6 +73,7 @@ from .actions import (
     NeedsAuthorization,
     Notice,
     OpenStream,
+    OtherAction,
     PersistState,
     PersistTokens,
     Send,
@@ -447,8 +448,8 @@ class Driver:
                 self._abort(action.request_id)
                 return action
             else:
-                if isinstance(action, Notice) and self._log_notices and _level(action) == "warn":
-                    log.warning("%s", _message(action))
+                if self._log_notices and (line := _warning(action)) is not None:
+                    log.warning("%s", line)
                 return action
         return None
 
@@ -694,8 +695,8 @@ class Driver:
                     self._abort(action.request_id)
                 elif isinstance(action, (Stopped, Wait, NeedsAuthorization)):
                     break
-                elif isinstance(action, Notice) and self._log_notices and _level(action) == "warn":
-                    log.warning("%s", _message(action))  # calls cancelled by the stop, …
+                elif self._log_notices and (line := _warning(action)) is not None:
+                    log.warning("%s", line)  # calls cancelled by the stop, …
             # Only a token request (a pair to save) or the revocation is worth waiting
             # for; a server that never answers must not hold the shutdown.
             for rid in [rid for rid, (_, endpoint) in self._tasks.items() if endpoint not in ("token", "revoke")]:
@@ -905,6 +906,19 @@ _HANDED_OUT: frozenset[type] = frozenset(
 def _level(notice: Notice) -> str:
     """A notice's level (``warn`` or ``info``), as the core gives it."""
     return str(getattr(notice, "level", "info") or "info")
+
+
+def _warning(action: object) -> str | None:
+    """The log line of a warn-level notice, one of a kind newer than this package
+    included (its JSON carries ``message`` and ``level``); ``None`` otherwise."""
+    if isinstance(action, Notice):
+        return _message(action) if _level(action) == "warn" else None
+    if isinstance(action, OtherAction) and isinstance(action.json, dict):
+        notice = action.json.get("notice")
+        if action.json.get("type") == "notice" and isinstance(notice, dict):
+            if notice.get("level") == "warn":
+                return str(notice.get("message", ""))
+    return None
 
 
 def _message(notice: Notice) -> str:

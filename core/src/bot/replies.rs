@@ -68,7 +68,9 @@ impl fmt::Display for DropReason {
             DropReason::Refused => "refused by the service",
             DropReason::GivenUp => "given up (no answer, or held back by the daily quota)",
             DropReason::QueueFull => "the reply queue was full",
-            DropReason::Stopped => "the bot stopped",
+            DropReason::Stopped => {
+                "the bot stopped (a configured kit saves them: a restart sends the ones still fresh)"
+            }
         })
     }
 }
