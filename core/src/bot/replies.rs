@@ -190,8 +190,8 @@ impl Bot {
     /// The replies not sent yet (a message the limit sent back included),
     /// in the order they were queued, as the kit state stores them.
     pub(super) fn unsent_replies(&self) -> Vec<QueuedReply> {
-        let mut unsent: Vec<QueuedReply> = self
-            .calls
+        // A message sent back holds the earliest: its replies come first.
+        self.calls
             .iter()
             .filter_map(|c| match &c.op {
                 Op::Reply { batch, .. } => Some(batch.iter().map(|e| e.reply.clone())),
@@ -199,9 +199,7 @@ impl Bot {
             })
             .flatten()
             .chain(self.replies.queue.iter().map(|e| e.reply.clone()))
-            .collect();
-        unsent.sort_by_key(|r| r.queued_ms);
-        unsent
+            .collect()
     }
 }
 
@@ -288,10 +286,9 @@ impl Bot {
     /// Places in the call queue whose replies went out merged or were
     /// dropped.
     fn prune_reply_places(&mut self) {
-        let live: std::collections::HashSet<u64> =
-            self.replies.queue.iter().map(|e| e.id).collect();
+        let queue = &self.replies.queue;
         self.calls.retain(|c| match &c.op {
-            Op::Reply { first, batch } => !batch.is_empty() || live.contains(first),
+            Op::Reply { first, batch } => !batch.is_empty() || queue.iter().any(|e| e.id == *first),
             _ => true,
         });
     }
@@ -338,12 +335,17 @@ impl Bot {
         {
             return;
         }
-        let (stale, fresh): (VecDeque<Entry>, VecDeque<Entry>) =
-            std::mem::take(&mut self.replies.queue)
-                .into_iter()
-                .partition(|e| e.reply.deadline_ms <= now_ms);
-        self.replies.queue = fresh;
-        self.drop_entries(stale.into_iter().map(|e| e.reply), DropReason::Stale);
+        let mut stale: Vec<ReplyKind> = Vec::new();
+        self.replies.queue.retain(|e| {
+            let fresh = e.reply.deadline_ms > now_ms;
+            if !fresh {
+                stale.push(e.reply.kind);
+            }
+            fresh
+        });
+        for kind in stale {
+            self.drop_replies(kind, DropReason::Stale, 1);
+        }
         self.touch_kit(now_ms);
     }
 
@@ -436,7 +438,8 @@ impl Bot {
         }
         let (text, fitted) = fill_many(&many, &names, &self.replies.config.and);
         let named: Vec<String> = ids[..fitted].iter().map(|s| (*s).to_owned()).collect();
-        let mut taken: Vec<usize> = candidates
+        // Ascending already: candidates were gathered in queue order.
+        let taken: Vec<usize> = candidates
             .into_iter()
             .filter(|&i| {
                 self.replies.queue[i]
@@ -446,7 +449,6 @@ impl Bot {
                     .is_some_and(|u| named.contains(&u.id))
             })
             .collect();
-        taken.sort_unstable();
         let mut batch = vec![head];
         for i in taken.into_iter().rev() {
             if let Some(e) = self.replies.queue.remove(i) {

@@ -398,23 +398,36 @@ pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
             },
         }
     }
+    // Water-filling: a value shorter than an even share keeps its length,
+    // the rest share what is left (no sort: each sort instance is kilobytes
+    // of the WebAssembly module).
     let mut room = CHAT_MAX_UTF16.saturating_sub(fixed);
-    let mut budgets = vec![0usize; pieces.len()];
-    slots.sort_by_key(|&(_, len)| len);
+    let mut budgets: Vec<Option<usize>> = vec![None; pieces.len()];
     let mut left = slots.len();
-    for (i, len) in slots {
-        let share = room / left.max(1);
-        let budget = len.min(share);
-        budgets[i] = budget;
-        room -= budget;
-        left -= 1;
+    while left > 0 {
+        let share = room / left;
+        let mut settled = false;
+        for &(i, len) in &slots {
+            if budgets[i].is_none() && len <= share {
+                budgets[i] = Some(len);
+                room -= len;
+                left -= 1;
+                settled = true;
+            }
+        }
+        if !settled {
+            for &(i, _) in &slots {
+                budgets[i].get_or_insert(share);
+            }
+            break;
+        }
     }
     let mut out = String::new();
     for (i, piece) in pieces.iter().enumerate() {
         match piece {
             Piece::Text(t) => out.push_str(t),
             Piece::Slot(name) => match value_of(name) {
-                Some(v) => out.push_str(&truncate(v, budgets[i], "…")),
+                Some(v) => out.push_str(&truncate(v, budgets[i].unwrap_or(0), "…")),
                 None => {
                     out.push('{');
                     out.push_str(name);
