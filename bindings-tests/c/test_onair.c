@@ -525,8 +525,8 @@ static void test_bot_errors(void) {
   /* The saved kit state: junk, another format, a newer version. */
   CHECK(onair_bot_new(cfg, NULL, 0, S("{"), 1, &bot) == ONAIR_INVALID_STATE && bot == NULL);
   CHECK(onair_bot_new(cfg, NULL, 0, S("{\"format\":\"onair.audience\",\"version\":1}"), 1, &bot) == ONAIR_INVALID_STATE);
-  CHECK(onair_bot_new(cfg, NULL, 0, S("{\"format\":\"onair.kit\",\"version\":2}"), 1, &bot) == ONAIR_KIT_STATE_TOO_NEW);
-  CHECK(config_error_says(cfg, "version 2"));
+  CHECK(onair_bot_new(cfg, NULL, 0, S("{\"format\":\"onair.kit\",\"version\":3}"), 1, &bot) == ONAIR_KIT_STATE_TOO_NEW);
+  CHECK(config_error_says(cfg, "version 3"));
   CHECK(strcmp(onair_result_message(ONAIR_KIT_STATE_TOO_NEW), onair_result_message(ONAIR_INVALID_STATE)) != 0);
   CHECK(onair_bot_new(NULL, NULL, 0, NULL, 0, 1, &bot) == ONAIR_NULL_PARAMETER);
   CHECK(onair_bot_new(cfg, NULL, 0, NULL, 0, 1, &bot) == ONAIR_OK);
