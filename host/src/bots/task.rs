@@ -1109,7 +1109,9 @@ impl BotTask {
             } else {
                 BotState::NeedsConsent
             };
-            view.reconnect = self.enabled && self.start_at.is_none();
+            // A bot another replica runs needs nothing from this one.
+            view.reconnect =
+                self.enabled && self.start_at.is_none() && view.state != BotState::Elsewhere;
             return view;
         };
         let bot = driver.bot();
