@@ -46,6 +46,7 @@ pub mod store;
 pub mod tenants;
 #[cfg(test)]
 mod testdb;
+pub mod text;
 pub mod web;
 
 use std::future::Future;

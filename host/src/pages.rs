@@ -14,22 +14,13 @@ use crate::store::LogRow;
 
 /// A log line's text is cut to this many characters on a page.
 pub const LOG_TEXT_CHARS: usize = 300;
-/// A log line's text is stored (and sent to live streams) cut to this many
-/// characters.
-pub const STORED_TEXT_CHARS: usize = 1_000;
 /// A name (a nickname, a bot's label) is cut to this many characters.
 pub const NAME_CHARS: usize = 64;
 /// A bot's page shows at most this many log lines (the live updates keep
 /// the same number).
 pub const LOG_LINES: usize = 100;
 
-/// `text` cut to `max` characters (at a character boundary) with "…".
-pub fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]).into(),
-        None => text.into(),
-    }
-}
+pub use crate::text::cut;
 
 /// A name from the service: cut, isolated.
 fn name(text: &str) -> Markup {

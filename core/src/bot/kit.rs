@@ -166,7 +166,7 @@ fn reply_of(
             let template = config.commands.get(&c.name)?;
             let mut values = vec![("nickname", nickname(&c.user)), ("rest", c.rest.clone())];
             if template.contains("{top}") {
-                values.push(("top", top_donors(kit, &config.no_donors)));
+                values.push(("top", kit.tally().top_donors_text(&config.no_donors)));
             }
             (ReplyKind::Command, Some(c.user.clone()), template, values)
         }
@@ -179,26 +179,4 @@ fn reply_of(
     let text = crate::kit::replies::fill(template, &pairs);
     crate::proto::chat::validate_chat(&text).ok()?;
     Some((kind, user, text))
-}
-
-/// `{top}`: the broadcast's top ten donors, `1. Ana 500 · 2. …`.
-fn top_donors(kit: &Kit, no_donors: &str) -> String {
-    let donors = kit.tally().donors();
-    if donors.is_empty() {
-        return no_donors.to_owned();
-    }
-    donors
-        .iter()
-        .take(10)
-        .enumerate()
-        .map(|(i, (id, p))| {
-            format!(
-                "{}. {} {}",
-                i + 1,
-                p.nickname.as_deref().unwrap_or(id),
-                p.donated
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" · ")
 }

@@ -164,6 +164,29 @@ impl Tally {
             .fold(0, |sum, p| sum.saturating_add(p.donated))
     }
 
+    /// The top ten donors as one line, `1. Ana 500 · 2. …` (`{top}` in a
+    /// reply), or `no_donors` when nobody donated.
+    pub fn top_donors_text(&self, no_donors: &str) -> String {
+        let donors = self.donors();
+        if donors.is_empty() {
+            return no_donors.to_owned();
+        }
+        donors
+            .iter()
+            .take(10)
+            .enumerate()
+            .map(|(i, (id, p))| {
+                format!(
+                    "{}. {} {}",
+                    i + 1,
+                    p.nickname.as_deref().unwrap_or(id),
+                    p.donated
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
     /// Donors, highest total first (ties by `id`, so the order is stable).
     pub fn donors(&self) -> Vec<(&str, &PersonTotals)> {
         let donors: Vec<_> = self.people().filter(|(_, p)| p.donated > 0).collect();

@@ -3,10 +3,6 @@
 
 use super::task::BotTask;
 
-pub(super) fn name(user: &onair::User) -> &str {
-    user.nickname.as_deref().unwrap_or("friend")
-}
-
 pub(super) fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
     let mut out = template.to_owned();
     for (key, value) in pairs {
@@ -30,24 +26,8 @@ impl BotTask {
         let Some(kit) = self.driver.as_ref().and_then(|d| d.bot().kit()) else {
             return String::new();
         };
-        let donors = kit.tally().donors();
-        if donors.is_empty() {
-            return self.behaviour.replies.no_donors.clone();
-        }
-        donors
-            .iter()
-            .take(10)
-            .enumerate()
-            .map(|(i, (id, p))| {
-                format!(
-                    "{}. {} {}",
-                    i + 1,
-                    p.nickname.as_deref().unwrap_or(id),
-                    p.donated
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(" · ")
+        kit.tally()
+            .top_donors_text(&self.behaviour.replies.no_donors)
     }
 }
 

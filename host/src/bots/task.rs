@@ -18,11 +18,15 @@ use tokio::time::Instant;
 
 use super::gate::StoreGate;
 use super::log::frame_key;
-use super::replies::name;
 use super::{BotState, BotStop, BotView, Command, Donor, Hub};
 use crate::config::Behaviour;
 use crate::metrics::KindLabel;
 use crate::store::{BroadcastRow, LogRow, StoreError};
+
+/// What a person is called in a reply or a log line.
+fn name(user: &onair::User) -> &str {
+    user.nickname.as_deref().unwrap_or("friend")
+}
 
 /// One bot's task.
 pub(super) struct BotTask {
@@ -765,7 +769,7 @@ impl BotTask {
             at_ms: self.now(),
             // Bounded where it is made: the store, the live streams'
             // backlog and the pages hold at most this much of a chat line.
-            summary: crate::pages::cut(&summary, crate::pages::STORED_TEXT_CHARS).into_owned(),
+            summary: crate::text::cut(&summary, crate::text::STORED_TEXT_CHARS).into_owned(),
             detail: detail.to_string(),
             lease: self.lease,
         };
