@@ -6,39 +6,19 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 
-export const ONAIR = fileURLToPath(new URL('../../target/debug/onair', import.meta.url));
+// One launcher for every Node test: the package's own (wasm/npm/tests).
+import { emulator, ONAIR } from '../../wasm/npm/tests/emulator.mjs';
+
+export { ONAIR };
 
 /**
  * @typedef {{ baseUrl: string, controlUrl: string, clientId: string, clientSecret: string, redirectUri: string,
  *   control: (path: string, body?: object) => Promise<any>, close: () => Promise<void> }} Emulator
  */
 
-/** Starts `onair serve --json ...args`; resolves once it says where it is. @param {string[]} [args] @returns {Promise<Emulator>} */
-export async function startEmulator(args = []) {
-  const child = spawn(ONAIR, ['serve', '--json', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = await once(createInterface({ input: child.stdout }), 'line');
-  const info = JSON.parse(line);
-  if (!String(info.baseUrl).startsWith('http://127.0.0.1:')) throw new Error(`the emulator is not on 127.0.0.1: ${info.baseUrl}`);
-  return {
-    ...info,
-    /** GET (no body) or POST (a body) on the control API. */
-    async control(path, body) {
-      const init = body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-      const res = await fetch(`${info.controlUrl}${path}`, init);
-      const json = await res.json();
-      if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json;
-    },
-    async close() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
-}
+/** Starts `onair serve --json ...args`; resolves once it says where it is. */
+export const startEmulator = emulator;
 
 /** Waits until `condition()` is truthy (checked every 20 ms); fails after `ms`. @param {() => unknown} condition @param {string} what */
 export async function until(condition, what, ms = 15_000) {
