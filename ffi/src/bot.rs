@@ -11,7 +11,7 @@ use onair_core::proto::timers::{Timer, TimerError};
 use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens};
 use zeroize::Zeroizing;
 
-use crate::action::{nul_terminated, onair_action, tally_line, Current};
+use crate::action::{lend, nul_terminated, onair_action, tally_line, Current};
 use crate::handle::{free, handles, hold, new_handle, peek, Guarded};
 use crate::onair_result::{self, *};
 use crate::text::text_arg;
@@ -562,8 +562,7 @@ pub unsafe extern "C" fn onair_bot_action_json(
         if c.json.is_empty() {
             *c.json = nul_terminated(Zeroizing::new(ActionJson(&c.action).to_line()).as_bytes());
         }
-        *p = c.json.as_ptr().cast();
-        *l = c.json.len() - 1;
+        lend(&c.json, p, l);
         Ok(())
     })
 }
@@ -956,8 +955,7 @@ pub unsafe extern "C" fn onair_bot_tokens_json(
             None => return Err(b.fail(ONAIR_NO_TOKENS, "the bot holds no tokens yet")),
         };
         *b.tokens = nul_terminated(json.as_bytes());
-        *p = b.tokens.as_ptr().cast();
-        *l = b.tokens.len() - 1;
+        lend(&b.tokens, p, l);
         Ok(())
     })
 }
@@ -995,8 +993,7 @@ pub unsafe extern "C" fn onair_bot_consent_stop_json(
             .consent_stop()
             .map_or_else(|| "null".to_owned(), |stop| StopJson(&stop).to_line());
         b.status = nul_terminated(json);
-        *p = b.status.as_ptr().cast();
-        *l = b.status.len() - 1;
+        lend(&b.status, p, l);
         Ok(())
     })
 }
@@ -1020,8 +1017,7 @@ pub unsafe extern "C" fn onair_bot_status_json(
         let b = &mut *held;
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         b.status = nul_terminated(b.bot.status(now_ms).to_json());
-        *p = b.status.as_ptr().cast();
-        *l = b.status.len() - 1;
+        lend(&b.status, p, l);
         Ok(())
     })
 }
@@ -1049,8 +1045,7 @@ pub unsafe extern "C" fn onair_bot_tally_json(
         let (p, l) = (out(out_ptr)?, out(out_len)?);
         let kit = b.bot.kit().ok_or(ONAIR_NO_KIT)?;
         b.status = nul_terminated(tally_line(kit.live_id(), kit.tally()));
-        *p = b.status.as_ptr().cast();
-        *l = b.status.len() - 1;
+        lend(&b.status, p, l);
         Ok(())
     })
 }

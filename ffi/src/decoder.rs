@@ -7,6 +7,7 @@ use onair_core::event::{Decoder, Item};
 use onair_core::proto::json::ItemJson;
 use onair_core::proto::sse::Parser;
 
+use crate::action::lend;
 use crate::handle::{free, handles, hold, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::{onair_event, onair_str};
@@ -269,8 +270,7 @@ pub unsafe extern "C" fn onair_decoder_item_json(
             d.json = ItemJson(item).to_line().into_bytes();
             d.json.push(0);
         }
-        *p = d.json.as_ptr().cast();
-        *l = d.json.len() - 1;
+        lend(&d.json, p, l);
         Ok(())
     })
 }
@@ -305,8 +305,7 @@ pub unsafe extern "C" fn onair_decoder_take_json(
         }
         d.batch = text.into_bytes();
         d.batch.push(0);
-        *p = d.batch.as_ptr().cast();
-        *l = d.batch.len() - 1;
+        lend(&d.batch, p, l);
         Ok(())
     })
 }

@@ -7,6 +7,7 @@ use std::ffi::c_char;
 use onair_core::proto::json::RawItemJson;
 use onair_core::proto::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
 
+use crate::action::lend;
 use crate::handle::{free, handles, hold, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::onair_str;
@@ -307,8 +308,7 @@ pub unsafe extern "C" fn onair_sse_parser_item_json(
             p.json = RawItemJson(&current.item()).to_line().into_bytes();
             p.json.push(0);
         }
-        *o = p.json.as_ptr().cast();
-        *l = p.json.len() - 1;
+        lend(&p.json, o, l);
         Ok(())
     })
 }
