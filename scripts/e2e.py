@@ -21,6 +21,10 @@ The bot's side of it is scripts/e2e.d/README.md.
    frames, and <= the ledger's totals); frames written after the mark on
    the stopped run's connection may be missing, and how many were (by kind,
    and who) is printed, never failed. Check that nobody was greeted twice in one broadcast, that
+   every reply of the reference kit the bot posted (GET /_emulator/chat)
+   names only people who did that thing in that broadcast before it
+   (arrived, donated, chatted) and went out within its kind's freshness
+   (real time: emulator time over the speed, clock jumps left out), that
    the frozen connection was replaced within the watchdog plus a few
    seconds, and the bot's requests in the emulator's log:
    - one code exchange (a code exchanged twice revokes everything);
@@ -442,6 +446,387 @@ def check_requests(requests, truth, speed):
     return problems
 
 
+# --- Replies: what the bot said, against what people did -------------------
+
+# The reference bots' kit (scripts/e2e.d/README.md): its replies are the
+# core's defaults but for the two commands' answers.
+REFERENCE_KIT = {
+    "commands": [{"name": "hello"}, {"name": "top"}],
+    "greetings": {"welcome_back_after_ms": 600000},
+    "milestones": {"hearts_every": 100, "donations_every": 1000},
+    "tally": True,
+    "replies": {"commands": {"hello": "Hello, {nickname}!", "top": "Top donors: {top}"}},
+}
+
+# Each kind's freshness (the core's defaults), real milliseconds.
+FRESH_MS = {"welcome": 60_000, "welcome_back": 60_000, "thanks": 180_000,
+            "milestone": 120_000, "command": 30_000}
+
+# The texts of the reference kit (the core's defaults, the kit's commands):
+# (what, kind, template). A merged reply fills the same text with the
+# names joined: "Ana, 민지 and Jörg".
+REPLY_TEXTS = (
+    ("welcome", "welcome", "Welcome, {nicknames}! 🎧"),
+    ("welcome_back", "welcome_back", "Welcome back, {nicknames}!"),
+    ("thanks", "thanks", "Thank you, {nicknames}!"),
+    ("hearts", "milestone", "{reached} hearts tonight! 💜"),
+    ("donated", "milestone", "{nickname} has given {reached} tonight!"),
+    ("hello", "command", "Hello, {nickname}!"),
+    ("top", "command", "Top donors: {top}"),
+)
+NO_DONORS = "No donations yet tonight."
+NOBODY = "friend"  # a missing nickname
+AND = " and "
+MERGED_NAME_MAX = 40  # UTF-16 units of one name in a merged reply
+CHAT_MAX = 200
+
+
+def utf16_len(text):
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _pattern(template):
+    import re
+    out, rest = "^", template
+    while "{" in rest:
+        before, _, after = rest.partition("{")
+        name, _, rest = after.partition("}")
+        out += re.escape(before) + (r"(?P<reached>\d+)" if name == "reached" else f"(?P<{name}>.+)")
+    return re.compile(out + re.escape(rest) + "$", re.S)
+
+
+REPLY_PATTERNS = tuple((what, kind, _pattern(t)) for what, kind, t in REPLY_TEXTS)
+
+
+def classify_reply(message):
+    """(what, kind, fields) of a message of the reference kit's texts, or
+    None (the reminder, anything else)."""
+    for what, kind, pattern in REPLY_PATTERNS:
+        m = pattern.match(message)
+        if m:
+            return what, kind, m.groupdict()
+    return None
+
+
+def frame_ms(frame):
+    """The emulator time of a frame's event: its id is `<ms>-<n>`."""
+    try:
+        return int(str(frame.get("id")).split("-")[0])
+    except ValueError:
+        return None
+
+
+def real_ms(t0, t1, speed, jumps=()):
+    """Real milliseconds between two emulator times: emulator time runs at
+    `speed`, and each clock jump (start, size) crossed is left out."""
+    gap = t1 - t0
+    for start, size in jumps:
+        if t0 < start + size <= t1:
+            gap -= size
+    return gap / max(speed, 1e-9)
+
+
+class Broadcast:
+    """What people did in one broadcast, from the frames written to one bot
+    (the DJ's left out, an event sent twice counted once) and the ledger's
+    nicknames: per person their signs of arrival (joins, chats), donations
+    and chats with times, the hearts' running total, each person's."""
+
+    def __init__(self, live, people, frames, optional_ids=frozenset()):
+        self.live = live
+        self.nickname = {pid: (p or {}).get("nickname") for pid, p in people.items()}
+        self.signs = collections.defaultdict(list)
+        self.donations = collections.defaultdict(list)  # pid -> [(ms, amount, optional)]
+        self.chats = collections.defaultdict(list)
+        self.all_chats = []
+        self.likes = []  # (ms, hearts, optional)
+        seen = set()
+        for f in sorted(frames, key=lambda f: f.get("writeSeq", 0)):
+            if f.get("liveId") != live or f.get("isDj") or not f.get("userId"):
+                continue
+            if f.get("id") in seen or f.get("event") not in ("presence", "chat", "like", "donation"):
+                continue
+            seen.add(f.get("id"))
+            ms, pid, optional = frame_ms(f), f["userId"], f.get("id") in optional_ids
+            if ms is None:
+                continue
+            self.nickname.setdefault(pid, None)
+            if f["event"] in ("presence", "chat"):
+                self.signs[pid].append((ms, optional))
+            if f["event"] == "chat":
+                self.chats[pid].append(ms)
+                self.all_chats.append(ms)
+            if f["event"] == "like":
+                self.likes.append((ms, f.get("hearts", 0), optional))
+            if f["event"] == "donation":
+                self.donations[pid].append((ms, f.get("donated", 0), optional))
+        for lists in (self.signs, self.donations, self.chats):
+            for v in lists.values():
+                v.sort()
+        self.all_chats.sort()
+        self.likes.sort()
+        self.names = collections.defaultdict(set)  # the name a reply calls them -> pids
+        for pid, nick in self.nickname.items():
+            self.names[nick or NOBODY].add(pid)
+
+    def name(self, pid):
+        return self.nickname.get(pid) or NOBODY
+
+    def who(self, token):
+        """The people a name in a reply may be: their name, or a first part
+        of it cut with "…"."""
+        found = set(self.names.get(token, ()))
+        if token.endswith("…") and len(token) > 1:
+            head = token[:-1]
+            for name, pids in self.names.items():
+                if name.startswith(head) and name != head:
+                    found |= pids
+        return found
+
+    def reached_at(self, steps, amounts):
+        """When a running total of (ms, amount, optional) first reached
+        `steps`: (at, at counting only the frames the bot surely read)."""
+        out = []
+        for skip_optional in (False, True):
+            total, at = 0, None
+            for ms, amount, optional in amounts:
+                if skip_optional and optional:
+                    continue
+                total += amount
+                if total >= steps:
+                    at = ms
+                    break
+            out.append(at)
+        return out
+
+
+def split_names(middle, who, limit=64):
+    """The ways `middle` reads as names joined as a merged reply joins them
+    (", " between, " and " before the last), each name someone `who` knows:
+    a list of parses, each a list of (name, people). A nickname may hold
+    ", " or " and ": every split is tried against the candidates, never
+    one blindly. The whole as one name comes first."""
+    out = []
+    whole = who(middle)
+    if whole:
+        out.append([(middle, whole)])
+
+    def commas(text, acc):
+        if len(out) >= limit:
+            return
+        found = who(text)
+        if found:
+            yield acc + [(text, found)]
+        start = 0
+        while True:
+            i = text.find(", ", start)
+            if i < 0:
+                return
+            head = text[:i]
+            people = who(head)
+            if people:
+                yield from commas(text[i + 2:], acc + [(head, people)])
+            start = i + 1
+
+    start = 0
+    while len(out) < limit:
+        i = middle.find(AND, start)
+        if i < 0:
+            break
+        last = middle[i + len(AND):]
+        last_people = who(last)
+        if last_people:
+            for parse in commas(middle[:i], []):
+                out.append(parse + [(last, last_people)])
+                if len(out) >= limit:
+                    break
+        start = i + 1
+    return out
+
+
+def check_replies(chat, frames, ledger, client_id, speed, jumps=(), slack_ms=5_000,
+                  optional_ids=frozenset(), fresh=None):
+    """Judges every message of the reference kit's replies the bot posted
+    (the emulator's chat ledger, GET /_emulator/chat) against the frames
+    written to it: each names only people who did that thing in that
+    broadcast before it (arrived: joined or chatted; donated; commanded:
+    chatted), and went out within its kind's freshness of it (real time:
+    emulator time over `speed`, clock jumps left out, plus `slack_ms` for
+    the way to the bot and back). A milestone was reached before it and
+    announced within its freshness; `!top` lists donors of that broadcast.
+    Frames in `optional_ids` (written to a stopped bot, maybe never read)
+    may explain a late reply, never an early one.
+    Returns (problems, replies): replies a list of dicts {atMs, liveId,
+    message, what, kind, named: [(pid or None, name, ok)], late}."""
+    fresh = dict(FRESH_MS, **(fresh or {}))
+    people_of = {}
+    for b in ledger.get("broadcasts", []):
+        for bot in b.get("bots", []):
+            if bot.get("clientId") == client_id:
+                people_of[b.get("liveId")] = (bot.get("totals") or {}).get("people") or {}
+    cache = {}
+
+    def broadcast(live):
+        if live not in cache:
+            cache[live] = Broadcast(live, people_of.get(live, {}), frames, optional_ids)
+        return cache[live]
+
+    problems, replies = [], []
+    for record in chat:
+        if record.get("clientId", client_id) != client_id:
+            continue
+        message, at, live = record.get("message", ""), record.get("atMs", 0), record.get("liveId")
+        found = classify_reply(message)
+        if found is None:
+            continue
+        what, kind, fields = found
+        b = broadcast(live)
+        bound = fresh[kind] + slack_ms
+        reply = {"atMs": at, "liveId": live, "message": message, "what": what, "kind": kind,
+                 "named": [], "late": False}
+        replies.append(reply)
+        said = f"broadcast {live}: {kind} {message!r} (at {at})"
+
+        def age(t):
+            return real_ms(t, at, speed, jumps)
+
+        def judge_person(pid, times, verb):
+            """(ok, why) of naming pid for something done at `times` (sorted
+            (ms, optional) or ms)."""
+            before = [t if isinstance(t, tuple) else (t, False) for t in times]
+            before = [t for t in before if t[0] <= at]
+            if not before:
+                return False, f"names {b.name(pid)!r} ({pid}), who had not {verb} in that broadcast before it"
+            if kind == "welcome":
+                # The first sign greets: the bot may have missed the first
+                # (written to a stopped bot), never seen one before it.
+                firsts = [before[0]] + [t for t in before if not t[1]][:1]
+                ok = any(age(t[0]) <= bound for t in firsts)
+                latest = firsts[-1][0]
+            else:
+                ok = age(before[-1][0]) <= bound
+                latest = before[-1][0]
+            if not ok:
+                return False, (f"names {b.name(pid)!r} ({pid}) {age(latest) / 1000:.1f} s after they "
+                               f"{verb} (freshness {fresh[kind] / 1000:.0f} s)")
+            return True, ""
+
+        if what in ("welcome", "welcome_back", "thanks", "hello", "donated"):
+            middle = fields.get("nicknames") or fields.get("nickname") or ""
+            verb, times_of = {
+                "welcome": ("arrived", lambda p: b.signs.get(p, [])),
+                "welcome_back": ("arrived", lambda p: b.signs.get(p, [])),
+                "thanks": ("donated", lambda p: [(t, o) for t, _, o in b.donations.get(p, [])]),
+                "hello": ("chatted", lambda p: b.chats.get(p, [])),
+                "donated": ("donated", lambda p: [(t, o) for t, _, o in b.donations.get(p, [])]),
+            }[what]
+            merged = what in ("welcome", "welcome_back", "thanks")
+            parses = split_names(middle, b.who) if merged else (
+                [[(middle, b.who(middle))]] if b.who(middle) else [])
+            if not parses:
+                problems.append(f"{said} names {middle!r}: nobody of that broadcast is called that")
+                reply["named"].append((None, middle, False))
+                continue
+            best = None
+            for parse in parses:
+                verdicts = []
+                for name, pids in parse:
+                    if len(parse) > 1 and utf16_len(name) > MERGED_NAME_MAX:
+                        verdicts.append((sorted(pids)[0], name, False,
+                                         f"names {name!r}, longer than {MERGED_NAME_MAX} UTF-16 units in a merged reply"))
+                        continue
+                    tried = [(pid,) + judge_person(pid, times_of(pid), verb) for pid in sorted(pids)]
+                    good = [t for t in tried if t[1]]
+                    pid, ok, why = (good or tried)[0]
+                    verdicts.append((pid, name, ok, why))
+                if best is None or sum(not v[2] for v in verdicts) < sum(not v[2] for v in best):
+                    best = verdicts
+                if all(v[2] for v in best):
+                    break
+            for pid, name, ok, why in best:
+                reply["named"].append((pid, name, ok))
+                if not ok:
+                    problems.append(f"{said} {why}")
+            if what == "donated":
+                pid = best[0][0]
+                reached = int(fields["reached"])
+                at_all, at_read = b.reached_at(reached, b.donations.get(pid, []))
+                if at_all is None or at_all > at:
+                    problems.append(f"{said}: {b.name(pid)!r} ({pid}) had not given {reached} before it")
+                    reply["named"][-1] = (pid, best[0][1], False)
+                elif age(at_read if at_read is not None else at_all) > bound:
+                    problems.append(f"{said}: sent {age(at_all) / 1000:.1f} s after {b.name(pid)!r} gave "
+                                    f"{reached} (freshness {fresh[kind] / 1000:.0f} s)")
+                    reply["late"] = True
+            reply["late"] = reply["late"] or any(not ok and "freshness" in why for _, _, ok, why in best)
+        elif what == "hearts":
+            reached = int(fields["reached"])
+            at_all, at_read = b.reached_at(reached, b.likes)
+            if at_all is None or at_all > at:
+                problems.append(f"{said}: the broadcast had not {reached} hearts before it")
+            elif age(at_read if at_read is not None else at_all) > bound:
+                problems.append(f"{said}: sent {age(at_all) / 1000:.1f} s after {reached} hearts were "
+                                f"reached (freshness {fresh[kind] / 1000:.0f} s)")
+                reply["late"] = True
+        elif what == "top":
+            asked = [t for t in b.all_chats if t <= at]
+            if not asked:
+                problems.append(f"{said}: nobody had chatted in that broadcast before it")
+            elif age(asked[-1]) > bound:
+                problems.append(f"{said}: sent {age(asked[-1]) / 1000:.1f} s after the last chat "
+                                f"(freshness {fresh[kind] / 1000:.0f} s)")
+                reply["late"] = True
+            listed = fields.get("top", "")
+            if listed != NO_DONORS:
+                for pid, name, ok, why in top_donors(listed, b, at):
+                    reply["named"].append((pid, name, ok))
+                    if not ok:
+                        problems.append(f"{said} {why}")
+    return problems, replies
+
+
+def top_donors(listed, b, at):
+    """[(pid, name, ok, why)] of a `{top}` list: "1. <nickname> <donated> · 2. …"
+    (a donor without a nickname by id; the list may be cut with "…")."""
+    import re
+    out, rank, rest = [], 1, listed
+    while rest:
+        head = f"{rank}. "
+        if not rest.startswith(head):
+            if rest != "…":
+                out.append((None, rest, False, f"lists {rest!r} where donor {rank} should be"))
+            break
+        rest = rest[len(head):]
+        nxt = rest.find(f" · {rank + 1}. ")
+        entry, rest = (rest, "") if nxt < 0 else (rest[:nxt], rest[nxt + 3:])
+        m = re.match(r"^(.*) (\d+)$", entry, re.S)
+        name = m.group(1) if m else entry
+        pids = {p for p, n in b.nickname.items() if (n or p) == name}
+        if not m and entry.endswith("…"):
+            pids = {p for p, n in b.nickname.items() if (n or p).startswith(entry[:-1])}
+            name = entry
+        donors = [p for p in sorted(pids) if any(t <= at for t, _, _ in b.donations.get(p, []))]
+        if donors:
+            out.append((donors[0], name, True, ""))
+        else:
+            out.append((sorted(pids)[0] if pids else None, name, False,
+                        f"lists {name!r} among the top donors, who had not donated in that broadcast before it"))
+        rank += 1
+    return out
+
+
+def clock_jumps(samples, speed, at_least_ms=60_000):
+    """Clock jumps seen in (real seconds, emulator ms) samples taken while the
+    scenario ran: (emulator ms before, jump size) where emulator time ran
+    more than `at_least_ms` ahead of `speed` times real time."""
+    out = []
+    for (r0, e0), (r1, e1) in zip(samples, samples[1:]):
+        extra = (e1 - e0) - (r1 - r0) * 1000 * speed
+        if extra > at_least_ms:
+            out.append((e0, extra))
+    return out
+
+
 def read_ends(path):
     """The liveIds of the broadcast ends the bot said it read."""
     try:
@@ -558,8 +943,10 @@ def main():
         bot = start(1, consent["code"])
         run_start = 0
         restart = None
+        samples = []  # (real s, emulator ms): the scenario's clock jumps, for the replies
         while True:
             progress = http_json(f"{control}/scenario")
+            samples.append((time.monotonic(), http_json(f"{control}/clock")["nowMs"]))
             if progress.get("done"):
                 break
             if bot.poll() is not None:
@@ -631,6 +1018,19 @@ def main():
             problems.append(f"broadcast {live}: {person} greeted as a first arrival twice")
         problems += check_frozen(truth, args.speed, args.watchdog_ms)
         problems += check_requests(requests, truth, args.speed)
+        chat = http_json(f"{control}/chat")["messages"]
+        optional_ids = {
+            f.get("id")
+            for _, optional in classify_frames(frames, truth, marks).values()
+            for f in optional
+        }
+        found, replies = check_replies(
+            chat, frames, ledger, client_id, args.speed,
+            jumps=clock_jumps(samples, args.speed),
+            slack_ms=args.watchdog_ms + 5_000,  # a stalled stream's frames come late
+            optional_ids=optional_ids,
+        )
+        problems += found
         events = sum(
             sum(conn.get("events", {}).values())
             for _, bot_entry in truth
@@ -643,7 +1043,8 @@ def main():
         at, took, flowing = restart
         summary = (
             f"{args.lang}: {len(truth)} broadcast(s), {events} events delivered, {people} people, "
-            f"{greeted} greeted, restarted once on SIG{args.signal} while events flowed "
+            f"{greeted} greeted, {len(replies)} replies "
+            f"({sum(len(r['named']) for r in replies)} names) judged, restarted once on SIG{args.signal} while events flowed "
             f"({flowing} in the 100 ms before; mark {at}, exited {took:.2f} s after the signal), "
             f"{len(requests)} requests ({calls}), {elapsed:.1f} s"
         )
@@ -660,7 +1061,8 @@ def main():
             return 1
         print(
             f"e2e ok — {summary}: every frame written before each stop is in the tally, "
-            "none beyond the ledger, nobody greeted twice, the frozen stream replaced, "
+            "none beyond the ledger, nobody greeted twice, every reply naming only people who "
+            "did that thing before it, within its freshness, the frozen stream replaced, "
             "requests within the spec's rules"
         )
         print("1 passed, 0 failed")
