@@ -25,7 +25,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use onair::kit::KitConfig;
+use onair::kit::{KitConfig, RepliesConfig};
 use onair::proto::scope::Permission;
 use serde::Deserialize;
 use zeroize::Zeroizing;
@@ -142,6 +142,8 @@ struct BotFile {
     replies: RepliesFile,
 }
 
+/// `[bot.replies]` / `[dj.N.replies]` as written: each key set replaces
+/// the one below it (the core's default, then `[bot.replies]`).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RepliesFile {
@@ -151,8 +153,26 @@ struct RepliesFile {
     hearts: Option<String>,
     donated: Option<String>,
     no_donors: Option<String>,
+    welcome_many: Option<String>,
+    welcome_back_many: Option<String>,
+    thanks_many: Option<String>,
+    #[serde(rename = "and")]
+    and: Option<String>,
     #[serde(default)]
     commands: BTreeMap<String, String>,
+    #[serde(default)]
+    fresh_ms: FreshFile,
+}
+
+/// `[bot.replies.fresh_ms]` as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FreshFile {
+    welcome: Option<u64>,
+    welcome_back: Option<u64>,
+    thanks: Option<u64>,
+    milestone: Option<u64>,
+    command: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -163,69 +183,56 @@ struct DjFile {
     replies: RepliesFile,
 }
 
-/// What each bot says; `{nickname}`, `{reached}`, `{top}` (the current
-/// broadcast's top donors) and `{rest}` (a command's text after its name)
-/// are filled in. An empty text says nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replies {
-    /// A person's first arrival in a broadcast.
-    pub welcome: String,
-    /// A return after the configured absence.
-    pub welcome_back: String,
-    /// Each donation.
-    pub thanks: String,
-    /// A hearts milestone of the broadcast.
-    pub hearts: String,
-    /// A person's donation milestone.
-    pub donated: String,
-    /// `{top}` when nobody donated yet.
-    pub no_donors: String,
-    /// A reply per configured command name.
-    pub commands: BTreeMap<String, String>,
-}
-
-impl Default for Replies {
-    fn default() -> Self {
-        Replies {
-            welcome: "Welcome, {nickname}! 🎧".to_owned(),
-            welcome_back: "Welcome back, {nickname}!".to_owned(),
-            thanks: "Thank you, {nickname}!".to_owned(),
-            hearts: "{reached} hearts tonight! 💜".to_owned(),
-            donated: "{nickname} has given {reached} tonight!".to_owned(),
-            no_donors: "No donations yet tonight.".to_owned(),
-            commands: BTreeMap::new(),
+/// `replies` with what `file` sets over it.
+fn replies_with(replies: &RepliesConfig, file: &RepliesFile) -> RepliesConfig {
+    fn set<T: Clone>(slot: &mut T, value: Option<&T>) {
+        if let Some(v) = value {
+            slot.clone_from(v);
         }
     }
-}
-
-impl Replies {
-    fn with(&self, file: &RepliesFile) -> Replies {
-        let mut r = self.clone();
-        let set = |slot: &mut String, v: &Option<String>| {
-            if let Some(v) = v {
-                slot.clone_from(v);
-            }
-        };
-        set(&mut r.welcome, &file.welcome);
-        set(&mut r.welcome_back, &file.welcome_back);
-        set(&mut r.thanks, &file.thanks);
-        set(&mut r.hearts, &file.hearts);
-        set(&mut r.donated, &file.donated);
-        set(&mut r.no_donors, &file.no_donors);
-        for (name, text) in &file.commands {
-            r.commands.insert(name.clone(), text.clone());
+    let mut r = replies.clone();
+    set(&mut r.welcome, file.welcome.as_ref());
+    set(&mut r.welcome_back, file.welcome_back.as_ref());
+    set(&mut r.thanks, file.thanks.as_ref());
+    set(&mut r.hearts, file.hearts.as_ref());
+    set(&mut r.donated, file.donated.as_ref());
+    set(&mut r.no_donors, file.no_donors.as_ref());
+    set(&mut r.and, file.and.as_ref());
+    for (slot, value) in [
+        (&mut r.welcome_many, &file.welcome_many),
+        (&mut r.welcome_back_many, &file.welcome_back_many),
+        (&mut r.thanks_many, &file.thanks_many),
+    ] {
+        if value.is_some() {
+            slot.clone_from(value);
         }
-        r
     }
+    for (name, text) in &file.commands {
+        r.commands.insert(name.clone(), text.clone());
+    }
+    let f = &file.fresh_ms;
+    set(&mut r.fresh_ms.welcome, f.welcome.as_ref());
+    set(&mut r.fresh_ms.welcome_back, f.welcome_back.as_ref());
+    set(&mut r.fresh_ms.thanks, f.thanks.as_ref());
+    set(&mut r.fresh_ms.milestone, f.milestone.as_ref());
+    set(&mut r.fresh_ms.command, f.command.as_ref());
+    r
 }
 
-/// One bot's behaviour: the kit and its replies.
+/// One bot's behaviour: the kit, its replies (`[bot.replies]` and the
+/// bot's `[dj.N.replies]`) in it, always set: the core greets, thanks,
+/// calls milestones and answers the configured commands.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Behaviour {
-    /// The kit (commands, greetings, milestones, the tally).
+    /// The kit (commands, greetings, milestones, the tally, the replies).
     pub kit: KitConfig,
-    /// What it says.
-    pub replies: Replies,
+}
+
+impl Behaviour {
+    /// The replies the bot says (the kit's).
+    pub fn replies(&self) -> Option<&RepliesConfig> {
+        self.kit.replies.as_ref()
+    }
 }
 
 /// A secret from the environment: zeroized on drop, never shown.
@@ -489,20 +496,25 @@ impl HostConfig {
             ));
         }
         let kit = kit_config(bot.kit.as_ref(), "bot.kit")?.unwrap_or_default();
-        let replies = Replies::default().with(&bot.replies);
-        check_replies(&replies, &kit, "bot.replies")?;
-        let behaviour = Behaviour { kit, replies };
+        let replies = replies_with(&RepliesConfig::default(), &bot.replies);
+        let behaviour = behaviour_of(kit, replies.clone(), "bot.kit", "bot.replies")?;
         let mut overrides = BTreeMap::new();
         for (name, dj) in &file.dj {
             let key = format!("dj.{name}");
             let id: i64 = name.parse().ok().filter(|id| *id > 0).ok_or_else(|| {
                 ConfigError::at(&key, "not a bot id (the number on the dashboard)")
             })?;
-            let kit = kit_config(dj.kit.as_ref(), &format!("{key}.kit"))?
-                .unwrap_or_else(|| behaviour.kit.clone());
-            let replies = behaviour.replies.with(&dj.replies);
-            check_replies(&replies, &kit, &format!("{key}.replies"))?;
-            overrides.insert(id, Behaviour { kit, replies });
+            let kit_key = format!("{key}.kit");
+            let kit = match kit_config(dj.kit.as_ref(), &kit_key)? {
+                Some(kit) => kit,
+                None => KitConfig {
+                    replies: None,
+                    ..behaviour.kit.clone()
+                },
+            };
+            let dj_replies = replies_with(&replies, &dj.replies);
+            let dj_behaviour = behaviour_of(kit, dj_replies, &kit_key, &format!("{key}.replies"))?;
+            overrides.insert(id, dj_behaviour);
         }
 
         Ok(HostConfig {
@@ -641,16 +653,32 @@ fn kit_config(value: Option<&toml::Value>, key: &str) -> Result<Option<KitConfig
     })
 }
 
-fn check_replies(replies: &Replies, kit: &KitConfig, key: &str) -> Result<(), ConfigError> {
-    for name in replies.commands.keys() {
-        if !kit.commands.iter().any(|c| &c.name == name) {
-            return Err(ConfigError::at(
-                format!("{key}.commands.{name}"),
-                "no such command in the kit's commands",
-            ));
-        }
+/// The kit with `replies` in it, checked by the core; a mistake in the
+/// replies names its key under `replies_key` (`bot.replies.commands.bye`).
+fn behaviour_of(
+    mut kit: KitConfig,
+    replies: RepliesConfig,
+    kit_key: &str,
+    replies_key: &str,
+) -> Result<Behaviour, ConfigError> {
+    if kit.replies.is_some() {
+        return Err(ConfigError::at(
+            format!("{kit_key}.replies"),
+            format!("the replies are written in [{replies_key}]"),
+        ));
     }
-    Ok(())
+    kit.replies = Some(replies);
+    kit.validate().map_err(|e| {
+        let full = match e.key.strip_prefix("replies") {
+            Some(rest) if rest.is_empty() || rest.starts_with('.') => {
+                format!("{replies_key}{rest}")
+            }
+            _ if e.key.is_empty() => kit_key.to_owned(),
+            _ => format!("{kit_key}.{}", e.key),
+        };
+        ConfigError::at(full, e.message)
+    })?;
+    Ok(Behaviour { kit })
 }
 
 fn toml_message(e: &toml::de::Error) -> String {
@@ -718,9 +746,17 @@ welcome = "Hi {nickname}"
             "the URL is not shown"
         );
         assert!(c.behaviour.kit.tally);
-        assert_eq!(c.behaviour(7).replies.welcome, "Hi {nickname}");
-        assert_eq!(c.behaviour(7).kit, c.behaviour.kit);
-        assert_eq!(c.behaviour(8).replies.welcome, "Welcome, {nickname}! 🎧");
+        let replies = |id: i64| c.behaviour(id).replies().cloned().unwrap();
+        assert_eq!(replies(7).welcome, "Hi {nickname}");
+        assert_eq!(c.behaviour(7).kit.commands, c.behaviour.kit.commands);
+        assert_eq!(replies(7).commands, replies(8).commands);
+        assert_eq!(replies(8).welcome, "Welcome, {nickname}! 🎧");
+        // Every other key is the core's default.
+        let mut expected = RepliesConfig::default();
+        expected
+            .commands
+            .insert("hello".into(), "Hello, {nickname}!".into());
+        assert_eq!(replies(8), expected);
         assert_eq!(c.scope.split(' ').count(), Permission::KNOWN.len());
         let url = c.consent_url_for("a b/c");
         assert!(url.contains("state=a+b%2Fc"), "{url}");
@@ -755,6 +791,41 @@ welcome = "Hi {nickname}"
             ),
             ("[dj.7.replies]", "[dj.seven.replies]", "dj.seven"),
             (
+                "welcome = \"Hi {nickname}\"",
+                "welcome = \"Hi {nick}\"",
+                "dj.7.replies.welcome",
+            ),
+            (
+                "welcome = \"Hi {nickname}\"",
+                "commands = { bye = \"Bye\" }",
+                "dj.7.replies.commands.bye",
+            ),
+            (
+                "[dj.7.replies]",
+                "[bot.replies.fresh_ms]\nwelcome = 0\n[dj.7.replies]",
+                "bot.replies.fresh_ms.welcome",
+            ),
+            (
+                "[dj.7.replies]",
+                "[bot.replies.fresh_ms]\nmerged = 5\n[dj.7.replies]",
+                "merged",
+            ),
+            (
+                "[bot.replies.commands]",
+                "[bot.replies]\nthanks_many = \"Thanks {top}\"\n[bot.replies.commands]",
+                "bot.replies.thanks_many",
+            ),
+            (
+                "[bot.replies.commands]",
+                "[bot.replies]\nand = \"{x}\"\n[bot.replies.commands]",
+                "bot.replies.and",
+            ),
+            (
+                "tally = true",
+                "tally = true\nreplies = {}",
+                "bot.kit.replies",
+            ),
+            (
                 "[host]",
                 "[host]\ndatabase = \"mysql://db/x\"",
                 "host.database",
@@ -779,6 +850,57 @@ welcome = "Hi {nickname}"
         let missing = GOOD.replace("client_id = \"3f2504e0-4f89-11d3-9a0c-0305e82c3301\"\n", "");
         let err = parse(&missing).unwrap_err();
         assert!(err.to_string().contains("client_id"), "{err}");
+    }
+
+    #[test]
+    fn every_reply_key_is_set_in_the_kit_and_a_dj_overrides_key_by_key() {
+        let text = GOOD.replacen(
+            "[bot.replies.commands]",
+            "[bot.replies]\nwelcome_many = \"Hi all: {nicknames}\"\nthanks_many = \"Thanks, {nicknames}!\"\n\
+             and = \" & \"\nno_donors = \"Nobody yet.\"\n\
+             [bot.replies.fresh_ms]\nwelcome = 5000\nthanks = 9000\n[bot.replies.commands]",
+            1,
+        )
+        .replacen(
+            "welcome = \"Hi {nickname}\"",
+            "welcome = \"Hi {nickname}\"\nwelcome_back_many = \"Back: {nicknames}\"\n\
+             [dj.7.replies.fresh_ms]\nwelcome = 7000\n[dj.7.replies.commands]\nhello = \"Yo {rest}\"",
+            1,
+        );
+        let c = parse(&text).unwrap();
+        let all = c.behaviour.replies().unwrap();
+        assert_eq!(all.welcome_many.as_deref(), Some("Hi all: {nicknames}"));
+        assert_eq!(all.thanks_many.as_deref(), Some("Thanks, {nicknames}!"));
+        assert_eq!(all.welcome_back_many, None);
+        assert_eq!(
+            (all.and.as_str(), all.no_donors.as_str()),
+            (" & ", "Nobody yet.")
+        );
+        assert_eq!((all.fresh_ms.welcome, all.fresh_ms.thanks), (5000, 9000));
+        assert_eq!(all.fresh_ms.command, 30_000);
+        let seven = c.behaviour(7).replies().unwrap();
+        assert_eq!(seven.welcome, "Hi {nickname}");
+        assert_eq!(
+            seven.welcome_back_many.as_deref(),
+            Some("Back: {nicknames}")
+        );
+        assert_eq!(seven.welcome_many, all.welcome_many);
+        assert_eq!(
+            (seven.fresh_ms.welcome, seven.fresh_ms.thanks),
+            (7000, 9000)
+        );
+        assert_eq!(seven.commands["hello"], "Yo {rest}");
+        assert_eq!(seven.and, " & ");
+        assert_eq!(all.commands["hello"], "Hello, {nickname}!");
+        // A DJ's own kit keeps the replies ([bot.replies] and its own).
+        let own = text.replacen(
+            "[dj.7.replies]",
+            "[dj.7]\nkit = { commands = [{ name = \"hello\" }] }\n[dj.7.replies]",
+            1,
+        );
+        let c = parse(&own).unwrap();
+        assert!(!c.behaviour(7).kit.tally);
+        assert_eq!(c.behaviour(7).replies().unwrap().welcome, "Hi {nickname}");
     }
 
     #[test]

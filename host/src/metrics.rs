@@ -1,7 +1,8 @@
 //! Prometheus metrics at `/metrics` (prometheus-client): bots by state,
 //! events by kind (a rate is events per second), refreshes, 429s by kind,
 //! the delay from a frame's server timestamp to its handler, store
-//! failures, and the replica's leases. No label carries a token, a code or a person.
+//! failures, the replica's leases, and the replies the bots' cores sent,
+//! merged and dropped by kind. No label carries a token, a code or a person.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -59,6 +60,15 @@ pub struct Metrics {
     pub leases_taken: Counter,
     /// Leases this replica lost to another or gave up (cut from the store).
     pub leases_lost: Counter,
+    /// Reply messages the service took, by reply kind (`welcome`,
+    /// `welcome_back`, `thanks`, `milestone`, `command`).
+    pub replies_sent: Family<KindLabel, Counter>,
+    /// People named in those messages, by reply kind.
+    pub replies_people: Family<KindLabel, Counter>,
+    /// Replies that went out merged with others of their kind.
+    pub replies_merged: Family<KindLabel, Counter>,
+    /// Replies dropped (stale, the broadcast ended, refused, …), by kind.
+    pub replies_dropped: Family<KindLabel, Counter>,
 }
 
 impl Default for Metrics {
@@ -87,6 +97,30 @@ impl Default for Metrics {
         let replicas = Gauge::default();
         let leases_taken = Counter::default();
         let leases_lost = Counter::default();
+        let replies_sent = Family::<KindLabel, Counter>::default();
+        let replies_people = Family::<KindLabel, Counter>::default();
+        let replies_merged = Family::<KindLabel, Counter>::default();
+        let replies_dropped = Family::<KindLabel, Counter>::default();
+        registry.register(
+            "replies_sent",
+            "Reply messages sent, by reply kind",
+            replies_sent.clone(),
+        );
+        registry.register(
+            "replies_people",
+            "People named in the reply messages sent, by reply kind",
+            replies_people.clone(),
+        );
+        registry.register(
+            "replies_merged",
+            "Replies sent merged with others of their kind, by reply kind",
+            replies_merged.clone(),
+        );
+        registry.register(
+            "replies_dropped",
+            "Replies dropped, never sent, by reply kind",
+            replies_dropped.clone(),
+        );
         registry.register(
             "leases",
             "Bots whose lease this replica holds",
@@ -143,6 +177,10 @@ impl Default for Metrics {
             replicas,
             leases_taken,
             leases_lost,
+            replies_sent,
+            replies_people,
+            replies_merged,
+            replies_dropped,
         }
     }
 }
@@ -154,6 +192,27 @@ impl Metrics {
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+
+    /// Adds what a bot's reply counters gained since `before` (its last
+    /// reading; zero for a bot just started).
+    pub fn replies(&self, before: &onair::bot::RepliesCounters, now: &onair::bot::RepliesCounters) {
+        for kind in onair::kit::ReplyKind::ALL {
+            let (b, n) = (before.of(kind), now.of(kind));
+            let label = KindLabel {
+                kind: kind.as_str().to_owned(),
+            };
+            for (family, gained) in [
+                (&self.replies_sent, n.messages.saturating_sub(b.messages)),
+                (&self.replies_people, n.people.saturating_sub(b.people)),
+                (&self.replies_merged, n.merged.saturating_sub(b.merged)),
+                (&self.replies_dropped, n.dropped.saturating_sub(b.dropped)),
+            ] {
+                if gained > 0 {
+                    family.get_or_create(&label).inc_by(gained);
+                }
+            }
+        }
     }
 
     /// Counts one event of `kind`.
@@ -182,8 +241,22 @@ mod tests {
             .set(3);
         m.event_delay.observe(0.004);
         m.refresh_window.observe(0.0015);
+        let mut seen = onair::bot::RepliesCounters::default();
+        seen.welcome.messages = 1;
+        seen.welcome.people = 3;
+        seen.welcome.merged = 3;
+        m.replies(&Default::default(), &seen);
+        let mut later = seen.clone();
+        later.welcome.messages = 2;
+        later.welcome.people = 4;
+        later.thanks.dropped = 5;
+        m.replies(&seen, &later);
         let text = m.encode();
         for needle in [
+            "onair_host_replies_sent_total{kind=\"welcome\"} 2",
+            "onair_host_replies_people_total{kind=\"welcome\"} 4",
+            "onair_host_replies_merged_total{kind=\"welcome\"} 3",
+            "onair_host_replies_dropped_total{kind=\"thanks\"} 5",
             "onair_host_events_total{kind=\"chat\"} 1",
             "onair_host_token_refreshes_total 1",
             "onair_host_bots{state=\"connected\"} 3",

@@ -193,12 +193,31 @@ pub fn bot_card(view: &BotView, now_ms: u64) -> Markup {
                     " · chats sent " (s.counters.chats_sent)
                     " · given up " (s.counters.chats_failed)
                 }
+                (replies_table(&s.counters.replies))
                 @for line in &s.cannot { p.muted { "cannot " (line) } }
                 @for block in &s.quota_blocks {
                     p.muted { "daily quota: " (block.scope.as_deref().unwrap_or("every call"))
                         " blocked until " (relative(block.until_ms, now_ms)) }
                 }
             }
+        }
+    }
+}
+
+/// The replies the bot's core sent, merged and dropped, by kind.
+fn replies_table(replies: &onair::bot::RepliesCounters) -> Markup {
+    html! {
+        table id="replies" {
+            thead { tr {
+                th { "replies" } th { "messages" } th { "people" } th { "merged" } th { "dropped" }
+            } }
+            tbody { @for kind in onair::kit::ReplyKind::ALL {
+                @let c = replies.of(kind);
+                tr data-kind=(kind.as_str()) {
+                    td { (kind.as_str().replace('_', " ")) }
+                    td { (c.messages) } td { (c.people) } td { (c.merged) } td { (c.dropped) }
+                }
+            } }
         }
     }
 }
@@ -409,6 +428,27 @@ mod tests {
             .starts_with("<li data-kind=\"chat\"><span class=\"kind\">chat</span><bdi>\u{2067}"));
         assert!(line.ends_with("…</bdi></li>"), "{line}");
         assert!(line.len() < 300 * 4 + 100, "{}", line.len());
+    }
+
+    #[test]
+    fn the_replies_table_has_a_row_per_kind() {
+        let mut counters = onair::bot::RepliesCounters::default();
+        counters.welcome.messages = 1;
+        counters.welcome.people = 3;
+        counters.welcome.merged = 3;
+        counters.thanks.dropped = 7;
+        let html = replies_table(&counters).into_string();
+        assert!(
+            html.contains(
+                "<tr data-kind=\"welcome\"><td>welcome</td><td>1</td><td>3</td><td>3</td><td>0</td></tr>"
+            ),
+            "{html}"
+        );
+        assert!(html.contains(
+            "<tr data-kind=\"thanks\"><td>thanks</td><td>0</td><td>0</td><td>0</td><td>7</td></tr>"
+        ));
+        assert!(html.contains("<tr data-kind=\"welcome_back\"><td>welcome back</td>"));
+        assert_eq!(html.matches("<tr data-kind=").count(), 5);
     }
 
     #[test]

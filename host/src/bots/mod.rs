@@ -1,8 +1,9 @@
 //! The bots: one task per integration, each owning one `onair-tokio`
 //! driver while it runs. The task saves what its bot hands out before it
 //! polls the bot again (a new token pair, sealed, by compare-and-swap; the
-//! kit's memory; a broadcast's final tally), answers in chat with the
-//! configured replies, writes the event log, and takes commands (a new
+//! kit's memory with its queued replies; a broadcast's final tally),
+//! counts the replies the core sent, merged and dropped, writes the event
+//! log, and takes commands (a new
 //! consent code, disable, enable, revoke, stop). Its view (the core's
 //! status snapshot, the tally, why it stopped) is what the dashboard shows.
 //!
@@ -12,8 +13,8 @@
 //! the same instant.
 //!
 //! Here: the hub the web side reads (views, commands, the shared quota);
-//! `task` (one bot's driver and commands), `replies` (the configured
-//! texts), `log` (the event log's writer), `gate` (one refresh per token).
+//! `task` (one bot's driver and commands; the configured replies are the
+//! kit's, said by the core), `log` (the event log's writer), `gate` (one refresh per token).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -29,7 +30,6 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 mod gate;
 mod log;
-mod replies;
 mod task;
 
 use crate::config::HostConfig;
@@ -592,6 +592,7 @@ impl Hub {
             listeners_call: None,
             warning: None,
             paired: true,
+            replies_seen: onair::bot::RepliesCounters::default(),
         }
     }
 

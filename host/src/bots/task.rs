@@ -59,6 +59,9 @@ pub(super) struct BotTask {
     /// A pair is stored for the bot, as far as this task knows (`false`:
     /// none, or one that does not open: it needs its DJ's consent).
     pub(super) paired: bool,
+    /// The driver's reply counters as last added to the metrics (zero for
+    /// a driver just made: its core counts from zero).
+    pub(super) replies_seen: onair::bot::RepliesCounters,
 }
 
 /// The stop of a bot whose stored pair does not open.
@@ -273,6 +276,10 @@ impl BotTask {
             bot.share_daily_quota(&app, self.hub.clock.now_ms());
         }
         self.listeners_call = None;
+        if self.driver.is_none() {
+            // The new core counts its replies from zero.
+            self.replies_seen = onair::bot::RepliesCounters::default();
+        }
         Some(
             Driver::new(bot)
                 .with_client(self.hub.client.clone())
@@ -630,6 +637,8 @@ impl BotTask {
         if drained > 0 {
             tracing::info!(bot = self.id, drained, "read while closing");
         }
+        // What the core counted until now reaches the metrics.
+        self.publish(true);
         let Some(driver) = self.driver.take() else {
             return;
         };
@@ -779,14 +788,13 @@ impl BotTask {
     async fn on_event(&mut self, event: BotEvent) {
         match event {
             BotEvent::Event { id, event } => self.on_stream_event(id.as_ref(), &event).await,
+            // The core says the configured replies (the kit's); the host
+            // writes what happened to the event log.
             BotEvent::Arrival(a) => {
-                let (kind, template) = match a.kind {
-                    ArrivalKind::First => ("first", self.behaviour.replies.welcome.clone()),
-                    ArrivalKind::Back { .. } => {
-                        ("back", self.behaviour.replies.welcome_back.clone())
-                    }
+                let kind = match a.kind {
+                    ArrivalKind::First => "first",
+                    ArrivalKind::Back { .. } => "back",
                 };
-                self.say(&template, &[("nickname", name(&a.user))]);
                 let detail =
                     serde_json::json!({"id": a.user.id, "kind": kind, "liveId": a.live_id});
                 let summary = format!("greeted {} ({kind})", name(&a.user));
@@ -794,34 +802,12 @@ impl BotTask {
                     .await;
             }
             BotEvent::Command(c) => {
-                let template = self
-                    .behaviour
-                    .replies
-                    .commands
-                    .get(&c.name)
-                    .cloned()
-                    .unwrap_or_default();
-                let top = if template.contains("{top}") {
-                    self.top_donors()
-                } else {
-                    String::new()
-                };
-                self.say(
-                    &template,
-                    &[
-                        ("nickname", name(&c.user)),
-                        ("rest", &c.rest),
-                        ("top", &top),
-                    ],
-                );
                 let summary = format!("!{} by {}", c.name, name(&c.user));
                 let detail = serde_json::json!({"name": c.name, "id": c.user.id});
                 self.log(c.chat.id.as_ref(), "command", summary, detail)
                     .await;
             }
             BotEvent::Milestone(Milestone::Hearts { reached, like, .. }) => {
-                let template = self.behaviour.replies.hearts.clone();
-                self.say(&template, &[("reached", &reached.to_string())]);
                 let detail = serde_json::json!({"hearts": reached});
                 self.log(
                     like.id.as_ref(),
@@ -837,11 +823,6 @@ impl BotTask {
                 donation,
                 ..
             }) => {
-                let template = self.behaviour.replies.donated.clone();
-                self.say(
-                    &template,
-                    &[("nickname", name(&user)), ("reached", &reached.to_string())],
-                );
                 let detail = serde_json::json!({"id": user.id, "donated": reached});
                 let summary = format!("{} has given {reached}", name(&user));
                 self.log(donation.id.as_ref(), "milestone", summary, detail)
@@ -942,6 +923,21 @@ impl BotTask {
                 }
                 tracing::debug!(bot = self.id, %endpoint, problem = %problem, "handled by the bot");
             }
+            BotEvent::Notice(
+                notice @ Notice::RepliesDropped {
+                    kind,
+                    people,
+                    reason,
+                },
+            ) => {
+                tracing::warn!(bot = self.id, kind = %kind, people, reason = reason.as_str(), "{notice}");
+                let detail = serde_json::json!({
+                    "replyKind": kind.as_str(),
+                    "people": people,
+                    "reason": reason.as_str(),
+                });
+                self.log(None, "notice", notice.to_string(), detail).await;
+            }
             BotEvent::Done { call, .. } if self.listeners_call == Some(call) => {
                 self.listeners_call = None;
             }
@@ -999,14 +995,10 @@ impl BotTask {
                 ),
                 serde_json::json!({"id": l.user.id, "hearts": l.total_amount}),
             ),
-            Event::Donation(d) => {
-                let template = self.behaviour.replies.thanks.clone();
-                self.say(&template, &[("nickname", name(&d.user))]);
-                (
-                    format!("{} donated {}", name(&d.user), d.amount),
-                    serde_json::json!({"id": d.user.id, "amount": d.amount}),
-                )
-            }
+            Event::Donation(d) => (
+                format!("{} donated {}", name(&d.user), d.amount),
+                serde_json::json!({"id": d.user.id, "amount": d.amount}),
+            ),
             Event::End(end) => (
                 format!("stream end: {}", end.reason.as_str()),
                 serde_json::json!({"reason": end.reason.as_str()}),
@@ -1087,7 +1079,13 @@ impl BotTask {
             return;
         }
         self.last_view = Some(at);
-        self.hub.set_view(self.view());
+        let view = self.view();
+        if let Some(status) = &view.status {
+            let now = &status.counters.replies;
+            self.hub.metrics.replies(&self.replies_seen, now);
+            self.replies_seen.clone_from(now);
+        }
+        self.hub.set_view(view);
     }
 
     fn view(&self) -> BotView {
