@@ -66,6 +66,7 @@ pub struct User {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Chat {
     /// The poster.
+    #[serde(deserialize_with = "crate::wire::object")]
     pub user: User,
     /// True when the DJ posted; use it to keep the DJ out of tallies.
     pub is_dj: bool,
@@ -89,6 +90,7 @@ wire_enum! {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Presence {
     /// Who joined.
+    #[serde(deserialize_with = "crate::wire::object")]
     pub user: User,
     /// The kind of presence change.
     #[serde(rename = "type")]
@@ -121,6 +123,7 @@ wire_enum! {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Like {
     /// The sender.
+    #[serde(deserialize_with = "crate::wire::object")]
     pub user: User,
     /// Paid or free.
     #[serde(rename = "type")]
@@ -143,6 +146,7 @@ pub struct Like {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Donation {
     /// The donor.
+    #[serde(deserialize_with = "crate::wire::object")]
     pub user: User,
     /// Total currency units, already multiplied out: never multiply again.
     pub amount: u64,

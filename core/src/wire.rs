@@ -140,6 +140,43 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// Reads a `T` only from a JSON object: serde's derived `Deserialize` of a
+/// struct also takes an array of its fields in order, but the service's
+/// payloads are objects (an array where one belongs is the wrong shape).
+///
+/// ```ignore
+/// #[serde(deserialize_with = "crate::wire::object")]
+/// pub user: User,
+/// ```
+pub(crate) fn object<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    struct ObjectVisitor<T>(std::marker::PhantomData<T>);
+    impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for ObjectVisitor<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            // serde's own words for a struct: `expected struct User`.
+            let name = std::any::type_name::<T>();
+            write!(f, "struct {}", name.rsplit("::").next().unwrap_or(name))
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+}
+
+/// A `T` read by [`object`] (for a whole document).
+pub(crate) struct Object<T>(pub(crate) T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        object(d).map(Object)
+    }
+}
+
 /// A serde_json error, sorted and described for logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct JsonFault {

@@ -262,6 +262,7 @@ const EVENT_NAMES: [&str; 6] = ["chat", "presence", "like", "donation", "end", "
 /// - An event it reads holds every known field as a `serde_json::Value`
 ///   reading of the text holds it (absent optional fields as `null`; floats
 ///   to the last unit).
+/// - A payload given as a JSON array is never read as an event.
 pub fn event_json(data: &[u8]) {
     let Some((&pick, data)) = data.split_first() else {
         return;
@@ -297,6 +298,12 @@ pub fn event_json(data: &[u8]) {
         }
         Err((_, message)) => assert!(is_json, "{name} {data:?}: {message}"),
         Ok(Some(event)) => {
+            // A payload is one JSON object (serde's derive would also take
+            // an array of a struct's fields).
+            assert!(
+                !data.trim_start().starts_with('['),
+                "{name} {data:?}: an array read as an event"
+            );
             // A lone surrogate in a skipped field is JSON, but no `Value`.
             let Ok(input) = serde_json::from_str::<serde_json::Value>(data) else {
                 assert!(is_json, "{name} {data:?}: read, but serde_json refuses it");

@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 use super::{Chat, DecodeErrorKind, Donation, End, EndReason, Event, Like, Presence, User};
 use super::{LikeType, PresenceType};
 use crate::proto::time::Timestamp;
-use crate::wire::JsonFault;
+use crate::wire::{JsonFault, Object};
 
 /// Reads `data` of a frame named `name` with serde_json: the event, `None`
 /// for a name that is not one of the service's events, or why it failed.
@@ -40,7 +40,15 @@ pub(super) fn read(name: &str, data: &str) -> Result<Option<Event>, (DecodeError
     event.map(Some)
 }
 
+/// A frame's data read as one JSON object of `T`'s shape (an array of its
+/// fields is the wrong shape, though serde's derive would take it).
 fn from_json<T: DeserializeOwned>(data: &str) -> Result<T, (DecodeErrorKind, String)> {
+    read_json::<Object<T>>(data).map(|o| o.0)
+}
+
+/// A frame's data read as JSON of `T`'s shape; a fault sorted into not JSON
+/// (`invalid_json`) or JSON of another shape (`invalid_event`).
+fn read_json<T: DeserializeOwned>(data: &str) -> Result<T, (DecodeErrorKind, String)> {
     serde_json::from_str(data).map_err(|e| {
         let fault = JsonFault::of(data.as_bytes(), &e);
         let kind = if fault.syntax {
@@ -67,7 +75,7 @@ fn end(data: &str) -> Result<End, (DecodeErrorKind, String)> {
         });
     }
     if trimmed.starts_with('"') {
-        return from_json::<EndReason>(data).map(|reason| End { reason });
+        return read_json::<EndReason>(data).map(|reason| End { reason });
     }
     from_json::<End>(data)
 }

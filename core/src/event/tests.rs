@@ -368,3 +368,44 @@ proptest! {
         let _ = Event::decode(name, &data);
     }
 }
+
+#[test]
+fn a_payload_is_an_object_never_an_array_of_its_fields() {
+    // serde's derived readers take a struct as an array of its fields in
+    // order; the service sends objects, so an array is the wrong shape.
+    let chat_as_array = r#"[{"id":"u","nickname":null},false,"hi","2026-01-01T00:00:00Z"]"#;
+    let e = error("chat", chat_as_array);
+    assert_eq!(e.kind, DecodeErrorKind::InvalidEvent, "{}", e.message);
+    assert!(
+        e.message
+            .contains("invalid type: sequence, expected struct Chat"),
+        "{}",
+        e.message
+    );
+    let user_as_array =
+        r#"{"user":["u",null],"isDj":false,"message":"hi","sentTime":"2026-01-01T00:00:00Z"}"#;
+    assert_eq!(
+        error("chat", user_as_array).kind,
+        DecodeErrorKind::InvalidEvent
+    );
+    // The fuzz target's input: JSON, one element too many; the wrong shape.
+    let fuzzed = "[[\"\",\n \"\",\n \"\"\n]\n]";
+    assert_eq!(
+        Event::decode("like", fuzzed).map_err(|e| e.0),
+        Err(DecodeErrorKind::InvalidEvent)
+    );
+    assert_eq!(
+        error("end", r#"["LIVE_ENDED"]"#).kind,
+        DecodeErrorKind::InvalidEvent
+    );
+    for name in ["presence", "like", "donation"] {
+        assert_eq!(
+            error(name, "[]").kind,
+            DecodeErrorKind::InvalidEvent,
+            "{name}"
+        );
+    }
+    // An unknown field may hold an array.
+    let extra = r#"{"user":{"id":"u","nickname":"n","badges":[1,2]},"amount":5,"message":null,"time":"t","emotes":[["a"]]}"#;
+    assert!(matches!(event("donation", extra), Event::Donation(_)));
+}
