@@ -549,6 +549,16 @@ enum onair_notice_kind
    * until `until_ms`. Once per block.
    */
   ONAIR_NOTICE_DAILY_QUOTA_REACHED = 12,
+  /**
+   * `count` replies (one person each) of kind `name` (`welcome`,
+   * `welcome_back`, `thanks`, `milestone`, `command`) were dropped, never
+   * sent, for reason `code`: `stale` (not out within the kind's
+   * freshness: the chat limit held them back), `ended` (queued at the
+   * broadcast's end), `refused`, `given_up`, `queue_full`, `stopped`. One
+   * notice per kind and reason for what was dropped since the last poll;
+   * a warning. Counted in `onair_bot_reply_counters`.
+   */
+  ONAIR_NOTICE_REPLIES_DROPPED = 13,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -759,6 +769,46 @@ enum onair_sse_item_kind
 typedef enum onair_sse_item_kind onair_sse_item_kind;
 #else
 typedef uint32_t onair_sse_item_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * What a reply is for (`onair_bot_reply`, `onair_bot_reply_counters`):
+ * its freshness (the kit's `replies.fresh_ms`), and whether replies of its
+ * kind waiting together go out as one message (welcome, welcome back,
+ * thanks; never mixed with another kind).
+ */
+enum onair_reply_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A person's first arrival in a broadcast (merged: `welcome_many`).
+   */
+  ONAIR_REPLY_WELCOME = 1,
+  /**
+   * A return after the configured absence (merged: `welcome_back_many`).
+   */
+  ONAIR_REPLY_WELCOME_BACK = 2,
+  /**
+   * A donation (merged: `thanks_many`).
+   */
+  ONAIR_REPLY_THANKS = 3,
+  /**
+   * A milestone: never merged.
+   */
+  ONAIR_REPLY_MILESTONE = 4,
+  /**
+   * A command's answer: never merged.
+   */
+  ONAIR_REPLY_COMMAND = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum onair_reply_kind onair_reply_kind;
+#else
+typedef uint32_t onair_reply_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -1078,7 +1128,8 @@ typedef struct onair_action {
    * `join_forbidden`, `invalid_client`, `fix_request`, `unexpected`,
    * `shut_down`); DONE/NOTICE with a problem: its kind; FAILURE_STOPPED:
    * the stop's code; FRAME_SKIPPED: the decode error's code;
-   * UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint.
+   * UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint;
+   * NOTICE gave up, replies dropped: the reason.
    */
   struct onair_str code;
   /**
@@ -1100,7 +1151,8 @@ typedef struct onair_action {
   struct onair_str tag;
   /**
    * COMMAND, NOTICE command refused: the command's name as configured
-   * (not as typed, not an alias).
+   * (not as typed, not an alias); NOTICE unreachable, gave up: the
+   * endpoint; NOTICE replies dropped: the replies' kind.
    */
   struct onair_str name;
   /**
@@ -1182,7 +1234,8 @@ typedef struct onair_action {
    */
   bool is_warning;
   /**
-   * NOTICE unreachable, reachable: failed requests; NOTICE gave up: calls.
+   * NOTICE unreachable, reachable: failed requests; NOTICE gave up: calls;
+   * NOTICE replies dropped: replies (people).
    */
   uint64_t count;
   /**
@@ -1190,6 +1243,54 @@ typedef struct onair_action {
    */
   uint64_t since_ms;
 } onair_action;
+
+/**
+ * One kind's reply counters since the bot started
+ * (`onair_bot_reply_counters`; also in `onair_bot_status_json` under
+ * `counters.replies`).
+ */
+typedef struct onair_reply_counters {
+  /**
+   * Messages the service took.
+   */
+  uint64_t messages;
+  /**
+   * Replies (people) named in those messages.
+   */
+  uint64_t people;
+  /**
+   * Replies that went out merged with others of their kind.
+   */
+  uint64_t merged;
+  /**
+   * Replies dropped, for any reason (the sum of the six below).
+   */
+  uint64_t dropped;
+  /**
+   * … not sent within their freshness (`stale`).
+   */
+  uint64_t dropped_stale;
+  /**
+   * … still queued when the broadcast ended (`ended`).
+   */
+  uint64_t dropped_ended;
+  /**
+   * … refused by the service (`refused`).
+   */
+  uint64_t dropped_refused;
+  /**
+   * … given up: no answer, or the daily quota (`given_up`).
+   */
+  uint64_t dropped_given_up;
+  /**
+   * … the reply queue was full (`queue_full`).
+   */
+  uint64_t dropped_queue_full;
+  /**
+   * … the bot stopped (`stopped`).
+   */
+  uint64_t dropped_stopped;
+} onair_reply_counters;
 
 /**
  * One donor of the current broadcast (the kit's tally): who and how much.
@@ -1787,6 +1888,45 @@ onair_result onair_bot_say(struct onair_bot *bot,
                            uint64_t *out_calls,
                            size_t calls_cap,
                            size_t *out_count);
+
+/**
+ * Queues a reply of `kind` (an `onair_reply_kind`) naming one person (their
+ * `user_id`, and their `nickname` or NULL): `text` goes out as written
+ * when it goes alone; when other replies of a mergeable kind (welcome,
+ * welcome back, thanks: the kit's configured ones or other
+ * `onair_bot_reply`s) wait with it while the chat limit holds the queue,
+ * one message names them all with the kind's `_many` text, in the order
+ * they came ("Welcome, Ana, Jörg and Mia! 🎧"). It waits in the chat queue
+ * in order with `onair_bot_send_chat`, and is dropped with an
+ * `ONAIR_NOTICE_REPLIES_DROPPED` when it is not out within the kind's
+ * freshness (counted from the latest poll), never sent late. No DONE
+ * answers it: `onair_bot_reply_counters` counts what went out.
+ *
+ * Errors: NULL `bot`, `user_id` or `text`, or NULL `nickname` with
+ * `nickname_len` > 0 → ONAIR_NULL_PARAMETER; not UTF-8 →
+ * ONAIR_INVALID_UTF8; a `kind` that is no `onair_reply_kind`, or an empty
+ * `user_id` → ONAIR_INVALID_ARGUMENT; a blank text → ONAIR_CHAT_EMPTY;
+ * over 200 UTF-16 units → ONAIR_CHAT_TOO_LONG. Nothing is queued on an
+ * error; `onair_bot_last_error` says which.
+ */
+onair_result onair_bot_reply(struct onair_bot *bot,
+                             uint32_t kind,
+                             const char *user_id,
+                             size_t user_id_len,
+                             const char *nickname,
+                             size_t nickname_len,
+                             const char *text,
+                             size_t text_len);
+
+/**
+ * The reply counters of `kind` (an `onair_reply_kind`) into `*out_counters`.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER; a `kind` that is no
+ * `onair_reply_kind` → ONAIR_INVALID_ARGUMENT (nothing written).
+ */
+onair_result onair_bot_reply_counters(const struct onair_bot *bot,
+                                      uint32_t kind,
+                                      struct onair_reply_counters *out_counters);
 
 /**
  * Queues `GET /v1/live` (answer: ONAIR_DONE_BROADCAST, data in the JSON form).

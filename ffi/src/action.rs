@@ -157,6 +157,14 @@ pub enum onair_notice_kind {
     /// A daily quota blocks permission `code` (NULL: every call of the app)
     /// until `until_ms`. Once per block.
     ONAIR_NOTICE_DAILY_QUOTA_REACHED = 12,
+    /// `count` replies (one person each) of kind `name` (`welcome`,
+    /// `welcome_back`, `thanks`, `milestone`, `command`) were dropped, never
+    /// sent, for reason `code`: `stale` (not out within the kind's
+    /// freshness: the chat limit held them back), `ended` (queued at the
+    /// broadcast's end), `refused`, `given_up`, `queue_full`, `stopped`. One
+    /// notice per kind and reason for what was dropped since the last poll;
+    /// a warning. Counted in `onair_bot_reply_counters`.
+    ONAIR_NOTICE_REPLIES_DROPPED = 13,
 }
 
 /// Who may run a command (`ONAIR_NOTICE_COMMAND_REFUSED`'s `needed`; the
@@ -282,7 +290,8 @@ pub struct onair_action {
     /// `join_forbidden`, `invalid_client`, `fix_request`, `unexpected`,
     /// `shut_down`); DONE/NOTICE with a problem: its kind; FAILURE_STOPPED:
     /// the stop's code; FRAME_SKIPPED: the decode error's code;
-    /// UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint.
+    /// UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint;
+    /// NOTICE gave up, replies dropped: the reason.
     pub code: onair_str,
     /// STOPPED, NOTICE, DONE failed, TIMED_OUT: a line for logs (NUL-terminated).
     pub message: onair_str,
@@ -294,7 +303,8 @@ pub struct onair_action {
     /// TIMER: the timer's tag.
     pub tag: onair_str,
     /// COMMAND, NOTICE command refused: the command's name as configured
-    /// (not as typed, not an alias).
+    /// (not as typed, not an alias); NOTICE unreachable, gave up: the
+    /// endpoint; NOTICE replies dropped: the replies' kind.
     pub name: onair_str,
     /// COMMAND: the text after the name, trimmed.
     pub rest: onair_str,
@@ -338,7 +348,8 @@ pub struct onair_action {
     /// NOTICE: whether to log `message` as a warning (something was lost,
     /// refused or cannot be reached) rather than as information.
     pub is_warning: bool,
-    /// NOTICE unreachable, reachable: failed requests; NOTICE gave up: calls.
+    /// NOTICE unreachable, reachable: failed requests; NOTICE gave up: calls;
+    /// NOTICE replies dropped: replies (people).
     pub count: u64,
     /// NOTICE unreachable, reachable: when the first failure happened (unix ms).
     pub since_ms: u64,
@@ -593,6 +604,16 @@ impl Current {
                         v.code = onair_str::opt(scope.as_ref().map(|p| p.as_str()));
                         v.has_until_ms = true;
                         v.until_ms = *until_ms;
+                    }
+                    Notice::RepliesDropped {
+                        kind,
+                        people,
+                        reason,
+                    } => {
+                        v.notice = ONAIR_NOTICE_REPLIES_DROPPED;
+                        v.name = onair_str::of(kind.as_str());
+                        v.code = onair_str::of(reason.as_str());
+                        v.count = *people;
                     }
                     _ => v.notice = ONAIR_NOTICE_OTHER,
                 }

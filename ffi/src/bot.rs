@@ -3,12 +3,12 @@
 
 use std::ffi::c_char;
 
-use onair_core::kit::{KitConfig, KitState, StateError};
+use onair_core::kit::{KitConfig, KitState, ReplyKind, StateError};
 use onair_core::proto::chat::{ChatError, ChatErrorKind};
 use onair_core::proto::json::{ActionJson, StopJson};
 use onair_core::proto::secret::CredentialsError;
 use onair_core::proto::timers::{Timer, TimerError};
-use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens};
+use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens, User};
 use zeroize::Zeroizing;
 
 use crate::action::{lend, nul_terminated, onair_action, tally_line, Current};
@@ -833,6 +833,155 @@ pub unsafe extern "C" fn onair_bot_say(
         if let Ok(slot) = out(out_count) {
             *slot = calls.len();
         }
+        Ok(())
+    })
+}
+
+/// What a reply is for (`onair_bot_reply`, `onair_bot_reply_counters`):
+/// its freshness (the kit's `replies.fresh_ms`), and whether replies of its
+/// kind waiting together go out as one message (welcome, welcome back,
+/// thanks; never mixed with another kind).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum onair_reply_kind {
+    /// A person's first arrival in a broadcast (merged: `welcome_many`).
+    ONAIR_REPLY_WELCOME = 1,
+    /// A return after the configured absence (merged: `welcome_back_many`).
+    ONAIR_REPLY_WELCOME_BACK = 2,
+    /// A donation (merged: `thanks_many`).
+    ONAIR_REPLY_THANKS = 3,
+    /// A milestone: never merged.
+    ONAIR_REPLY_MILESTONE = 4,
+    /// A command's answer: never merged.
+    ONAIR_REPLY_COMMAND = 5,
+}
+
+/// The core's kind of an `onair_reply_kind` value from C (any number).
+fn reply_kind(kind: u32) -> Option<ReplyKind> {
+    use onair_reply_kind::*;
+    [
+        (ONAIR_REPLY_WELCOME, ReplyKind::Welcome),
+        (ONAIR_REPLY_WELCOME_BACK, ReplyKind::WelcomeBack),
+        (ONAIR_REPLY_THANKS, ReplyKind::Thanks),
+        (ONAIR_REPLY_MILESTONE, ReplyKind::Milestone),
+        (ONAIR_REPLY_COMMAND, ReplyKind::Command),
+    ]
+    .into_iter()
+    .find(|(c, _)| *c as u32 == kind)
+    .map(|(_, k)| k)
+}
+
+/// Queues a reply of `kind` (an `onair_reply_kind`) naming one person (their
+/// `user_id`, and their `nickname` or NULL): `text` goes out as written
+/// when it goes alone; when other replies of a mergeable kind (welcome,
+/// welcome back, thanks: the kit's configured ones or other
+/// `onair_bot_reply`s) wait with it while the chat limit holds the queue,
+/// one message names them all with the kind's `_many` text, in the order
+/// they came ("Welcome, Ana, Jörg and Mia! 🎧"). It waits in the chat queue
+/// in order with `onair_bot_send_chat`, and is dropped with an
+/// `ONAIR_NOTICE_REPLIES_DROPPED` when it is not out within the kind's
+/// freshness (counted from the latest poll), never sent late. No DONE
+/// answers it: `onair_bot_reply_counters` counts what went out.
+///
+/// Errors: NULL `bot`, `user_id` or `text`, or NULL `nickname` with
+/// `nickname_len` > 0 → ONAIR_NULL_PARAMETER; not UTF-8 →
+/// ONAIR_INVALID_UTF8; a `kind` that is no `onair_reply_kind`, or an empty
+/// `user_id` → ONAIR_INVALID_ARGUMENT; a blank text → ONAIR_CHAT_EMPTY;
+/// over 200 UTF-16 units → ONAIR_CHAT_TOO_LONG. Nothing is queued on an
+/// error; `onair_bot_last_error` says which.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_reply(
+    bot: *mut onair_bot,
+    kind: u32,
+    user_id: *const c_char,
+    user_id_len: usize,
+    nickname: *const c_char,
+    nickname_len: usize,
+    text: *const c_char,
+    text_len: usize,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let mut held = unsafe { hold(bot) }?;
+        let b = &mut *held;
+        let id = text_arg(user_id, user_id_len)?;
+        // SAFETY: (pointer, length) from the caller; (NULL, 0) is none.
+        let nickname = unsafe { str_in(nickname, nickname_len) }?;
+        let text = text_arg(text, text_len)?;
+        let Some(kind) = reply_kind(kind) else {
+            return Err(b.fail(
+                ONAIR_INVALID_ARGUMENT,
+                format_args!("kind {kind} is no onair_reply_kind (1 to 5)"),
+            ));
+        };
+        if id.is_empty() {
+            return Err(b.fail(ONAIR_INVALID_ARGUMENT, "user_id is empty"));
+        }
+        let user = User {
+            id: id.to_owned(),
+            nickname: (!nickname.is_empty()).then(|| nickname.to_owned()),
+        };
+        b.bot.reply(kind, &user, text).map_err(|e| b.chat_error(e))
+    })
+}
+
+/// One kind's reply counters since the bot started
+/// (`onair_bot_reply_counters`; also in `onair_bot_status_json` under
+/// `counters.replies`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct onair_reply_counters {
+    /// Messages the service took.
+    pub messages: u64,
+    /// Replies (people) named in those messages.
+    pub people: u64,
+    /// Replies that went out merged with others of their kind.
+    pub merged: u64,
+    /// Replies dropped, for any reason (the sum of the six below).
+    pub dropped: u64,
+    /// … not sent within their freshness (`stale`).
+    pub dropped_stale: u64,
+    /// … still queued when the broadcast ended (`ended`).
+    pub dropped_ended: u64,
+    /// … refused by the service (`refused`).
+    pub dropped_refused: u64,
+    /// … given up: no answer, or the daily quota (`given_up`).
+    pub dropped_given_up: u64,
+    /// … the reply queue was full (`queue_full`).
+    pub dropped_queue_full: u64,
+    /// … the bot stopped (`stopped`).
+    pub dropped_stopped: u64,
+}
+
+/// The reply counters of `kind` (an `onair_reply_kind`) into `*out_counters`.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER; a `kind` that is no
+/// `onair_reply_kind` → ONAIR_INVALID_ARGUMENT (nothing written).
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_reply_counters(
+    bot: *const onair_bot,
+    kind: u32,
+    out_counters: *mut onair_reply_counters,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: checked pointer from onair_bot_new.
+        let b = unsafe { hold(bot) }?;
+        let slot = out(out_counters)?;
+        let kind = reply_kind(kind).ok_or(ONAIR_INVALID_ARGUMENT)?;
+        let status = b.bot.status(0);
+        let c = status.counters.replies.of(kind);
+        *slot = onair_reply_counters {
+            messages: c.messages,
+            people: c.people,
+            merged: c.merged,
+            dropped: c.dropped,
+            dropped_stale: c.dropped_stale,
+            dropped_ended: c.dropped_ended,
+            dropped_refused: c.dropped_refused,
+            dropped_given_up: c.dropped_given_up,
+            dropped_queue_full: c.dropped_queue_full,
+            dropped_stopped: c.dropped_stopped,
+        };
         Ok(())
     })
 }

@@ -99,6 +99,8 @@ fn an_injected_panic_is_caught_in_every_export() {
         ("onair_bot_tokens_json", &|| unsafe { onair_bot_tokens_json(null_mut(), null_mut(), null_mut()) } == ONAIR_PANIC),
         ("onair_bot_pending_calls", &|| { let _ = unsafe { onair_bot_pending_calls(null_mut()) }; true }),
         ("onair_bot_say", &|| unsafe { onair_bot_say(null_mut(), null_mut(), 0, null_mut(), 0, null_mut()) } == ONAIR_PANIC),
+        ("onair_bot_reply", &|| unsafe { onair_bot_reply(null_mut(), 0, null_mut(), 0, null_mut(), 0, null_mut(), 0) } == ONAIR_PANIC),
+        ("onair_bot_reply_counters", &|| unsafe { onair_bot_reply_counters(null_mut(), 0, null_mut()) } == ONAIR_PANIC),
         ("onair_bot_tally_json", &|| unsafe { onair_bot_tally_json(null_mut(), null_mut(), null_mut()) } == ONAIR_PANIC),
         ("onair_bot_donor", &|| unsafe { onair_bot_donor(null_mut(), 0, null_mut()) } == ONAIR_PANIC),
         ("onair_decoder_new", &|| unsafe { onair_decoder_new(0, null_mut()) } == ONAIR_PANIC),

@@ -329,6 +329,12 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
                 ("onair_bot_say", &|| {
                     onair_bot_say(bot, p("hi"), 2, poison(), 1, poison()) == ONAIR_BUSY
                 }),
+                ("onair_bot_reply", &|| {
+                    onair_bot_reply(bot, 1, p("u"), 1, null(), 0, p("hi"), 2) == ONAIR_BUSY
+                }),
+                ("onair_bot_reply_counters", &|| {
+                    onair_bot_reply_counters(bot, 1, poison()) == ONAIR_BUSY
+                }),
                 ("onair_bot_tally_json", &|| {
                     onair_bot_tally_json(bot, poison(), poison()) == ONAIR_BUSY
                 }),
