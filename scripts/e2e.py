@@ -672,6 +672,7 @@ def check_replies(chat, frames, ledger, client_id, speed, jumps=(), slack_ms=5_0
         return cache[live]
 
     problems, replies = [], []
+    named = collections.defaultdict(set)  # (liveId, what) -> people named so far
     for record in chat:
         if record.get("clientId", client_id) != client_id:
             continue
@@ -711,14 +712,35 @@ def check_replies(chat, frames, ledger, client_id, speed, jumps=(), slack_ms=5_0
                                f"{verb} (freshness {fresh[kind] / 1000:.0f} s)")
             return True, ""
 
-        if what in ("welcome", "welcome_back", "thanks", "hello", "donated"):
+        if what == "donated":
+            # Several people may share a nickname: the one who reached it.
+            name, reached = fields["nickname"], int(fields["reached"])
+            verdicts = []
+            for pid in sorted(b.who(name)):
+                at_all, at_read = b.reached_at(reached, b.donations.get(pid, []))
+                if at_all is None or at_all > at:
+                    verdicts.append((pid, False, False, f": {name!r} ({pid}) had not given {reached} before it"))
+                elif age(at_read if at_read is not None else at_all) > bound:
+                    verdicts.append((pid, False, True, f": sent {age(at_all) / 1000:.1f} s after {name!r} "
+                                     f"({pid}) gave {reached} (freshness {fresh[kind] / 1000:.0f} s)"))
+                else:
+                    verdicts.append((pid, True, False, ""))
+            if not verdicts:
+                problems.append(f"{said} names {name!r}: nobody of that broadcast is called that")
+                reply["named"].append((None, name, False))
+                continue
+            pid, ok, late, why = ([v for v in verdicts if v[1]] or verdicts)[0]
+            reply["named"].append((pid, name, ok))
+            reply["late"] = late
+            if not ok:
+                problems.append(f"{said}{why}")
+        elif what in ("welcome", "welcome_back", "thanks", "hello"):
             middle = fields.get("nicknames") or fields.get("nickname") or ""
             verb, times_of = {
                 "welcome": ("arrived", lambda p: b.signs.get(p, [])),
                 "welcome_back": ("arrived", lambda p: b.signs.get(p, [])),
                 "thanks": ("donated", lambda p: [(t, o) for t, _, o in b.donations.get(p, [])]),
                 "hello": ("chatted", lambda p: b.chats.get(p, [])),
-                "donated": ("donated", lambda p: [(t, o) for t, _, o in b.donations.get(p, [])]),
             }[what]
             merged = what in ("welcome", "welcome_back", "thanks")
             parses = split_names(middle, b.who) if merged else (
@@ -736,7 +758,9 @@ def check_replies(chat, frames, ledger, client_id, speed, jumps=(), slack_ms=5_0
                                          f"names {name!r}, longer than {MERGED_NAME_MAX} UTF-16 units in a merged reply"))
                         continue
                     tried = [(pid,) + judge_person(pid, times_of(pid), verb) for pid in sorted(pids)]
-                    good = [t for t in tried if t[1]]
+                    # Several people may share a nickname: one not named yet
+                    # for this broadcast and kind first.
+                    good = sorted((t for t in tried if t[1]), key=lambda t: t[0] in named[(live, what)])
                     pid, ok, why = (good or tried)[0]
                     verdicts.append((pid, name, ok, why))
                 if best is None or sum(not v[2] for v in verdicts) < sum(not v[2] for v in best):
@@ -744,20 +768,10 @@ def check_replies(chat, frames, ledger, client_id, speed, jumps=(), slack_ms=5_0
                 if all(v[2] for v in best):
                     break
             for pid, name, ok, why in best:
+                named[(live, what)].add(pid)
                 reply["named"].append((pid, name, ok))
                 if not ok:
                     problems.append(f"{said} {why}")
-            if what == "donated":
-                pid = best[0][0]
-                reached = int(fields["reached"])
-                at_all, at_read = b.reached_at(reached, b.donations.get(pid, []))
-                if at_all is None or at_all > at:
-                    problems.append(f"{said}: {b.name(pid)!r} ({pid}) had not given {reached} before it")
-                    reply["named"][-1] = (pid, best[0][1], False)
-                elif age(at_read if at_read is not None else at_all) > bound:
-                    problems.append(f"{said}: sent {age(at_all) / 1000:.1f} s after {b.name(pid)!r} gave "
-                                    f"{reached} (freshness {fresh[kind] / 1000:.0f} s)")
-                    reply["late"] = True
             reply["late"] = reply["late"] or any(not ok and "freshness" in why for _, _, ok, why in best)
         elif what == "hearts":
             reached = int(fields["reached"])

@@ -14,7 +14,8 @@
 5. When the scenario is done and every bot has read its last LIVE_ENDED,
    each DJ's bot is judged against the ledger as scripts/e2e.py judges one
    bot: the tally (every broadcast, every person), nobody greeted twice in
-   a broadcast, the frozen stream replaced within the watchdog, requests
+   a broadcast, every reply naming only people who did that thing before
+   it within its freshness, the frozen stream replaced within the watchdog, requests
    within the spec's rules (one code exchange, one refresh per expiry, …);
    and for the host: no DJ had to consent again (no bot stopped for
    consent, one exchange per DJ, no invalid_grant), no code exchanged twice,
@@ -328,8 +329,10 @@ watchdog_ms = {args.watchdog_ms}
             return 1
 
         restarted = False
+        samples = []  # (real s, emulator ms): the scenario's clock jumps, for the replies
         while True:
             progress = e2e.http_json(f"{control}/scenario")
+            samples.append((time.monotonic(), e2e.http_json(f"{control}/clock")["nowMs"]))
             if progress.get("done"):
                 break
             if host.proc.poll() is not None:
@@ -397,7 +400,9 @@ watchdog_ms = {args.watchdog_ms}
         for r in requests:
             by_integration[r.get("integration")].append(r)
         problems = list(tenant_problems)
-        events = people = greeted = 0
+        events = people = greeted = replied = 0
+        chat = e2e.http_json(f"{control}/chat")["messages"]
+        jumps = e2e.clock_jumps(samples, args.speed)
         for dj in djs:
             ledger = ledgers[dj] = e2e.http_json(
                 f"{control}/ledger?dj={urllib.parse.quote(dj)}&clientId={client_id}")
@@ -406,6 +411,15 @@ watchdog_ms = {args.watchdog_ms}
             found += [f"broadcast {live}: {person} greeted as a first arrival twice"
                       for live, person in e2e.greeted_twice(tally["arrivals"])]
             found += e2e.check_frozen(truth, args.speed, args.watchdog_ms)
+            # The replies: the reference kit's texts, each naming only people
+            # who did that thing before it, within its freshness.
+            frames = e2e.http_json(
+                f"{control}/frames?dj={urllib.parse.quote(dj)}&clientId={client_id}")["frames"]
+            said, replies = e2e.check_replies(
+                [c for c in chat if c.get("dj") == dj], frames, ledger, client_id, args.speed,
+                jumps=jumps, slack_ms=args.watchdog_ms + 5_000)
+            found += said
+            replied += len(replies)
             integrations = {b.get("integration") for _, b in truth}
             if len(integrations) != 1:
                 found.append(f"{len(integrations)} integrations in the ledger (one consent, one bot)")
@@ -448,7 +462,7 @@ watchdog_ms = {args.watchdog_ms}
 
         summary = (
             f"host: {len(djs)} DJs through /connect → consent → /callback, {events} events delivered, "
-            f"{people} people, {greeted} greeted, restarted once, {len(requests)} requests, {elapsed:.1f} s; "
+            f"{people} people, {greeted} greeted, {replied} replies judged, restarted once, {len(requests)} requests, {elapsed:.1f} s; "
             f"each DJ (by session) saw only their bot, the admin (by login) every bot"
         )
         if problems:
@@ -466,6 +480,7 @@ watchdog_ms = {args.watchdog_ms}
             print("0 passed, 1 failed")
             return 1
         print(f"e2e ok — {summary}: every DJ's tally = ledger across the restart, nobody greeted twice, "
+              "every reply naming only people who did that thing before it, within its freshness, "
               "no consent asked again, one exchange per code, no secret shown")
         print("1 passed, 0 failed")
         return 0

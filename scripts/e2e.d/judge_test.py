@@ -268,6 +268,16 @@ class Replies(unittest.TestCase):
         problems, _ = replies(said(T0 + 2_000, "Top donors: 1. 민지 1100 · 2. Ana 5"))
         self.assertIn("lists 'Ana' among the top donors, who had not donated", problems[0])
 
+    def test_people_sharing_a_nickname_are_told_apart_by_what_they_did(self):
+        people = dict(REPLY_PEOPLE, u9={"nickname": "Ana"})
+        ledger = {"broadcasts": [{"liveId": LIVE, "bots": [{"clientId": CLIENT, "totals": {"people": people}}]}]}
+        frames = REPLY_FRAMES + [event(T0 + 1_500, "presence", "u9"), event(T0 + 1_600, "donation", "u9", donated=1000)]
+        chat = [said(T0 + 2_000, "Welcome, Ana! 🎧"), said(T0 + 2_100, "Welcome, Ana! 🎧"),
+                said(T0 + 2_200, "Ana has given 1000 tonight!")]
+        problems, out = e2e.check_replies(chat, frames, ledger, CLIENT, 1.0, slack_ms=0)
+        self.assertEqual(problems, [])
+        self.assertEqual([r["named"][0][0] for r in out], ["u1", "u9", "u9"])
+
     def test_other_messages_and_other_bots_are_left_alone(self):
         problems, out = replies(said(T0, "Requests are open: type !hello"),
                                 said(T0, "Welcome, Zed! 🎧", client="other"))
