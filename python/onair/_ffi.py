@@ -110,6 +110,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_bot_authorize": (R, [P, cp, sz, cp, sz]),
     "onair_bot_send_chat": (R, [P, cp, sz, u64p]),
     "onair_bot_say": (R, [P, cp, sz, u64p, sz, szp]),
+    "onair_bot_reply": (R, [P, c_uint32, cp, sz, cp, sz, cp, sz]),
     "onair_bot_fetch_broadcast": (R, [P, u64p]),
     "onair_bot_list_listeners": (R, [P, u64p]),
     "onair_bot_fetch_fans": (R, [P, u64p]),

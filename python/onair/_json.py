@@ -41,7 +41,10 @@ from .actions import (
     DailyQuotaReached,
     GaveUp,
     Reachable,
+    REPLY_KINDS,
     RepliesDropped,
+    ReplyCounters,
+    ReplyKind,
     ReconnectStormBraked,
     Request,
     Unreachable,
@@ -274,6 +277,24 @@ def tally(t: Json) -> Tally:
         }
     )
     return Tally(t.get("hearts", 0), t.get("donated", 0), t.get("attendance", 0), people)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(w.capitalize() for w in rest)
+
+
+_COUNTER_KEYS = tuple((f.name, _camel(f.name)) for f in fields(ReplyCounters))
+
+
+def reply_counters(status: Json) -> dict[ReplyKind, ReplyCounters]:
+    """The status's ``counters.replies``, per kind (zeros for a kind it lacks)."""
+    replies = (status.get("counters") or {}).get("replies") or {}
+    out: dict[ReplyKind, ReplyCounters] = {}
+    for kind in REPLY_KINDS:
+        c = replies.get(_camel(kind)) or {}
+        out[kind] = ReplyCounters(**{name: int(c.get(key, 0)) for name, key in _COUNTER_KEYS})
+    return out
 
 
 def _result(r: Json) -> CallResult:

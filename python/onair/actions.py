@@ -25,6 +25,11 @@ from .events import Chat, Donation, End, Event, FrameError, Like, Presence, User
 
 Endpoint = Literal["token", "revoke", "live", "listeners", "fans", "events", "chat"]
 Role = Literal["listener", "manager", "dj"]
+ReplyKind = Literal["welcome", "welcome_back", "thanks", "milestone", "command"]
+"""What a reply is for (``Bot.reply``, ``RepliesDropped``, ``ReplyCounters``): its
+freshness, and whether replies of its kind waiting together go out as one message
+(``welcome``, ``welcome_back``, ``thanks``; never ``milestone`` or ``command``)."""
+REPLY_KINDS: tuple[ReplyKind, ...] = ("welcome", "welcome_back", "thanks", "milestone", "command")
 Allowed = Literal["anyone", "managers", "dj"]
 StopCode = Literal[
     "reauthorize", "reconsent", "join_forbidden", "invalid_client", "fix_request", "unexpected", "shut_down"
@@ -435,6 +440,25 @@ class RepliesDropped(Notice):
     reason: str
     message: str = field(default="", compare=False)
     level: str = field(default="warn", compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyCounters:
+    """One reply kind's counters since the bot started (``Bot.reply_counters``):
+    ``messages`` the service took, ``people`` named in them, ``merged`` (replies that
+    went out in one message with others of their kind), ``dropped`` (never sent, any
+    reason) and ``dropped_<reason>`` for each reason of ``RepliesDropped``."""
+
+    messages: int = 0
+    people: int = 0
+    merged: int = 0
+    dropped: int = 0
+    dropped_stale: int = 0
+    dropped_ended: int = 0
+    dropped_refused: int = 0
+    dropped_given_up: int = 0
+    dropped_queue_full: int = 0
+    dropped_stopped: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,9 @@ covers them), streams cancelled when the bot closes them, tokens and the kit's
 state saved through stores the moment the bot hands them out. Two ways to write
 a bot on it:
 
+A kit with ``replies`` greets, thanks, calls milestones and answers its commands
+by itself, no code needed (``Config(kit={"greetings": {}, "replies": {}})``).
+
 Iterate, and ``match`` what comes::
 
     async with Driver(config, tokens=FileStore("tokens.json"), state=FileStore("kit.json"),
@@ -16,15 +19,27 @@ Iterate, and ``match`` what comes::
         async for action in bot:
             match action:
                 case onair.Command(name="hello", user=user):
-                    bot.say(f"Hello, {user.nickname or 'friend'}!")
+                    bot.reply("command", user, f"Hello, {user.nickname or 'friend'}!")
                 case onair.Arrival(kind="first", user=user):
-                    bot.say(f"Welcome, {user.nickname or 'friend'}!")
+                    bot.reply("welcome", user, f"Welcome, {user.nickname or 'friend'}!")
                 case onair.Stopped(code, message):
                     print("stopped:", code, message)
 
-Or register handlers and run (a handler may be sync or async; a ``str`` it
-returns is said; what it raises is logged on the ``onair`` logger, and the bot
-goes on)::
+Or register handlers and run (a handler may be sync or async; what it raises is
+logged on the ``onair`` logger, and the bot goes on). A ``str`` it returns is a
+reply naming the person when the action names one, so it joins the merging of
+its kind when chat is behind; otherwise it is said (``say``):
+
+==================  ===========================================
+handler             its returned text
+==================  ===========================================
+``on_arrival``      ``welcome`` (``first``) / ``welcome_back``
+``on_donation``     ``thanks`` naming the donor
+``command``         ``command`` (answers are never merged)
+any other           ``say``
+==================  ===========================================
+
+::
 
     bot = Driver(config, tokens=FileStore("tokens.json"), code=code, redirect_uri=uri)
 
@@ -40,7 +55,7 @@ notices, ``TimedOut``, ``Timer``, ``PersistTokens`` (once saved),
 ``StoreFailed``, ``NeedsAuthorization``, ``Stopped``. The I/O actions never
 reach you.
 
-Threads: any thread may call ``say``, ``send_chat``, ``authorize``,
+Threads: any thread may call ``say``, ``reply``, ``send_chat``, ``authorize``,
 ``shutdown`` and the other commands at any time (they wake the loop); iterate
 and ``aclose`` from the driver's event loop. Leaving ``async with`` (an
 exception, ``break``, cancellation) shuts the bot down cleanly: the stream
@@ -76,6 +91,8 @@ from .actions import (
     OtherAction,
     PersistState,
     PersistTokens,
+    ReplyCounters,
+    ReplyKind,
     Send,
     Stopped,
     TimedOut,
@@ -84,8 +101,8 @@ from .actions import (
     Milestone,
 )
 from .bot import Bot, Config, Kit, now_ms
-from .errors import ClosedError, OnairError, StoreError
-from .events import Chat, Donation, End, Like, OtherEvent, Presence
+from .errors import ChatRejected, ClosedError, OnairError, StoreError
+from .events import Chat, Donation, End, Like, OtherEvent, Presence, User
 from .stores import Store
 
 log = logging.getLogger("onair")
@@ -119,7 +136,8 @@ DriverAction = Union[Action, OtherEvent, StoreFailed]
 """What iterating a ``Driver`` gives (never ``Send``, ``OpenStream``, ``CloseStream``, ``Wait``)."""
 
 HandlerResult = Union[Awaitable[Union[str, None]], str, None]
-"""What a handler returns: a ``str`` to say, or None; or an awaitable of one."""
+"""What a handler returns: a ``str`` to reply or say (see the module docs), or None;
+or an awaitable of one."""
 H = TypeVar("H", bound=Callable[..., HandlerResult])
 
 # Reports from the request tasks: (tag, request id, …). _NOT_SENT: the connection
@@ -158,7 +176,7 @@ class Driver:
     ``on_needs_authorization`` handler makes it wait too.
 
     ``log_notices``: every notice whose level is ``warn`` (the service cannot be
-    reached, replies given up on, a daily quota reached, …) and every
+    reached, replies given up on or dropped, a daily quota reached, …) and every
     ``StoreFailed`` is logged with ``logging.getLogger("onair").warning`` as it is
     handed out (a default Python setup shows warnings). False: you log them.
     """
@@ -246,6 +264,17 @@ class Driver:
         ids = self.bot.say(text)
         self._nudge()
         return ids
+
+    def reply(self, kind: ReplyKind, user: User, text: str) -> None:
+        """Queues ``text`` (one chat message) as a reply of ``kind`` naming ``user``,
+        merged with others of its kind when chat is behind, dropped with a notice when
+        not out within its freshness (``Bot.reply``)."""
+        self.bot.reply(kind, user, text)
+        self._nudge()
+
+    def reply_counters(self) -> dict[ReplyKind, ReplyCounters]:
+        """The reply counters per kind: messages sent, people named, merged, dropped."""
+        return self.bot.reply_counters(now_ms())
 
     def send_chat(self, message: str) -> int:
         """Queues one chat message (``ChatRejected`` if the service would refuse it)."""
@@ -719,7 +748,8 @@ class Driver:
     def on(self, *types: type) -> Callable[[H], H]:
         """Registers a handler for these action types (``@bot.on(onair.Chat, onair.Like)``,
         ``@bot.on(onair.Notice)``); it may be sync or async, and a ``str`` it returns is
-        said."""
+        a reply naming the person for an ``Arrival`` or a ``Donation``, said otherwise
+        (see the module docs)."""
 
         def register(fn: H) -> H:
             self._handlers.append((types, fn))
@@ -838,9 +868,22 @@ class Driver:
             if inspect.isawaitable(result):
                 result = await result
             if isinstance(result, str):
-                self.say(result)
+                self._answer(action, result)
         except Exception:
             log.exception("the handler %s failed on %s", getattr(fn, "__name__", fn), type(action).__name__)
+
+    def _answer(self, action: Any, text: str) -> None:
+        """A handler's returned text: a reply naming the person the action is about
+        (``_reply_of``), so it joins the merging; ``say`` otherwise, or when it is
+        not one chat message (a blank text says nothing)."""
+        of = _reply_of(action)
+        if of is not None:
+            try:
+                self.reply(of[0], of[1], text)
+                return
+            except ChatRejected:
+                pass
+        self.say(text)
 
     async def run(self, *, signals: bool = True) -> Stopped | None:
         """Runs the bot with its handlers until it stops; the ``Stopped`` that ended it.
@@ -901,6 +944,19 @@ class Driver:
 _HANDED_OUT: frozenset[type] = frozenset(
     {Chat, Presence, Like, Donation, End, OtherEvent, Command, Arrival, Milestone, BroadcastEnded, Done, CommandRefused}
 )
+
+
+def _reply_of(action: object) -> tuple[ReplyKind, User] | None:
+    """Which reply a handler's returned text is, and whom it names: an ``Arrival``'s
+    a ``welcome`` (``first``) or ``welcome_back`` (``back``), a ``Donation``'s a
+    ``thanks``, a ``Command``'s a ``command`` answer; None (said) for the rest."""
+    if isinstance(action, Arrival):
+        return ("welcome" if action.kind == "first" else "welcome_back"), action.user
+    if isinstance(action, Donation):
+        return "thanks", action.user
+    if isinstance(action, Command):
+        return "command", action.user
+    return None
 
 
 def _level(notice: Notice) -> str:

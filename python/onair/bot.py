@@ -33,9 +33,9 @@ from typing import Any
 
 from . import _ffi, _json
 from ._guard import Owner, locked, locked_or
-from .actions import Action, Stopped, Tally
+from .actions import REPLY_KINDS, Action, ReplyCounters, ReplyKind, Stopped, Tally
 from .errors import KitConfigError, error
-from .events import OtherEvent
+from .events import OtherEvent, User
 
 _lib = _ffi.lib
 _MASK64 = (1 << 64) - 1
@@ -66,7 +66,11 @@ class Config:
     text): ``{"prefix": "!", "commands": [{"name": "hello", "aliases": [...],
     "allowed": "anyone|managers|dj", "cooldown_ms": N}], "ignore": [ids],
     "greetings": {"first": true, "welcome_back_after_ms": N}, "milestones":
-    {"hearts_every": N, "donations_every": N}, "tally": true}`` — every key optional.
+    {"hearts_every": N, "donations_every": N}, "tally": true, "replies": {"welcome":
+    "Welcome, {nickname}! 🎧", "thanks": "…", "commands": {"top": "Top donors: {top}"},
+    "fresh_ms": {"welcome": 60000}, …}}`` — every key optional. With ``replies``
+    (``{}``: the default texts) the bot greets, thanks, calls milestones and answers
+    those commands by itself, merging replies of one kind when chat is behind.
 
     ``check_credentials`` (default true): a bot started with saved tokens first checks
     the app's credentials (one ``POST /v1/oauth/revoke`` of the token
@@ -319,6 +323,31 @@ class Bot(Owner):
         return [int(i) for i in ids[: count.value]]
 
     @locked
+    def reply(self, kind: ReplyKind, user: User, text: str) -> None:
+        """Queues ``text``, one chat message, as a reply of ``kind`` naming ``user``:
+        alone it goes out as written; when the chat limit holds back other replies of a
+        mergeable kind (``welcome``, ``welcome_back``, ``thanks``), one message names
+        them all with the kind's text for many (the kit's ``replies``, or its defaults:
+        ``Welcome, Ana, Bo and Cy! 🎧``). A reply not out within its kind's freshness is
+        dropped with a ``RepliesDropped`` notice, never sent late. No call id: the
+        reply's fate is in ``reply_counters()`` and the notices.
+
+        ``ChatRejected`` for a blank text or one over a message (200 UTF-16 units;
+        ``say`` splits), ``ValueError`` for an unknown ``kind`` or a user without an
+        id, ``TypeError`` when ``user`` is not an ``onair.User``: nothing queued."""
+        if not isinstance(user, User):
+            raise TypeError(f"user must be an onair.User (the action's user), not {type(user).__name__}")
+        code = _REPLY_KIND_CODES.get(kind) if isinstance(kind, str) else None
+        if code is None:
+            raise ValueError(f"unknown reply kind {kind!r}: use one of {', '.join(REPLY_KINDS)}")
+        i, m = _b(user.id), _b(text)
+        nick = _b(user.nickname) if user.nickname is not None else None
+        result = _lib.onair_bot_reply(self._h, code, i, len(i), nick, len(nick) if nick else 0, m, len(m))
+        if result == _INVALID_ARGUMENT:  # an empty user id
+            raise ValueError(self._last_error())
+        self._check(result)
+
+    @locked
     def fetch_broadcast(self) -> int:
         """Queues ``GET /v1/live``; answered by a ``Done`` with a ``Broadcast``."""
         return self._call(_lib.onair_bot_fetch_broadcast)
@@ -409,6 +438,13 @@ class Bot(Owner):
         """The core's status snapshot (connection, counters, scope, …) as a dict; no secret."""
         return json.loads(self._json_now(_lib.onair_bot_status_json, now_ms() if now is None else now))
 
+    @locked
+    def reply_counters(self, now: int | None = None) -> dict[ReplyKind, ReplyCounters]:
+        """The reply counters per kind (the status's ``counters.replies``): messages
+        sent, people named, merged, dropped and why."""
+        status = json.loads(self._json_now(_lib.onair_bot_status_json, now_ms() if now is None else now))
+        return _json.reply_counters(status)
+
     @property
     @locked_or(0)
     def pending_calls(self) -> int:
@@ -416,6 +452,9 @@ class Bot(Owner):
         return int(_lib.onair_bot_pending_calls(self._h))
 
 
+_INVALID_ARGUMENT = 17
+# onair_reply_kind's values, by the kind's name.
+_REPLY_KIND_CODES: dict[str, int] = {kind: n for n, kind in enumerate(REPLY_KINDS, 1)}
 _NO_KIT = 27
 _SHUTDOWN = "shutdown"
 _SHUTDOWN_REVOKE = "shutdown+revoke"
