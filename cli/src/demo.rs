@@ -6,9 +6,11 @@
 //! `demo` scenario (consent, chat with `!hello` and `!top`, joins, hearts,
 //! donations, a drop, `RECONNECT`, a per-second 429, a daily 429 on
 //! `chat.send`, 502s, a frozen chat, `TOKEN_EXPIRED` after an hour's jump,
-//! a kick, `LIVE_ENDED` and a second broadcast), shows progress, then prints
-//! a summary per broadcast from the bot's tally and checks it against the
-//! emulator's ledger: exit 1 when they differ.
+//! a kick, `LIVE_ENDED` and a second broadcast), shows progress, some of
+//! the replies the service took and every drop of a reply as it happens,
+//! then prints a summary per broadcast from the bot's tally (checked
+//! against the emulator's ledger: exit 1 when they differ) and the replies
+//! sent, merged and dropped per kind.
 //!
 //! With `--base-url URL --client-id ID --client-secret S --code C
 //! --redirect-uri URI` (or the `ONAIR_*` variables of the same names) it runs
@@ -19,6 +21,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use onair::bot::DropReason;
+use onair::kit::ReplyKind;
 use onair::proto::json::TallyJson;
 use onair::proto::stop::Stop;
 use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
@@ -230,8 +234,12 @@ fn config(base_url: &str, client_id: &str, secret: &str) -> Result<BotConfig, St
 /// What the run loop reports as it goes.
 struct Screen {
     live: bool,
+    /// Chat messages shown so far (the first few, then only answers).
     said_shown: usize,
     unknown_shown: std::collections::BTreeSet<String>,
+    /// Replies dropped and not shown yet, per kind and reason: the demo
+    /// shows them once per tick (a blocked chat drops one at a time).
+    drops: Vec<(ReplyKind, DropReason, u64)>,
     /// Where a line goes for each broadcast end read (`ONAIR_ENDS_OUT`).
     ends_out: Option<String>,
 }
@@ -242,6 +250,52 @@ impl Screen {
             eprint!("\r\x1b[2K");
         }
         println!("{text}");
+    }
+
+    /// Replies dropped: shown at the next [`Screen::show_drops`].
+    fn dropped(&mut self, kind: ReplyKind, reason: DropReason, people: u64) {
+        match self
+            .drops
+            .iter_mut()
+            .find(|(k, r, _)| (*k, *r) == (kind, reason))
+        {
+            Some((_, _, n)) => *n += people,
+            None => self.drops.push((kind, reason, people)),
+        }
+    }
+
+    /// A line per kind and reason of the replies dropped since the last
+    /// (the notice's own text: `! dropped 12 thanks replies: …`).
+    fn drop_lines(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.drops)
+            .into_iter()
+            .map(|(kind, reason, people)| {
+                let notice = onair::bot::Notice::RepliesDropped {
+                    kind,
+                    people,
+                    reason,
+                };
+                format!("  ! {notice}")
+            })
+            .collect()
+    }
+
+    /// Shows the replies dropped since the last.
+    fn show_drops(&mut self) {
+        for line in self.drop_lines() {
+            self.line(&line);
+        }
+    }
+
+    /// A chat message the service took from the bot: the commands'
+    /// answers always, the first few others (at most three welcomes).
+    fn said(&mut self, text: &str) {
+        let answer = text.starts_with("Hello") || text.starts_with("Top donors");
+        if answer || (self.said_shown < 8 && (!text.starts_with("Welcome") || self.said_shown < 3))
+        {
+            self.said_shown += 1;
+            self.line(&format!("  → {text}"));
+        }
     }
 
     fn status(&self, text: &str) {
@@ -276,15 +330,8 @@ fn handle(
     }
     for note in refbot.on(driver.bot_mut(), &event, now) {
         match note {
-            Note::Said(text)
-                if text.starts_with("Hello")
-                    || text.starts_with("Top donors")
-                    || (screen.said_shown < 8
-                        && (!text.starts_with("Welcome") || screen.said_shown < 3)) =>
-            {
-                screen.said_shown += 1;
-                screen.line(&format!("  → {text}"));
-            }
+            // The reminder; the replies the core sends are shown from the
+            // service's side (`demo`), where it is in-process.
             Note::Said(_) => {}
             Note::BroadcastEnded(i) => {
                 screen.line(&format!("  ■ broadcast {} over", i + 1));
@@ -314,6 +361,11 @@ fn handle(
                     screen.line("  ! RECONNECT storm: the next connect waits");
                 }
                 Notice::FrameSkipped(e) => screen.line(&format!("  ! frame skipped: {e}")),
+                Notice::RepliesDropped {
+                    kind,
+                    people,
+                    reason,
+                } => screen.dropped(kind, reason, people),
                 Notice::UnknownEvent { event, .. }
                     if screen.unknown_shown.insert(event.clone()) =>
                 {
@@ -415,12 +467,15 @@ async fn demo(speed: f64) -> std::process::ExitCode {
         live: std::io::stderr().is_terminal(),
         said_shown: 0,
         unknown_shown: std::collections::BTreeSet::new(),
+        drops: Vec::new(),
         ends_out: None,
     };
     let mut code = Some((code, app.redirect_uri.clone()));
     let mut ticker = tokio::time::interval(Duration::from_millis(150));
     let mut settle: Option<tokio::time::Instant> = None;
     let mut drops_shown = 0;
+    // The emulator's log: the replies the service took, as they go out.
+    let mut service_log = emu.subscribe_log();
     loop {
         tokio::select! {
             event = driver.next() => {
@@ -430,6 +485,15 @@ async fn demo(speed: f64) -> std::process::ExitCode {
                 }
             }
             _ = ticker.tick() => {
+                screen.show_drops();
+                while let Ok(line) = service_log.try_recv() {
+                    if let Some((_, text)) = line
+                        .strip_prefix("bot chat from ")
+                        .and_then(|rest| rest.split_once(": "))
+                    {
+                        screen.said(text);
+                    }
+                }
                 let (position, total, done) = emu.scenario_progress();
                 let status = driver.bot().status(driver.now_ms());
                 let c = &status.counters;
@@ -456,6 +520,7 @@ async fn demo(speed: f64) -> std::process::ExitCode {
         }
     }
     screen.status("");
+    screen.show_drops();
     let counters = driver.bot().status(driver.now_ms()).counters;
     let broadcasts = refbot.broadcasts(driver.bot());
     let _ = driver.shutdown(false).await;
@@ -471,6 +536,9 @@ async fn demo(speed: f64) -> std::process::ExitCode {
         counters.chats_failed,
         started.elapsed().as_secs_f64()
     );
+    for line in replies_summary(&counters.replies) {
+        println!("  {line}");
+    }
     if ok {
         println!("tally = ledger: every broadcast, every person");
         ExitCode::SUCCESS
@@ -478,6 +546,48 @@ async fn demo(speed: f64) -> std::process::ExitCode {
         println!("TALLY DIFFERS FROM THE LEDGER");
         ExitCode::FAILURE
     }
+}
+
+/// The replies' lines of the summary: the totals, then each kind that had
+/// any (`welcome 121 in 30 messages, 98 merged, 2 dropped`).
+fn replies_summary(replies: &onair::bot::RepliesCounters) -> Vec<String> {
+    use onair::kit::ReplyKind;
+    let kinds = ReplyKind::ALL.map(|kind| (kind, replies.of(kind)));
+    let sum =
+        |f: fn(&onair::bot::ReplyCounters) -> u64| -> u64 { kinds.iter().map(|(_, c)| f(c)).sum() };
+    let plural = |n: u64, one: &str, many: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let mut lines = vec![format!(
+        "replies: {} named in {}, {} of them merged, {} dropped",
+        plural(sum(|c| c.people), "person", "people"),
+        plural(sum(|c| c.messages), "message", "messages"),
+        sum(|c| c.merged),
+        sum(|c| c.dropped),
+    )];
+    let each: Vec<String> = kinds
+        .iter()
+        .filter(|(_, c)| c.people + c.dropped > 0)
+        .map(|(kind, c)| {
+            let name = kind.as_str().replace('_', " ");
+            let mut text = format!("{name} {} in {}", c.people, c.messages);
+            if c.merged > 0 {
+                text.push_str(&format!(" ({} merged)", c.merged));
+            }
+            if c.dropped > 0 {
+                text.push_str(&format!(", {} dropped", c.dropped));
+            }
+            text
+        })
+        .collect();
+    if !each.is_empty() {
+        lines.push(format!("  {}", each.join(" · ")));
+    }
+    lines
 }
 
 /// A consent code from the emulator's control API.
@@ -695,6 +805,7 @@ async fn against(remote: Remote) -> std::process::ExitCode {
         live: false,
         said_shown: 0,
         unknown_shown: std::collections::BTreeSet::new(),
+        drops: Vec::new(),
         ends_out: remote.ends_out.clone(),
     };
     let mut code = remote
@@ -711,7 +822,9 @@ async fn against(remote: Remote) -> std::process::ExitCode {
             failed = false;
             break;
         }
-        if !handle(&mut driver, &mut refbot, &mut screen, &mut code, event) {
+        let go_on = handle(&mut driver, &mut refbot, &mut screen, &mut code, event);
+        screen.show_drops();
+        if !go_on {
             break;
         }
     }
@@ -732,7 +845,7 @@ async fn against(remote: Remote) -> std::process::ExitCode {
 
 #[cfg(test)]
 mod table_tests {
-    use super::{donor_names, fit};
+    use super::{donor_names, fit, replies_summary};
     use onair::kit::tally::PersonTotals;
     use unicode_width::UnicodeWidthStr;
 
@@ -783,6 +896,55 @@ mod table_tests {
                 "(no nickname) ·cccc",
                 "Mina"
             ]
+        );
+    }
+
+    #[test]
+    fn replies_dropped_one_at_a_time_are_shown_once_per_kind_and_reason() {
+        use onair::bot::DropReason;
+        use onair::kit::ReplyKind;
+        let mut screen = super::Screen {
+            live: false,
+            said_shown: 0,
+            unknown_shown: Default::default(),
+            drops: Vec::new(),
+            ends_out: None,
+        };
+        screen.dropped(ReplyKind::Thanks, DropReason::GivenUp, 1);
+        screen.dropped(ReplyKind::WelcomeBack, DropReason::Stale, 3);
+        screen.dropped(ReplyKind::Thanks, DropReason::GivenUp, 1);
+        screen.dropped(ReplyKind::Thanks, DropReason::Ended, 1);
+        assert_eq!(
+            screen.drop_lines(),
+            [
+                "  ! dropped 2 thanks replies: given up (no answer, or held back by the daily quota)",
+                "  ! dropped 3 welcome_back replies: not sent within their freshness (the chat limit held them back)",
+                "  ! dropped 1 thanks reply: the broadcast ended before they went out",
+            ]
+        );
+        assert!(screen.drop_lines().is_empty(), "shown once");
+    }
+
+    #[test]
+    fn the_summary_says_replies_sent_merged_and_dropped_per_kind() {
+        let mut replies = onair::bot::RepliesCounters::default();
+        replies.welcome.messages = 30;
+        replies.welcome.people = 121;
+        replies.welcome.merged = 98;
+        replies.welcome.dropped = 2;
+        replies.thanks.messages = 1;
+        replies.thanks.people = 1;
+        replies.command.dropped = 1;
+        assert_eq!(
+            replies_summary(&replies),
+            [
+                "replies: 122 people named in 31 messages, 98 of them merged, 3 dropped",
+                "  welcome 121 in 30 (98 merged), 2 dropped · thanks 1 in 1 · command 0 in 0, 1 dropped",
+            ]
+        );
+        assert_eq!(
+            replies_summary(&onair::bot::RepliesCounters::default()),
+            ["replies: 0 people named in 0 messages, 0 of them merged, 0 dropped"]
         );
     }
 }
