@@ -1279,7 +1279,7 @@ impl Store {
             None => DailyQuota::default(),
         };
         let u_now = u64::try_from(now_ms).unwrap_or(0);
-        merge_quota(&mut app, learned, u_now);
+        app.merge(learned, u_now);
         let text = serde_json::to_string(&app).map_err(|e| StoreError::Corrupt {
             id: 0,
             what: "daily quota",
@@ -1297,43 +1297,6 @@ impl Store {
         tx.commit().await?;
         Ok(app)
     }
-}
-
-/// Folds `learned` into `app` (the app's daily quota): the later reset wins
-/// with its count, the same reset keeps the lower count, blocks are merged
-/// by scope (the later end wins) and ended ones dropped. `true` when `app`
-/// changed.
-pub fn merge_quota(app: &mut DailyQuota, learned: &DailyQuota, now_ms: u64) -> bool {
-    let before = app.clone();
-    match (learned.reset_ms, app.reset_ms) {
-        (Some(new), Some(old)) if new > old => {
-            app.reset_ms = Some(new);
-            app.remaining = learned.remaining;
-        }
-        (Some(new), Some(old)) if new == old => {
-            app.remaining = match (app.remaining, learned.remaining) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-        }
-        (Some(new), None) => {
-            app.reset_ms = Some(new);
-            app.remaining = learned.remaining;
-        }
-        _ => {}
-    }
-    if app.reset_ms.is_some_and(|r| r <= now_ms) {
-        app.reset_ms = None;
-        app.remaining = None;
-    }
-    for block in &learned.blocks {
-        match app.blocks.iter_mut().find(|b| b.scope == block.scope) {
-            Some(b) => b.until_ms = b.until_ms.max(block.until_ms),
-            None => app.blocks.push(block.clone()),
-        }
-    }
-    app.blocks.retain(|b| b.until_ms > now_ms);
-    *app != before
 }
 
 #[cfg(test)]

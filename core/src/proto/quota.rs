@@ -73,6 +73,59 @@ pub struct DailyQuota {
     pub blocks: Vec<Block>,
 }
 
+impl DailyQuota {
+    /// Folds what another bot of the app `learned` into this view of the
+    /// app's daily quota (spec 8 rule 3: the quota is the app's): the later
+    /// reset wins with its count, the same reset keeps the lower count,
+    /// blocks are merged by scope (the later end wins), and a reset or block
+    /// that has passed by `now_ms` is dropped. `true` when this view
+    /// changed. A store shared by many bots keeps the merge of what each
+    /// learned, and gives it back with [`QuotaTracker::share`].
+    ///
+    /// ```
+    /// use onair::proto::quota::DailyQuota;
+    /// let mut app = DailyQuota { remaining: Some(40), reset_ms: Some(2_000), blocks: vec![] };
+    /// let learned = DailyQuota { remaining: Some(12), reset_ms: Some(2_000), blocks: vec![] };
+    /// assert!(app.merge(&learned, 1_000));
+    /// assert_eq!(app.remaining, Some(12)); // the same day: the lower count
+    /// assert!(!app.merge(&learned, 1_000));
+    /// assert!(app.merge(&DailyQuota::default(), 2_000)); // the reset has come
+    /// assert_eq!(app, DailyQuota::default());
+    /// ```
+    pub fn merge(&mut self, learned: &DailyQuota, now_ms: u64) -> bool {
+        let before = self.clone();
+        match (learned.reset_ms, self.reset_ms) {
+            (Some(new), Some(old)) if new > old => {
+                self.reset_ms = Some(new);
+                self.remaining = learned.remaining;
+            }
+            (Some(new), Some(old)) if new == old => {
+                self.remaining = match (self.remaining, learned.remaining) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+            }
+            (Some(new), None) => {
+                self.reset_ms = Some(new);
+                self.remaining = learned.remaining;
+            }
+            _ => {}
+        }
+        if self.reset_ms.is_some_and(|r| r <= now_ms) {
+            self.reset_ms = None;
+            self.remaining = None;
+        }
+        for block in &learned.blocks {
+            match self.blocks.iter_mut().find(|b| b.scope == block.scope) {
+                Some(b) => b.until_ms = b.until_ms.max(block.until_ms),
+                None => self.blocks.push(block.clone()),
+            }
+        }
+        self.blocks.retain(|b| b.until_ms > now_ms);
+        *self != before
+    }
+}
+
 /// Fed every response and the time, answers when the next call needing a
 /// permission may go (spec 8).
 ///

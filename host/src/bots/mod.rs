@@ -34,7 +34,7 @@ mod task;
 
 use crate::config::HostConfig;
 use crate::metrics::Metrics;
-use crate::store::{merge_quota, LogRow, Store};
+use crate::store::{LogRow, Store};
 use log::{log_writer, LogMsg};
 use task::BotTask;
 
@@ -478,7 +478,7 @@ impl Hub {
     pub fn quota_from_store(&self, app: &DailyQuota) -> bool {
         let now = self.clock.now_ms();
         self.quota
-            .send_if_modified(|local| merge_quota(local, app, now))
+            .send_if_modified(|local| local.merge(app, now))
     }
 
     /// What this replica's bots learned since the last call, when the store
@@ -660,7 +660,7 @@ impl Hub {
         let now = self.clock.now_ms();
         if self
             .quota
-            .send_if_modified(|app| merge_quota(app, learned, now))
+            .send_if_modified(|app| app.merge(learned, now))
         {
             self.quota_dirty.store(true, Ordering::Release);
         }

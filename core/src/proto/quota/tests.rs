@@ -263,3 +263,44 @@ fn what_another_bot_learned_blocks_alike_and_junk_cannot_hold_forever() {
     );
     assert_eq!(third.blocks(NOW).len(), 1, "{:?}", third.blocks(NOW));
 }
+
+#[test]
+fn merging_two_bots_views_of_the_daily_quota_keeps_the_app_s_truth() {
+    let day = |remaining, reset| DailyQuota {
+        remaining: Some(remaining),
+        reset_ms: Some(reset),
+        blocks: vec![],
+    };
+    let block = |scope: Option<Permission>, until_ms| Block { scope, until_ms };
+    // A later reset wins with its count, even a higher one (a new day).
+    let mut app = day(3, NOW + 1_000);
+    assert!(app.merge(&day(90, NOW + 86_400_000), NOW));
+    assert_eq!(app, day(90, NOW + 86_400_000));
+    // An earlier reset (an old answer) changes nothing.
+    assert!(!app.merge(&day(1, NOW + 1_000), NOW));
+    // The same reset: the lower count.
+    assert!(app.merge(&day(40, NOW + 86_400_000), NOW));
+    assert_eq!(app.remaining, Some(40));
+    assert!(!app.merge(&day(60, NOW + 86_400_000), NOW));
+    // Blocks by scope, the later end wins; an ended one is dropped.
+    let blocks = DailyQuota {
+        blocks: vec![
+            block(Some(Permission::ChatSend), NOW + 5_000),
+            block(None, NOW + 10),
+        ],
+        ..DailyQuota::default()
+    };
+    assert!(app.merge(&blocks, NOW));
+    let later = DailyQuota {
+        blocks: vec![block(Some(Permission::ChatSend), NOW + 9_000)],
+        ..DailyQuota::default()
+    };
+    assert!(app.merge(&later, NOW + 20));
+    assert_eq!(
+        app.blocks,
+        vec![block(Some(Permission::ChatSend), NOW + 9_000)]
+    );
+    // Past the reset and the blocks: nothing is known.
+    assert!(app.merge(&DailyQuota::default(), NOW + 86_400_000));
+    assert_eq!(app, DailyQuota::default());
+}
