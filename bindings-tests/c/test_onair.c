@@ -583,15 +583,15 @@ static void test_bot_errors(void) {
   onair_bot_free(bot);
 }
 
-/* A bot with the kit of KIT from saved tokens and kit state (or none): the
+/* A bot with the kit `kit` from saved tokens and kit state (or none): the
    token exchange answered when it has no tokens, the stream opened and
    GET /v1/live answered with liveId 42. The stream's request id goes to
    *stream; NULL when a step went wrong. */
-static onair_bot *kit_bot(const char *tokens, size_t tokens_len, const char *state, size_t state_len, uint64_t *now,
-                          uint64_t *stream) {
+static onair_bot *kit_bot_with(const char *kit, const char *tokens, size_t tokens_len, const char *state,
+                               size_t state_len, uint64_t *now, uint64_t *stream) {
   onair_bot_config *cfg = config();
   onair_bot *bot = NULL;
-  bool ok = cfg != NULL && onair_bot_config_set_kit_json(cfg, S(KIT)) == ONAIR_OK &&
+  bool ok = cfg != NULL && onair_bot_config_set_kit_json(cfg, kit, strlen(kit)) == ONAIR_OK &&
             onair_bot_new(cfg, tokens, tokens_len, state, state_len, 7, &bot) == ONAIR_OK;
   onair_bot_config_free(cfg);
   if (!ok) return NULL;
@@ -619,6 +619,11 @@ static onair_bot *kit_bot(const char *tokens, size_t tokens_len, const char *sta
     return NULL;
   }
   return bot;
+}
+
+static onair_bot *kit_bot(const char *tokens, size_t tokens_len, const char *state, size_t state_len, uint64_t *now,
+                          uint64_t *stream) {
+  return kit_bot_with(KIT, tokens, tokens_len, state, state_len, now, stream);
 }
 
 /* What a drain of kit actions held. */
@@ -942,6 +947,268 @@ static void test_kit_session(void) {
   free(saved_tokens);
 }
 
+/* ---- configured replies, merged when chat is behind ------------------------------ */
+
+/* The reference bots' kit (scripts/e2e.d/README.md): the bot greets, thanks,
+   calls milestones and answers !hello and !top by itself. */
+#define REPLIES_KIT_WITH(extra)                                                                        \
+  "{\"commands\":[{\"name\":\"hello\"},{\"name\":\"top\"}],"                                          \
+  "\"greetings\":{\"welcome_back_after_ms\":600000},"                                                  \
+  "\"milestones\":{\"hearts_every\":100,\"donations_every\":1000},\"tally\":true,"                     \
+  "\"replies\":{\"commands\":{\"hello\":\"Hello, {nickname}!\",\"top\":\"Top donors: {top}\"}" extra "}}"
+static const char REPLIES_KIT[] = REPLIES_KIT_WITH("");
+
+#define NCHAT(id, nick, text)                                                                    \
+  "event:chat\ndata:{\"user\":{\"id\":\"" id "\",\"nickname\":\"" nick "\"},\"isDj\":false,"      \
+  "\"message\":\"" text "\",\"sentTime\":\"t\"}\n\n"
+#define DONATION(id, nick, amount)                                                                \
+  "event:donation\ndata:{\"user\":{\"id\":\"" id "\",\"nickname\":\"" nick "\"},\"amount\":" amount \
+  ",\"message\":null,\"time\":\"t\"}\n\n"
+
+/* The service's answer when the broadcast's chat limit holds a message. */
+static const char CHAT_LIMITED[] =
+    "{\"instance\":\"/v1/live/chat\",\"status\":429,\"title\":\"Too Many Requests\",\"detailCode\":\"OAPI_MNGR_0302\","
+    "\"message\":\"chat limit\",\"userId\":null,\"extra\":null,\"timestamp\":1}";
+
+/* What the service took and what the bot said it dropped. */
+typedef struct {
+  char messages[16][256]; /* the chat bodies taken, in order, NUL-terminated */
+  int taken, limited;     /* messages taken; 429 OAPI_MNGR_0302 answers */
+  uint64_t next_ok;       /* when the service takes the next message */
+  int dropped_notices;
+  uint64_t dropped_people;
+  char dropped_kind[32], dropped_reason[32]; /* of the last drop notice */
+  bool dropped_json;                         /* its JSON form said repliesDropped */
+} chat_log_t;
+
+static void copy_str(char *dst, size_t cap, onair_str s) {
+  size_t n = s.ptr == NULL ? 0 : (s.len < cap - 1 ? s.len : cap - 1);
+  if (n > 0) memcpy(dst, s.ptr, n);
+  dst[n] = '\0';
+}
+
+/* Runs the bot from *now to `until`, the service taking one chat message
+   every `every_ms` (0: none at all) and answering 429 OAPI_MNGR_0302 to the
+   rest, as the broadcast's chat limit does. */
+static void run_chat(onair_bot *bot, uint64_t *now, uint64_t until, uint64_t every_ms, chat_log_t *log) {
+  onair_header ct = {S("Content-Type"), S("application/json")};
+  onair_action a;
+  const char *json;
+  size_t json_len;
+  for (int i = 0; i < 5000 && *now < until; i++) {
+    if (onair_bot_poll(bot, *now, &a) != ONAIR_OK) break;
+    if (a.kind == ONAIR_ACTION_SEND && eq(a.request.endpoint, "chat")) {
+      if (every_ms > 0 && *now >= log->next_ok) {
+        log->next_ok = *now + every_ms;
+        if (log->taken < 16) {
+          size_t n = a.request.body_len < 255 ? a.request.body_len : 255;
+          memcpy(log->messages[log->taken], a.request.body, n);
+          log->messages[log->taken][n] = '\0';
+        }
+        log->taken++;
+        CHECK(onair_bot_on_response(bot, a.request_id, 204, NULL, 0, NULL, 0, *now) == ONAIR_OK);
+      } else {
+        log->limited++;
+        CHECK(onair_bot_on_response(bot, a.request_id, 429, &ct, 1, (const uint8_t *)CHAT_LIMITED,
+                                    strlen(CHAT_LIMITED), *now) == ONAIR_OK);
+      }
+    } else if (a.kind == ONAIR_ACTION_NOTICE && a.notice == ONAIR_NOTICE_REPLIES_DROPPED) {
+      log->dropped_notices++;
+      log->dropped_people += a.count;
+      copy_str(log->dropped_kind, sizeof(log->dropped_kind), a.name);
+      copy_str(log->dropped_reason, sizeof(log->dropped_reason), a.code);
+      CHECK(a.is_warning && a.message.len > 0);
+      log->dropped_json = onair_bot_action_json(bot, &json, &json_len) == ONAIR_OK &&
+                          contains(json, json_len, "\"kind\":\"repliesDropped\"") &&
+                          contains(json, json_len, "\"replyKind\":\"");
+    } else if (a.kind == ONAIR_ACTION_WAIT) {
+      *now = a.has_until_ms && a.until_ms < until ? a.until_ms : until;
+    } else if (a.kind == ONAIR_ACTION_SEND || a.kind == ONAIR_ACTION_STOPPED) {
+      CHECK(!"an unexpected request or stop");
+      break;
+    }
+  }
+}
+
+/* The log holds a chat message with exactly this text. */
+static bool said(const chat_log_t *log, const char *text) {
+  char body[300];
+  snprintf(body, sizeof(body), "{\"message\":\"%s\"}", text);
+  for (int i = 0; i < log->taken && i < 16; i++)
+    if (strcmp(log->messages[i], body) == 0) return true;
+  fprintf(stderr, "not said: %s; said:\n", text);
+  for (int i = 0; i < log->taken && i < 16; i++) fprintf(stderr, "  %s\n", log->messages[i]);
+  return false;
+}
+
+/* Feeds one stream chunk, then lets the service take every message. */
+static void feed_and_run(onair_bot *bot, uint64_t stream, const char *chunk, uint64_t *now, chat_log_t *log) {
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)chunk, strlen(chunk), *now) == ONAIR_OK);
+  run_chat(bot, now, *now + 2000, 1, log);
+}
+
+static void test_replies_configured(void) {
+  uint64_t now = 1000, stream = 0;
+  onair_bot *bot = kit_bot_with(REPLIES_KIT, NULL, 0, NULL, 0, &now, &stream);
+  CHECK(bot != NULL);
+  if (bot == NULL) return;
+  chat_log_t log = {0};
+  /* The defaults: the texts the reference bots said by hand. */
+  feed_and_run(bot, stream, JOIN("u-1", "Ana"), &now, &log);
+  feed_and_run(bot, stream,
+               "event:presence\ndata:{\"user\":{\"id\":\"u-2\",\"nickname\":null},\"type\":\"JOIN\","
+               "\"fanRank\":null,\"isManager\":false,\"favoriteTemperature\":null,\"time\":\"t\"}\n\n",
+               &now, &log);
+  feed_and_run(bot, stream, NCHAT("u-1", "Ana", "!hello"), &now, &log);
+  feed_and_run(bot, stream, NCHAT("u-1", "Ana", "!top"), &now, &log);
+  feed_and_run(bot, stream,
+               "event:like\ndata:{\"user\":{\"id\":\"u-2\",\"nickname\":null},\"type\":\"PAID\",\"totalAmount\":120,"
+               "\"amount\":10,\"extraAmount\":0,\"combo\":12,\"time\":\"t\"}\n\n",
+               &now, &log);
+  feed_and_run(bot, stream, DONATION("u-1", "Ana", "1500"), &now, &log);
+  CHECK(said(&log, "Welcome, Ana! 🎧"));
+  CHECK(said(&log, "Welcome, friend! 🎧"));
+  CHECK(said(&log, "Hello, Ana!"));
+  CHECK(said(&log, "Top donors: No donations yet tonight."));
+  CHECK(said(&log, "100 hearts tonight! 💜"));
+  CHECK(said(&log, "Thank you, Ana!"));
+  CHECK(said(&log, "Ana has given 1000 tonight!"));
+  CHECK(log.taken == 7 && log.dropped_notices == 0);
+  /* Counted per kind, in the typed counters and in the status JSON. */
+  onair_reply_counters c;
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_WELCOME, &c) == ONAIR_OK);
+  CHECK(c.messages == 2 && c.people == 2 && c.merged == 0 && c.dropped == 0);
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_COMMAND, &c) == ONAIR_OK && c.messages == 2);
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_MILESTONE, &c) == ONAIR_OK && c.messages == 2);
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_THANKS, &c) == ONAIR_OK && c.messages == 1 && c.people == 1);
+  const char *json;
+  size_t len;
+  CHECK(onair_bot_status_json(bot, now, &json, &len) == ONAIR_OK);
+  CHECK(contains(json, len, "\"replies\":{\"welcome\":{\"messages\":2,\"people\":2,\"merged\":0,\"dropped\":0,"));
+
+  /* !top is one message now, the donors in it. */
+  feed_and_run(bot, stream, NCHAT("u-2", "Mo", "!top"), &now, &log);
+  CHECK(log.taken == 8 && strncmp(log.messages[7], "{\"message\":\"Top donors: 1. Ana 1500", 35) == 0);
+  onair_bot_free(bot);
+}
+
+static void test_replies_merged(void) {
+  uint64_t now = 1000, stream = 0;
+  onair_bot *bot = kit_bot_with(REPLIES_KIT, NULL, 0, NULL, 0, &now, &stream);
+  CHECK(bot != NULL);
+  if (bot == NULL) return;
+  /* Mina's welcome goes out at once; while it is in flight, three more
+     arrive, one greeted by a handler's own text. */
+  static const char MINA[] = JOIN("u-0", "Mina");
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)S(MINA), now) == ONAIR_OK);
+  onair_action a;
+  CHECK(poll_until(bot, &now, ONAIR_ACTION_SEND, &a) && eq(a.request.endpoint, "chat"));
+  CHECK(contains((const char *)a.request.body, a.request.body_len, "Welcome, Mina! 🎧"));
+  uint64_t first = a.request_id;
+  static const char CROWD[] = JOIN("u-1", "Ana") JOIN("u-2", "Jörg");
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)S(CROWD), now) == ONAIR_OK);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, S("u-3"), S("Mia"), S("Mia! Good to see you again.")) == ONAIR_OK);
+  /* A donation between them: thanks never merge with welcomes. */
+  static const char GIFT[] = DONATION("u-1", "Ana", "5");
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)S(GIFT), now) == ONAIR_OK);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_THANKS, S("u-4"), NULL, 0, S("Thanks, kind stranger!")) == ONAIR_OK);
+  CHECK(onair_bot_on_response(bot, first, 204, NULL, 0, NULL, 0, now) == ONAIR_OK);
+  /* The chat limit: one message every 5 s, 0302 to the rest. */
+  chat_log_t log = {0};
+  run_chat(bot, &now, now + 30000, 5000, &log);
+  CHECK(log.limited >= 1);
+  CHECK(log.taken == 2);
+  CHECK(said(&log, "Welcome, Ana, Jörg and Mia! 🎧"));
+  CHECK(said(&log, "Thank you, Ana and friend!"));
+  onair_reply_counters c;
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_WELCOME, &c) == ONAIR_OK);
+  CHECK(c.messages == 2 && c.people == 4 && c.merged == 3 && c.dropped == 0);
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_THANKS, &c) == ONAIR_OK);
+  CHECK(c.messages == 1 && c.people == 2 && c.merged == 2);
+
+  /* Alone, a handler's text goes out as written. */
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_THANKS, S("u-1"), S("Ana"), S("Ana, you are a star!")) == ONAIR_OK);
+  run_chat(bot, &now, now + 10000, 5000, &log);
+  CHECK(log.taken == 3 && said(&log, "Ana, you are a star!"));
+  onair_bot_free(bot);
+}
+
+static void test_replies_dropped(void) {
+  uint64_t now = 1000, stream = 0;
+  onair_bot *bot =
+      kit_bot_with(REPLIES_KIT_WITH(",\"fresh_ms\":{\"welcome\":10000}"), NULL, 0, NULL, 0, &now, &stream);
+  CHECK(bot != NULL);
+  if (bot == NULL) return;
+  static const char CROWD[] = JOIN("u-1", "Ana") JOIN("u-2", "Jörg") JOIN("u-3", "Mia");
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)S(CROWD), now) == ONAIR_OK);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, S("u-4"), S("Zoë"), S("Zoë, welcome!")) == ONAIR_OK);
+  /* The chat limit holds everything: after 10 s the welcomes are dropped,
+     told once for the kind and reason, never sent late. */
+  chat_log_t log = {0};
+  run_chat(bot, &now, now + 30000, 0, &log);
+  CHECK(log.taken == 0 && log.limited >= 1);
+  CHECK(log.dropped_notices == 1 && log.dropped_people == 4);
+  CHECK(strcmp(log.dropped_kind, "welcome") == 0 && strcmp(log.dropped_reason, "stale") == 0);
+  CHECK(log.dropped_json);
+  onair_reply_counters c;
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_WELCOME, &c) == ONAIR_OK);
+  CHECK(c.messages == 0 && c.dropped == 4 && c.dropped_stale == 4 && c.dropped_ended == 0);
+  const char *json;
+  size_t len;
+  CHECK(onair_bot_status_json(bot, now, &json, &len) == ONAIR_OK && contains(json, len, "\"droppedStale\":4"));
+
+  /* What is still queued at the end is dropped the same way (`ended`). */
+  static const char LATE[] = JOIN("u-5", "Lucas") DONATION("u-5", "Lucas", "5");
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)S(LATE), now) == ONAIR_OK);
+  CHECK(onair_bot_on_stream_bytes(bot, stream, (const uint8_t *)S(SESSION_END), now) == ONAIR_OK);
+  chat_log_t end = {0};
+  run_chat(bot, &now, now + 1000, 0, &end);
+  CHECK(end.dropped_notices == 2 && end.dropped_people == 2 && strcmp(end.dropped_reason, "ended") == 0);
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_THANKS, &c) == ONAIR_OK && c.dropped_ended == 1);
+  onair_bot_free(bot);
+}
+
+static void test_reply_errors(void) {
+  uint64_t now = 1000, stream = 0;
+  onair_bot *bot = kit_bot_with(REPLIES_KIT, NULL, 0, NULL, 0, &now, &stream);
+  CHECK(bot != NULL);
+  if (bot == NULL) return;
+  const char *text;
+  size_t len;
+  CHECK(onair_bot_reply(NULL, ONAIR_REPLY_WELCOME, S("u"), S("n"), S("hi")) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_reply(bot, 0, S("u"), S("n"), S("hi")) == ONAIR_INVALID_ARGUMENT);
+  CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && contains(text, len, "onair_reply_kind"));
+  CHECK(onair_bot_reply(bot, 6, S("u"), S("n"), S("hi")) == ONAIR_INVALID_ARGUMENT);
+  CHECK(onair_bot_reply(bot, 0xFFFFFFFFu, S("u"), S("n"), S("hi")) == ONAIR_INVALID_ARGUMENT);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, NULL, 0, S("n"), S("hi")) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, "", 0, S("n"), S("hi")) == ONAIR_INVALID_ARGUMENT);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, S("u"), NULL, 3, S("hi")) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, S("u"), S("n"), NULL, 0) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, BAD_UTF8, 2, S("n"), S("hi")) == ONAIR_INVALID_UTF8);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, S("u"), BAD_UTF8, 2, S("hi")) == ONAIR_INVALID_UTF8);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_WELCOME, S("u"), S("n"), BAD_UTF8, 2) == ONAIR_INVALID_UTF8);
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_THANKS, S("u"), S("n"), S(" \n ")) == ONAIR_CHAT_EMPTY);
+  char longer[201];
+  memset(longer, 'a', sizeof(longer));
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_COMMAND, S("u"), S("n"), longer, sizeof(longer)) == ONAIR_CHAT_TOO_LONG);
+  CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && contains(text, len, "chat_too_long"));
+  /* 200 UTF-16 units is one message: taken. */
+  CHECK(onair_bot_reply(bot, ONAIR_REPLY_COMMAND, S("u"), NULL, 0, longer, 200) == ONAIR_OK);
+  CHECK(onair_bot_last_error(bot, &text, &len) == ONAIR_OK && len == 0);
+  onair_reply_counters c = {0};
+  c.messages = 77;
+  CHECK(onair_bot_reply_counters(bot, 0, &c) == ONAIR_INVALID_ARGUMENT && c.messages == 77);
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_COMMAND, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_reply_counters(NULL, ONAIR_REPLY_COMMAND, &c) == ONAIR_NULL_PARAMETER);
+  /* Only the good one went out. */
+  chat_log_t log = {0};
+  run_chat(bot, &now, now + 5000, 1, &log);
+  CHECK(log.taken == 1 && log.limited == 0 && strlen(log.messages[0]) == strlen("{\"message\":\"\"}") + 200);
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_COMMAND, &c) == ONAIR_OK && c.messages == 1 && c.people == 1);
+  CHECK(onair_bot_reply_counters(bot, ONAIR_REPLY_WELCOME, &c) == ONAIR_OK && c.messages == 0 && c.dropped == 0);
+  onair_bot_free(bot);
+}
+
 /* ---- text helpers -------------------------------------------------------------- */
 
 static void test_text(void) {
@@ -978,6 +1245,10 @@ int main(void) {
   test_bot_errors();
   test_bot_loop();
   test_kit_session();
+  test_replies_configured();
+  test_replies_merged();
+  test_replies_dropped();
+  test_reply_errors();
   test_text();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

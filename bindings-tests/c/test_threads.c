@@ -221,7 +221,7 @@ static void *bot_loop(void *arg) {
   return NULL;
 }
 
-/* The app thread: queue calls, set timers, read the status, the kit's
+/* The app thread: queue calls and replies, set timers, read the status, the reply counters, the kit's
    tally, the last error and the tokens (read only under the caller's lock). */
 static void *bot_app(void *arg) {
   bot_job *job = arg;
@@ -236,6 +236,10 @@ static void *bot_app(void *arg) {
     lock(job);
     CALL(t, "send_chat", r, onair_bot_send_chat(bot, S("hello there"), &call), ONAIR_OK, ONAIR_OK);
     CALL(t, "fetch_broadcast", r, onair_bot_fetch_broadcast(bot, &call), ONAIR_OK, ONAIR_OK);
+    CALL(t, "reply", r, onair_bot_reply(bot, ONAIR_REPLY_WELCOME, S("u-9"), S("Mia"), S("Welcome, Mia!")), ONAIR_OK,
+         ONAIR_OK);
+    onair_reply_counters counters;
+    CALL(t, "reply_counters", r, onair_bot_reply_counters(bot, ONAIR_REPLY_WELCOME, &counters), ONAIR_OK, ONAIR_OK);
     unlock(job);
     lock(job);
     CALL(t, "status_json", r, onair_bot_status_json(bot, 1000, &text, &len), ONAIR_OK, ONAIR_OK);
