@@ -104,8 +104,14 @@ def fresh(out, name):
 
 
 def welcomed(said):
-    """The nicknames greeted, in order ("Welcome, P1! …")."""
-    return [m.split(",")[1].split("!")[0].strip() for m in said if m.startswith("Welcome, ")]
+    """The nicknames greeted, in order ("Welcome, P1! …"; merged when the chat
+    limit held them back: "Welcome, P1, P2 and P3! …")."""
+    names = []
+    for m in said:
+        if m.startswith("Welcome, "):
+            for part in m[len("Welcome, "):].rsplit("!", 1)[0].split(", "):
+                names.extend(n.strip() for n in part.split(" and "))
+    return names
 
 
 def dead_port():
@@ -331,7 +337,8 @@ def case_sigint_restart(exe, out):
         first_run = set(welcomed(emu.said()))
         # The people who came while no bot ran are greeted now, at their chat;
         # the ones the first run read are in the saved state already (a
-        # greeting it had not sent when it stopped is given up, and said).
+        # greeting it had not sent when it stopped is saved with the state
+        # and sent after the restart while still fresh).
         late = [p["nickname"] for p in people[9:]]
         until(lambda: set(late) <= set(welcomed(emu.said())), 15)
         time.sleep(1.0)  # any duplicate greeting would be out by now

@@ -1,12 +1,16 @@
 /*
  * The reference bot in C, over libonair and libcurl (multi interface), on the
- * kit configured in the bot: greetings, !hello and !top, thanks, milestones,
- * the tally. Every rule (tokens, 401s, quotas, reconnects, chat limits, who
- * was greeted) is the core's; this file is a driver loop and the replies.
+ * kit configured in the bot: its configured replies greet, thank, call
+ * milestones and answer !hello and !top by themselves (the core sends them,
+ * merged when the chat limit holds them back, dropped with a notice when no
+ * longer fresh); the bot posts a reminder every 30 minutes and keeps the
+ * tally. Every rule (tokens, 401s, quotas, reconnects, chat limits, who was
+ * greeted) is the core's; this file is a driver loop and what it writes.
  * Environment, files and output: the contract of scripts/e2e.d/README.md;
  * ONAIR_TOKENS_FILE and ONAIR_STATE_FILE are required (exit 2 without them:
  * a restart would re-send a spent consent code, or greet everyone again).
- * Every notice is printed to stderr ("bot: warning: …" or "bot: notice: …").
+ * Every notice is printed to stderr ("bot: warning: …" or "bot: notice: …"),
+ * dropped replies too ("bot: warning: dropped 3 welcome replies: …").
  * SIGTERM or SIGINT: shut down (no revoke), save the state, write the tally,
  * exit 0; a second signal exits at once (130).
  *
@@ -31,9 +35,16 @@
 
 #include <onair.h>
 
+/* The replies' texts are the core's defaults ("Welcome, Ana! 🎧", "Thank you,
+   Ana!", …) but for the two commands' answers. */
 static const char KIT[] = "{\"commands\":[{\"name\":\"hello\"},{\"name\":\"top\"}],"
                           "\"greetings\":{\"welcome_back_after_ms\":600000},"
-                          "\"milestones\":{\"hearts_every\":100,\"donations_every\":1000},\"tally\":true}";
+                          "\"milestones\":{\"hearts_every\":100,\"donations_every\":1000},\"tally\":true,"
+                          "\"replies\":{\"commands\":{\"hello\":\"Hello, {nickname}!\",\"top\":\"Top donors: {top}\"}}}";
+
+/* The bot's own message, every 30 minutes while connected. */
+static const char REMINDER[] = "Say !hello to say hi, or !top for tonight's top donors.";
+#define REMINDER_EVERY_MS (30u * 60u * 1000u)
 
 /* ---- small helpers ------------------------------------------------------- */
 
@@ -91,9 +102,8 @@ static void buf_fmt(buf *b, const char *fmt, ...) {
   buf_vfmt(b, fmt, ap);
   va_end(ap);
 }
-/* (pointer, length) as printf arguments for %.*s; a missing nickname is "friend". */
+/* (pointer, length) as printf arguments for %.*s. */
 #define STR(s) (int)(s).len, (s).ptr
-#define NICK(s) (int)((s).ptr ? (s).len : 6), ((s).ptr ? (s).ptr : "friend")
 
 static char *load_file(const char *path, size_t *len) {
   FILE *f = path ? fopen(path, "r") : NULL;
@@ -256,53 +266,27 @@ static void reap(void) {
   }
 }
 
-/* ---- the replies, and what the bot writes --------------------------------------- */
+/* ---- what the bot does itself, and what it writes -------------------------------- */
 
 static buf broadcasts, arrivals; /* each ended broadcast's tally, each arrival: JSON, comma-separated */
+static bool reminding;           /* the reminder timer is set */
 
-static void say(const char *fmt, ...) {
-  buf b = {0};
-  va_list ap;
-  va_start(ap, fmt);
-  buf_vfmt(&b, fmt, ap);
-  va_end(ap);
-  onair_bot_say(bot, b.data, b.len, NULL, 0, NULL);
-  free(b.data);
-}
-
-static void top_donors(void) {
-  buf b = {0};
-  onair_donor d;
-  for (size_t rank = 0; rank < 10 && onair_bot_donor(bot, rank, &d) == ONAIR_OK; rank++)
-    buf_fmt(&b, "%s%zu. %.*s %llu", rank ? " · " : "Top donors: ", rank + 1, NICK(d.nickname),
-            (unsigned long long)d.donated);
-  if (b.len == 0) buf_fmt(&b, "No donations yet tonight.");
-  onair_bot_say(bot, b.data, b.len, NULL, 0, NULL);
-  free(b.data);
-}
-
+/* The kit's configured replies answer arrivals, donations, milestones and
+   commands by themselves: no handler says them. */
 static void on_action(const onair_action *a) {
   char live[24] = "null";
   if (a->has_live_id) snprintf(live, sizeof live, "%llu", (unsigned long long)a->live_id);
   switch (a->kind) {
-  case ONAIR_ACTION_EVENT:
-    if (a->event.kind == ONAIR_EVENT_DONATION) say("Thank you, %.*s!", NICK(a->event.nickname));
+  case ONAIR_ACTION_EVENT: /* the first event: the reminder from now on, while connected */
+    if (!reminding)
+      reminding = onair_bot_set_timer(bot, "announce", 8, now_ms() + REMINDER_EVERY_MS, REMINDER_EVERY_MS, true) ==
+                  ONAIR_OK;
     break;
-  case ONAIR_ACTION_ARRIVAL: {
-    bool first = a->arrival == ONAIR_ARRIVAL_FIRST;
-    say(first ? "Welcome, %.*s! 🎧" : "Welcome back, %.*s!", NICK(a->nickname));
+  case ONAIR_ACTION_TIMER: onair_bot_say(bot, REMINDER, strlen(REMINDER), NULL, 0, NULL); break;
+  case ONAIR_ACTION_ARRIVAL: /* greeted by the kit; recorded for the tally file */
     buf_fmt(&arrivals, "%s{\"liveId\":%s,\"id\":", arrivals.len ? "," : "", live);
     buf_json(&arrivals, a->user_id);
-    buf_fmt(&arrivals, ",\"kind\":\"%s\"}", first ? "first" : "back");
-    break;
-  }
-  case ONAIR_ACTION_COMMAND:
-    if (a->name.len == 5 && memcmp(a->name.ptr, "hello", 5) == 0) say("Hello, %.*s!", NICK(a->nickname));
-    else top_donors();
-    break;
-  case ONAIR_ACTION_MILESTONE:
-    if (a->milestone == ONAIR_MILESTONE_HEARTS) say("%llu hearts tonight! 💜", (unsigned long long)a->reached);
-    else say("%.*s has given %llu tonight!", NICK(a->nickname), (unsigned long long)a->reached);
+    buf_fmt(&arrivals, ",\"kind\":\"%s\"}", a->arrival == ONAIR_ARRIVAL_FIRST ? "first" : "back");
     break;
   case ONAIR_ACTION_BROADCAST_ENDED: {
     buf_fmt(&broadcasts, "%s%.*s", broadcasts.len ? "," : "", STR(a->tally_json));
@@ -313,6 +297,8 @@ static void on_action(const onair_action *a) {
   }
   case ONAIR_ACTION_PERSIST_TOKENS: save_file(env("ONAIR_TOKENS_FILE", false), a->tokens_json); break;
   case ONAIR_ACTION_PERSIST_STATE: save_file(env("ONAIR_STATE_FILE", false), a->state_json); break;
+  /* Every notice, a drop of replies included (ONAIR_NOTICE_REPLIES_DROPPED,
+     a warning: "dropped 3 welcome replies: not sent within their freshness …"). */
   case ONAIR_ACTION_NOTICE: fprintf(stderr, "bot: %s: %.*s\n", a->is_warning ? "warning" : "notice", STR(a->message)); break;
   default: break;
   }
