@@ -431,6 +431,15 @@ class Bot {
   say(text) {
     return this.#inner.say(str(text, 'the text to say'));
   }
+  reply(kind, user, text) {
+    str(kind, 'the reply kind');
+    if (user === null || typeof user !== 'object' || Array.isArray(user)) {
+      throw new TypeError(`onair: the user must be an object ({ id, nickname }), not ${user === undefined ? 'undefined' : what(user)}`);
+    }
+    const id = str(user.id, 'the user id');
+    const nickname = user.nickname == null ? undefined : str(user.nickname, 'the nickname');
+    guard(() => this.#inner.reply(kind, id, nickname, str(text, 'the reply text')));
+  }
   get kit() {
     const json = this.#inner.kitJson();
     return json === undefined ? null : JSON.parse(json);

@@ -136,6 +136,25 @@ function notSent(error) {
 
 // ---- the driver ----------------------------------------------------------------
 
+/**
+ * Whom a handler's returned text answers, and as what kind of reply: an
+ * arrival is a welcome (`first`) or a welcome back (`back`), a donation a
+ * thanks to the donor, a command an answer to whoever typed it. Any other
+ * action: null (the text is said as it is).
+ */
+function replyTo(action) {
+  switch (action?.type) {
+    case 'arrival':
+      return { kind: action.kind === 'first' ? 'welcome' : 'welcome_back', user: action.user };
+    case 'command':
+      return { kind: 'command', user: action.user };
+    case 'event':
+      return action.event === 'donation' && action.data?.user ? { kind: 'thanks', user: action.data.user } : null;
+    default:
+      return null;
+  }
+}
+
 /** The longest a shutdown waits for a token request in flight (its new pair must be saved). */
 const SHUTDOWN_WAIT_MS = 30_000;
 /** setTimeout's largest delay. */
@@ -270,6 +289,10 @@ export class Driver {
   say(text) {
     return this.#poke(this.bot.say(text));
   }
+  /** A reply of `kind` naming `user`: merged with others of its kind when the chat limit holds them back. */
+  reply(kind, user, text) {
+    this.#poke(this.bot.reply(kind, user, text));
+  }
   sendChat(message) {
     return this.#poke(this.bot.sendChat(message));
   }
@@ -367,15 +390,38 @@ export class Driver {
     return this;
   }
 
-  /** Drives the bot, calling the handlers (each awaited, in order), until it stops; the stop. */
+  /**
+   * Drives the bot, calling the handlers (each awaited, in order), until it
+   * stops; the stop. A string a handler returns is said: as a reply naming
+   * the person of the action (`replyTo`), else with `say`.
+   */
   async run() {
     for await (const action of this) {
-      if (action.type === 'command') await this.#commands.get(action.name)?.(action, this);
-      if (action.type === 'event') for (const h of this.#handlers.get('event') ?? []) await h(action, this);
+      if (action.type === 'command') this.#answer(action, await this.#commands.get(action.name)?.(action, this));
+      if (action.type === 'event') for (const h of this.#handlers.get('event') ?? []) this.#answer(action, await h(action, this));
       const key = action.type === 'event' ? action.event : action.type;
-      for (const h of this.#handlers.get(key) ?? []) await h(action, this);
+      for (const h of this.#handlers.get(key) ?? []) this.#answer(action, await h(action, this));
     }
     return this.stop;
+  }
+
+  /**
+   * A handler's returned text: a reply of the kind the action names a person
+   * for (it joins the merging of its kind), `say` otherwise; not a string:
+   * nothing. A text that is not one chat message is said in parts (`say`).
+   */
+  #answer(action, text) {
+    if (typeof text !== 'string') return;
+    const to = replyTo(action);
+    if (to !== null) {
+      try {
+        this.reply(to.kind, to.user, text);
+        return;
+      } catch (e) {
+        if (!(e instanceof OnairError) || (e.kind !== 'chat_too_long' && e.kind !== 'chat_empty')) throw e;
+      }
+    }
+    this.say(text);
   }
 
   /** The actions for the author, until the bot stops for good; the plumbing (send, streams, wait) is done here. */

@@ -4,7 +4,7 @@
 // file declares the classes and functions over them.
 import type {
   Action, Broadcast, Endpoint, Explanation, FanRanking, KitConfig, KitView, ListenersPage, OnairItem,
-  OnairRequest, Quota, Status, Stop,
+  OnairRequest, Quota, ReplyKind, Status, Stop, User,
 } from './types.js';
 
 export * from './types.js';
@@ -150,6 +150,18 @@ export class Bot {
   sendChat(message: string): number;
   /** Queues a reply of any length, split between grapheme clusters into messages the service takes; one call id per message (none for a blank text). */
   say(text: string): number[];
+  /**
+   * Queues a reply of `kind` naming `user` (a person of an action: `{ id,
+   * nickname }`). Alone it goes out as written; when the chat limit holds
+   * it back with replies of its kind (`welcome`, `welcome_back`, `thanks`),
+   * one message names them all, in arrival order, with the kind's `_many`
+   * text (the kit's `replies`, or its defaults). Not out within its kind's
+   * freshness, it is dropped with a `repliesDropped` notice, never sent
+   * late. `text` must be one chat message: throws `CallError`
+   * (`chat_too_long`, `chat_empty`, `unknown_reply_kind`; nothing queued),
+   * a `TypeError` for an argument of the wrong type.
+   */
+  reply(kind: ReplyKind, user: Pick<User, 'id'> & { nickname?: string | null }, text: string): void;
   /** Queues `GET /v1/live`; its call id. Every call is answered by one `done` (a full queue or a stopped bot included); made while the bot waits for consent it is held (notice `callHeld`). */
   fetchBroadcast(): number;
   listListeners(): number;
@@ -233,7 +245,15 @@ export type HandlerAction<N extends HandlerName> = N extends EventName
   : N extends 'event'
     ? OnairEvent
     : Extract<DriverAction, { type: N }>;
-export type Handler<A> = (action: A, driver: Driver) => void | Promise<void>;
+/**
+ * A handler: a string it returns (or resolves to) is said. Where the action
+ * names a person, as a reply that joins the merging of its kind: an
+ * `arrival`'s text is a `welcome` (`first`) or `welcome_back` (`back`), a
+ * `donation` event's a `thanks` to the donor, a `command`'s a `command`
+ * answer; any other action's text, or one longer than a chat message, goes
+ * out with `say`.
+ */
+export type Handler<A> = (action: A, driver: Driver) => void | string | Promise<void | string>;
 
 export interface DriverOptions extends Omit<BotOptions, 'tokens' | 'kitState'> {
   /** Where the token pair is kept (a path is a `FileStore`); default: memory. Saved before anything goes out with a new pair. */
@@ -313,7 +333,7 @@ export class Driver implements AsyncIterable<DriverAction> {
   /** The configured kit's current broadcast (`liveId`, `tally`), or null without a kit. */
   readonly kit: KitView | null;
   [Symbol.asyncIterator](): AsyncIterator<DriverAction>;
-  /** Calls the handlers (each awaited, in order) until the bot stops; resolves to the stop (`driver.stop`). */
+  /** Calls the handlers (each awaited, in order; a string one returns is said, see `Handler`) until the bot stops; resolves to the stop (`driver.stop`). */
   run(): Promise<Stop | null>;
   /** Why the run ended, or null while it goes on; a `reauthorize` stop stays the answer through a later shutdown (Ctrl-C). */
   readonly stop: Stop | null;
@@ -321,6 +341,8 @@ export class Driver implements AsyncIterable<DriverAction> {
   /** A handler for one configured command (by its configured name). */
   command(name: string, handler: Handler<ActionOf<'command'>>): this;
   say(text: string): number[];
+  /** `Bot.reply`, waking the loop: a reply of `kind` naming `user`, merged with its kind's when the chat is behind. */
+  reply(kind: ReplyKind, user: Pick<User, 'id'> & { nickname?: string | null }, text: string): void;
   sendChat(message: string): number;
   fetchBroadcast(): number;
   listListeners(): number;
@@ -419,7 +441,7 @@ export class MisuseError extends OnairError {
   readonly kind: MisuseKind;
 }
 export class CallError extends OnairError {
-  readonly kind: 'chat_too_long' | 'chat_empty';
+  readonly kind: 'chat_too_long' | 'chat_empty' | 'unknown_reply_kind';
 }
 /**
  * An option missing or of the wrong type (`missing_option`, `invalid_option`;

@@ -1,10 +1,10 @@
 //! The `Bot` machine (`onair_bot_bg.wasm`), and the helpers every part of
 //! that module shares (errors, times, headers).
 
-use onair::kit::{KitConfig, KitState};
+use onair::kit::{KitConfig, KitState, ReplyKind};
 use onair::proto::json::{ActionJson, StopJson, TallyJson};
 use onair::proto::oauth::Tokens;
-use onair::{BaseUrl, ClientCredentials, Misuse, RequestId};
+use onair::{BaseUrl, ClientCredentials, Misuse, RequestId, User};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -297,6 +297,34 @@ impl Bot {
             .into_iter()
             .map(|id| JsValue::from_f64(id.0 as f64))
             .collect()
+    }
+
+    /// Queues a reply of `kind` (`welcome`, `welcome_back`, `thanks`,
+    /// `milestone`, `command`) naming one person (`Bot::reply`): alone it
+    /// goes out as written; waiting with others of a mergeable kind, one
+    /// message names them all. `text` must be one chat message.
+    pub fn reply(
+        &mut self,
+        kind: &str,
+        user_id: &str,
+        nickname: Option<String>,
+        text: &str,
+    ) -> Result<(), JsValue> {
+        let kind = ReplyKind::from_name(kind).ok_or_else(|| {
+            let names: Vec<&str> = ReplyKind::ALL.iter().map(|k| k.as_str()).collect();
+            error(
+                "CallError",
+                "unknown_reply_kind",
+                &format!("onair: the reply kind must be one of {}", names.join(", ")),
+            )
+        })?;
+        let user = User {
+            id: user_id.to_owned(),
+            nickname,
+        };
+        self.inner
+            .reply(kind, &user, text)
+            .map_err(|e| error("CallError", e.kind.code(), &e.to_string()))
     }
 
     /// The configured kit's current broadcast as JSON
