@@ -8,7 +8,8 @@ to the loop, and the bot's contract: after any report, poll until a drain ends
 or the next report; give requests no timeout shorter than the bot's, and the
 stream none (the bot's watchdog covers it).
 
-It answers ``!hello``, welcomes first arrivals, keeps the kit's tally, and on
+Its kit's configured replies answer ``!hello`` and welcome first arrivals (the
+core sends them, merged when chat is behind); it keeps the kit's tally, and on
 SIGTERM or SIGINT shuts down and writes ``{"broadcasts": [...]}`` to
 ``ONAIR_TALLY_OUT``. Environment: ONAIR_BASE_URL, ONAIR_CLIENT_ID,
 ONAIR_CLIENT_SECRET, ONAIR_CODE, ONAIR_REDIRECT_URI.
@@ -113,7 +114,10 @@ def report(bot: onair.Bot, transport: Transport, r: Report) -> None:
 
 def main() -> int:
     env = os.environ
-    kit = {"commands": [{"name": "hello"}], "greetings": {}, "tally": True}
+    kit = {
+        "commands": [{"name": "hello"}], "greetings": {}, "tally": True,
+        "replies": {"commands": {"hello": "Hello, {nickname}!"}},  # welcomes: the default text
+    }
     config = onair.Config(env["ONAIR_BASE_URL"], env["ONAIR_CLIENT_ID"], env["ONAIR_CLIENT_SECRET"], kit=kit)
     bot = onair.Bot(config)  # no saved tokens: it asks for authorization
     transport = Transport()
@@ -135,10 +139,6 @@ def main() -> int:
                 transport.start(rid, request, stream=True)
             case onair.CloseStream(rid) | onair.TimedOut(rid):
                 transport.close(rid)
-            case onair.Command(name="hello", user=user):
-                bot.say(f"Hello, {user.nickname or 'friend'}!")
-            case onair.Arrival(kind="first", user=user):
-                bot.say(f"Welcome, {user.nickname or 'friend'}!")
             case onair.BroadcastEnded(live_id, tally):
                 ended.append({**tally.to_dict(), "liveId": live_id})
             case onair.NeedsAuthorization():
@@ -147,7 +147,7 @@ def main() -> int:
                 if code != "shut_down":
                     print(f"bare_loop: stopped ({code}): {message}", flush=True)
                 break
-            case onair.Notice() if action.level == "warn":  # unreachable, replies given up, a daily quota
+            case onair.Notice() if action.level == "warn":  # unreachable, replies dropped, a daily quota
                 print(f"bare_loop: {action.message}", file=sys.stderr, flush=True)
             case onair.Wait(until_ms):
                 if stop.is_set() and not shutting_down:

@@ -7,8 +7,11 @@ import sys
 import onair
 
 env = os.environ.get
+# The kit's configured replies greet, thank, call milestones and answer !hello and !top
+# (the core's default texts), merged when chat is behind, dropped (logged) when stale.
 KIT = {"commands": [{"name": "hello"}, {"name": "top"}], "greetings": {"welcome_back_after_ms": 600000},
-       "milestones": {"hearts_every": 100, "donations_every": 1000}, "tally": True}
+       "milestones": {"hearts_every": 100, "donations_every": 1000}, "tally": True,
+       "replies": {"commands": {"hello": "Hello, {nickname}!", "top": "Top donors: {top}"}}}
 config = onair.Config(env("ONAIR_BASE_URL", ""), env("ONAIR_CLIENT_ID", ""), env("ONAIR_CLIENT_SECRET", ""),
                       kit=KIT, watchdog_ms=int(env("ONAIR_WATCHDOG_MS") or 45000))
 tokens, state = (onair.FileStore(p) if (p := env(v)) else None for v in ("ONAIR_TOKENS_FILE", "ONAIR_STATE_FILE"))
@@ -16,32 +19,9 @@ bot = onair.Driver(config, tokens=tokens, state=state, code=env("ONAIR_CODE"), r
 broadcasts: list[dict[str, object]] = []
 arrivals: list[dict[str, object]] = []
 
-def name(user: onair.User | None) -> str:
-    return user.nickname or "friend" if user else "friend"
-
 @bot.on_arrival
-def welcome(a: onair.Arrival) -> str:
+def arrived(a: onair.Arrival) -> None:  # greeted by the kit; recorded for the tally file
     arrivals.append({"liveId": a.live_id, "id": a.user.id, "kind": a.kind})
-    return f"Welcome, {name(a.user)}! 🎧" if a.kind == "first" else f"Welcome back, {name(a.user)}!"
-
-@bot.command("hello")
-def hello(c: onair.Command) -> str:
-    return f"Hello, {name(c.user)}!"
-
-@bot.command("top")
-def top(c: onair.Command) -> str:
-    kit = bot.kit()
-    donors = kit.tally.donors()[:10] if kit else []
-    listed = (f"{i}. {p.nickname or pid} {p.donated}" for i, (pid, p) in enumerate(donors, 1))
-    return f"Top donors: {' · '.join(listed)}" if donors else "No donations yet tonight."
-
-@bot.on_donation
-def thanks(d: onair.Donation) -> str:
-    return f"Thank you, {name(d.user)}!"
-
-@bot.on_milestone
-def milestone(m: onair.Milestone) -> str:
-    return f"{m.reached} hearts tonight! 💜" if m.kind == "hearts" else f"{name(m.user)} has given {m.reached} tonight!"
 
 @bot.on_broadcast_ended
 def ended(b: onair.BroadcastEnded) -> None:
