@@ -1,8 +1,6 @@
 use onair::kit::KitConfig;
-use onair::{BaseUrl, BotConfig, ClientCredentials, Event, Stop, User};
+use onair::{BaseUrl, BotConfig, ClientCredentials, Stop};
 use onair_tokio::{BotEvent, Driver, FileStore, TokenStore};
-
-const KIT: &str = r#"{"commands":[{"name":"hello","aliases":["hi"]}],"greetings":{},"tally":true}"#;
 
 #[tokio::main]
 async fn main() {
@@ -11,6 +9,10 @@ async fn main() {
         std::process::exit(1);
     }
 }
+
+// Greetings, thanks, answers and the tally: configured, said by the bot.
+const KIT: &str = r#"{"commands":[{"name":"hello","aliases":["hi"]}],"greetings":{},"tally":true,
+  "replies":{"commands":{"hello":"Hello, {nickname}!"}}}"#;
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let var = |name: &str| std::env::var(name).map_err(|_| format!("{name} is not set"));
@@ -21,23 +23,15 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     // Ctrl-C or SIGTERM: what was read is counted, the files saved, exit 0.
     let mut driver = Driver::from_stores(config, tokens.clone(), state)?.stop_on_signals();
     while let Some(event) = driver.next().await {
-        let bot = driver.bot_mut();
-        let reply = match event {
+        match event {
             BotEvent::NeedsAuthorization => {
                 let code = var("ONAIR_CODE")
                     .map_err(|_| consent("no consent code (ONAIR_CODE is not set)"))?;
-                bot.authorize(&code, &var("ONAIR_REDIRECT_URI")?);
-                continue;
+                let redirect_uri = var("ONAIR_REDIRECT_URI")?;
+                driver.bot_mut().authorize(&code, &redirect_uri);
             }
-            BotEvent::Arrival(a) => format!("Welcome, {}!", name(&a.user)),
-            BotEvent::Command(c) => format!("Hello, {}!", name(&c.user)),
-            BotEvent::Event {
-                event: Event::Donation(d),
-                ..
-            } => format!("Thank you, {}!", name(&d.user)),
             BotEvent::Notice(notice) if notice.is_warning() => {
                 eprintln!("{notice}"); // e.g. the service cannot be reached
-                continue;
             }
             BotEvent::Stopped(Stop::ShutDown) => break,
             BotEvent::Stopped(stop @ Stop::Reauthorize(_)) => {
@@ -45,9 +39,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 return Err(consent(&format!("stopped: {stop}")).into());
             }
             BotEvent::Stopped(stop) => return Err(format!("stopped: {stop}").into()),
-            _ => continue,
-        };
-        bot.say(&reply);
+            _ => {}
+        }
     }
     Ok(())
 }
@@ -55,8 +48,4 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// The line for a bot that needs the DJ's consent.
 fn consent(why: &str) -> String {
     format!("{why}. The DJ must connect the bot: set ONAIR_CODE to a fresh consent code and start it again")
-}
-
-fn name(user: &User) -> &str {
-    user.nickname.as_deref().unwrap_or("friend")
 }
