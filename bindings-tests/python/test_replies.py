@@ -234,3 +234,27 @@ def test_reply_refuses_bad_input_and_queues_nothing() -> None:
     assert counters["welcome"] == onair.ReplyCounters(dropped=1, dropped_stopped=1)
     assert all(c == onair.ReplyCounters() for k, c in counters.items() if k != "welcome")
     bot.close()
+
+
+def test_a_room_cooldown_answers_a_crowd_once(emulator: Emulator) -> None:
+    driver = onair.aio.Driver(config(emulator), code=emulator.code(), redirect_uri=emulator.redirect_uri)
+
+    @driver.command("top", room_cooldown_ms=60000)
+    def top(c: onair.Command) -> str:
+        return f"Top donors, asked by {c.user.nickname}: nobody yet."
+
+    async def main() -> dict[onair.ReplyKind, onair.ReplyCounters]:
+        task = asyncio.ensure_future(driver.run(signals=False))
+        await streaming(emulator)
+        for n in range(8):  # eight people type !top at once
+            await emit(emulator, "chat", user=who(f"u{n}", f"P{n}"), message="!top")
+        await until_said(emulator, 1)
+        await asyncio.sleep(0.5)  # time for a second answer, were there one
+        counters = await counted(driver, lambda c: c["command"].messages >= 1)
+        driver.shutdown()
+        await asyncio.wait_for(task, 30)
+        return counters
+
+    counters = run(main())
+    assert said(emulator) == ["Top donors, asked by P0: nobody yet."]
+    assert counters["command"] == onair.ReplyCounters(messages=1, people=1)

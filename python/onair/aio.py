@@ -763,14 +763,19 @@ class Driver:
         *aliases: str,
         allowed: Literal["anyone", "managers", "dj"] = "anyone",
         cooldown_ms: int | None = None,
+        room_cooldown_ms: int | None = None,
     ) -> Callable[[Callable[[Command], HandlerResult]], Callable[[Command], HandlerResult]]:
         """Registers the handler of command ``name`` (``!name`` in chat) and adds it to the
-        kit's commands (unless the config names it already)."""
+        kit's commands (unless the config names it already). ``cooldown_ms`` holds back
+        one person who ran it; ``room_cooldown_ms`` the whole room (fifty people typing
+        it within that time get one answer)."""
 
         def register(fn: Callable[[Command], HandlerResult]) -> Callable[[Command], HandlerResult]:
             spec: dict[str, Any] = {"name": name, "aliases": list(aliases), "allowed": allowed}
             if cooldown_ms is not None:
                 spec["cooldown_ms"] = cooldown_ms
+            if room_cooldown_ms is not None:
+                spec["room_cooldown_ms"] = room_cooldown_ms
             self._kit_extra.append(spec)
             self._commands[name.lower()] = fn
             return fn
