@@ -1,6 +1,9 @@
 // The bare loop, for authors who bring their own HTTP stack: the sans-IO Bot
-// driven by hand (here over fetch, as the Driver does it for you). The bot
-// greets arrivals and answers !hello through the configured kit; every rule
+// driven by hand (here over fetch, as the Driver does it for you). On the
+// reference bots' kit, whose configured replies the core sends itself: it
+// greets arrivals, thanks donors, answers !hello and !top, calls milestones,
+// merges replies of one kind when the chat limit holds them back and drops
+// those no longer fresh (a `repliesDropped` notice, printed here). Every rule
 // (tokens, the one-refresh rule, quota, backoff, reconnects) and every
 // deadline stays in the Bot. On SIGINT/SIGTERM it shuts down and exits.
 //
@@ -13,9 +16,14 @@ const bot = new Bot({
   baseUrl: env.ONAIR_BASE_URL ?? '',
   clientId: env.ONAIR_CLIENT_ID ?? '',
   clientSecret: env.ONAIR_CLIENT_SECRET ?? '',
-  kit: { commands: [{ name: 'hello' }], greetings: {} },
+  kit: {
+    commands: [{ name: 'hello' }, { name: 'top' }],
+    greetings: { welcome_back_after_ms: 600000 },
+    milestones: { hearts_every: 100, donations_every: 1000 },
+    tally: true,
+    replies: { commands: { hello: 'Hello, {nickname}!', top: 'Top donors: {top}' } },
+  },
 });
-const name = (/** @type {{ nickname: string | null }} */ user) => user.nickname ?? 'friend';
 
 /** @type {(() => void) | null} */
 let wake = null;
@@ -83,11 +91,9 @@ for (let running = true; running; ) {
     case 'timedOut':
       inflight.get(action.id)?.abort();
       break;
-    case 'command':
-      if (action.name === 'hello') bot.say(`Hello, ${name(action.user)}!`);
-      break;
-    case 'arrival':
-      bot.say(action.kind === 'first' ? `Welcome, ${name(action.user)}!` : `Welcome back, ${name(action.user)}!`);
+    case 'notice':
+      // Replies not sent in time, a service out of reach, …: one line each.
+      if (action.notice.level === 'warn') console.warn(`[bare-loop] ${action.notice.message}`);
       break;
     case 'needsAuthorization':
       if (!env.ONAIR_CODE) throw new Error('the bot needs a consent code (ONAIR_CODE)');
@@ -103,7 +109,8 @@ for (let running = true; running; ) {
       await sleep(action.untilMs);
       break;
     default:
-      // Events, notices, call results, tokens (persist them to survive a restart), state, timers.
+      // Events, commands, arrivals (the kit's replies answer them), call results, tokens
+      // (persist them to survive a restart), state, timers.
       break;
   }
 }

@@ -1,13 +1,19 @@
 // The Node reference bot (scripts/e2e.d/README.md) on the ready-made driver
-// and the configured kit: greets arrivals, answers !hello and !top, thanks
-// donors, calls milestones; tokens and the kit's state in files; on SIGINT or
-// SIGTERM it shuts down and writes its tally and arrivals to ONAIR_TALLY_OUT.
-// A consent failure (no code, an expired or used one) ends it with exit 1.
+// and the configured kit, whose replies do the talking: the core greets
+// arrivals, thanks donors, answers !hello and !top and calls milestones (when
+// the chat limit holds replies back, it names several people in one message,
+// and drops what is no longer fresh: the driver logs that at warn). The bot
+// itself posts a reminder every 30 minutes, keeps tokens and the kit's state
+// in files, and on SIGINT or SIGTERM shuts down and writes its tally and
+// arrivals to ONAIR_TALLY_OUT. A consent failure (no code, an expired or used
+// one) ends it with exit 1.
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { Driver } from 'onair';
 
 const env = process.env;
-const name = (/** @type {{ nickname: string | null }} */ user) => user.nickname ?? 'friend';
+/** The bot's own message, every 30 minutes. */
+const REMINDER = "Say !hello to say hi, or !top for tonight's top donors.";
+const REMINDER_EVERY_MS = 30 * 60 * 1000;
 let code = env.ONAIR_CODE;
 const driver = new Driver({
   baseUrl: env.ONAIR_BASE_URL ?? '',
@@ -21,6 +27,7 @@ const driver = new Driver({
     greetings: { welcome_back_after_ms: 600000 },
     milestones: { hearts_every: 100, donations_every: 1000 },
     tally: true,
+    replies: { commands: { hello: 'Hello, {nickname}!', top: 'Top donors: {top}' } },
   },
   // The consent code is single use: only the first time the bot asks.
   authorize() {
@@ -31,22 +38,16 @@ const driver = new Driver({
 });
 /** @type {{ broadcasts: object[], arrivals: object[] }} */ const out = { broadcasts: [], arrivals: [] };
 
+let reminding = false;
+
 driver
-  .command('hello', (c) => void driver.say(`Hello, ${name(c.user)}!`))
-  .command('top', () => {
-    const people = Object.entries(driver.kit?.tally.people ?? {}).filter(([, p]) => p.donated > 0);
-    people.sort(([, a], [, b]) => b.donated - a.donated);
-    const top = people.slice(0, 10).map(([id, p], i) => `${i + 1}. ${p.nickname ?? id} ${p.donated}`);
-    driver.say(top.length ? `Top donors: ${top.join(' · ')}` : 'No donations yet tonight.');
+  .on('arrival', (a) => void out.arrivals.push({ liveId: a.liveId, id: a.user.id, kind: a.kind }))
+  .on('event', () => {
+    // From the first event on: the reminder (a string a timer handler returns is said).
+    if (!reminding) driver.every(REMINDER_EVERY_MS, 'announce');
+    reminding = true;
   })
-  .on('arrival', (a) => {
-    out.arrivals.push({ liveId: a.liveId, id: a.user.id, kind: a.kind });
-    driver.say(a.kind === 'first' ? `Welcome, ${name(a.user)}! 🎧` : `Welcome back, ${name(a.user)}!`);
-  })
-  .on('donation', (ev) => void driver.say(`Thank you, ${name(ev.data.user)}!`))
-  .on('milestone', (m) => {
-    driver.say(m.kind === 'hearts' ? `${m.reached} hearts tonight! 💜` : `${name(m.user)} has given ${m.reached} tonight!`);
-  })
+  .on('timer', (t) => (t.tag === 'announce' ? REMINDER : undefined))
   .on('broadcastEnded', (b) => {
     out.broadcasts.push({ liveId: b.liveId, ...b.tally });
     if (env.ONAIR_ENDS_OUT) appendFileSync(env.ONAIR_ENDS_OUT, `${JSON.stringify({ liveId: b.liveId })}\n`);
