@@ -308,8 +308,9 @@ export interface DriverOptions extends Omit<BotOptions, 'tokens' | 'kitState'> {
  *   }
  * }
  * // or
- * driver.command('hello', (c) => driver.say(`Hello, ${c.user.nickname ?? 'friend'}!`));
- * driver.on('donation', (ev) => driver.say(`Thank you, ${ev.data.user.nickname ?? 'friend'}!`));
+ * // A returned text is said: a command's as its answer, a donation's as a thanks (see `Handler`).
+ * driver.command('hello', (c) => `Hello, ${c.user.nickname ?? 'friend'}!`);
+ * driver.on('donation', (ev) => `Thank you, ${ev.data.user.nickname ?? 'friend'}!`);
  * await driver.run();
  * ```
  *

@@ -4,7 +4,7 @@
 // A block marked ```js emulator is a bot: it gets an emulator of its own
 // (target/debug/onair serve --json --port 0, on 127.0.0.1) with the DJ on air
 // and the ONAIR_* variables it reads; a join, a "!hi" and a donation must
-// earn "Welcome, Mina!", "Hello, Mina!" and "Thank you, Mina!", its token and
+// earn a welcome, "Hello, Mina!" and a thanks naming Mina, its token and
 // state files must appear (mode 0600), and SIGINT must make it exit 0 by
 // itself. Every other block runs with target/debug on PATH (`onair`). Every
 // ```ts block is type-checked with tsc --strict.
@@ -117,7 +117,12 @@ async function runBot(/** @type {string} */ file, /** @type {string} */ dir) {
     }
     const said = async () => (await emu.control('/chat')).messages.map((/** @type {any} */ m) => m.message);
     await until('three answers', async () => (await said()).length >= 3);
-    assert.deepEqual(await said(), ['Welcome, Mina!', 'Hello, Mina!', 'Thank you, Mina!']);
+    // The kit's texts or the bot's own: a welcome, the answer, a thanks, each naming Mina.
+    const [welcome, hello, thanks, ...more] = await said();
+    assert.match(welcome, /^Welcome, Mina!/);
+    assert.equal(hello, 'Hello, Mina!');
+    assert.match(thanks, /^Thank you\b.*\bMina!$/);
+    assert.deepEqual(more, []);
     await until('the kit state file', () => existsSync(join(dir, 'state.json')));
     const bot = child;
     bot.kill('SIGINT');
