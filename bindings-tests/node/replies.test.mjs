@@ -130,6 +130,35 @@ test('the chat limit held: arrivals merge into one welcome, donation handlers\' 
   assert.equal((await running)?.code, 'shut_down');
 });
 
+test("handlers' returned texts: an arrival's is a welcome, a command's an answer, a text too long for one message is said in parts, anything else is ignored", async (t) => {
+  const kit = {
+    commands: [{ name: 'hello' }, { name: 'story' }],
+    greetings: {},
+    replies: { welcome: '', welcome_many: 'Hi {nicknames}!' },
+  };
+  const { emu, driver, running } = await connected(t, kit);
+  const story = 'Once upon a time, '.repeat(15).trim();
+  driver
+    .on('arrival', (a) => `Hi ${a.user.nickname ?? 'friend'}, welcome to the booth!`)
+    // @ts-expect-error: a handler returning what is not a string: nothing is said
+    .on('presence', () => 42)
+    .command('hello', async (c) => `Hello, ${c.user.nickname ?? 'friend'}!`)
+    .command('story', () => story);
+  await arrive(emu, 'a', 'Ana');
+  await until(async () => (await chatLog(emu)).length >= 1, 'the welcome');
+  await chat(emu, 'a', 'Ana', '!hello');
+  await until(async () => (await chatLog(emu)).length >= 2, 'the answer');
+  await chat(emu, 'a', 'Ana', '!story');
+  await until(async () => (await chatLog(emu)).length >= 4, 'the story in two messages');
+  const log = await chatLog(emu);
+  assert.deepEqual(log.slice(0, 2), ['Hi Ana, welcome to the booth!', 'Hello, Ana!']);
+  assert.equal(log.slice(2).join(' '), story);
+  const replies = driver.bot.status().counters.replies;
+  assert.deepEqual([replies.welcome.messages, replies.welcome.people, replies.command.messages], [1, 1, 1]);
+  driver.shutdown();
+  assert.equal((await running)?.code, 'shut_down');
+});
+
 test('a reply not out within its freshness is dropped, never sent late, and logged at warn with its kind and count', async (t) => {
   /** @type {string[]} */
   const warned = [];
