@@ -1891,7 +1891,8 @@ onair_result onair_bot_say(struct onair_bot *bot,
 
 /**
  * Queues a reply of `kind` (an `onair_reply_kind`) naming one person (their
- * `user_id`, and their `nickname` or NULL): `text` goes out as written
+ * `user_id`, and their `nickname`, or NULL or empty for none: merged, they
+ * are named `friend`): `text` goes out as written
  * when it goes alone; when other replies of a mergeable kind (welcome,
  * welcome back, thanks: the kit's configured ones or other
  * `onair_bot_reply`s) wait with it while the chat limit holds the queue,
