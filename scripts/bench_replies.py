@@ -225,6 +225,8 @@ def run_one(args, name, command, env_extra, out):
             "seconds": time.monotonic() - started,
             "work": work,
         }
+        with open(os.path.join(work, "world.json"), "w", encoding="utf-8") as f:
+            json.dump({k: v for k, v in out[name].items() if k != "log"}, f)
     except Exception as e:  # a bench: say it, the other bot goes on
         out[name] = {"error": f"{type(e).__name__}: {e} (logs: {work})"}
     finally:

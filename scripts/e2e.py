@@ -752,16 +752,23 @@ def check_replies(chat, frames, ledger, client_id, speed, jumps=(), slack_ms=5_0
             best = None
             for parse in parses:
                 verdicts = []
+                taken = set(named[(live, what)])
                 for name, pids in parse:
                     if len(parse) > 1 and utf16_len(name) > MERGED_NAME_MAX:
                         verdicts.append((sorted(pids)[0], name, False,
                                          f"names {name!r}, longer than {MERGED_NAME_MAX} UTF-16 units in a merged reply"))
                         continue
                     tried = [(pid,) + judge_person(pid, times_of(pid), verb) for pid in sorted(pids)]
-                    # Several people may share a nickname: one not named yet
-                    # for this broadcast and kind first.
-                    good = sorted((t for t in tried if t[1]), key=lambda t: t[0] in named[(live, what)])
+                    # Several people may share a nickname: the first to do
+                    # it of those not named yet for this broadcast and kind.
+                    def first(pid):
+                        times = times_of(pid)
+                        t = times[0] if times else (0,)
+                        return t[0] if isinstance(t, tuple) else t
+
+                    good = sorted((t for t in tried if t[1]), key=lambda t: (t[0] in taken, first(t[0])))
                     pid, ok, why = (good or tried)[0]
+                    taken.add(pid)
                     verdicts.append((pid, name, ok, why))
                 if best is None or sum(not v[2] for v in verdicts) < sum(not v[2] for v in best):
                     best = verdicts
