@@ -446,9 +446,10 @@ pub enum Notice {
         until_ms: u64,
     },
     /// Replies dropped, never sent (see [`Bot::reply`] and the kit's
-    /// [`RepliesConfig`](crate::kit::RepliesConfig)): one notice per kind
-    /// and reason for what was dropped since the last poll; each counted
-    /// in [`Status`].
+    /// [`RepliesConfig`](crate::kit::RepliesConfig)), per kind and reason:
+    /// the first at once, the rest summed in one notice at most every
+    /// [`GAVE_UP_NOTICE_EVERY_MS`](notices::GAVE_UP_NOTICE_EVERY_MS), all
+    /// of them before [`Action::Stopped`]; each counted in [`Status`].
     RepliesDropped {
         /// Their kind.
         kind: crate::kit::ReplyKind,
@@ -768,7 +769,7 @@ impl Bot {
             return action;
         }
         self.expire_replies(now_ms);
-        if let Some(notice) = self.replies.take_notice() {
+        if let Some(notice) = self.replies.take_notice(now_ms, self.stopped.is_some()) {
             return Action::Notice(notice);
         }
         if self.stopped.is_some() {

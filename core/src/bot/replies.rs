@@ -155,8 +155,31 @@ pub(super) struct Replies {
     pub(super) config: RepliesConfig,
     pub(super) queue: VecDeque<Entry>,
     next_id: u64,
-    /// (kind, reason, replies) dropped and not yet told.
-    untold: Vec<(ReplyKind, DropReason, u64)>,
+    /// Drops per (kind, reason): told at a bounded rate.
+    untold: Vec<Untold>,
+}
+
+/// The drops of one kind and reason: the first told at once, the rest
+/// counted and told in one notice at most every
+/// [`GAVE_UP_NOTICE_EVERY_MS`](super::notices::GAVE_UP_NOTICE_EVERY_MS) (a
+/// chat blocked for the day drops replies one by one: one log line each
+/// would bury the rest).
+#[derive(Debug, Clone)]
+struct Untold {
+    kind: ReplyKind,
+    reason: DropReason,
+    /// When the last notice of these went out (`None`: never).
+    told_at_ms: Option<u64>,
+    /// Replies dropped since.
+    pending: u64,
+}
+
+impl Untold {
+    fn due_at(&self) -> u64 {
+        self.told_at_ms.map_or(0, |t| {
+            t.saturating_add(super::notices::GAVE_UP_NOTICE_EVERY_MS)
+        })
+    }
 }
 
 impl Replies {
@@ -167,22 +190,33 @@ impl Replies {
         }
     }
 
-    /// The notice of one kind and reason dropped since the last.
-    pub(super) fn take_notice(&mut self) -> Option<Notice> {
-        if self.untold.is_empty() {
-            return None;
-        }
-        let (kind, reason, people) = self.untold.remove(0);
+    /// The notice of one kind and reason dropped since its last, when due
+    /// (`flush`: at once, the bot has stopped and no later poll would tell).
+    pub(super) fn take_notice(&mut self, now_ms: u64, flush: bool) -> Option<Notice> {
+        let u = self
+            .untold
+            .iter_mut()
+            .find(|u| u.pending > 0 && (flush || now_ms >= u.due_at()))?;
+        u.told_at_ms = Some(now_ms);
         Some(Notice::RepliesDropped {
-            kind,
-            people,
-            reason,
+            kind: u.kind,
+            people: std::mem::take(&mut u.pending),
+            reason: u.reason,
         })
     }
 
-    /// The earliest deadline of a waiting reply.
+    /// The earliest deadline of a waiting reply or a drop not yet told.
     pub(super) fn deadline(&self) -> Option<u64> {
-        self.queue.iter().map(|e| e.reply.deadline_ms).min()
+        let told = self
+            .untold
+            .iter()
+            .filter(|u| u.pending > 0)
+            .map(Untold::due_at);
+        self.queue
+            .iter()
+            .map(|e| e.reply.deadline_ms)
+            .chain(told)
+            .min()
     }
 }
 
@@ -260,6 +294,9 @@ impl Bot {
             self.drop_replies(reply.kind, DropReason::Stopped, 1);
             return;
         }
+        if reply.kind == ReplyKind::Milestone && self.supersede_milestone(&reply, now_ms) {
+            return;
+        }
         if self.replies.queue.len() >= MAX_QUEUED_REPLIES {
             self.drop_replies(reply.kind, DropReason::QueueFull, 1);
             return;
@@ -281,6 +318,55 @@ impl Bot {
             wait_for_newer_than: None,
         });
         self.touch_kit(now_ms);
+    }
+
+    /// A milestone replaces one still waiting about the same (the room's
+    /// hearts, or one person's gifts): "2 800 hearts" is news, "2 600" no
+    /// longer is, and milestones never merge, so a busy room's hearts would
+    /// otherwise take the chat limit from everyone's thanks. The waiting one
+    /// keeps its place with the new text and freshness, and counts as
+    /// merged. `false` when none waits.
+    fn supersede_milestone(&mut self, reply: &QueuedReply, now_ms: u64) -> bool {
+        let about = reply.user.as_ref().map(|u| &u.id);
+        let Some(waiting) = self.replies.queue.iter_mut().find(|e| {
+            e.reply.kind == ReplyKind::Milestone && e.reply.user.as_ref().map(|u| &u.id) == about
+        }) else {
+            return false;
+        };
+        waiting.reply.text.clone_from(&reply.text);
+        waiting.reply.user.clone_from(&reply.user);
+        waiting.reply.deadline_ms = reply.deadline_ms;
+        self.counters.replies.milestone.merged += 1;
+        self.touch_kit(now_ms);
+        true
+    }
+
+    /// The queue's reply at `at`, a milestone, takes the text and freshness
+    /// of a later one about the same, which is gone (merged).
+    fn take_later_milestone(&mut self, at: usize) {
+        let queue = &mut self.replies.queue;
+        let Some(head) = queue
+            .get(at)
+            .filter(|e| e.reply.kind == ReplyKind::Milestone)
+        else {
+            return;
+        };
+        let about = head.reply.user.as_ref().map(|u| u.id.clone());
+        let Some(later) = queue.iter().skip(at + 1).position(|e| {
+            e.reply.kind == ReplyKind::Milestone
+                && e.reply.user.as_ref().map(|u| &u.id) == about.as_ref()
+        }) else {
+            return;
+        };
+        let Some(later) = queue.remove(at + 1 + later) else {
+            return;
+        };
+        if let Some(head) = queue.get_mut(at) {
+            head.reply.text = later.reply.text;
+            head.reply.user = later.reply.user;
+            head.reply.deadline_ms = later.reply.deadline_ms;
+        }
+        self.counters.replies.milestone.merged += 1;
     }
 
     /// Places in the call queue whose replies went out merged or were
@@ -312,10 +398,15 @@ impl Bot {
             .replies
             .untold
             .iter_mut()
-            .find(|(k, r, _)| *k == kind && *r == reason)
+            .find(|u| u.kind == kind && u.reason == reason)
         {
-            Some((_, _, n)) => *n += count,
-            None => self.replies.untold.push((kind, reason, count)),
+            Some(u) => u.pending += count,
+            None => self.replies.untold.push(Untold {
+                kind,
+                reason,
+                told_at_ms: None,
+                pending: count,
+            }),
         }
     }
 
@@ -385,8 +476,14 @@ impl Bot {
             if !batch.is_empty() {
                 let back = std::mem::take(batch);
                 *first = back[0].id;
+                let returned = back.len();
                 for entry in back.into_iter().rev() {
                     self.replies.queue.push_front(entry);
+                }
+                // A milestone given back says the latest about the same
+                // when one came while it was out.
+                for i in 0..returned {
+                    self.take_later_milestone(i);
                 }
                 self.expire_replies(now_ms);
                 continue;

@@ -675,3 +675,93 @@ proptest! {
         prop_assert!(positions.windows(2).all(|w| w[0] < w[1]), "{:?} {:?}", welcomed, arrived);
     }
 }
+
+#[test]
+fn a_later_milestone_about_the_same_replaces_the_one_still_waiting() {
+    let (mut bot, stream) = open_with(replies_kit(r#","thanks":"""#), None, T0);
+    // The first message goes; the limit holds the rest while Ana passes
+    // 1 000, 2 000 and 3 000 and Lucas 1 000.
+    bot.on_stream_bytes(stream, donation("u0", "Ana", 1_000).as_bytes(), T0)
+        .unwrap();
+    let first = chat_sends(&drain(&mut bot, T0));
+    assert_eq!(first[0].1, "Ana has given 1000 tonight!");
+    let chunk = format!(
+        "{}{}{}",
+        donation("u0", "Ana", 1_000),
+        donation("u1", "Lucas", 1_000),
+        donation("u0", "Ana", 1_000)
+    );
+    bot.on_stream_bytes(stream, chunk.as_bytes(), T0).unwrap();
+    answer(&mut bot, &first, false, T0);
+    let mut log = Vec::new();
+    run(&mut bot, T0 + 1, T0 + 60_000, 1_000, &mut log);
+    let messages: Vec<&str> = log.iter().map(|(_, m)| m.as_str()).collect();
+    // Ana's first waits again at its place, now saying her latest; Lucas's
+    // is his own.
+    assert_eq!(
+        messages,
+        [
+            "Ana has given 3000 tonight!",
+            "Lucas has given 1000 tonight!"
+        ]
+    );
+    let m = &bot.status(T0 + 60_000).counters.replies.milestone;
+    assert_eq!((m.messages, m.merged, m.dropped), (2, 2, 0), "{m:?}");
+}
+
+#[test]
+fn drops_spread_over_time_are_told_at_a_bounded_rate_and_all_before_the_stop() {
+    let (mut bot, stream) = open_with(replies_kit(r#","fresh_ms":{"welcome":1000}"#), None, T0);
+    // One arrival a second for 20 s; the limit refuses every message, so
+    // each welcome goes stale on its own.
+    let mut notices = Vec::new();
+    let mut now = T0;
+    for i in 0..20u64 {
+        let at = T0 + i * 1_000;
+        while now < at {
+            let actions = drain(&mut bot, now);
+            notices.extend(
+                actions
+                    .iter()
+                    .filter(|a| matches!(a, Action::Notice(Notice::RepliesDropped { .. })))
+                    .map(|_| now),
+            );
+            let sent = chat_sends(&actions);
+            answer(&mut bot, &sent, false, now);
+            now = wait_until(&drain(&mut bot, now)).map_or(at, |w| w.min(at));
+        }
+        bot.on_stream_bytes(
+            stream,
+            join(&format!("u{i}"), &format!("P{i}")).as_bytes(),
+            now,
+        )
+        .unwrap();
+    }
+    // The first at once, then at most one every 5 s.
+    assert!(notices.len() <= 1 + 20 / 5, "{notices:?}");
+    for pair in notices.windows(2) {
+        assert!(pair[1] - pair[0] >= 5_000, "{notices:?}");
+    }
+    // Whatever is untold is told before the bot says it stopped.
+    bot.shutdown(false);
+    let mut people = 0;
+    let mut stopped_after = false;
+    for _ in 0..50 {
+        match bot.poll(now) {
+            Action::Notice(Notice::RepliesDropped { people: p, .. }) => {
+                assert!(!stopped_after);
+                people += p;
+            }
+            Action::Stopped(_) => {
+                stopped_after = true;
+                break;
+            }
+            Action::Wait { .. } => now += 100,
+            _ => {}
+        }
+    }
+    assert!(stopped_after);
+    let w = &bot.status(now).counters.replies.welcome;
+    assert_eq!(w.dropped, 20, "{w:?}");
+    assert!(people > 0);
+}
