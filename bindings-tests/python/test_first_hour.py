@@ -668,3 +668,24 @@ def test_a_second_ctrl_c_exits_at_once(emulator: Emulator, tmp_path: Path) -> No
     assert rc == 130, err
     assert "Traceback" not in err, err
     assert took < 5, took
+
+
+def test_the_reference_bot_reminds_while_connected(emulator: Emulator, tmp_path: Path) -> None:
+    """The reference bot's own reminder (every 30 minutes; a second here), said as it is,
+    beside the kit's configured welcome."""
+    source = REFERENCE_BOT.read_text(encoding="utf-8")
+    assert "30 * 60 * 1000" in source
+    program = tmp_path / "bot.py"
+    program.write_text(source.replace("30 * 60 * 1000", "1000"), encoding="utf-8")
+    bot = Bot(tmp_path, settings(emulator, ONAIR_CODE=emulator.code()), program)
+    try:
+        emulator.wait("/state", lambda s: s["openStreams"] >= 1)
+        emit_all(emulator, [("presence", {"user": {"id": "u1", "nickname": "Mina"}})])
+        chat = emulator.wait("/chat", lambda c: len(c["messages"]) >= 3, 10)
+        rc, err = bot.interrupt()
+    finally:
+        bot.close()
+    assert rc == 0, err
+    said = [m["message"] for m in chat["messages"]]
+    reminder = "Say !hello to say hi, or !top for tonight's top donors."
+    assert said[0] == "Welcome, Mina! 🎧" and said[1:3] == [reminder, reminder], said

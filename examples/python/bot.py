@@ -18,6 +18,19 @@ tokens, state = (onair.FileStore(p) if (p := env(v)) else None for v in ("ONAIR_
 bot = onair.Driver(config, tokens=tokens, state=state, code=env("ONAIR_CODE"), redirect_uri=env("ONAIR_REDIRECT_URI"))
 broadcasts: list[dict[str, object]] = []
 arrivals: list[dict[str, object]] = []
+REMINDER, EVERY_MS = "Say !hello to say hi, or !top for tonight's top donors.", 30 * 60 * 1000
+reminding = False
+
+@bot.on(onair.Chat, onair.Presence, onair.Like, onair.Donation, onair.End)
+def remind(_: object) -> None:  # the first event: the reminder from now on, while connected
+    global reminding
+    if not reminding:
+        bot.set_timer("announce", onair.now_ms() + EVERY_MS, EVERY_MS, while_connected=True)
+        reminding = True
+
+@bot.on_timer
+def announce(_: onair.Timer) -> str:  # said as it is (no person's reply)
+    return REMINDER
 
 @bot.on_arrival
 def arrived(a: onair.Arrival) -> None:  # greeted by the kit; recorded for the tally file
