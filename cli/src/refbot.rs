@@ -366,7 +366,14 @@ mod tests {
             // told): none lost in silence.
             let told = night.told.get(name).copied().unwrap_or_default();
             assert_eq!(k.people + k.dropped, told, "{name}: {k:?}");
-            let mut kind = serde_json::json!({ "people": told });
+            // Who counts as back depends on the machine's speed: the kit
+            // times an absence on the bot's clock, the emulator's runs
+            // faster. Only that some were is stable.
+            let mut kind = if name == "welcomeBack" {
+                serde_json::json!({ "some": told > 0 })
+            } else {
+                serde_json::json!({ "people": told })
+            };
             if k.people > 1 && k.merged > 0 {
                 kind["merged"] = true.into();
             }

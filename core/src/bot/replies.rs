@@ -84,7 +84,8 @@ pub struct ReplyCounters {
     pub messages: u64,
     /// Replies (people) named in those messages.
     pub people: u64,
-    /// Replies that went out merged with others of their kind.
+    /// Replies that went out merged with others of their kind (milestones:
+    /// replaced by a later one about the same, whose message said them).
     pub merged: u64,
     /// Replies dropped, for any reason.
     pub dropped: u64,
@@ -281,6 +282,7 @@ impl Bot {
             text,
             queued_ms: now_ms,
             deadline_ms: now_ms.saturating_add(fresh),
+            covers: 1,
         };
         self.enqueue_reply(reply, now_ms);
     }
@@ -324,8 +326,9 @@ impl Bot {
     /// hearts, or one person's gifts): "2 800 hearts" is news, "2 600" no
     /// longer is, and milestones never merge, so a busy room's hearts would
     /// otherwise take the chat limit from everyone's thanks. The waiting one
-    /// keeps its place with the new text and freshness, and counts as
-    /// merged. `false` when none waits.
+    /// keeps its place with the new text and freshness, and stands for
+    /// both (sent as one message, counted as two merged). `false` when
+    /// none waits.
     fn supersede_milestone(&mut self, reply: &QueuedReply, now_ms: u64) -> bool {
         let about = reply.user.as_ref().map(|u| &u.id);
         let Some(waiting) = self.replies.queue.iter_mut().find(|e| {
@@ -336,13 +339,13 @@ impl Bot {
         waiting.reply.text.clone_from(&reply.text);
         waiting.reply.user.clone_from(&reply.user);
         waiting.reply.deadline_ms = reply.deadline_ms;
-        self.counters.replies.milestone.merged += 1;
+        waiting.reply.covers += reply.covers;
         self.touch_kit(now_ms);
         true
     }
 
     /// The queue's reply at `at`, a milestone, takes the text and freshness
-    /// of a later one about the same, which is gone (merged).
+    /// of a later one about the same, which it now stands for.
     fn take_later_milestone(&mut self, at: usize) {
         let queue = &mut self.replies.queue;
         let Some(head) = queue
@@ -365,8 +368,8 @@ impl Bot {
             head.reply.text = later.reply.text;
             head.reply.user = later.reply.user;
             head.reply.deadline_ms = later.reply.deadline_ms;
+            head.reply.covers += later.reply.covers;
         }
-        self.counters.replies.milestone.merged += 1;
     }
 
     /// Places in the call queue whose replies went out merged or were
@@ -412,7 +415,7 @@ impl Bot {
 
     fn drop_entries(&mut self, entries: impl IntoIterator<Item = QueuedReply>, reason: DropReason) {
         for reply in entries {
-            self.drop_replies(reply.kind, reason, 1);
+            self.drop_replies(reply.kind, reason, reply.covers);
         }
     }
 
@@ -426,16 +429,16 @@ impl Bot {
         {
             return;
         }
-        let mut stale: Vec<ReplyKind> = Vec::new();
+        let mut stale: Vec<(ReplyKind, u64)> = Vec::new();
         self.replies.queue.retain(|e| {
             let fresh = e.reply.deadline_ms > now_ms;
             if !fresh {
-                stale.push(e.reply.kind);
+                stale.push((e.reply.kind, e.reply.covers));
             }
             fresh
         });
-        for kind in stale {
-            self.drop_replies(kind, DropReason::Stale, 1);
+        for (kind, covers) in stale {
+            self.drop_replies(kind, DropReason::Stale, covers);
         }
         self.touch_kit(now_ms);
     }
@@ -571,7 +574,7 @@ impl Bot {
         };
         match result {
             CallResult::ChatSent => {
-                let n = batch.len() as u64;
+                let n: u64 = batch.iter().map(|e| e.reply.covers).sum();
                 self.counters.chats_sent += 1;
                 let c = self.counters.replies.of_mut(kind);
                 c.messages += 1;

@@ -500,6 +500,19 @@ pub struct QueuedReply {
     pub queued_ms: u64,
     /// After this it is dropped, not sent (unix ms).
     pub deadline_ms: u64,
+    /// The replies it stands for: more than one when later milestones about
+    /// the same replaced their text into it (counted sent or dropped as
+    /// that many).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub covers: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(n: &u64) -> bool {
+    *n == 1
 }
 
 #[cfg(test)]
