@@ -614,8 +614,8 @@ def test_ctrl_c_mid_broadcast_then_a_restart(emulator: Emulator, tmp_path: Path)
         newcomers = people(3, start=300)
         emit_all(emulator, [("presence", {"user": p}) for p in first_crowd[:5] + newcomers])
         said: Callable[[], list[str]] = lambda: [m["message"] for m in emulator.ctl("/chat")["messages"]]
-        # Behind what the stop saved (fresh replies go out after a restart: the first
-        # run's hearts milestones, one message each, at the chat limit's pace).
+        # Behind what the stop saved (its replies still fresh go out after a restart,
+        # at the chat limit's pace).
         deadline = time.monotonic() + 60
         wanted = {p["nickname"] for p in newcomers}
         while not wanted <= {n for names in welcomed(said()[said_before:]) for n in names}:
