@@ -284,6 +284,17 @@ test('app timers come as timer actions, folded into wait', () => {
   assert.throws(() => bot.schedule(1, ''), (e) => e instanceof TimerError && e.kind === 'bad_tag');
 });
 
+test('a timer set whileConnected fires only while the stream is connected', () => {
+  const { bot, streamId } = connected();
+  bot.every(1_000, 'remind', 2_000, { whileConnected: true });
+  bot.every(1_000, 'always', 2_000);
+  const timers = (/** @type {number} */ now) => drain(bot, now).actions.flatMap((a) => (a.type === 'timer' ? [a.tag] : []));
+  assert.deepEqual(timers(2_500), ['always'], 'the stream is not open yet');
+  bot.onStreamOpen(streamId, 200, [], 2_600);
+  assert.deepEqual(timers(3_000).sort(), ['always', 'remind']);
+  assert.throws(() => bot.every(1_000, 'x', 0, { whileConnected: /** @type {any} */ ('yes') }), /whileConnected must be true or false, not a string/);
+});
+
 test('status: the connection narrows by state, counters count', () => {
   const fresh = new Bot({ baseUrl: BASE, clientId: CLIENT_ID, clientSecret: 's', seed: 1 });
   assert.deepEqual(fresh.status(0).connection, { state: 'needsAuthorization' });

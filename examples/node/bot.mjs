@@ -3,10 +3,10 @@
 // arrivals, thanks donors, answers !hello and !top and calls milestones (when
 // the chat limit holds replies back, it names several people in one message,
 // and drops what is no longer fresh: the driver logs that at warn). The bot
-// itself posts a reminder every 30 minutes, keeps tokens and the kit's state
-// in files, and on SIGINT or SIGTERM shuts down and writes its tally and
-// arrivals to ONAIR_TALLY_OUT. A consent failure (no code, an expired or used
-// one) ends it with exit 1.
+// itself posts a reminder every 30 minutes while connected, keeps tokens and
+// the kit's state in files, and on SIGINT or SIGTERM shuts down and writes
+// its tally and arrivals to ONAIR_TALLY_OUT. A consent failure (no code, an
+// expired or used one) ends it with exit 1.
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { Driver } from 'onair';
 
@@ -43,8 +43,8 @@ let reminding = false;
 driver
   .on('arrival', (a) => void out.arrivals.push({ liveId: a.liveId, id: a.user.id, kind: a.kind }))
   .on('event', () => {
-    // From the first event on: the reminder (a string a timer handler returns is said).
-    if (!reminding) driver.every(REMINDER_EVERY_MS, 'announce');
+    // From the first event on, while connected: the reminder (a string a timer handler returns is said).
+    if (!reminding) driver.every(REMINDER_EVERY_MS, 'announce', null, { whileConnected: true });
     reminding = true;
   })
   .on('timer', (t) => (t.tag === 'announce' ? REMINDER : undefined))

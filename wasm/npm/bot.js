@@ -462,9 +462,14 @@ class Bot {
   schedule(atMs, tag) {
     guard(() => this.#inner.schedule(num(atMs, 'atMs'), str(tag, 'the timer tag')));
   }
-  every(periodMs, tag, firstAtMs) {
+  every(periodMs, tag, firstAtMs, options = {}) {
     num(periodMs, 'periodMs');
-    guard(() => this.#inner.every(periodMs, str(tag, 'the timer tag'), firstAtMs == null ? Date.now() + periodMs : num(firstAtMs, 'firstAtMs')));
+    const first = firstAtMs == null ? Date.now() + periodMs : num(firstAtMs, 'firstAtMs');
+    const whileConnected = options?.whileConnected;
+    if (whileConnected != null && typeof whileConnected !== 'boolean') {
+      throw new TypeError(`onair: whileConnected must be true or false, not ${what(whileConnected)}`);
+    }
+    guard(() => this.#inner.every(periodMs, str(tag, 'the timer tag'), first, whileConnected ?? undefined));
   }
   cancelTimer(tag) {
     return this.#inner.cancelTimer(str(tag, 'the timer tag'));

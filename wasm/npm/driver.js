@@ -308,8 +308,8 @@ export class Driver {
   schedule(atMs, tag) {
     this.#poke(this.bot.schedule(atMs, tag));
   }
-  every(periodMs, tag, firstAtMs) {
-    this.#poke(this.bot.every(periodMs, tag, firstAtMs ?? this.#now() + periodMs));
+  every(periodMs, tag, firstAtMs, options) {
+    this.#poke(this.bot.every(periodMs, tag, firstAtMs ?? this.#now() + periodMs, options));
   }
   cancelTimer(tag) {
     return this.#poke(this.bot.cancelTimer(tag));

@@ -170,8 +170,13 @@ export class Bot {
   requestReconnect(nowMs?: number): void;
   /** A `timer` action with `tag` once at `atMs` (folded into `wait`). Setting a tag again replaces it. Throws `TimerError`. */
   schedule(atMs: number, tag: string): void;
-  /** A `timer` action with `tag` every `periodMs`, first at `firstAtMs` (default: one period from now). Throws `TimerError`. */
-  every(periodMs: number, tag: string, firstAtMs?: number): void;
+  /**
+   * A `timer` action with `tag` every `periodMs`, first at `firstAtMs`
+   * (default: one period from now); with `whileConnected`, only while the
+   * stream is connected (a reminder that would go to an empty room waits).
+   * Throws `TimerError`.
+   */
+  every(periodMs: number, tag: string, firstAtMs?: number | null, options?: { whileConnected?: boolean }): void;
   /** Cancels the timer `tag`; false when there was none. */
   cancelTimer(tag: string): boolean;
   /** Stops: cancels calls, closes the stream, hands out the kit's state; with `revoke` the tokens are revoked. */
@@ -349,7 +354,7 @@ export class Driver implements AsyncIterable<DriverAction> {
   listListeners(): number;
   fetchFans(): number;
   schedule(atMs: number, tag: string): void;
-  every(periodMs: number, tag: string, firstAtMs?: number): void;
+  every(periodMs: number, tag: string, firstAtMs?: number | null, options?: { whileConnected?: boolean }): void;
   cancelTimer(tag: string): boolean;
   requestReconnect(): void;
   authorize(code: string, redirectUri: string): void;

@@ -4,6 +4,7 @@
 use onair::kit::{KitConfig, KitState, ReplyKind};
 use onair::proto::json::{ActionJson, StopJson, TallyJson};
 use onair::proto::oauth::Tokens;
+use onair::proto::timers::Timer;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId, User};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -380,11 +381,21 @@ impl Bot {
         self.inner.schedule(ms(at_ms), tag).map_err(timer_error)
     }
 
-    /// Fires a `timer` action with `tag` every `period_ms`, first at `first_at_ms`.
-    pub fn every(&mut self, period_ms: f64, tag: &str, first_at_ms: f64) -> Result<(), JsValue> {
-        self.inner
-            .every(ms(period_ms), tag, ms(first_at_ms))
-            .map_err(timer_error)
+    /// Fires a `timer` action with `tag` every `period_ms`, first at
+    /// `first_at_ms`; with `while_connected`, only while the stream is
+    /// connected (`Timer::while_connected`).
+    pub fn every(
+        &mut self,
+        period_ms: f64,
+        tag: &str,
+        first_at_ms: f64,
+        while_connected: Option<bool>,
+    ) -> Result<(), JsValue> {
+        let mut timer = Timer::every(ms(period_ms), ms(first_at_ms));
+        if while_connected == Some(true) {
+            timer = timer.while_connected();
+        }
+        self.inner.set_timer(tag, timer).map_err(timer_error)
     }
 
     /// Cancels the timer `tag`; `false` when there was none.

@@ -392,3 +392,24 @@ test('SIGINT while frames flow, then a restart: every frame written before the s
   assert.ok(first_.arrivals.length > 0, 'the first run greeted people');
   for (const [who, n] of greeted) assert.equal(n, 1, `${who} greeted ${n} times`);
 });
+
+test("the reference bot's own reminder, while connected (a second here, 30 minutes there), beside the kit's configured welcome", async (t) => {
+  const emu = await emulator();
+  const dir = workdir();
+  t.after(async () => (await emu.close(), rmSync(dir, { recursive: true, force: true })));
+  const source = readFileSync(REFERENCE_BOT, 'utf8');
+  assert.ok(source.includes('30 * 60 * 1000'));
+  writeFileSync(join(dir, 'reminding.mjs'), source.replace('30 * 60 * 1000', '1000'));
+  const { code } = await emu.control('/consent', {});
+  await emu.control('/state', { botManager: true });
+  await emu.control('/live/start', {});
+  const bot = start(dir, envFor(emu, { ONAIR_CODE: code }), 'reminding.mjs');
+  const said = async () => (await emu.control('/chat')).messages.map((/** @type {{ message: string }} */ m) => m.message);
+  await until('the stream', async () => (await emu.control('/state')).openStreams === 1);
+  await emu.control('/emit', { event: 'presence', data: { user: { id: 'u1', nickname: 'Mina' } } });
+  await until('the welcome and two reminders', async () => (await said()).length >= 3);
+  bot.child.kill('SIGINT');
+  assert.equal((await bot.exited).code, 0, bot.out.stdout + bot.out.stderr);
+  const reminder = "Say !hello to say hi, or !top for tonight's top donors.";
+  assert.deepEqual((await said()).slice(0, 3), ['Welcome, Mina! 🎧', reminder, reminder]);
+});
