@@ -857,7 +857,8 @@ messages: number,
  */
 people: number, 
 /**
- * Replies that went out merged with others of their kind.
+ * Replies that went out merged with others of their kind (milestones:
+ * replaced by a later one about the same, whose message said them).
  */
 merged: number, 
 /**
