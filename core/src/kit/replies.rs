@@ -250,7 +250,10 @@ const NICKNAMES: &[&str] = &["nicknames", "nickname"];
 
 impl RepliesConfig {
     /// The text for several people of a mergeable `kind` (`{nicknames}`;
-    /// `{nickname}` is read the same), `None` for a kind never merged.
+    /// `{nickname}` is read the same), `None` for a kind never merged or
+    /// whose text for many is empty (each reply then goes out as its own:
+    /// `thanks = ""` silences the configured thanks, a handler's own still
+    /// go out).
     pub fn many(&self, kind: ReplyKind) -> Option<&str> {
         let (many, one) = match kind {
             ReplyKind::Welcome => (&self.welcome_many, &self.welcome),
@@ -258,7 +261,7 @@ impl RepliesConfig {
             ReplyKind::Thanks => (&self.thanks_many, &self.thanks),
             ReplyKind::Milestone | ReplyKind::Command => return None,
         };
-        Some(many.as_deref().unwrap_or(one))
+        Some(many.as_deref().unwrap_or(one)).filter(|t| !t.trim().is_empty())
     }
 
     /// Checks every text's placeholders, its length without them, and that

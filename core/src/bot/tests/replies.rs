@@ -770,3 +770,30 @@ fn drops_spread_over_time_are_told_at_a_bounded_rate_and_all_before_the_stop() {
     assert_eq!(w.dropped, 20, "{w:?}");
     assert!(people > 0);
 }
+
+#[test]
+fn a_kind_whose_text_for_many_is_empty_sends_each_handler_reply_as_written() {
+    // The configured thanks silenced; the handler thanks in its own words.
+    let (mut bot, _stream) = open_with(replies_kit(r#","thanks":"""#), None, T0);
+    bot.send_chat("first").unwrap();
+    let first = chat_sends(&drain(&mut bot, T0));
+    for (id, name) in [("a", "Ana"), ("b", "Lucas")] {
+        let user = User {
+            id: id.into(),
+            nickname: Some(name.into()),
+        };
+        bot.reply(
+            ReplyKind::Thanks,
+            &user,
+            &format!("{name}, you are a star!"),
+        )
+        .unwrap();
+    }
+    answer(&mut bot, &first, true, T0);
+    let mut log = Vec::new();
+    run(&mut bot, T0, T0 + 10_000, 1_000, &mut log);
+    let messages: Vec<&str> = log.iter().map(|(_, m)| m.as_str()).collect();
+    assert_eq!(messages, ["Ana, you are a star!", "Lucas, you are a star!"]);
+    let t = &bot.status(T0 + 10_000).counters.replies.thanks;
+    assert_eq!((t.messages, t.people, t.merged, t.dropped), (2, 2, 0, 0));
+}
