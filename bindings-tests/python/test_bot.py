@@ -52,7 +52,7 @@ def streaming(bot: onair.Bot, now: list[int]) -> int:
 def test_config_errors() -> None:
     with pytest.raises(onair.InvalidConfig) as e:
         onair.Config("ftp://x", CLIENT_ID, "s")
-    assert e.value.kind == "invalid_base_url" and "URL" in e.value.advice
+    assert e.value.kind == "invalid_base_url" and "absolute http(s) URL" in str(e.value)
     with pytest.raises(onair.InvalidConfig) as e:
         onair.Config("http://127.0.0.1:9", "not-a-uuid", "s")
     assert e.value.kind == "invalid_client_id" and "client_id must be a UUID" in str(e.value)

@@ -396,8 +396,8 @@ def test_a_client_id_that_is_not_one_is_one_line(emulator: Emulator, tmp_path: P
     rc, err = run_bot(tmp_path, settings(emulator, ONAIR_CLIENT_ID="my-app"))
     assert rc == 1, err
     assert one_line(err) == (
-        "bot.py: client_id must be a UUID (8-4-4-4-12 hexadecimal digits)"
-        " (invalid_client_id; use the app's client id as the service issued it)"
+        "bot.py: client_id must be a UUID (8-4-4-4-12 hexadecimal digits):"
+        " use the app's client id as the service issued it"
     )
 
 

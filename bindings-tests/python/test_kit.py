@@ -131,4 +131,17 @@ def test_errors_have_kind_and_advice() -> None:
     e = error(12, "over 200")
     assert isinstance(e, onair.ChatRejected) and e.kind == "chat_too_long" and e.code == 12
     assert "over 200" in str(e) and e.advice in str(e)
+
+
+def test_an_error_text_says_each_thing_once() -> None:
+    # The kind is `.kind`, not in the text; the advice is there only where the
+    # library's message does not say it already.
+    from onair.errors import _CODES, error
+
+    for code, (kind, advice) in _CODES.items():
+        text = str(error(code))
+        assert f"({kind};" not in text and f"{kind}:" not in text, text
+        assert text.endswith(f": {advice}") if advice else not text.endswith(":"), text
+        words = text.lower().replace(":", " ").split()
+        assert not any(words[i : i + 4] == words[j : j + 4] for i in range(len(words) - 3) for j in range(i + 1, len(words) - 3)), text
     assert onair.library_version() and onair.abi_version() == 4

@@ -10,44 +10,47 @@ from __future__ import annotations
 
 from . import _ffi
 
-# code: (kind, advice). Names and advice for the caller's own mistakes; the
+# code: (kind, advice). Names and advice for the caller's own mistakes (the
+# advice empty where the library's message says what to do already); the
 # service's problems (kinds and advice from the core) come as `Problem` values.
 _CODES: dict[int, tuple[str, str]] = {
-    1: ("null_parameter", "pass every required argument"),
-    2: ("invalid_utf8", "pass valid UTF-8 text"),
-    3: ("panic", "a bug in libonair: only close the handle, and report it"),
-    4: ("invalid_base_url", "use an absolute http(s) URL without query or fragment"),
+    1: ("null_parameter", ""),
+    2: ("invalid_utf8", ""),
+    3: ("panic", "report the bug"),
+    4: ("invalid_base_url", ""),
     5: ("invalid_credentials", "use the app's client id (a UUID) and a non-empty secret"),
-    6: ("invalid_tokens", "the saved token file did not load: start without it and re-authorize"),
+    6: ("invalid_tokens", "start without the file and re-authorize"),
     7: ("unknown_request", "report only request ids the bot gave you"),
     8: ("not_a_stream", "use on_response for SEND and the stream calls for OPEN_STREAM"),
     9: ("stream_not_started", "call on_stream_open before on_stream_bytes"),
-    10: ("misuse", "see the message; follow the bot's driver contract"),
-    11: ("chat_empty", "send some non-blank text"),
-    12: ("chat_too_long", "split the text first (onair.split_chat)"),
+    10: ("misuse", "follow the bot's driver contract"),
+    11: ("chat_empty", ""),
+    12: ("chat_too_long", "split it first (onair.split_chat; say() splits)"),
     15: ("no_tokens", "authorize the bot first"),
     16: ("unknown_endpoint", "use one of the core's endpoint names (token, chat, events, …)"),
-    17: ("invalid_argument", "pass a value in the documented range"),
+    17: ("invalid_argument", ""),
     18: ("bad_tag", "use a short tag without control characters"),
     19: ("too_many_timers", "cancel a timer first"),
-    20: ("invalid_state", "the saved kit state did not load: start without it"),
+    20: ("invalid_state", "start without it"),
     21: ("no_event", "pass an event from a decoder or a bot"),
     22: ("out_of_range", "use an index below the length"),
     23: ("no_current", "poll or take an item first"),
-    24: ("busy", "the handle is in a call on another thread: serialize calls on it (the package's objects do)"),
-    25: ("invalid_kit_config", "fix the kit configuration at the key named"),
-    26: ("kit_state_too_new", "a newer onair saved this kit state: upgrade, or start without it"),
+    24: ("busy", "serialize calls on it (the package's objects do)"),
+    25: ("invalid_kit_config", ""),
+    26: ("kit_state_too_new", "upgrade onair, or start without it"),
     27: ("no_kit", "configure a kit (Config(kit=...))"),
     28: ("invalid_client_id", "use the app's client id as the service issued it"),
-    29: ("invalid_client_secret", "use the app's client secret (not empty)"),
+    29: ("invalid_client_secret", ""),
     30: ("invalid_handle", "a bug in the package: report it"),
-    31: ("freed_handle", "the object was closed: make a new one"),
+    31: ("freed_handle", "make a new one"),
     32: ("too_many_handles", "close objects you no longer use"),
 }
 
 
 class OnairError(Exception):
-    """A libonair call failed. ``kind``: the code's name; ``advice``: what to do."""
+    """A libonair call failed. ``kind``: the code's name; ``advice``: what to do
+    (empty when the message says it). The text is the message, then the advice:
+    ``the saved tokens did not load: … : start without the file and re-authorize``."""
 
     code: int
     kind: str
@@ -59,7 +62,9 @@ class OnairError(Exception):
         base = (_ffi.lib.onair_result_message(code) or b"").decode("utf-8", "replace")
         self.detail = detail or ""
         msg = f"{base}: {detail}" if detail and detail != base else base
-        super().__init__(f"{msg} ({self.kind}; {self.advice})")
+        # The kind is `.kind`; the advice is said only where the message does
+        # not say it already.
+        super().__init__(f"{msg}: {self.advice}" if self.advice else msg)
 
 
 class MisuseError(OnairError):
