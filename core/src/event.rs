@@ -52,6 +52,7 @@ pub mod fuzzing {
 /// nickname changes, repeats, and may be `null`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct User {
     /// Encrypted identifier, scoped to (bot, DJ). Use it as the key.
     pub id: String,
@@ -64,6 +65,7 @@ pub struct User {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Chat {
     /// The poster.
     #[serde(deserialize_with = "crate::wire::object")]
@@ -88,6 +90,7 @@ wire_enum! {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Presence {
     /// Who joined.
     #[serde(deserialize_with = "crate::wire::object")]
@@ -121,6 +124,7 @@ wire_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Like {
     /// The sender.
     #[serde(deserialize_with = "crate::wire::object")]
@@ -144,6 +148,7 @@ pub struct Like {
 /// A donation of the paid currency.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Donation {
     /// The donor.
     #[serde(deserialize_with = "crate::wire::object")]
@@ -172,6 +177,7 @@ wire_enum! {
 /// The final frame of a stream. Nothing follows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct End {
     /// Why the stream ends.
     pub reason: EndReason,
@@ -179,6 +185,7 @@ pub struct End {
 
 /// A typed stream event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum Event {
     /// `chat`
