@@ -58,6 +58,21 @@ macro_rules! wire_enum {
                 d.deserialize_str($crate::wire::StrVisitor(Self::from_wire))
             }
         }
+
+        /// Any string: the known values are listed as `examples` (a value
+        /// this version does not know is kept, never refused).
+        #[cfg(feature = "schema")]
+        impl ::schemars::JsonSchema for $name {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+                ::schemars::json_schema!({
+                    "type": "string",
+                    "examples": [$( $wire, )*],
+                })
+            }
+        }
     };
 }
 
@@ -106,6 +121,20 @@ macro_rules! name_enum {
                 let text = <::std::borrow::Cow<'de, str>>::deserialize(d)?;
                 Self::from_name(&text)
                     .ok_or_else(|| ::serde::de::Error::unknown_variant(&text, NAMES))
+            }
+        }
+
+        /// One of the names.
+        #[cfg(feature = "schema")]
+        impl ::schemars::JsonSchema for $name {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+                ::schemars::json_schema!({
+                    "type": "string",
+                    "enum": [$( $wire, )*],
+                })
             }
         }
     };

@@ -79,6 +79,7 @@ impl fmt::Display for DropReason {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReplyCounters {
     /// Messages the service took.
     pub messages: u64,
@@ -107,6 +108,7 @@ pub struct ReplyCounters {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RepliesCounters {
     /// Welcomes.
     pub welcome: ReplyCounters,

@@ -12,6 +12,7 @@ use crate::proto::scope::{Permission, Scope};
 #[serde(tag = "state", rename_all = "camelCase")]
 #[non_exhaustive]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Connection {
     /// No tokens yet: the DJ must consent.
     NeedsAuthorization,
@@ -57,6 +58,7 @@ pub enum Connection {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Counters {
     /// `chat` events.
     pub chat: u64,
@@ -116,6 +118,7 @@ pub struct Counters {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QuotaBlock {
     /// The blocked permission; `None`: the whole app.
     pub scope: Option<String>,
@@ -128,6 +131,7 @@ pub struct QuotaBlock {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Status {
     /// The event stream's state.
     pub connection: Connection,

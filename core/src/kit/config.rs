@@ -49,6 +49,7 @@ use super::commands::{fold, Allowed};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KitConfig {
     /// What starts a command (default `!`), right before its name.
     #[serde(default = "default_prefix")]
@@ -106,6 +107,7 @@ impl Default for KitConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CommandConfig {
     /// Its name, compared case-insensitively (`!Hello` runs `hello`).
     pub name: String,
@@ -181,6 +183,7 @@ impl CommandConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GreetingsConfig {
     /// Greet a person's first sign in a broadcast (default true): their join
     /// when the bot is a manager (presence needs manager level), otherwise
@@ -212,6 +215,7 @@ impl Default for GreetingsConfig {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MilestonesConfig {
     /// Every this many hearts for the broadcast (by `totalAmount`).
     #[serde(default)]

@@ -83,6 +83,7 @@ impl ReplyKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FreshConfig {
     /// Welcomes (default 60 000).
     #[serde(default = "minute")]
@@ -150,6 +151,7 @@ impl FreshConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RepliesConfig {
     /// A person's first arrival (`{nickname}`); default `Welcome, {nickname}! 🎧`.
     #[serde(default = "d_welcome")]

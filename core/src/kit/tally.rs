@@ -32,6 +32,7 @@ use crate::event::{Event, LikeType};
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PersonTotals {
     /// The latest nickname seen (it changes; `None` when never sent).
     pub nickname: Option<String>,

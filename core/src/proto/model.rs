@@ -41,6 +41,7 @@ pub const DEFAULT_EXPIRES_IN_SECS: u64 = 3600;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Broadcast {
     /// Identifies this broadcast session: the key for "once per broadcast"
     /// rules and for telling whether a reconnect is the same broadcast.
@@ -71,6 +72,7 @@ pub struct Broadcast {
 /// A person in the room (spec 2.3). `id` is the stable key (spec 2.5).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Listener {
     /// Encrypted identifier, scoped to (bot, DJ); the same value as
     /// `user.id` in stream events.
@@ -91,6 +93,7 @@ pub struct Listener {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ListenersPage {
     /// The people on this page.
     pub listeners: Vec<Listener>,
@@ -115,6 +118,7 @@ pub struct ListenersPage {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Fan {
     /// Encrypted identifier (spec 2.5).
     pub id: String,
@@ -133,6 +137,7 @@ pub struct Fan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FanRanking {
     /// The size of the returned list (at most 30), not the number of fans.
     pub total_count: u64,

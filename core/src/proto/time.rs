@@ -24,6 +24,17 @@ use crate::wire::{ShortText, StrVisitor};
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct Timestamp(ShortText);
 
+/// A string, as on the wire.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string" })
+    }
+}
+
 impl Timestamp {
     /// Wraps a wire string; nothing is validated until you parse it.
     pub fn new(wire: impl AsRef<str>) -> Self {
@@ -84,6 +95,17 @@ impl<'de> Deserialize<'de> for Timestamp {
 #[derive(Clone, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(type = "string"))]
 pub struct FrameId(ShortText);
+
+/// A string, as on the wire.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for FrameId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "FrameId".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string" })
+    }
+}
 
 impl FrameId {
     /// Wraps an id as it appeared on the `id:` line.
