@@ -8,7 +8,7 @@
 //! | end `RECONNECT` | close; connect at once, same token, every time (a storm brake acts only on connections that end again within [`StreamConfig::storm_window_ms`] of opening with no frame before the end, and says so with [`StreamNotice`]) |
 //! | dropped without an end frame | exponential backoff, 1 s doubling to 30 s, full jitter ([`Backoff`]) |
 //! | 404 (not on air) | retry after a jittered few seconds, never hammering |
-//! | 401 | refresh, then connect: [`Step::RefreshToken`] says it is for a 401, and the caller's one-refresh rule ([`TokenManager::on_unauthorized`](crate::proto::oauth::TokenManager::on_unauthorized), the rule calls share) decides whether a refresh is spent or a person must authorize again |
+//! | 401 | refresh, then connect: [`Step::RefreshToken`] says it is for a 401, and the caller's one-refresh rule ([`TokenManager::on_unauthorized`](crate::proto::oauth::TokenManager::on_unauthorized), the rule calls share) decides whether a refresh is spent or a person must authorize again (then [`ConnectLoop::halt`] with that stop) |
 //! | 403 without code | stop: `reconsent` |
 //! | 403 `OAPI_MNGR_0209` | stop: `join_forbidden` |
 //! | 5xx | exponential backoff |
@@ -438,6 +438,35 @@ impl ConnectLoop {
         self.unauthorized = false;
         self.state = State::ConnectAt(now_ms);
         Ok(())
+    }
+
+    /// The caller decided the loop must stop: its one-refresh rule
+    /// ([`TokenManager::on_unauthorized`](crate::proto::oauth::TokenManager::on_unauthorized))
+    /// answered [`Step::RefreshToken`]`{ unauthorized: true }` with "a person
+    /// must authorize again" (`Stop::Reauthorize(AuthProblem::AccessRejected)`:
+    /// a fresh token was refused), or the app is shutting down. An open stream
+    /// is closed first ([`Step::Close`]); then [`Step::Stopped`] with `stop`.
+    /// [`await_new_tokens`](Self::await_new_tokens) lifts it as for any stop.
+    ///
+    /// ```
+    /// use onair::proto::oauth::AuthProblem;
+    /// use onair::proto::stop::Stop;
+    /// use onair::proto::stream::{ConnectLoop, Step, StreamConfig};
+    ///
+    /// let mut lp = ConnectLoop::new(StreamConfig::default(), 7);
+    /// assert_eq!(lp.poll(0), Step::Connect);
+    /// lp.on_response(401, &[("content-type", "application/json")], b"{}", 0).unwrap();
+    /// assert_eq!(lp.poll(0), Step::RefreshToken { unauthorized: true });
+    /// // The token manager says the fresh token was already refused once.
+    /// lp.halt(Stop::Reauthorize(AuthProblem::AccessRejected));
+    /// assert_eq!(lp.poll(0), Step::Stopped(Stop::Reauthorize(AuthProblem::AccessRejected)));
+    /// ```
+    pub fn halt(&mut self, stop: Stop) {
+        if matches!(self.state, State::Open { .. } | State::Connecting { .. }) {
+            self.pending_close = true;
+        }
+        self.unauthorized = false;
+        self.state = self.stopped(stop);
     }
 
     /// Reports a failed token refresh: `Some(problem)` for an error response

@@ -631,3 +631,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_stream_only_driver_hands_its_stop_decision_back() {
+    // The second 401 in a row: the driver's one-refresh rule says a person
+    // must authorize again; the loop stops with that reason (not the
+    // RefreshRejected a failed refresh would give).
+    let mut s = Script::new(6);
+    s.expect(Step::Connect);
+    s.respond(401, &sse_error(401, None));
+    s.expect(Step::RefreshToken { unauthorized: true });
+    s.lp.halt(Stop::Reauthorize(AuthProblem::AccessRejected));
+    assert_eq!(
+        s.lp.poll(s.now),
+        Step::Stopped(Stop::Reauthorize(AuthProblem::AccessRejected))
+    );
+    assert_eq!(s.lp.deadline(), None);
+    // Halted while open: the stream is closed first.
+    let mut s = Script::new(7);
+    s.expect(Step::Connect);
+    s.respond(200, b"");
+    s.lp.halt(Stop::ShutDown);
+    assert_eq!(s.lp.poll(s.now), Step::Close);
+    assert_eq!(s.lp.poll(s.now), Step::Stopped(Stop::ShutDown));
+    // A new pair lifts it like any stop.
+    s.lp.await_new_tokens();
+    s.lp.on_token_refreshed(s.now).unwrap();
+    s.expect(Step::Connect);
+}
