@@ -67,6 +67,7 @@ pub use event::{
     Chat, DecodeError, Decoder, Donation, End, EndReason, Event, Item, Like, LikeType, Presence,
     PresenceType, User,
 };
+pub use proto::api::ClientAuth;
 pub use proto::chat::{ChatError, ChatErrorKind};
 pub use proto::endpoint::Endpoint;
 pub use proto::http::{BaseUrl, Header, HttpRequest};
