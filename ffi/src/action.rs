@@ -409,11 +409,6 @@ pub(crate) fn nul_terminated(text: impl AsRef<[u8]>) -> Vec<u8> {
 
 /// Lends a NUL-terminated buffer (from [`nul_terminated`]) through a C
 /// pointer and length out-parameters: the text, its length without the NUL.
-pub(crate) fn lend(buf: &[u8], ptr: &mut *const std::ffi::c_char, len: &mut usize) {
-    *ptr = buf.as_ptr().cast();
-    *len = buf.len().saturating_sub(1);
-}
-
 pub(crate) fn str_of_nul(buf: &[u8]) -> onair_str {
     onair_str {
         ptr: buf.as_ptr().cast(),

@@ -11,12 +11,12 @@ use onair_core::proto::timers::{Timer, TimerError};
 use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens, User};
 use zeroize::Zeroizing;
 
-use crate::action::{lend, nul_terminated, onair_action, tally_line, Current};
-use crate::handle::{free, handles, hold, new_handle, peek, Guarded};
+use crate::action::{nul_terminated, onair_action, tally_line, Current};
+use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::text::text_arg;
 use crate::view::{headers_in, onair_header, onair_str};
-use crate::{boundary, boundary_or, bytes_in, out, str_in};
+use crate::{boundary, boundary_on, boundary_on_or, boundary_peek, bytes_in, out, str_in, TextOut};
 
 // ---- configuration ---------------------------------------------------------------
 
@@ -123,9 +123,8 @@ pub unsafe extern "C" fn onair_bot_config_set_events(
     config: *mut onair_bot_config,
     events: bool,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { hold(config) }?.config.events = events;
+    boundary_on(config, |c| {
+        c.config.events = events;
         Ok(())
     })
 }
@@ -142,9 +141,8 @@ pub unsafe extern "C" fn onair_bot_config_set_check_credentials(
     config: *mut onair_bot_config,
     check: bool,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { hold(config) }?.config.check_credentials = check;
+    boundary_on(config, |c| {
+        c.config.check_credentials = check;
         Ok(())
     })
 }
@@ -158,14 +156,8 @@ pub unsafe extern "C" fn onair_bot_config_set_request_timeout_ms(
     config: *mut onair_bot_config,
     timeout_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        let mut held = unsafe { hold(config) }?;
-        let c = &mut held.config;
-        if timeout_ms == 0 {
-            return Err(ONAIR_INVALID_ARGUMENT);
-        }
-        c.request_timeout_ms = timeout_ms;
+    boundary_on(config, |c| {
+        c.config.request_timeout_ms = nonzero(timeout_ms)?;
         Ok(())
     })
 }
@@ -179,14 +171,8 @@ pub unsafe extern "C" fn onair_bot_config_set_max_attempts(
     config: *mut onair_bot_config,
     attempts: u32,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        let mut held = unsafe { hold(config) }?;
-        let c = &mut held.config;
-        if attempts == 0 {
-            return Err(ONAIR_INVALID_ARGUMENT);
-        }
-        c.max_attempts = attempts;
+    boundary_on(config, |c| {
+        c.config.max_attempts = nonzero(attempts)?;
         Ok(())
     })
 }
@@ -199,9 +185,8 @@ pub unsafe extern "C" fn onair_bot_config_set_max_queued_calls(
     config: *mut onair_bot_config,
     max_calls: usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { hold(config) }?.config.max_queued_calls = max_calls;
+    boundary_on(config, |c| {
+        c.config.max_queued_calls = max_calls;
         Ok(())
     })
 }
@@ -215,14 +200,8 @@ pub unsafe extern "C" fn onair_bot_config_set_watchdog_ms(
     config: *mut onair_bot_config,
     watchdog_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        let mut held = unsafe { hold(config) }?;
-        let c = &mut held.config;
-        if watchdog_ms == 0 {
-            return Err(ONAIR_INVALID_ARGUMENT);
-        }
-        c.stream.watchdog_ms = watchdog_ms;
+    boundary_on(config, |c| {
+        c.config.stream.watchdog_ms = nonzero(watchdog_ms)?;
         Ok(())
     })
 }
@@ -235,14 +214,8 @@ pub unsafe extern "C" fn onair_bot_config_set_connect_timeout_ms(
     config: *mut onair_bot_config,
     timeout_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        let mut held = unsafe { hold(config) }?;
-        let c = &mut held.config;
-        if timeout_ms == 0 {
-            return Err(ONAIR_INVALID_ARGUMENT);
-        }
-        c.stream.connect_timeout_ms = timeout_ms;
+    boundary_on(config, |c| {
+        c.config.stream.connect_timeout_ms = nonzero(timeout_ms)?;
         Ok(())
     })
 }
@@ -256,9 +229,8 @@ pub unsafe extern "C" fn onair_bot_config_set_refresh_margin_ms(
     config: *mut onair_bot_config,
     margin_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        unsafe { hold(config) }?.config.refresh.margin_ms = margin_ms;
+    boundary_on(config, |c| {
+        c.config.refresh.margin_ms = margin_ms;
         Ok(())
     })
 }
@@ -284,10 +256,7 @@ pub unsafe extern "C" fn onair_bot_config_set_kit_json(
     json: *const c_char,
     json_len: usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        let mut held = unsafe { hold(config) }?;
-        let c = &mut *held;
+    boundary_on(config, |c| {
         let text = text_arg(json, json_len)?;
         c.config.kit =
             KitConfig::from_json(text).map_err(|e| c.fail(ONAIR_INVALID_KIT_CONFIG, e))?;
@@ -309,13 +278,9 @@ pub unsafe extern "C" fn onair_bot_config_last_error(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        let c = unsafe { peek(config) }?;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
-        *p = c.last_error.as_ptr().cast();
-        *l = c.last_error.len().saturating_sub(1);
-        Ok(())
+    boundary_peek(config, |c| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
+        text_out.lend(&c.last_error)
     })
 }
 
@@ -406,6 +371,14 @@ fn state_error(e: &StateError) -> onair_result {
     }
 }
 
+/// A setting that must not be 0, else `ONAIR_INVALID_ARGUMENT`.
+fn nonzero<T: Default + PartialEq>(value: T) -> Result<T, onair_result> {
+    if value == T::default() {
+        return Err(ONAIR_INVALID_ARGUMENT);
+    }
+    Ok(value)
+}
+
 /// A new bot. `saved_tokens` is the token file a `PERSIST_TOKENS` action
 /// (or `onair_bot_tokens_json`) gave earlier, or NULL to start without
 /// tokens (the first poll then asks for authorization). `saved_kit_state`
@@ -428,10 +401,7 @@ pub unsafe extern "C" fn onair_bot_new(
     seed: u64,
     out_bot: *mut *mut onair_bot,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_config_new.
-        let mut config = unsafe { hold(config) }?;
-        let c = &mut *config;
+    boundary_on(config, |c| {
         let slot = out(out_bot)?;
         let saved = if saved_tokens.is_null() {
             None
@@ -494,13 +464,9 @@ pub unsafe extern "C" fn onair_bot_last_error(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { peek(bot) }?;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
-        *p = b.last_error.as_ptr().cast();
-        *l = b.last_error.len().saturating_sub(1);
-        Ok(())
+    boundary_peek(bot, |b| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
+        text_out.lend(&b.last_error)
     })
 }
 
@@ -525,10 +491,7 @@ pub unsafe extern "C" fn onair_bot_poll(
     now_ms: u64,
     out_action: *mut onair_action,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let slot = out(out_action)?;
         let action = b.bot.poll(now_ms);
         let current = b.current.insert(Current::new(action));
@@ -553,17 +516,13 @@ pub unsafe extern "C" fn onair_bot_action_json(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
+    boundary_on(bot, |b| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
         let c = b.current.as_mut().ok_or(ONAIR_NO_CURRENT)?;
         if c.json.is_empty() {
             *c.json = nul_terminated(Zeroizing::new(ActionJson(&c.action).to_line()).as_bytes());
         }
-        lend(&c.json, p, l);
-        Ok(())
+        text_out.lend(&c.json)
     })
 }
 
@@ -589,10 +548,7 @@ pub unsafe extern "C" fn onair_bot_on_response(
     body_len: usize,
     now_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         // SAFETY: (pointer, length) pairs from the caller.
         let headers = unsafe { headers_in(headers, headers_len) }?;
         // SAFETY: as above.
@@ -621,10 +577,7 @@ pub unsafe extern "C" fn onair_bot_on_not_sent(
     request_id: u64,
     now_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let r = b.bot.on_not_sent(RequestId(request_id), now_ms);
         b.report(r)
     })
@@ -643,10 +596,7 @@ pub unsafe extern "C" fn onair_bot_on_transport_error(
     request_id: u64,
     now_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let r = b.bot.on_transport_error(RequestId(request_id), now_ms);
         b.report(r)
     })
@@ -669,10 +619,7 @@ pub unsafe extern "C" fn onair_bot_on_stream_open(
     headers_len: usize,
     now_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         // SAFETY: (pointer, length) from the caller.
         let headers = unsafe { headers_in(headers, headers_len) }?;
         let r = b
@@ -697,10 +644,7 @@ pub unsafe extern "C" fn onair_bot_on_stream_bytes(
     len: usize,
     now_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         // SAFETY: (pointer, length) from the caller.
         let chunk = unsafe { bytes_in(bytes, len) }?;
         let r = b.bot.on_stream_bytes(RequestId(request_id), chunk, now_ms);
@@ -719,10 +663,7 @@ pub unsafe extern "C" fn onair_bot_on_stream_closed(
     request_id: u64,
     now_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let r = b.bot.on_stream_closed(RequestId(request_id), now_ms);
         b.report(r)
     })
@@ -743,10 +684,7 @@ pub unsafe extern "C" fn onair_bot_authorize(
     redirect_uri: *const c_char,
     redirect_uri_len: usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         if code.is_null() || redirect_uri.is_null() {
             return Err(ONAIR_NULL_PARAMETER);
         }
@@ -779,10 +717,7 @@ pub unsafe extern "C" fn onair_bot_send_chat(
     message_len: usize,
     out_call: *mut u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let slot = out(out_call)?;
         if message.is_null() {
             return Err(ONAIR_NULL_PARAMETER);
@@ -815,14 +750,12 @@ pub unsafe extern "C" fn onair_bot_say(
     calls_cap: usize,
     out_count: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
+    boundary_on(bot, |b| {
         let text = text_arg(text, text_len)?;
         if out_calls.is_null() && calls_cap > 0 {
             return Err(ONAIR_NULL_PARAMETER);
         }
-        let calls = held.bot.say(text);
+        let calls = b.bot.say(text);
         if calls_cap > 0 {
             // SAFETY: the caller promises `calls_cap` writable u64s.
             let ids = unsafe { std::slice::from_raw_parts_mut(out_calls, calls_cap) };
@@ -901,10 +834,7 @@ pub unsafe extern "C" fn onair_bot_reply(
     text: *const c_char,
     text_len: usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let id = text_arg(user_id, user_id_len)?;
         // SAFETY: (pointer, length) from the caller; (NULL, 0) is none.
         let nickname = unsafe { str_in(nickname, nickname_len) }?;
@@ -964,9 +894,7 @@ pub unsafe extern "C" fn onair_bot_reply_counters(
     kind: u32,
     out_counters: *mut onair_reply_counters,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { hold(bot) }?;
+    boundary_on(bot, |b| {
         let slot = out(out_counters)?;
         let kind = reply_kind(kind).ok_or(ONAIR_INVALID_ARGUMENT)?;
         let status = b.bot.status(0);
@@ -998,10 +926,7 @@ pub unsafe extern "C" fn onair_bot_fetch_broadcast(
     bot: *mut onair_bot,
     out_call: *mut u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let slot = out(out_call)?;
         *slot = b.bot.fetch_broadcast().0;
         Ok(())
@@ -1020,10 +945,7 @@ pub unsafe extern "C" fn onair_bot_list_listeners(
     bot: *mut onair_bot,
     out_call: *mut u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let slot = out(out_call)?;
         *slot = b.bot.list_listeners().0;
         Ok(())
@@ -1041,10 +963,7 @@ pub unsafe extern "C" fn onair_bot_fetch_fans(
     bot: *mut onair_bot,
     out_call: *mut u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let slot = out(out_call)?;
         *slot = b.bot.fetch_fans().0;
         Ok(())
@@ -1060,9 +979,8 @@ pub unsafe extern "C" fn onair_bot_request_reconnect(
     bot: *mut onair_bot,
     now_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        unsafe { hold(bot) }?.bot.request_reconnect(now_ms);
+    boundary_on(bot, |b| {
+        b.bot.request_reconnect(now_ms);
         Ok(())
     })
 }
@@ -1075,9 +993,8 @@ pub unsafe extern "C" fn onair_bot_request_reconnect(
 /// Errors: NULL `bot` → ONAIR_NULL_PARAMETER.
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_shutdown(bot: *mut onair_bot, revoke: bool) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        unsafe { hold(bot) }?.bot.shutdown(revoke);
+    boundary_on(bot, |b| {
+        b.bot.shutdown(revoke);
         Ok(())
     })
 }
@@ -1095,28 +1012,21 @@ pub unsafe extern "C" fn onair_bot_tokens_json(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
+    boundary_on(bot, |b| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
         let json = match b.bot.tokens().tokens() {
             Some(t) => t.to_json(),
             None => return Err(b.fail(ONAIR_NO_TOKENS, "the bot holds no tokens yet")),
         };
         *b.tokens = nul_terminated(json.as_bytes());
-        lend(&b.tokens, p, l);
-        Ok(())
+        text_out.lend(&b.tokens)
     })
 }
 
 /// App calls queued and not yet answered (in flight included); NULL → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_bot_pending_calls(bot: *const onair_bot) -> usize {
-    // SAFETY: checked pointer from onair_bot_new.
-    boundary_or(0, || {
-        unsafe { hold(bot) }.map_or(0, |b| b.bot.pending_calls())
-    })
+    boundary_on_or(0, bot, |b| b.bot.pending_calls())
 }
 
 /// The stop a person must act on while the bot waits for the DJ's consent
@@ -1133,18 +1043,14 @@ pub unsafe extern "C" fn onair_bot_consent_stop_json(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
+    boundary_on(bot, |b| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
         let json = b
             .bot
             .consent_stop()
             .map_or_else(|| "null".to_owned(), |stop| StopJson(&stop).to_line());
         b.status = nul_terminated(json);
-        lend(&b.status, p, l);
-        Ok(())
+        text_out.lend(&b.status)
     })
 }
 
@@ -1161,14 +1067,10 @@ pub unsafe extern "C" fn onair_bot_status_json(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
+    boundary_on(bot, |b| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
         b.status = nul_terminated(b.bot.status(now_ms).to_json());
-        lend(&b.status, p, l);
-        Ok(())
+        text_out.lend(&b.status)
     })
 }
 
@@ -1188,15 +1090,11 @@ pub unsafe extern "C" fn onair_bot_tally_json(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
+    boundary_on(bot, |b| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
         let kit = b.bot.kit().ok_or(ONAIR_NO_KIT)?;
         b.status = nul_terminated(tally_line(kit.live_id(), kit.tally()));
-        lend(&b.status, p, l);
-        Ok(())
+        text_out.lend(&b.status)
     })
 }
 
@@ -1226,9 +1124,7 @@ pub unsafe extern "C" fn onair_bot_donor(
     rank: usize,
     out_donor: *mut onair_donor,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let b = unsafe { hold(bot) }?;
+    boundary_on(bot, |b| {
         let slot = out(out_donor)?;
         let kit = b.bot.kit().ok_or(ONAIR_NO_KIT)?;
         let donors = kit.tally().donors();
@@ -1262,10 +1158,7 @@ pub unsafe extern "C" fn onair_bot_schedule(
     tag: *const c_char,
     tag_len: usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let tag = tag_arg(tag, tag_len)?;
         let r = b.bot.schedule(at_ms, tag);
         b.timer(r)
@@ -1285,10 +1178,7 @@ pub unsafe extern "C" fn onair_bot_every(
     tag_len: usize,
     first_at_ms: u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let tag = tag_arg(tag, tag_len)?;
         let r = b.bot.every(period_ms, tag, first_at_ms);
         b.timer(r)
@@ -1309,10 +1199,7 @@ pub unsafe extern "C" fn onair_bot_set_timer(
     period_ms: u64,
     while_connected: bool,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let tag = tag_arg(tag, tag_len)?;
         let mut timer = if period_ms == 0 {
             Timer::at(at_ms)
@@ -1337,10 +1224,7 @@ pub unsafe extern "C" fn onair_bot_cancel_timer(
     tag_len: usize,
     out_found: *mut bool,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_bot_new.
-        let mut held = unsafe { hold(bot) }?;
-        let b = &mut *held;
+    boundary_on(bot, |b| {
         let tag = tag_arg(tag, tag_len)?;
         let found = b.bot.cancel_timer(tag);
         if let Ok(slot) = out(out_found) {

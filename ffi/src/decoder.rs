@@ -7,11 +7,10 @@ use onair_core::event::{Decoder, Item};
 use onair_core::proto::json::ItemJson;
 use onair_core::proto::sse::Parser;
 
-use crate::action::lend;
-use crate::handle::{free, handles, hold, new_handle, Guarded};
+use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::{onair_event, onair_str};
-use crate::{boundary, boundary_or, bytes_in, out};
+use crate::{boundary, boundary_on, boundary_on_or, bytes_in, out, TextOut};
 
 /// An SSE framer plus event decoder (`onair_decoder_new`).
 ///
@@ -191,10 +190,7 @@ pub unsafe extern "C" fn onair_decoder_feed(
     bytes: *const u8,
     len: usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let mut held = unsafe { hold(decoder) }?;
-        let d = &mut *held;
+    boundary_on(decoder, |d| {
         // SAFETY: the caller promises `len` bytes.
         let input = unsafe { bytes_in(bytes, len) }?;
         d.queue.extend(d.decoder.items(input));
@@ -208,10 +204,7 @@ pub unsafe extern "C" fn onair_decoder_feed(
 /// Errors: NULL `decoder` → ONAIR_NULL_PARAMETER.
 #[no_mangle]
 pub unsafe extern "C" fn onair_decoder_finish(decoder: *mut onair_decoder) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let mut held = unsafe { hold(decoder) }?;
-        let d = &mut *held;
+    boundary_on(decoder, |d| {
         if let Some(item) = d.decoder.finish() {
             d.queue.push_back(item);
         }
@@ -233,10 +226,7 @@ pub unsafe extern "C" fn onair_decoder_next(
     decoder: *mut onair_decoder,
     out_item: *mut onair_item,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let mut held = unsafe { hold(decoder) }?;
-        let d = &mut *held;
+    boundary_on(decoder, |d| {
         let slot = out(out_item)?;
         d.json.clear();
         d.current = d.queue.pop_front();
@@ -260,18 +250,14 @@ pub unsafe extern "C" fn onair_decoder_item_json(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let mut held = unsafe { hold(decoder) }?;
-        let d = &mut *held;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
+    boundary_on(decoder, |d| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
         let item = d.current.as_ref().ok_or(ONAIR_NO_CURRENT)?;
         if d.json.is_empty() {
             d.json = ItemJson(item).to_line().into_bytes();
             d.json.push(0);
         }
-        lend(&d.json, p, l);
-        Ok(())
+        text_out.lend(&d.json)
     })
 }
 
@@ -289,11 +275,8 @@ pub unsafe extern "C" fn onair_decoder_take_json(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_decoder_new.
-        let mut held = unsafe { hold(decoder) }?;
-        let d = &mut *held;
-        let (p, l) = (out(out_ptr)?, out(out_len)?);
+    boundary_on(decoder, |d| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
         d.json.clear();
         d.current = None;
         d.batch.clear();
@@ -305,8 +288,7 @@ pub unsafe extern "C" fn onair_decoder_take_json(
         }
         d.batch = text.into_bytes();
         d.batch.push(0);
-        lend(&d.batch, p, l);
-        Ok(())
+        text_out.lend(&d.batch)
     })
 }
 
@@ -315,6 +297,5 @@ pub unsafe extern "C" fn onair_decoder_take_json(
 /// Errors: NULL `decoder`, or a call on it in flight on another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_decoder_pending(decoder: *const onair_decoder) -> usize {
-    // SAFETY: checked pointer from onair_decoder_new.
-    boundary_or(0, || unsafe { hold(decoder) }.map_or(0, |d| d.queue.len()))
+    boundary_on_or(0, decoder, |d| d.queue.len())
 }

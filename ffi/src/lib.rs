@@ -8,7 +8,9 @@
 //!
 //! Every `extern "C"` function runs its body inside `boundary` (or
 //! `boundary_or`): a panic becomes `ONAIR_PANIC` (or the documented
-//! fallback value), never an unwind into C. A unit test reads the sources
+//! fallback value), never an unwind into C. An export on a handle uses
+//! `boundary_on(handle, |state| …)` (or `_peek`, `_on_or`), which also
+//! holds the handle for the call, so its body is its own logic only. A unit test reads the sources
 //! and checks that every exported function starts that way, and another
 //! injects a panic into each of them.
 //!
@@ -254,12 +256,81 @@ pub(crate) fn boundary_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
     .unwrap_or(fallback)
 }
 
+/// The body of an export on handle `handle` (rustls-ffi's
+/// `ffi_panic_boundary!` with `try_mut_from_ptr!`): inside [`boundary`],
+/// the handle is held for the call ([`handle::hold`]: NULL →
+/// `ONAIR_NULL_PARAMETER`, not one of this kind → `ONAIR_INVALID_HANDLE`,
+/// freed → `ONAIR_FREED_HANDLE`, in a call on another thread →
+/// `ONAIR_BUSY`; these come before any other check), its previous call's
+/// detail cleared, and `body` runs on its state.
+pub(crate) fn boundary_on<H: handle::Handle>(
+    handle: *const H,
+    body: impl FnOnce(&mut H::State) -> Result<(), onair_result>,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: any pointer value is looked up in the handle table, never read.
+        let mut held = unsafe { handle::hold(handle) }?;
+        body(&mut held)
+    })
+}
+
+/// As [`boundary_on`] without clearing the previous call's detail: for the
+/// `_last_error` getters, which read it.
+pub(crate) fn boundary_peek<H: handle::Handle>(
+    handle: *const H,
+    body: impl FnOnce(&mut H::State) -> Result<(), onair_result>,
+) -> onair_result {
+    boundary(|| {
+        // SAFETY: as in `boundary_on`.
+        let mut held = unsafe { handle::peek(handle) }?;
+        body(&mut held)
+    })
+}
+
+/// The body of an export on handle `handle` that returns a value, not a
+/// result (a count): `fallback` when the handle cannot be held or the body
+/// panics.
+pub(crate) fn boundary_on_or<H: handle::Handle, T: Copy>(
+    fallback: T,
+    handle: *const H,
+    body: impl FnOnce(&mut H::State) -> T,
+) -> T {
+    boundary_or(fallback, || {
+        // SAFETY: as in `boundary_on`.
+        unsafe { handle::hold(handle) }.map_or(fallback, |mut held| body(&mut held))
+    })
+}
+
 // ---- arguments -----------------------------------------------------------------
 
 /// An out-parameter, checked before any work is done.
 pub(crate) fn out<'a, T>(p: *mut T) -> Result<&'a mut T, onair_result> {
     // SAFETY: the caller passes NULL or a writable pointer to a T.
     unsafe { p.as_mut() }.ok_or(ONAIR_NULL_PARAMETER)
+}
+
+/// The out-parameters of a borrowed text (`out_ptr`, `out_len`), both
+/// checked non-NULL when taken (so before the export's other checks).
+pub(crate) struct TextOut<'a> {
+    ptr: &'a mut *const c_char,
+    len: &'a mut usize,
+}
+
+impl<'a> TextOut<'a> {
+    pub(crate) fn new(ptr: *mut *const c_char, len: *mut usize) -> Result<Self, onair_result> {
+        Ok(TextOut {
+            ptr: out(ptr)?,
+            len: out(len)?,
+        })
+    }
+
+    /// Lends `buf` (NUL-terminated, owned by the handle): its text without
+    /// the NUL.
+    pub(crate) fn lend(self, buf: &[u8]) -> Result<(), onair_result> {
+        *self.ptr = buf.as_ptr().cast();
+        *self.len = buf.len().saturating_sub(1);
+        Ok(())
+    }
 }
 
 /// Bytes from (pointer, length): (NULL, 0) is empty; (NULL, n > 0) is

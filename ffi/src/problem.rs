@@ -8,10 +8,10 @@ use onair_core::proto::endpoint::Endpoint;
 use onair_core::proto::problem::{classify, Problem};
 use onair_core::proto::ratelimit::{QuotaHeaders, RetryAfter};
 
-use crate::handle::{free, handles, hold, new_handle, Guarded};
+use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::{headers_in, onair_header, onair_str};
-use crate::{boundary, boundary_or, bytes_in, out, str_in, string_out};
+use crate::{boundary, boundary_on, boundary_on_or, bytes_in, out, str_in, string_out};
 
 /// A classified response (`onair_classify`). `kind` and `advice` point to
 /// static text (never freed, valid for the life of the program): `kind` is
@@ -305,10 +305,7 @@ pub unsafe extern "C" fn onair_backoff_next_delay_ms(
     backoff: *mut onair_backoff,
     out_ms: *mut u64,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_backoff_new.
-        let mut held = unsafe { hold(backoff) }?;
-        let b = &mut *held;
+    boundary_on(backoff, |b| {
         let slot = out(out_ms)?;
         *slot = b.next_delay_ms();
         Ok(())
@@ -319,18 +316,12 @@ pub unsafe extern "C" fn onair_backoff_next_delay_ms(
 /// another thread is in a call on the backoff.
 #[no_mangle]
 pub unsafe extern "C" fn onair_backoff_reset(backoff: *mut onair_backoff) {
-    boundary_or((), || {
-        // SAFETY: checked pointer from onair_backoff_new.
-        if let Ok(mut b) = unsafe { hold(backoff) } {
-            b.reset();
-        }
-    })
+    boundary_on_or((), backoff, |b| b.reset())
 }
 
 /// Attempts counted since the last reset; NULL, or a call on it in flight
 /// on another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_backoff_attempt(backoff: *const onair_backoff) -> u32 {
-    // SAFETY: checked pointer from onair_backoff_new.
-    boundary_or(0, || unsafe { hold(backoff) }.map_or(0, |b| b.attempt()))
+    boundary_on_or(0, backoff, |b| b.attempt())
 }

@@ -7,11 +7,10 @@ use std::ffi::c_char;
 use onair_core::proto::json::RawItemJson;
 use onair_core::proto::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
 
-use crate::action::lend;
-use crate::handle::{free, handles, hold, new_handle, Guarded};
+use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::onair_str;
-use crate::{boundary, boundary_or, bytes_in, out};
+use crate::{boundary, boundary_on, boundary_on_or, bytes_in, out, TextOut};
 
 /// An owned copy of one parsed item (the parser's items borrow from it and
 /// from the input chunk, which C does not keep).
@@ -200,10 +199,7 @@ pub unsafe extern "C" fn onair_sse_parser_feed(
     bytes: *const u8,
     len: usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_sse_parser_new.
-        let mut held = unsafe { hold(parser) }?;
-        let p = &mut *held;
+    boundary_on(parser, |p| {
         // SAFETY: the caller promises `len` bytes.
         let mut chunk = Chunk::new(unsafe { bytes_in(bytes, len) }?);
         while let Some(item) = p.parser.next_item_in(&mut chunk) {
@@ -219,10 +215,7 @@ pub unsafe extern "C" fn onair_sse_parser_feed(
 /// Errors: NULL `parser` → ONAIR_NULL_PARAMETER.
 #[no_mangle]
 pub unsafe extern "C" fn onair_sse_parser_finish(parser: *mut onair_sse_parser) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_sse_parser_new.
-        let mut held = unsafe { hold(parser) }?;
-        let p = &mut *held;
+    boundary_on(parser, |p| {
         if let Some(item) = p.parser.finish() {
             let owned = Owned::of(item);
             p.queue.push_back(owned);
@@ -240,10 +233,7 @@ pub unsafe extern "C" fn onair_sse_parser_next(
     parser: *mut onair_sse_parser,
     out_item: *mut onair_sse_item,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_sse_parser_new.
-        let mut held = unsafe { hold(parser) }?;
-        let p = &mut *held;
+    boundary_on(parser, |p| {
         let slot = out(out_item)?;
         p.json.clear();
         p.current = p.queue.pop_front();
@@ -298,18 +288,14 @@ pub unsafe extern "C" fn onair_sse_parser_item_json(
     out_ptr: *mut *const c_char,
     out_len: *mut usize,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_sse_parser_new.
-        let mut held = unsafe { hold(parser) }?;
-        let p = &mut *held;
-        let (o, l) = (out(out_ptr)?, out(out_len)?);
+    boundary_on(parser, |p| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
         let current = p.current.as_ref().ok_or(ONAIR_NO_CURRENT)?;
         if p.json.is_empty() {
             p.json = RawItemJson(&current.item()).to_line().into_bytes();
             p.json.push(0);
         }
-        lend(&p.json, o, l);
-        Ok(())
+        text_out.lend(&p.json)
     })
 }
 
@@ -322,10 +308,7 @@ pub unsafe extern "C" fn onair_sse_parser_last_event_id(
     parser: *mut onair_sse_parser,
     out_id: *mut onair_str,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from onair_sse_parser_new.
-        let mut held = unsafe { hold(parser) }?;
-        let p = &mut *held;
+    boundary_on(parser, |p| {
         let slot = out(out_id)?;
         p.last_event_id = p.parser.last_event_id();
         *slot = onair_str::of(&p.last_event_id);
@@ -337,6 +320,5 @@ pub unsafe extern "C" fn onair_sse_parser_last_event_id(
 /// another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_sse_parser_pending(parser: *const onair_sse_parser) -> usize {
-    // SAFETY: checked pointer from onair_sse_parser_new.
-    boundary_or(0, || unsafe { hold(parser) }.map_or(0, |p| p.queue.len()))
+    boundary_on_or(0, parser, |p| p.queue.len())
 }

@@ -5,10 +5,10 @@ use std::ffi::c_char;
 
 use onair_core::kit::text;
 
-use crate::handle::{free, handles, hold, new_handle, Guarded};
+use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::onair_str;
-use crate::{boundary, boundary_or, out, str_in, string_out};
+use crate::{boundary, boundary_on, boundary_on_or, out, str_in, string_out};
 
 /// A required text argument: NULL is refused whatever its length.
 pub(crate) fn text_arg<'a>(p: *const c_char, len: usize) -> Result<&'a str, onair_result> {
@@ -53,8 +53,7 @@ pub unsafe extern "C" fn onair_text_split(
 /// another thread → 0.
 #[no_mangle]
 pub unsafe extern "C" fn onair_string_list_len(list: *const onair_string_list) -> usize {
-    // SAFETY: checked pointer from this library.
-    boundary_or(0, || unsafe { hold(list) }.map_or(0, |l| l.len()))
+    boundary_on_or(0, list, |l| l.len())
 }
 
 /// String `index` of a list, borrowed (not NUL-terminated), valid until
@@ -68,9 +67,7 @@ pub unsafe extern "C" fn onair_string_list_get(
     index: usize,
     out_str: *mut onair_str,
 ) -> onair_result {
-    boundary(|| {
-        // SAFETY: checked pointer from this library.
-        let l = unsafe { hold(list) }?;
+    boundary_on(list, |l| {
         let slot = out(out_str)?;
         let s = l.get(index).ok_or(ONAIR_OUT_OF_RANGE)?;
         *slot = onair_str::of(s);

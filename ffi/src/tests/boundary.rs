@@ -1,6 +1,7 @@
 //! Every exported function runs inside the panic boundary: a source scan
 //! finds each `extern "C" fn` and checks that its body starts with
-//! `boundary(` or `boundary_or(`; then each one is called with a panic
+//! `boundary(` or `boundary_or(`, or their forms on a handle
+//! (`boundary_on(`, `boundary_peek(`, `boundary_on_or(`); then each one is called with a panic
 //! injected at the boundary's entry, and must return (ONAIR_PANIC where it
 //! returns a result) having consumed the injection.
 
@@ -39,7 +40,15 @@ fn exported() -> Vec<(String, bool)> {
                 .unwrap_or("");
             found.push((
                 name,
-                first.starts_with("boundary(") || first.starts_with("boundary_or("),
+                [
+                    "boundary(",
+                    "boundary_or(",
+                    "boundary_on(",
+                    "boundary_peek(",
+                    "boundary_on_or(",
+                ]
+                .iter()
+                .any(|b| first.starts_with(b)),
             ));
         }
     }
