@@ -105,6 +105,7 @@ impl RawItemJson<'_, '_> {
 
 /// The lines of typed items, tagged by `type`.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 enum ItemLine<'a> {
     Event {
@@ -129,6 +130,7 @@ enum ItemLine<'a> {
 
 /// The error line alone, tagged as in [`ItemLine`].
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 enum ErrorItem<'a> {
     Error(ErrorLine<'a>),
@@ -136,6 +138,7 @@ enum ErrorItem<'a> {
 
 /// The error line of a frame that did not decode (`error`: its code).
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct ErrorLine<'a> {
     error: &'static str,
     event: Option<&'a str>,
@@ -176,6 +179,7 @@ impl Serialize for ItemJson<'_> {
 
 /// The lines of generic SSE items (`onair decode --raw`).
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 enum RawLine<'a> {
     Event {
@@ -255,18 +259,22 @@ impl RequestJson<'_> {
     }
 }
 
+/// A request's line (see [`RequestJson`]).
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct RequestLine<'a> {
+    endpoint: &'static str,
+    method: &'static str,
+    url: &'a str,
+    /// `[name, value]` pairs in order.
+    headers: Vec<(&'a str, &'a str)>,
+    body: std::borrow::Cow<'a, str>,
+}
+
 impl Serialize for RequestJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Request<'a> {
-            endpoint: &'static str,
-            method: &'static str,
-            url: &'a str,
-            headers: Vec<(&'a str, &'a str)>,
-            body: std::borrow::Cow<'a, str>,
-        }
         let r = self.0;
-        Request {
+        RequestLine {
             endpoint: r.endpoint.as_str(),
             method: r.method.as_str(),
             url: &r.url,
@@ -290,19 +298,22 @@ impl StopJson<'_> {
     }
 }
 
+/// A stop's line (see [`StopJson`]).
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct StopLine<'a> {
+    code: &'static str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    missing: Option<Vec<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<Explanation>,
+}
+
 impl Serialize for StopJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct StopLine<'a> {
-            code: &'static str,
-            message: String,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            reason: Option<String>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            missing: Option<Vec<&'a str>>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            problem: Option<Explanation>,
-        }
         let stop = self.0;
         let mut out = StopLine {
             code: stop.code(),
@@ -327,6 +338,7 @@ impl Serialize for StopJson<'_> {
 
 /// A notice, tagged by `kind`.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 enum NoticeLine<'a> {
     FrameSkipped {
@@ -388,6 +400,7 @@ enum NoticeLine<'a> {
 /// `Display` text) and `level` (`warn` or `info`), so a driver logs any
 /// notice without knowing its kind.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct NoticeJson<'a> {
     #[serde(flatten)]
     line: NoticeLine<'a>,
@@ -469,6 +482,7 @@ impl<'a> NoticeLine<'a> {
 
 /// The answer to an app call, tagged by `kind`.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 enum ResultLine<'a> {
     Broadcast {
@@ -488,6 +502,7 @@ enum ResultLine<'a> {
 /// then `failure` (its code), `message` (a body, pager or queue failure)
 /// and `stop` (a call refused by a stopped bot).
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 struct FailedLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -558,6 +573,7 @@ fn text<S: Serializer>(text: &zeroize::Zeroizing<String>, s: S) -> Result<S::Ok,
 
 /// The actions, tagged by `type`.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 enum ActionLine<'a> {
     #[serde(rename_all = "camelCase")]
@@ -592,6 +608,7 @@ enum ActionLine<'a> {
     PersistTokens {
         generation: u64,
         #[serde(serialize_with = "text")]
+        #[cfg_attr(feature = "schema", schemars(with = "String"))]
         tokens: zeroize::Zeroizing<String>,
     },
     Timer {
@@ -644,6 +661,7 @@ enum ActionLine<'a> {
 /// The event behind a kit action: `{"event":name,"id":…,"data":{…}}`, the
 /// event line's fields.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct EventRef<'a> {
     event: &'static str,
     id: Option<&'a str>,
@@ -652,6 +670,7 @@ struct EventRef<'a> {
 
 /// An event's payload, whichever type the kit action holds.
 #[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum EventData<'a> {
     Any(&'a Event),
@@ -833,26 +852,36 @@ impl Tally {
     }
 }
 
+/// The people in `id` order.
+struct People<'a>(Vec<(&'a str, &'a PersonTotals)>);
+
+impl Serialize for People<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (id, totals) in crate::kit::tally::ordered(&self.0, |(id, _)| (0, id)) {
+            map.serialize_entry(id, totals)?;
+        }
+        map.end()
+    }
+}
+
+/// The tally's line (see [`TallyJson`]).
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+struct Totals<'a> {
+    hearts: u64,
+    donated: u64,
+    attendance: u64,
+    /// Each person's totals by id.
+    #[cfg_attr(
+        feature = "schema",
+        schemars(with = "std::collections::BTreeMap<String, PersonTotals>")
+    )]
+    people: People<'a>,
+}
+
 impl Serialize for TallyJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        /// The people in `id` order.
-        struct People<'a>(Vec<(&'a str, &'a PersonTotals)>);
-        impl Serialize for People<'_> {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut map = s.serialize_map(Some(self.0.len()))?;
-                for (id, totals) in crate::kit::tally::ordered(&self.0, |(id, _)| (0, id)) {
-                    map.serialize_entry(id, totals)?;
-                }
-                map.end()
-            }
-        }
-        #[derive(Serialize)]
-        struct Totals<'a> {
-            hearts: u64,
-            donated: u64,
-            attendance: u64,
-            people: People<'a>,
-        }
         let tally = self.0;
         Totals {
             hearts: tally.total_hearts(),
@@ -863,6 +892,12 @@ impl Serialize for TallyJson<'_> {
         .serialize(s)
     }
 }
+
+#[cfg(feature = "schema")]
+mod schema;
+#[cfg(feature = "schema")]
+#[doc(hidden)]
+pub use schema::documents as schema_documents;
 
 #[cfg(test)]
 mod tests;

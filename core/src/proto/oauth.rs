@@ -271,7 +271,10 @@ impl Tokens {
 
 /// The stored form as written: `format`, `version`, then the pair.
 #[derive(serde::Serialize)]
-struct StoredOut<'a> {
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct StoredOut<'a> {
+    /// Always `onair.tokens`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "onair.tokens")))]
     format: &'static str,
     version: u32,
     generation: u64,
