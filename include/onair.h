@@ -2020,6 +2020,42 @@ onair_result onair_bot_status_json(struct onair_bot *bot,
                                    size_t *out_len);
 
 /**
+ * What this bot knows of the app's daily quota at `now_ms` (the daily
+ * counters last seen while their reset is ahead, and the daily blocks in
+ * force) as JSON, `{"remaining":…,"resetMs":…,"blocks":[{"scope":…,
+ * "untilMs":…}]}` (`remaining` and `resetMs` may be null; a block's
+ * `scope` null is every call): the app's quota is counted across all its
+ * bots, so an app running many merges each one's with
+ * `onair_daily_quota_merge` and gives the result back to every bot with
+ * `onair_bot_share_daily_quota_json`. Borrowed and NUL-terminated, valid
+ * until the next call on the bot. Holds no secret.
+ *
+ * Errors: NULL argument → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_bot_daily_quota_json(struct onair_bot *bot,
+                                        uint64_t now_ms,
+                                        const char **out_ptr,
+                                        size_t *out_len);
+
+/**
+ * Takes what the app's other bots learned of its daily quota (the JSON of
+ * `onair_bot_daily_quota_json` or `onair_daily_quota_merge`, UTF-8, no NUL
+ * needed) at `now_ms`: calls needing a blocked permission, or every call
+ * once the day's calls are used up, wait for the reset (each such call is
+ * answered by its DONE, failure `quota_blocked`); the stream is never held
+ * back. A block ends no later than a day from `now_ms`. Then poll.
+ *
+ * Errors: NULL `bot` or `json` → ONAIR_NULL_PARAMETER; not UTF-8 →
+ * ONAIR_INVALID_UTF8; not a daily quota's JSON object →
+ * ONAIR_INVALID_ARGUMENT, and `onair_bot_last_error` says why. Nothing
+ * changes on an error.
+ */
+onair_result onair_bot_share_daily_quota_json(struct onair_bot *bot,
+                                              const char *json,
+                                              size_t json_len,
+                                              uint64_t now_ms);
+
+/**
  * The kit's tally of the current broadcast with its `liveId` (null until
  * the bot learns it), the form of `ONAIR_ACTION_BROADCAST_ENDED`'s
  * `tally_json`: `{"liveId":…,"hearts":…,"donated":…,"attendance":…,
@@ -2229,6 +2265,33 @@ onair_result onair_quota_parse(const struct onair_header *headers,
                                size_t headers_len,
                                uint64_t now_ms,
                                struct onair_quota *out_quota);
+
+/**
+ * Merges what one bot of the app learned of the app's daily quota
+ * (`learned_json`: `onair_bot_daily_quota_json`'s text) into the app's view
+ * (`app_json`: this function's last output, or (NULL, 0) when nothing is
+ * known yet) at `now_ms`, the way a store shared by many bots keeps it:
+ * the later reset wins with its count, the same reset keeps the lower
+ * count, blocks are merged by scope (the later end wins), and what has
+ * passed by `now_ms` is dropped. The merged view goes to `*out_json`, a
+ * string the caller owns (free with `onair_string_free`; `out_len` may be
+ * NULL); `*out_changed` (may be NULL) says whether it differs from
+ * `app_json`'s. Give it to every bot with
+ * `onair_bot_share_daily_quota_json`.
+ *
+ * Errors: NULL `out_json`, or a NULL text with a non-zero length →
+ * ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8; a text that is
+ * not a daily quota's JSON object → ONAIR_INVALID_ARGUMENT (nothing
+ * written).
+ */
+onair_result onair_daily_quota_merge(const char *app_json,
+                                     size_t app_json_len,
+                                     const char *learned_json,
+                                     size_t learned_json_len,
+                                     uint64_t now_ms,
+                                     char **out_json,
+                                     size_t *out_len,
+                                     bool *out_changed);
 
 /**
  * A `Retry-After` value (delay seconds or HTTP-date; any bytes, no NUL

@@ -14,6 +14,7 @@ use zeroize::Zeroizing;
 use crate::action::{nul_terminated, onair_action, tally_line, Current};
 use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};
+use crate::problem::daily_quota_in;
 use crate::text::text_arg;
 use crate::view::{headers_in, onair_header, onair_str};
 use crate::{boundary, boundary_on, boundary_on_or, boundary_peek, bytes_in, out, str_in, TextOut};
@@ -1071,6 +1072,60 @@ pub unsafe extern "C" fn onair_bot_status_json(
         let text_out = TextOut::new(out_ptr, out_len)?;
         b.status = nul_terminated(b.bot.status(now_ms).to_json());
         text_out.lend(&b.status)
+    })
+}
+
+/// What this bot knows of the app's daily quota at `now_ms` (the daily
+/// counters last seen while their reset is ahead, and the daily blocks in
+/// force) as JSON, `{"remaining":…,"resetMs":…,"blocks":[{"scope":…,
+/// "untilMs":…}]}` (`remaining` and `resetMs` may be null; a block's
+/// `scope` null is every call): the app's quota is counted across all its
+/// bots, so an app running many merges each one's with
+/// `onair_daily_quota_merge` and gives the result back to every bot with
+/// `onair_bot_share_daily_quota_json`. Borrowed and NUL-terminated, valid
+/// until the next call on the bot. Holds no secret.
+///
+/// Errors: NULL argument → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_daily_quota_json(
+    bot: *mut onair_bot,
+    now_ms: u64,
+    out_ptr: *mut *const c_char,
+    out_len: *mut usize,
+) -> onair_result {
+    boundary_on(bot, |b| {
+        let text_out = TextOut::new(out_ptr, out_len)?;
+        let daily = b.bot.quota().daily(now_ms);
+        let json = serde_json::to_string(&daily).map_err(|_| ONAIR_INVALID_ARGUMENT)?;
+        b.status = nul_terminated(json);
+        text_out.lend(&b.status)
+    })
+}
+
+/// Takes what the app's other bots learned of its daily quota (the JSON of
+/// `onair_bot_daily_quota_json` or `onair_daily_quota_merge`, UTF-8, no NUL
+/// needed) at `now_ms`: calls needing a blocked permission, or every call
+/// once the day's calls are used up, wait for the reset (each such call is
+/// answered by its DONE, failure `quota_blocked`); the stream is never held
+/// back. A block ends no later than a day from `now_ms`. Then poll.
+///
+/// Errors: NULL `bot` or `json` → ONAIR_NULL_PARAMETER; not UTF-8 →
+/// ONAIR_INVALID_UTF8; not a daily quota's JSON object →
+/// ONAIR_INVALID_ARGUMENT, and `onair_bot_last_error` says why. Nothing
+/// changes on an error.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_share_daily_quota_json(
+    bot: *mut onair_bot,
+    json: *const c_char,
+    json_len: usize,
+    now_ms: u64,
+) -> onair_result {
+    boundary_on(bot, |b| {
+        let text = text_arg(json, json_len)?;
+        let shared = daily_quota_in(text.as_bytes())
+            .map_err(|e| b.fail(ONAIR_INVALID_ARGUMENT, format_args!("daily quota: {e}")))?;
+        b.bot.share_daily_quota(&shared, now_ms);
+        Ok(())
     })
 }
 

@@ -1,11 +1,13 @@
 //! Stateless decisions: response classification, quota headers,
-//! Retry-After; and the jittered backoff.
+//! Retry-After, the merge of the app's daily quota; and the jittered
+//! backoff.
 
 use std::ffi::c_char;
 
 use onair_core::proto::backoff::Backoff;
 use onair_core::proto::endpoint::Endpoint;
 use onair_core::proto::problem::{classify, Problem};
+use onair_core::proto::quota::DailyQuota;
 use onair_core::proto::ratelimit::{QuotaHeaders, RetryAfter};
 
 use crate::handle::{free, handles, new_handle, Guarded};
@@ -223,6 +225,68 @@ pub unsafe extern "C" fn onair_quota_parse(
             has_retry_after_ms: retry.is_some(),
             retry_after_ms: retry.unwrap_or(0),
         };
+        Ok(())
+    })
+}
+
+/// A daily quota's JSON form (`{"remaining":…,"resetMs":…,"blocks":[…]}`,
+/// every key optional); empty text is nothing known. Anything but a JSON
+/// object of that form is refused with why.
+pub(crate) fn daily_quota_in(text: &[u8]) -> Result<DailyQuota, String> {
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Ok(DailyQuota::default());
+    }
+    match serde_json::from_slice::<serde_json::Value>(text) {
+        Ok(v) if v.is_object() => serde_json::from_value(v).map_err(|e| e.to_string()),
+        Ok(_) => Err("a daily quota is a JSON object".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Merges what one bot of the app learned of the app's daily quota
+/// (`learned_json`: `onair_bot_daily_quota_json`'s text) into the app's view
+/// (`app_json`: this function's last output, or (NULL, 0) when nothing is
+/// known yet) at `now_ms`, the way a store shared by many bots keeps it:
+/// the later reset wins with its count, the same reset keeps the lower
+/// count, blocks are merged by scope (the later end wins), and what has
+/// passed by `now_ms` is dropped. The merged view goes to `*out_json`, a
+/// string the caller owns (free with `onair_string_free`; `out_len` may be
+/// NULL); `*out_changed` (may be NULL) says whether it differs from
+/// `app_json`'s. Give it to every bot with
+/// `onair_bot_share_daily_quota_json`.
+///
+/// Errors: NULL `out_json`, or a NULL text with a non-zero length →
+/// ONAIR_NULL_PARAMETER; not UTF-8 → ONAIR_INVALID_UTF8; a text that is
+/// not a daily quota's JSON object → ONAIR_INVALID_ARGUMENT (nothing
+/// written).
+#[no_mangle]
+pub unsafe extern "C" fn onair_daily_quota_merge(
+    app_json: *const c_char,
+    app_json_len: usize,
+    learned_json: *const c_char,
+    learned_json_len: usize,
+    now_ms: u64,
+    out_json: *mut *mut c_char,
+    out_len: *mut usize,
+    out_changed: *mut bool,
+) -> onair_result {
+    boundary(|| {
+        let slot = out(out_json)?;
+        // SAFETY: (pointer, length) pairs from the caller.
+        let (app, learned) = unsafe {
+            (
+                str_in(app_json, app_json_len)?,
+                str_in(learned_json, learned_json_len)?,
+            )
+        };
+        let mut app = daily_quota_in(app.as_bytes()).map_err(|_| ONAIR_INVALID_ARGUMENT)?;
+        let learned = daily_quota_in(learned.as_bytes()).map_err(|_| ONAIR_INVALID_ARGUMENT)?;
+        let changed = app.merge(&learned, now_ms);
+        let json = serde_json::to_string(&app).map_err(|_| ONAIR_INVALID_ARGUMENT)?;
+        string_out(json, slot, out(out_len).ok());
+        if let Ok(c) = out(out_changed) {
+            *c = changed;
+        }
         Ok(())
     })
 }

@@ -344,6 +344,12 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
                 ("onair_bot_status_json", &|| {
                     onair_bot_status_json(bot, 5, poison(), poison()) == ONAIR_BUSY
                 }),
+                ("onair_bot_daily_quota_json", &|| {
+                    onair_bot_daily_quota_json(bot, 5, poison(), poison()) == ONAIR_BUSY
+                }),
+                ("onair_bot_share_daily_quota_json", &|| {
+                    onair_bot_share_daily_quota_json(bot, b("{}").cast(), 2, 5) == ONAIR_BUSY
+                }),
                 ("onair_bot_consent_stop_json", &|| {
                     onair_bot_consent_stop_json(bot, poison(), poison()) == ONAIR_BUSY
                 }),
