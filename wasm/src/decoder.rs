@@ -1,6 +1,6 @@
 //! The decoder module (feature `decoder`, `onair_decoder_bg.wasm`): SSE
 //! framing plus typed decoding, bytes in, items out on a tape of numbers
-//! and one text buffer (`tape.rs`) that `index.js` turns into the objects of
+//! and one text buffer (`tape.rs`) that `bot.js` turns into the objects of
 //! the `onair decode` lines.
 
 use onair::proto::sse;
@@ -12,7 +12,7 @@ use crate::tape::Tape;
 ///
 /// The tape stays in wasm memory between calls (its buffers keep their
 /// capacity): after each `push`, `head` holds where its numbers and text
-/// are, and `index.js` reads them through views of the memory, no copy.
+/// are, and `bot.js` reads them through views of the memory, no copy.
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct Decoder {
@@ -22,7 +22,7 @@ pub struct Decoder {
     head: Box<[u32; 4]>,
 }
 
-/// The module's memory, for `index.js`'s views of the tape.
+/// The module's memory, for `bot.js`'s views of the tape.
 #[wasm_bindgen(js_name = wasmMemory)]
 pub fn wasm_memory() -> JsValue {
     wasm_bindgen::memory()

@@ -183,7 +183,7 @@ impl Backoff {
 
 /// The decoder with the core's JSON serializer: the items of a chunk as a
 /// JSON array of `onair decode` lines. The reference the decoder module's
-/// tape is tested against (`Decoder._pushJson` in `index.js`), not API.
+/// tape is tested against (`Decoder._pushJson` in `bot.js`), not API.
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct JsonDecoder {

@@ -3,9 +3,9 @@
 //! A thin wasm-bindgen layer over the `onair` core: every rule of the
 //! service lives in the core; this crate only moves values across the
 //! boundary. It is built with `wasm-pack build --target nodejs` and wrapped
-//! by the JavaScript of `wasm/npm/` (`index.js`: the API in JS idiom, plain
+//! by the JavaScript of `wasm/npm/` (`bot.js`: the API in JS idiom, plain
 //! objects, `Error` subclasses; `driver.js`: the ready-made driver over
-//! `fetch`). The TypeScript types of everything that crosses as JSON are
+//! `fetch`; `index.js` re-exports both). The TypeScript types of everything that crosses as JSON are
 //! generated from the core's types (`types.rs`, `wasm/npm/types.d.ts`).
 //!
 //! ## Two modules
@@ -22,7 +22,7 @@
 //!   headers and the kit's pure helpers. Nothing in it is on a hot path (a
 //!   broadcast's stream is kilobytes per second), so it is built for size.
 //!
-//! `index.js` loads each module the first time something of it is used: a
+//! `bot.js` loads each module the first time something of it is used: a
 //! program that only decodes never loads the bot module, a bot that never
 //! makes a `Decoder` never loads the decoder module. The default features
 //! hold both halves (one module with everything: `cargo test`, clippy).

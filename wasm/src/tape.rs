@@ -1,5 +1,5 @@
 //! How [`crate::decoder::Decoder`] hands items to JS: a tape of numbers
-//! plus one text buffer, from which `index.js` builds the very objects
+//! plus one text buffer, from which `bot.js` builds the very objects
 //! `JSON.parse` would make of [`onair::proto::json::ItemJson`] (same keys, same
 //! order, same values), without a JSON parse on the JS side.
 //!
@@ -13,7 +13,7 @@
 
 use onair::event::{DecodeError, Event, Item, User};
 
-/// The opcode that starts each item on the tape; `index.js` mirrors it.
+/// The opcode that starts each item on the tape; `bot.js` mirrors it.
 #[derive(Clone, Copy)]
 #[repr(u8)]
 enum Op {
