@@ -1211,6 +1211,129 @@ static void test_reply_errors(void) {
 
 /* ---- text helpers -------------------------------------------------------------- */
 
+/* ---- the app's daily quota, shared between bots ----------------------------- */
+
+/* A bot without the stream, its token exchange answered: it only calls. */
+static onair_bot *calling_bot(uint64_t *now) {
+  onair_bot_config *cfg = config();
+  onair_bot *bot = NULL;
+  bool ok = cfg != NULL && onair_bot_config_set_events(cfg, false) == ONAIR_OK &&
+            onair_bot_new(cfg, NULL, 0, NULL, 0, 7, &bot) == ONAIR_OK;
+  onair_bot_config_free(cfg);
+  if (!ok) return NULL;
+  onair_action a;
+  onair_header ct = {S("Content-Type"), S("application/json")};
+  ok = poll_until(bot, now, ONAIR_ACTION_NEEDS_AUTHORIZATION, &a) &&
+       onair_bot_authorize(bot, S("consent-code"), S("https://bot.example/cb")) == ONAIR_OK &&
+       poll_until(bot, now, ONAIR_ACTION_SEND, &a) && eq(a.request.endpoint, "token") &&
+       onair_bot_on_response(bot, a.request_id, 200, &ct, 1, (const uint8_t *)TOKEN_BODY, strlen(TOKEN_BODY), *now) ==
+           ONAIR_OK;
+  if (!ok) {
+    onair_bot_free(bot);
+    return NULL;
+  }
+  return bot;
+}
+
+/* The next SEND of `endpoint` answered with `status`, `headers` and `body`;
+   then polled until the call's DONE. */
+static bool answer(onair_bot *bot, uint64_t *now, const char *endpoint, uint16_t status, const onair_header *headers,
+                   size_t headers_len, const char *body) {
+  onair_action a;
+  for (int i = 0; i < 20; i++) {
+    if (!poll_until(bot, now, ONAIR_ACTION_SEND, &a)) return false;
+    if (eq(a.request.endpoint, endpoint)) break;
+  }
+  if (!eq(a.request.endpoint, endpoint)) return false;
+  return onair_bot_on_response(bot, a.request_id, status, headers, headers_len, (const uint8_t *)body,
+                               strlen(body), *now) == ONAIR_OK &&
+         poll_until(bot, now, ONAIR_ACTION_DONE, &a);
+}
+
+static void test_daily_quota_shared(void) {
+  const uint64_t T = 1700000000000; /* the daily reset below is an hour later */
+  uint64_t now_a = T, now_b = T;
+  onair_bot *a = calling_bot(&now_a), *b = calling_bot(&now_b);
+  CHECK(a != NULL && b != NULL);
+  if (a == NULL || b == NULL) {
+    onair_bot_free(a);
+    onair_bot_free(b);
+    return;
+  }
+  const char *json;
+  size_t len;
+  CHECK(onair_bot_daily_quota_json(a, now_a, &json, &len) == ONAIR_OK);
+  CHECK(strcmp(json, "{\"remaining\":null,\"resetMs\":null,\"blocks\":[]}") == 0);
+
+  /* Each bot learns its part: the same day's count (40, then 12 left), and
+     a daily 429 for one permission each. */
+  onair_header ct = {S("Content-Type"), S("application/json")};
+  onair_header day_a[] = {ct, {S("x-ratelimit-daily-remaining"), S("40")},
+                          {S("x-ratelimit-daily-reset"), S("1700003600")}};
+  onair_header day_b[] = {ct, {S("x-ratelimit-daily-remaining"), S("12")},
+                          {S("x-ratelimit-daily-reset"), S("1700003600")}};
+  onair_header fans_out[] = {{S("Retry-After"), S("3600")}, {S("x-ratelimit-daily-scope"), S("fans.read")}};
+  onair_header listeners_out[] = {{S("Retry-After"), S("1800")},
+                                  {S("x-ratelimit-daily-scope"), S("listeners.read")}};
+  uint64_t call;
+  CHECK(onair_bot_fetch_broadcast(a, &call) == ONAIR_OK && answer(a, &now_a, "live", 200, day_a, 3, BROADCAST_42));
+  CHECK(onair_bot_fetch_fans(a, &call) == ONAIR_OK && answer(a, &now_a, "fans", 429, fans_out, 2, ""));
+  CHECK(onair_bot_fetch_broadcast(b, &call) == ONAIR_OK && answer(b, &now_b, "live", 200, day_b, 3, BROADCAST_42));
+  CHECK(onair_bot_list_listeners(b, &call) == ONAIR_OK && answer(b, &now_b, "listeners", 429, listeners_out, 2, ""));
+  uint64_t now = now_a > now_b ? now_a : now_b;
+
+  /* The app's view: the merge of both, the lower count on the same reset,
+     a block per scope. */
+  char *app = NULL, *merged = NULL;
+  size_t app_len = 0, merged_len = 0;
+  bool changed = false;
+  CHECK(onair_bot_daily_quota_json(a, now, &json, &len) == ONAIR_OK && contains(json, len, "\"remaining\":40"));
+  CHECK(onair_daily_quota_merge(NULL, 0, json, len, now, &app, &app_len, &changed) == ONAIR_OK && changed);
+  CHECK(onair_bot_daily_quota_json(b, now, &json, &len) == ONAIR_OK && contains(json, len, "\"remaining\":12"));
+  CHECK(onair_daily_quota_merge(app, app_len, json, len, now, &merged, &merged_len, &changed) == ONAIR_OK && changed);
+  CHECK(merged != NULL && strlen(merged) == merged_len);
+  CHECK(contains(merged, merged_len, "\"remaining\":12,\"resetMs\":1700003600000"));
+  CHECK(contains(merged, merged_len, "{\"scope\":\"fans.read\",\"untilMs\":1700003600000}"));
+  CHECK(contains(merged, merged_len, "{\"scope\":\"listeners.read\",\"untilMs\":1700001800000}"));
+  /* Merging the same again changes nothing. */
+  char *again = NULL;
+  CHECK(onair_daily_quota_merge(merged, merged_len, json, len, now, &again, NULL, &changed) == ONAIR_OK && !changed);
+  CHECK(again != NULL && strcmp(again, merged) == 0);
+  onair_string_free(again);
+
+  /* Fed back, bot A holds what bot B learned: its listener call fails fast
+     as quota_blocked (no request), its other calls still go. */
+  CHECK(onair_bot_share_daily_quota_json(a, merged, merged_len, now) == ONAIR_OK);
+  uint64_t blocked = 0;
+  onair_action act;
+  CHECK(onair_bot_list_listeners(a, &blocked) == ONAIR_OK);
+  CHECK(poll_until(a, &now, ONAIR_ACTION_DONE, &act) && act.call_id == blocked && act.done == ONAIR_DONE_FAILED &&
+        act.failure == ONAIR_FAILURE_QUOTA_BLOCKED && act.has_until_ms && act.until_ms == 1700001800000);
+  CHECK(onair_bot_fetch_broadcast(a, &call) == ONAIR_OK && answer(a, &now, "live", 200, &ct, 1, BROADCAST_42));
+  CHECK(onair_bot_daily_quota_json(a, now, &json, &len) == ONAIR_OK &&
+        contains(json, len, "{\"scope\":\"listeners.read\",\"untilMs\":1700001800000}"));
+
+  /* Errors: not a daily quota's JSON object, NULL, not UTF-8. */
+  char *none = NULL;
+  CHECK(onair_daily_quota_merge(S("[40,1700003600000,[]]"), S("{}"), now, &none, NULL, NULL) == ONAIR_INVALID_ARGUMENT);
+  CHECK(onair_daily_quota_merge(S("{}"), S("{\"remaining\":\"many\"}"), now, &none, NULL, NULL) ==
+        ONAIR_INVALID_ARGUMENT);
+  CHECK(onair_daily_quota_merge(S("{}"), S("{}"), now, NULL, NULL, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_daily_quota_merge(NULL, 2, S("{}"), now, &none, NULL, NULL) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_daily_quota_merge(S(BAD_UTF8), S("{}"), now, &none, NULL, NULL) == ONAIR_INVALID_UTF8);
+  CHECK(none == NULL);
+  CHECK(onair_bot_share_daily_quota_json(b, S("blocks"), now) == ONAIR_INVALID_ARGUMENT);
+  const char *detail;
+  size_t detail_len;
+  CHECK(onair_bot_last_error(b, &detail, &detail_len) == ONAIR_OK && contains(detail, detail_len, "daily quota"));
+  CHECK(onair_bot_share_daily_quota_json(b, NULL, 0, now) == ONAIR_NULL_PARAMETER);
+  CHECK(onair_bot_daily_quota_json(b, now, NULL, &len) == ONAIR_NULL_PARAMETER);
+  onair_string_free(app);
+  onair_string_free(merged);
+  onair_bot_free(a);
+  onair_bot_free(b);
+}
+
 static void test_text(void) {
   onair_string_list *list = NULL;
   char text[404];
@@ -1249,6 +1372,7 @@ int main(void) {
   test_replies_merged();
   test_replies_dropped();
   test_reply_errors();
+  test_daily_quota_shared();
   test_text();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
