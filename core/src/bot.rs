@@ -135,6 +135,7 @@ use requests::{InFlight, Purpose};
 use stream::Conn;
 
 mod calls;
+mod drain;
 mod kit;
 pub mod notices;
 mod replies;
@@ -146,6 +147,7 @@ mod tokens;
 
 pub use notices::{GiveUpReason, Unreached};
 pub use replies::{DropReason, RepliesCounters, ReplyCounters, MAX_QUEUED_REPLIES};
+pub use drain::SHUTDOWN_GRACE_MS;
 pub use status::{Connection, Counters, QuotaBlock, Status};
 
 /// The longest error body of a failed stream open that is kept to classify
@@ -203,6 +205,11 @@ pub struct BotConfig {
     /// [`Stop::InvalidClient`] at start instead of at the first refresh, up
     /// to an hour later. No answer: tried again later, a few times.
     pub check_credentials: bool,
+    /// How long a bot stopped for good ([`Bot::shutdown`], or a stop a
+    /// person must fix) waits for a token request or the revocation still
+    /// in flight before it says [`Action::Stopped`] (default 30 s,
+    /// [`SHUTDOWN_GRACE_MS`]); every other request is dropped at once.
+    pub shutdown_grace_ms: u64,
 }
 
 impl BotConfig {
@@ -220,6 +227,7 @@ impl BotConfig {
             max_queued_calls: 100,
             kit: KitConfig::default(),
             check_credentials: true,
+            shutdown_grace_ms: SHUTDOWN_GRACE_MS,
         }
     }
 }
@@ -259,10 +267,12 @@ pub enum Action {
         /// The request.
         request: HttpRequest,
     },
-    /// Close this stream connection (it ended, or the watchdog found it
-    /// dead). Late reports for it are harmless.
+    /// Close this connection: a stream that ended or that the watchdog
+    /// found dead, or, as the bot stops for good, any request whose answer
+    /// it no longer wants (drop it: see [`Bot::shutdown`]). Late reports
+    /// for it are harmless.
     CloseStream {
-        /// The connection to close.
+        /// The connection (or request) to close.
         id: RequestId,
     },
     /// The bot gave up on this request: no report came within its
@@ -578,6 +588,11 @@ pub struct Bot {
     replies: replies::Replies,
     /// The latest `now` polled (unix ms).
     clock_ms: u64,
+    /// How long the drain after a stop for good waits for a token request
+    /// or the revocation ([`BotConfig::shutdown_grace_ms`]).
+    shutdown_grace_ms: u64,
+    /// When that drain gives up on them (set at its first poll).
+    drain_until_ms: Option<u64>,
 }
 
 impl Bot {
@@ -628,6 +643,8 @@ impl Bot {
             end_seen: false,
             stream_generation: 0,
             clock_ms: 0,
+            shutdown_grace_ms: config.shutdown_grace_ms,
+            drain_until_ms: None,
             replies: replies::Replies::new(config.kit.replies.clone().unwrap_or_default()),
             kit: (!config.kit.is_empty()).then(|| Kit::new(config.kit)),
             exchange: None,
@@ -820,12 +837,16 @@ impl Bot {
         }
     }
 
-    /// What is already decided: queued output first, then a stop.
+    /// What is already decided: queued output first, then a stop (after
+    /// the drain of a stop for good, [`Bot::poll_drain`]).
     fn decided(&mut self, now_ms: u64) -> Option<Action> {
         if let Some(action) = self.out.pop_front() {
             return Some(action);
         }
         let stop = self.stopped.clone()?;
+        if let Some(action) = self.poll_drain(now_ms) {
+            return Some(action);
+        }
         // What was given up and not yet told is told before the stop.
         Some(match self.give_ups.flush(now_ms) {
             Some(notice) => Action::Notice(notice),
@@ -907,6 +928,7 @@ impl Bot {
             for call in std::mem::take(&mut self.calls) {
                 self.answer(call, CallResult::Failed(CallFailure::Cancelled));
             }
+            self.drop_unwanted_requests();
         }
         self.stopped = Some(stop);
         // The last of the kit's memory, saved before the bot goes quiet.

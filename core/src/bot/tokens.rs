@@ -70,12 +70,35 @@ impl Bot {
         true
     }
 
-    /// Stops the bot: queued calls are cancelled, the stream is closed, and
-    /// with `revoke` the tokens are revoked (one last request, sent once any
-    /// token request in flight has been answered) and forgotten. A pair that
-    /// arrives meanwhile is still handed out for persistence.
+    /// Stops the bot, and drives the drain of every stop for good through
+    /// the actions that follow, so a driver's shutdown is its ordinary poll
+    /// loop (hand the bot what the stream has read first: the kit counts
+    /// it):
+    ///
+    /// 1. the stream is closed and every request in flight whose answer no
+    ///    longer matters is dropped ([`Action::CloseStream`]); queued calls,
+    ///    and calls among those requests, are answered
+    ///    [`CallFailure::Cancelled`]; the kit's last state is handed out
+    ///    ([`Action::PersistState`]);
+    /// 2. a token request in flight is kept, and with `revoke` the tokens
+    ///    are revoked (one last request, sent once that token request has
+    ///    been answered) and forgotten; a pair that arrives meanwhile is
+    ///    handed out ([`Action::PersistTokens`]);
+    /// 3. [`Action::Wait`] while they are in flight, at most
+    ///    [`BotConfig::shutdown_grace_ms`] (30 s) from the first poll after
+    ///    the stop; then whatever is left is dropped (`CloseStream`);
+    /// 4. [`Action::Stopped`]`(`[`Stop::ShutDown`]`)` last, and for good.
+    ///
+    /// Calling it again with `revoke` revokes too (with a grace of its own
+    /// when the first was over); without, it changes nothing.
     pub fn shutdown(&mut self, revoke: bool) {
-        self.revoke_pending = revoke;
+        if revoke {
+            self.revoke_pending = true;
+            // Asked after the grace was over: the revocation gets its own.
+            if self.drain_until_ms.is_some_and(|t| t <= self.clock_ms) {
+                self.drain_until_ms = None;
+            }
+        }
         self.try_revoke();
         self.halt(Stop::ShutDown);
     }

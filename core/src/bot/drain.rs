@@ -1,0 +1,77 @@
+//! The shutdown drain: what a bot stopped for good still does before it
+//! says [`Action::Stopped`].
+//!
+//! The stop itself ([`Bot::halt`]) closes the stream, cancels every queued
+//! call, hands out the kit's last state and drops every request in flight
+//! whose answer no longer matters ([`Bot::drop_unwanted_requests`]): each
+//! is an [`Action::CloseStream`] (drop it; a late report is ignored), a
+//! call among them answered [`CallFailure::Cancelled`]. Only a token request
+//! (its new pair must be saved) and the revocation asked for are kept. The
+//! bot then waits for them, at most [`BotConfig::shutdown_grace_ms`] from
+//! the first poll after the stop ([`Action::Wait`] names the deadline), and
+//! drops whatever is still in flight when it passes. `Stopped` comes last,
+//! once nothing is in flight: a driver's shutdown is its ordinary poll loop.
+
+use super::*;
+
+/// How long a bot stopped for good waits, by default, for a token request
+/// or the revocation in flight ([`BotConfig::shutdown_grace_ms`]).
+pub const SHUTDOWN_GRACE_MS: u64 = 30_000;
+
+impl Bot {
+    /// Whether the bot has stopped for good (not waiting for consent).
+    pub(super) fn stopped_for_good(&self) -> bool {
+        self.stopped
+            .as_ref()
+            .is_some_and(|s| !s.resumes_with_new_consent())
+    }
+
+    /// As the bot stops for good: every request in flight but a token
+    /// request and the revocation is dropped (`CloseStream`), a call among
+    /// them answered `Cancelled` (its outcome is not known: a chat message
+    /// may have been posted).
+    pub(super) fn drop_unwanted_requests(&mut self) {
+        let (kept, dropped): (Vec<InFlight>, Vec<InFlight>) = std::mem::take(&mut self.in_flight)
+            .into_iter()
+            .partition(|f| matches!(f.purpose, Purpose::Token | Purpose::Revoke));
+        self.in_flight = kept;
+        for request in dropped {
+            self.out.push_back(Action::CloseStream { id: request.id });
+            if let Purpose::Call(call, _) = request.purpose {
+                self.answer(*call, CallResult::Failed(CallFailure::Cancelled));
+            }
+        }
+    }
+
+    /// The drain's next action while the bot is stopped for good and a kept
+    /// request is in flight: a request past its own deadline timed out, all
+    /// of them dropped once the grace is over, else `Wait` until the
+    /// earliest of those. `None` once nothing is in flight (or the stop
+    /// resumes with consent): the stop is next.
+    pub(super) fn poll_drain(&mut self, now_ms: u64) -> Option<Action> {
+        if !self.stopped_for_good() || self.in_flight.is_empty() {
+            return None;
+        }
+        let until = *self
+            .drain_until_ms
+            .get_or_insert(now_ms.saturating_add(self.shutdown_grace_ms));
+        if now_ms >= until {
+            for request in std::mem::take(&mut self.in_flight) {
+                self.out.push_back(Action::CloseStream { id: request.id });
+            }
+            return self.out.pop_front();
+        }
+        self.expire_requests(now_ms);
+        if let Some(action) = self.out.pop_front() {
+            return Some(action);
+        }
+        let earliest = self
+            .in_flight
+            .iter()
+            .map(|f| f.deadline_ms)
+            .fold(until, u64::min);
+        (!self.in_flight.is_empty()).then_some(Action::Wait {
+            until_ms: Some(earliest),
+        })
+    }
+}
