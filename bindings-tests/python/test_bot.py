@@ -318,3 +318,70 @@ def test_the_consent_stop_of_a_bot_without_tokens() -> None:
     while not isinstance(bot.poll(), onair.Stopped):
         pass
     assert bot.consent_stop() is None  # a shutdown needs no consent
+
+
+def calling_bot(now: list[int]) -> onair.Bot:
+    """A bot without the stream, its token exchange answered: it only calls."""
+    bot = new_bot(events=False)
+    assert isinstance(bot.poll(now[0]), onair.NeedsAuthorization)
+    bot.authorize("consent-code", "https://bot.example/cb")
+    send = poll_until(bot, now, onair.Send)
+    bot.on_response(send.request_id, 200, JSON, TOKEN_BODY, now[0])
+    return bot
+
+
+def answer(bot: onair.Bot, now: list[int], endpoint: str, status: int, headers: Any, body: bytes) -> onair.Done:
+    send = poll_until(bot, now, onair.Send)
+    assert send.request.endpoint == endpoint
+    bot.on_response(send.request_id, status, headers, body, now[0])
+    return poll_until(bot, now, onair.Done)
+
+
+def test_two_bots_share_the_apps_daily_quota() -> None:
+    """Two bots of one app in one process: each one's view merged into the app's (the
+    core's merge, as onair host keeps it), and given back, it holds the calls it should."""
+    t = 1_700_000_000_000
+    reset = "1700003600"  # an hour after t, in seconds
+    now_a, now_b = [t], [t]
+    a, b = calling_bot(now_a), calling_bot(now_b)
+    assert a.daily_quota(now_a[0]) == onair.DailyQuota()
+    a.fetch_broadcast()
+    day_a = [*JSON, ("x-ratelimit-daily-remaining", "40"), ("x-ratelimit-daily-reset", reset)]
+    assert answer(a, now_a, "live", 200, day_a, BROADCAST).ok
+    a.fetch_fans()
+    fans_out = [("Retry-After", "3600"), ("x-ratelimit-daily-scope", "fans.read")]
+    assert not answer(a, now_a, "fans", 429, fans_out, b"").ok
+    b.fetch_broadcast()
+    day_b = [*JSON, ("x-ratelimit-daily-remaining", "12"), ("x-ratelimit-daily-reset", reset)]
+    assert answer(b, now_b, "live", 200, day_b, BROADCAST).ok
+    b.list_listeners()
+    listeners_out = [("Retry-After", "1800"), ("x-ratelimit-daily-scope", "listeners.read")]
+    assert not answer(b, now_b, "listeners", 429, listeners_out, b"").ok
+    now = max(now_a[0], now_b[0])
+
+    view_a, view_b = a.daily_quota(now), b.daily_quota(now)
+    assert (view_a.remaining, view_b.remaining) == (40, 12)
+    app = onair.DailyQuota().merge(view_a, now).merge(view_b, now)
+    assert app == onair.DailyQuota(
+        12,
+        1_700_003_600_000,
+        (onair.QuotaBlock("fans.read", t + 3_600_000), onair.QuotaBlock("listeners.read", t + 1_800_000)),
+    )
+    assert app.merge(view_b, now) == app  # nothing new: unchanged
+    assert onair.DailyQuota.from_json(app.to_json()) == app
+    # The reset has come: the day's count and the blocks are gone.
+    assert app.merge(onair.DailyQuota(), 1_700_003_600_000) == onair.DailyQuota()
+
+    # Given back, bot A holds what B learned: its listener call fails fast, no request.
+    a.share_daily_quota(app, now)
+    call = a.list_listeners()
+    done = poll_until(a, [now], onair.Done)
+    assert done.call_id == call
+    assert done.result == onair.Failed("quota_blocked", until_ms=t + 1_800_000)
+    a.fetch_broadcast()
+    assert answer(a, [now], "live", 200, JSON, BROADCAST).ok
+    assert onair.QuotaBlock("listeners.read", t + 1_800_000) in a.daily_quota(now).blocks
+
+    with pytest.raises(onair.OnairError) as e:
+        onair.DailyQuota.from_json("[40, 1700003600000, []]")
+    assert e.value.kind == "invalid_argument"

@@ -81,7 +81,7 @@ from .actions import (
     Wait,
     ends_drain,
 )
-from .bot import Bot, Config, Kit, now_ms
+from .bot import Bot, Config, DailyQuota, Kit, QuotaBlock, now_ms
 from .decisions import Backoff, Quota, classify, explain, parse_quota, retry_after_ms
 from .decoder import Decoder
 from .errors import (
@@ -152,13 +152,13 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Action", "Allowed", "Arrival", "Backoff", "Bot", "Broadcast", "BroadcastEnded", "CallHeld",
     "CallResult", "CallbackStore", "Chat", "ChatRejected", "ChatSent", "CloseStream", "ClosedError",
-    "Command", "CommandRefused", "Comment", "Config", "DailyQuotaReached", "Decoder", "Done",
+    "Command", "CommandRefused", "Comment", "Config", "DailyQuota", "DailyQuotaReached", "Decoder", "Done",
     "Donation", "Driver", "End", "EndReason", "Endpoint", "Event", "Failed", "Fan", "Fans",
     "FileStore", "FrameError", "FrameSkipped", "GaveUp", "Heartbeat", "InvalidConfig", "Item",
     "Kit", "KitConfigError", "Like", "LikeType", "Listener", "Listeners", "MemoryStore",
     "Milestone", "MisuseError", "NeedsAuthorization", "Notice", "OnairError", "OpenStream",
     "OtherAction", "OtherEvent", "People", "PersistState", "PersistTokens", "PersonTotals",
-    "Presence", "PresenceType", "Problem", "ProblemNotice", "Quota", "Reachable", "RepliesDropped",
+    "Presence", "PresenceType", "Problem", "ProblemNotice", "Quota", "QuotaBlock", "Reachable", "RepliesDropped",
     "ReplyCounters", "ReplyKind", "ReconnectStormBraked", "ReentrantCallError", "Request", "Retry", "Role", "Send", "StopCode",
     "Stopped", "Store", "StoreError", "StoreFailed", "Tally", "TimedOut", "Timer", "UnknownEvent", "UnknownFrame",
     "Unreachable", "User", "Wait", "abi_version", "classify", "ends_drain", "explain",

@@ -149,6 +149,62 @@ def _set_kit(handle: int, text: bytes) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class QuotaBlock:
+    """A daily-quota block: calls needing ``scope`` (a permission such as
+    ``"listeners.read"``; ``None``: every call of the app) wait until ``until_ms``."""
+
+    scope: str | None
+    until_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class DailyQuota:
+    """The app's daily quota as one bot knows it (``Bot.daily_quota``): calls left
+    today and the next reset (unix ms; ``None`` when unknown), and the daily blocks in
+    force. The service counts it for the whole app, so an app running many bots in one
+    process keeps one view, ``app = app.merge(bot.daily_quota())`` for each bot, and
+    gives it to each with ``bot.share_daily_quota(app)``: the core's merge, as
+    ``onair host`` keeps it. ``to_json()`` is the form a shared store keeps."""
+
+    remaining: int | None = None
+    reset_ms: int | None = None
+    blocks: tuple[QuotaBlock, ...] = ()
+
+    def merge(self, learned: DailyQuota, now: int | None = None) -> DailyQuota:
+        """This view with what a bot ``learned`` folded in at ``now`` (unix ms;
+        default: the clock): the later reset wins with its count, the same reset keeps
+        the lower count, blocks merge by scope (the later end wins), what has passed is
+        dropped. The result differs from ``self`` when it changed."""
+        return _merged(self.to_json(), learned.to_json(), now_ms() if now is None else now)
+
+    def to_json(self) -> str:
+        """``{"remaining":…,"resetMs":…,"blocks":[{"scope":…,"untilMs":…}]}``."""
+        blocks = [{"scope": b.scope, "untilMs": b.until_ms} for b in self.blocks]
+        return json.dumps(
+            {"remaining": self.remaining, "resetMs": self.reset_ms, "blocks": blocks}, separators=(",", ":")
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> DailyQuota:
+        """A view from its JSON form (``to_json``'s, or ``onair host``'s store's),
+        checked by the core; anything else raises ``OnairError`` (invalid_argument)."""
+        return _merged(text, b"", 0)
+
+
+def _merged(app: str | bytes, learned: str | bytes, now: int) -> DailyQuota:
+    """``onair_daily_quota_merge`` of two JSON forms, read back."""
+    a, lj = _b(app), _b(learned)
+    p, n = ctypes.c_void_p(), ctypes.c_size_t()
+    _check(_lib.onair_daily_quota_merge(a, len(a), lj, len(lj), now & _MASK64, ctypes.byref(p), ctypes.byref(n), None))
+    return _daily_quota(json.loads(_ffi.take_owned(p, n)))
+
+
+def _daily_quota(j: Any) -> DailyQuota:
+    blocks = tuple(QuotaBlock(b.get("scope"), b["untilMs"]) for b in j.get("blocks", ()))
+    return DailyQuota(j.get("remaining"), j.get("resetMs"), blocks)
+
+
+@dataclass(frozen=True, slots=True)
 class Kit:
     """The configured kit now (``Bot.kit()``): the current broadcast's ``live_id``,
     when known, and its running ``tally``."""
@@ -444,6 +500,22 @@ class Bot(Owner):
         sent, people named, merged, dropped and why."""
         status = json.loads(self._json_now(_lib.onair_bot_status_json, now_ms() if now is None else now))
         return _json.reply_counters(status)
+
+    @locked
+    def daily_quota(self, now: int | None = None) -> DailyQuota:
+        """What this bot knows of the app's daily quota at ``now``: the daily counters
+        last seen (while their reset is ahead) and the daily blocks in force. Merge the
+        views of the app's bots with ``DailyQuota.merge``."""
+        return _daily_quota(json.loads(self._json_now(_lib.onair_bot_daily_quota_json, now_ms() if now is None else now)))
+
+    @locked
+    def share_daily_quota(self, quota: DailyQuota, now: int | None = None) -> None:
+        """Takes what the app's other bots learned of its daily quota: calls needing a
+        blocked permission, or every call once the day's calls are used up, wait for the
+        reset (answered ``Failed`` with ``quota_blocked``); the stream is never held
+        back. Then poll."""
+        j = quota.to_json().encode()
+        self._check(_lib.onair_bot_share_daily_quota_json(self._h, j, len(j), now_ms() if now is None else now))
 
     @property
     @locked_or(0)
