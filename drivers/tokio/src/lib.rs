@@ -48,7 +48,7 @@
 mod clock;
 mod store;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -86,9 +86,6 @@ const DRAIN_QUIET: Duration = Duration::from_millis(25);
 
 /// … and for at most this long, however busy it is.
 const DRAIN_MAX: Duration = Duration::from_millis(1_000);
-
-/// How long a stop waits for a token request or a revocation in flight.
-const SETTLE_MAX: Duration = Duration::from_secs(30);
 
 /// What the bot has for its author.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,7 +198,6 @@ enum Report {
 #[derive(Debug)]
 struct Task {
     abort: AbortHandle,
-    endpoint: Endpoint,
     /// A stream's "hand over what you read, then stop reading".
     drain: Option<oneshot::Sender<()>>,
 }
@@ -302,8 +298,10 @@ pub struct Driver {
     /// The resumable stop in force when a signal came: handed out as the
     /// final stop instead of `ShutDown`.
     stop_before_signal: Option<Stop>,
-    /// Handed out before anything else (what a stop handed out on the way).
-    queue: VecDeque<BotEvent>,
+    /// What the bot handed out to save while stopping ([`Driver::close`]).
+    closed: Closed,
+    /// The first store failure while stopping.
+    close_error: Option<StoreError>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -337,7 +335,8 @@ impl Driver {
             stopping: false,
             stopping_count: None,
             stop_before_signal: None,
-            queue: VecDeque::new(),
+            closed: Closed::default(),
+            close_error: None,
         }
     }
 
@@ -481,9 +480,6 @@ impl Driver {
     pub async fn next(&mut self) -> Option<BotEvent> {
         self.listen();
         loop {
-            if let Some(event) = self.queue.pop_front() {
-                return Some(event);
-            }
             if self.finished {
                 return None;
             }
@@ -510,18 +506,26 @@ impl Driver {
                     self.abort(id);
                     return Some(BotEvent::TimedOut { endpoint });
                 }
-                Action::PersistState(state) => match &self.state_store {
-                    Some(store) => {
-                        if let Err(e) = store.save_state(&state) {
-                            return Some(BotEvent::StoreFailed(e.to_string()));
-                        }
+                Action::PersistState(state) => {
+                    if self.stopping {
+                        self.closed.state = Some(state.clone());
                     }
-                    None => return Some(BotEvent::StateChanged(state)),
-                },
+                    match &self.state_store {
+                        Some(store) => {
+                            if let Err(e) = store.save_state(&state) {
+                                return Some(self.store_failed(e));
+                            }
+                        }
+                        None => return Some(BotEvent::StateChanged(state)),
+                    }
+                }
                 Action::PersistTokens(tokens) => {
+                    if self.stopping {
+                        self.closed.tokens = Some(tokens.clone());
+                    }
                     if let Some(store) = &self.store {
                         if let Err(e) = store.save(&tokens) {
-                            return Some(BotEvent::StoreFailed(e.to_string()));
+                            return Some(self.store_failed(e));
                         }
                     }
                     return Some(BotEvent::TokensRenewed(tokens));
@@ -539,10 +543,8 @@ impl Driver {
                     return Some(BotEvent::Stopped(stop));
                 }
                 Action::Stopped(stop) => {
-                    // Stopped for good: what it still hands out (a pair in
-                    // flight, the kit's last state) is saved first.
-                    let settled = self.settle(false).await;
-                    self.queue.extend(settled.events);
+                    // Stopped for good, last: the bot handed out its last
+                    // pair and state and waited for a token request before.
                     self.finished = true;
                     self.abort_all();
                     // A signal no longer has anyone to stop here (the next
@@ -553,7 +555,7 @@ impl Driver {
                         (Stop::ShutDown, Some(before)) => before,
                         (stop, _) => stop,
                     };
-                    self.queue.push_back(BotEvent::Stopped(stop));
+                    return Some(BotEvent::Stopped(stop));
                 }
                 Action::Wait { until_ms } => self.wait(until_ms).await,
                 other => {
@@ -621,8 +623,9 @@ impl Driver {
 
     /// Stops the bot: the stream is closed, queued calls cancelled, and with
     /// `revoke` the tokens are revoked (the request is sent and awaited) and
-    /// the store cleared. Waits only for a token request or the revocation
-    /// in flight (at most 30 s); other requests in flight are dropped.
+    /// the store cleared. The bot waits only for a token request or the
+    /// revocation in flight (at most 30 s, [`BotConfig::shutdown_grace_ms`]);
+    /// it drops the other requests in flight ([`Bot::shutdown`]).
     ///
     /// Before the stream is closed it hands the bot everything already read
     /// (as [`stop_on_signals`](Self::stop_on_signals) does), so the kit
@@ -646,12 +649,14 @@ impl Driver {
     /// # Ok(()) }
     /// ```
     pub async fn close(mut self, revoke: bool) -> Result<Closed, StoreError> {
+        self.stopping = true;
         self.drain_streams().await;
         self.bot.shutdown(revoke);
-        let settled = self.settle(revoke).await;
-        self.finished = true;
-        self.abort_all();
-        if let Some(error) = settled.error {
+        // The bot drives the drain; its actions are handled as ever (the
+        // pair and state saved and kept in `closed`) until `Stopped`.
+        self.finished = false;
+        while self.next().await.is_some() {}
+        if let Some(error) = self.close_error.take() {
             return Err(error);
         }
         if revoke {
@@ -659,7 +664,17 @@ impl Driver {
                 store.clear()?;
             }
         }
-        Ok(settled.closed)
+        Ok(std::mem::take(&mut self.closed))
+    }
+
+    /// A store refused what the bot handed out: told to the author, and
+    /// (while stopping) returned by [`close`](Self::close).
+    fn store_failed(&mut self, error: StoreError) -> BotEvent {
+        let event = BotEvent::StoreFailed(error.to_string());
+        if self.stopping {
+            self.close_error.get_or_insert(error);
+        }
+        event
     }
 
     /// Every stream hands over what it has read and what its connection
@@ -696,76 +711,6 @@ impl Driver {
         while let Ok(report) = self.rx.try_recv() {
             self.apply(report);
         }
-    }
-
-    /// After the bot stopped for good: what it still hands out is saved
-    /// (a last pair, the kit's last state), a token request (and with
-    /// `revoke`, the revocation) it still has is sent and awaited (at most
-    /// [`SETTLE_MAX`]); every other request is dropped (the start's
-    /// credentials check, a revoke too, among them).
-    async fn settle(&mut self, revoke: bool) -> Settled {
-        let mut settled = Settled::default();
-        let deadline = Instant::now() + SETTLE_MAX;
-        loop {
-            loop {
-                let now = self.clock.now_ms();
-                match self.bot.poll(now) {
-                    Action::Send { id, request, .. } => self.spawn_send(id, request, now),
-                    Action::PersistTokens(tokens) => {
-                        if let Some(store) = &self.store {
-                            if let Err(e) = store.save(&tokens) {
-                                settled.failed(e);
-                            }
-                        }
-                        settled.closed.tokens = Some(tokens.clone());
-                        settled.events.push(BotEvent::TokensRenewed(tokens));
-                    }
-                    Action::PersistState(state) => {
-                        match &self.state_store {
-                            Some(store) => {
-                                if let Err(e) = store.save_state(&state) {
-                                    settled.failed(e);
-                                }
-                            }
-                            None => settled.events.push(BotEvent::StateChanged(state.clone())),
-                        }
-                        settled.closed.state = Some(state);
-                    }
-                    Action::CloseStream { id } | Action::TimedOut { id, .. } => self.abort(id),
-                    Action::Stopped(_) | Action::Wait { .. } => break,
-                    other => settled.events.extend(self.handed_out(other)),
-                }
-            }
-            // Only a token request (a pair to save) or the revocation asked
-            // for is worth waiting for; the stopped bot wants no other
-            // answer, and a server that never answers must not hold the
-            // shutdown.
-            let others: Vec<RequestId> = self
-                .tasks
-                .iter()
-                .filter(|(_, task)| match task.endpoint {
-                    Endpoint::Token => false,
-                    Endpoint::Revoke => !revoke,
-                    _ => true,
-                })
-                .map(|(id, _)| *id)
-                .collect();
-            for id in others {
-                self.abort(id);
-            }
-            if self.tasks.is_empty() {
-                break;
-            }
-            // A token request or the revocation is in flight: its answer.
-            tokio::select! {
-                report = self.rx.recv() => match report {
-                    Some(report) => self.apply(report),
-                    None => break,
-                },
-                () = tokio::time::sleep_until(deadline) => break,
-            }
-        }
-        settled
     }
 
     /// Sleeps until `until_ms` on the driver's clock, or until a report
@@ -919,7 +864,6 @@ impl Driver {
             id,
             Task {
                 abort: task.abort_handle(),
-                endpoint,
                 drain: None,
             },
         );
@@ -927,7 +871,6 @@ impl Driver {
 
     fn spawn_stream(&mut self, id: RequestId, request: HttpRequest, now: u64) {
         let tx = self.tx.clone();
-        let endpoint = request.endpoint;
         let Some(request) = self.build(request) else {
             let _ = self.bot.on_transport_error(id, now);
             return;
@@ -984,28 +927,9 @@ impl Driver {
             id,
             Task {
                 abort: task.abort_handle(),
-                endpoint,
                 drain: Some(drain),
             },
         );
-    }
-}
-
-/// What a stop handed out on the way ([`Driver::settle`]).
-#[derive(Default)]
-struct Settled {
-    /// For the author, in order.
-    events: Vec<BotEvent>,
-    /// The last pair and state.
-    closed: Closed,
-    /// The first store failure.
-    error: Option<StoreError>,
-}
-
-impl Settled {
-    fn failed(&mut self, error: StoreError) {
-        self.events.push(BotEvent::StoreFailed(error.to_string()));
-        self.error.get_or_insert(error);
     }
 }
 
