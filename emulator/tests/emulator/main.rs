@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // tests may unwrap
 
+mod asyncapi;
 mod bad_input;
 mod bodies;
 mod common;
