@@ -44,12 +44,76 @@ schema_of!(RequestJson<'_>, RequestLine<'static>, "Request");
 schema_of!(StopJson<'_>, StopLine<'static>, "Stop");
 schema_of!(TallyJson<'_>, Totals<'static>, "Tally");
 
-/// A root schema titled `title`, described `description`, from `settings`.
+/// A property written only when it has a value (`skip_serializing_if =
+/// "Option::is_none"`) is never `null`: schemars gives it its `Option`'s
+/// nullable schema; this takes the `null` out of every property a written
+/// document does not require.
+fn absent_not_null(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    fn not_null(property: &mut Value) {
+        let Some(map) = property.as_object_mut() else {
+            return;
+        };
+        if let Some(Value::Array(kinds)) = map.get_mut("type") {
+            kinds.retain(|k| k != "null");
+            if kinds.len() == 1 {
+                let only = kinds.remove(0);
+                map.insert("type".to_owned(), only);
+            }
+        }
+        for union in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(members)) = map.get_mut(union) {
+                members.retain(|m| m.get("type").and_then(Value::as_str) != Some("null"));
+                if members.len() == 1 {
+                    let only = members.remove(0);
+                    map.remove(union);
+                    if let Value::Object(only) = only {
+                        map.extend(only);
+                    }
+                }
+            }
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            let required: Vec<String> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|n| n.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(Value::Object(properties)) = map.get_mut("properties") {
+                for (name, property) in properties.iter_mut() {
+                    if !required.contains(name) {
+                        not_null(property);
+                    }
+                }
+            }
+            map.values_mut().for_each(absent_not_null);
+        }
+        Value::Array(values) => values.iter_mut().for_each(absent_not_null),
+        _ => {}
+    }
+}
+
+/// A root schema titled `title`, described `description`, from `settings`
+/// (a written document without `null` where a property is left out:
+/// [`absent_not_null`]).
 fn root<T: JsonSchema>(settings: &SchemaSettings, title: &str, description: &str) -> Schema {
     let mut schema = settings
         .clone()
         .into_generator()
         .into_root_schema_for::<T>();
+    if settings.contract == schemars::generate::Contract::Serialize {
+        let mut whole = serde_json::Value::Object(std::mem::take(schema.ensure_object()));
+        absent_not_null(&mut whole);
+        if let serde_json::Value::Object(map) = whole {
+            *schema.ensure_object() = map;
+        }
+    }
     schema.insert("title".to_owned(), title.into());
     schema.insert("description".to_owned(), description.into());
     schema
