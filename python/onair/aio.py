@@ -164,7 +164,8 @@ class Driver:
     ``httpx.AsyncClient`` (proxies, TLS roots; the driver gives each request
     ``timeout=None`` and leaves the client open); by default the driver makes one
     and closes it. ``seed``: fixes the bot's jitter (default: random). ``grace_s``:
-    how long a shutdown waits for a token request or a revocation in flight.
+    the longest a shutdown waits for the stopping bot (which itself drops every
+    request but a token request or the revocation, and waits for those at most 30 s).
 
     ``wait_for_consent``: what happens when the bot needs a new consent code (no
     saved pair and no ``code`` left: ``NeedsAuthorization``; or a code refused,
@@ -212,7 +213,7 @@ class Driver:
         self._bot: Bot | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reports: asyncio.Queue[_Report] | None = None
-        self._tasks: dict[int, tuple[asyncio.Task[None], str]] = {}
+        self._tasks: dict[int, asyncio.Task[None]] = {}
         self._dying: set[asyncio.Task[None]] = set()
         self._said = False
         self._finished = False
@@ -443,10 +444,10 @@ class Driver:
                 await self._wait(action.until_ms)
             elif isinstance(action, Send):
                 self._said = False
-                self._spawn(action.request_id, self._send(action), action.request.endpoint)
+                self._spawn(action.request_id, self._send(action))
             elif isinstance(action, OpenStream):
                 self._said = False
-                self._spawn(action.request_id, self._stream(action), action.request.endpoint)
+                self._spawn(action.request_id, self._stream(action))
             elif isinstance(action, CloseStream):
                 self._abort(action.request_id)
             elif isinstance(action, (PersistTokens, PersistState)):
@@ -589,14 +590,12 @@ class Driver:
 
     # ---- requests ----------------------------------------------------------------------
 
-    def _spawn(self, rid: int, work: Awaitable[None], endpoint: str) -> None:
-        task: asyncio.Task[None] = asyncio.ensure_future(work)
-        self._tasks[rid] = (task, endpoint)
+    def _spawn(self, rid: int, work: Awaitable[None]) -> None:
+        self._tasks[rid] = asyncio.ensure_future(work)
 
     def _abort(self, rid: int) -> None:
-        entry = self._tasks.pop(rid, None)
-        if entry is not None:
-            task = entry[0]
+        task = self._tasks.pop(rid, None)
+        if task is not None:
             task.cancel()
             if not task.done():
                 self._dying.add(task)
@@ -706,33 +705,22 @@ class Driver:
                 bot.close()
 
     async def _drain_shutdown(self) -> None:
-        """The stopping bot's last actions, then the token requests in flight."""
-        bot = self._bot
-        loop = self._loop
-        assert bot is not None and loop is not None
-        deadline = loop.time() + self._grace_s
-        while True:
-            while True:
-                action = bot.poll(now_ms())
-                if isinstance(action, Send):
-                    self._spawn(action.request_id, self._send(action), action.request.endpoint)
-                elif isinstance(action, (PersistTokens, PersistState)):
-                    failed = self._persist(action)  # logged there with log_notices
-                    if isinstance(failed, StoreFailed) and not self._log_notices:
-                        log.warning("%s", failed.message)  # never handed out: said anyway
-                elif isinstance(action, (CloseStream, TimedOut)):
-                    self._abort(action.request_id)
-                elif isinstance(action, (Stopped, Wait, NeedsAuthorization)):
-                    break
-                elif self._log_notices and (line := _warning(action)) is not None:
-                    log.warning("%s", line)  # calls cancelled by the stop, …
-            # Only a token request (a pair to save) or the revocation is worth waiting
-            # for; a server that never answers must not hold the shutdown.
-            for rid in [rid for rid, (_, endpoint) in self._tasks.items() if endpoint not in ("token", "revoke")]:
-                self._abort(rid)
-            if not self._tasks or loop.time() >= deadline:
-                return
-            await self._wait(min(now_ms() + 250, now_ms() + int((deadline - loop.time()) * 1000)))
+        """The stopping bot's last actions, through the ordinary loop until ``Stopped``:
+        the bot drops the requests it no longer wants and waits for a token request or
+        the revocation itself (at most 30 s); nothing is handed out now, the pair and
+        state are saved. ``grace_s`` bounds how long this waits."""
+        self._finished = False
+
+        async def settle() -> None:
+            while (action := await self._next()) is not None and not isinstance(action, Stopped):
+                if isinstance(action, StoreFailed) and not self._log_notices:
+                    log.warning("%s", action.message)  # never handed out: said anyway
+
+        try:
+            await asyncio.wait_for(settle(), self._grace_s)
+        except asyncio.TimeoutError:
+            pass
+        self._finished = True
 
     async def _release(self) -> None:
         for rid in list(self._tasks):
