@@ -578,3 +578,30 @@ fn the_committed_types_are_the_generated_ones() {
          run ONAIR_BLESS=1 cargo test -p onair-wasm types, and review the diff"
     );
 }
+
+/// The JSON Schema under `schema/` is the core's (feature `schema`): checked
+/// here too, so the one command that rewrites this package's types,
+/// `ONAIR_BLESS=1 cargo test -p onair-wasm types`, rewrites the schema with
+/// them (the core's `tests/schema.rs` checks the same files).
+#[test]
+fn the_committed_schema_is_the_generated_one() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema");
+    let bless = std::env::var_os("ONAIR_BLESS").is_some();
+    let mut stale = Vec::new();
+    for (name, text) in onair::proto::json::schema_files() {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).unwrap_or_default() != text {
+            if bless {
+                std::fs::create_dir_all(&dir).expect("schema/ is writable");
+                std::fs::write(&path, &text).expect("write the schema file");
+            } else {
+                stale.push(name);
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "schema/ differs from the schema generated from the Rust types: {stale:?}; \
+         run ONAIR_BLESS=1 cargo test -p onair-wasm types, and review the diff"
+    );
+}

@@ -897,7 +897,7 @@ impl Serialize for TallyJson<'_> {
 mod schema;
 #[cfg(feature = "schema")]
 #[doc(hidden)]
-pub use schema::documents as schema_documents;
+pub use schema::{documents as schema_documents, files as schema_files};
 
 #[cfg(test)]
 mod tests;

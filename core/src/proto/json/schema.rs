@@ -210,3 +210,15 @@ pub fn documents() -> Vec<(&'static str, serde_json::Value)> {
         .map(|(name, schema)| (name, schema.to_value()))
         .collect()
 }
+
+/// Every document as (file name under `schema/`, its text as committed:
+/// pretty JSON and a final newline).
+pub fn files() -> Vec<(&'static str, String)> {
+    documents()
+        .into_iter()
+        .map(|(name, schema)| {
+            let text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+            (name, text + "\n")
+        })
+        .collect()
+}
