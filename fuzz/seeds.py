@@ -276,7 +276,9 @@ for name, ops in bot_seeds.items():
 # 0 conventions, 1 decisions, 2 backoff, 3 text, 4 decoder, 5 raw SSE parser,
 # 6 bot config, 7 bot loop and reports, 8 bot commands and getters, 9 the
 # kit's configuration (0 set from KITS or raw JSON, 1 the config's last
-# error), 10 onair_bot_say, 11 onair_bot_donor, 12 a bot from saved kit
+# error), 10 onair_bot_say (function byte 0xD0-0xDF onair_bot_reply,
+# 0xE0-0xEF onair_bot_reply_counters, 0xF0-0xFF the daily quota: by % 3 the
+# bot's JSON, share, merge), 11 onair_bot_donor, 12 a bot from saved kit
 # state, 13 onair_bot_tally_json, 14 onair_event_json, 15 time. Faults:
 # 0 none, 0xE0 + k spoils argument k (0 handle, 1 out, 2 second out,
 # 3 (NULL, 0), 4 (NULL, n), 5/6 the same for the second buffer, 7 header
@@ -474,6 +476,50 @@ for _ in range(6):
 ops += op(8, 1, 0) + drain() + op(7, 6, 0) + op(15, 3, 0, 255) + drain() + op(8, 12)
 ops += op(7, 0, 1, ONE) + drain() + op(7, 5, 0, C_STATUS[401], headers(0), 0) + op(7, 5, 0, C_STATUS[400], NO_HEADERS, 2) + drain() + op(8, 13) + op(8, 0, 0, 0) + drain()
 c_api["bot-saved-expired"] = ops
+# Replies on the reference kit's bot (each kind, merged while chat waits,
+# refused kinds, ids, nicknames and texts), their counters; the app's daily
+# quota: the bot's view, merges (canned, the last one, refusals), shared
+# back, its blocked calls, the reset passing.
+REPLY, COUNTERS, QUOTA_JSON, QUOTA_SHARE, QUOTA_MERGE = 0xD0, 0xE0, 0xF0, 0xF1, 0xF2
+LAST_QUOTA = 0xF0      # quota_arg: the last quota JSON handed out
+
+
+def quota_raw(data):
+    """A raw quota argument: a pick byte past the table (under 0xF0), then length + bytes."""
+    assert len(data) < 256
+    return [0x20, len(data)] + list(data.encode() if isinstance(data, str) else data)
+
+
+ops = kit_bot(KIT_REF)
+for kind, user, nick, text in ((1, 0, 0, 0), (1, 1, 1, 0), (2, 0, 2, 3), (3, 1, 0, 4), (4, 0, 0, 0), (5, 1, 1, 0)):
+    ops += op(10, REPLY, kind, user, nick, text)
+ops += drain()
+for user in (0, 1, 0):
+    ops += op(10, REPLY, 1, user, 0, 0) + op(10, REPLY, 3, user, 2, 0)
+ops += drain() + op(15, 1, 30) + drain()
+ops += op(10, REPLY, 0, 0, 0, 0) + op(10, REPLY, 6, 0, 0, 0) + op(10, REPLY, 1, 2, 0, 0) + op(10, REPLY, 2, 0, 0, 1)
+ops += op(10, REPLY, 5, 0, 0, [0xF0, 120]) + op(10, REPLY, 1, 0, 3, 0) + op(10, REPLY, 1, 3, 0, 0) + op(10, REPLY, 3, 0, 0, 5)
+ops += op(15, 2, 30) + drain() + op(8, 13)
+for kind in range(7):
+    ops += op(10, COUNTERS, kind)
+ops += op(10, QUOTA_JSON, NOW) + op(10, QUOTA_MERGE, NOW, LAST_QUOTA, 0) + op(10, QUOTA_MERGE, NOW, LAST_QUOTA, 1)
+ops += op(10, QUOTA_MERGE, NOW, LAST_QUOTA, 2) + op(10, QUOTA_MERGE, NOW, LAST_QUOTA, 3)
+ops += op(10, QUOTA_SHARE, NOW, LAST_QUOTA) + op(8, 3) + op(8, 4) + op(8, 2) + drain() + op(10, QUOTA_JSON, NOW) + op(8, 13)
+for bad in range(5, 10):
+    ops += op(10, QUOTA_SHARE, NOW, bad) + op(8, 13) + op(10, QUOTA_MERGE, NOW, 4, bad) + op(10, QUOTA_MERGE, NOW, bad, 0)
+ops += op(10, QUOTA_MERGE, NOW, quota_raw(b"\xff"), 0) + op(10, QUOTA_SHARE, NOW, quota_raw('{"blocks":[{"scope":"chat.send","untilMs":1}]}'))
+ops += op(10, QUOTA_MERGE, ZERO, 2, 1) + op(10, QUOTA_MERGE, MAX, 2, 1) + op(10, QUOTA_SHARE, MAX, 3)
+ops += op(15, 3, 10) + drain() + op(10, QUOTA_JSON, NOW) + op(10, QUOTA_MERGE, NOW, 1, LAST_QUOTA)
+c_api["replies-quota"] = ops
+# The same calls, each argument spoiled once.
+ops = kit_bot(KIT_REF)
+for k in range(13):
+    f = 0xE0 + k
+    ops += op(10, REPLY, 1, 0, 0, 0, faults=f) + op(10, REPLY, 3, 1, 2, 3, faults=f) + op(10, COUNTERS, 1, faults=f)
+    ops += op(10, QUOTA_JSON, NOW, faults=f) + op(10, QUOTA_SHARE, NOW, 1, faults=f)
+    ops += op(10, QUOTA_MERGE, NOW, 0, 1, faults=f) + op(10, QUOTA_MERGE, NOW, 1, 4, faults=f)
+ops += drain()
+c_api["replies-quota-faults"] = ops
 # Conventions.
 c_api["conventions"] = op(0, 0, u16(0)) + op(0, 0, u16(23)) + op(0, 0, u16(27)) + op(0, 0xFF, u16(0xFFFF))
 for name, ops in c_api.items():

@@ -38,11 +38,12 @@ use std::ptr::{null, null_mut};
 use onair::bot::{Notice, Status};
 use onair::event::{Decoder, Event};
 use onair::kit::tally::Tally;
-use onair::kit::{text, Allowed, ArrivalKind, KitConfig, KitState, Milestone, Role};
+use onair::kit::{text, Allowed, ArrivalKind, KitConfig, KitState, Milestone, ReplyKind, Role};
 use onair::proto::backoff::Backoff;
 use onair::proto::endpoint::Endpoint;
 use onair::proto::json::{ActionJson, ItemJson, RawItemJson, TallyJson};
 use onair::proto::problem::classify;
+use onair::proto::quota::DailyQuota;
 use onair::proto::ratelimit::{QuotaHeaders, RetryAfter};
 use onair::proto::secret::CredentialsError;
 use onair::proto::sse::{self, Parser};
@@ -983,6 +984,46 @@ const TAGS: [&[u8]; 5] = [
     b"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
 ];
 
+/// Daily quota JSON: the app's counters and blocks (around T0), nothing,
+/// and refusals (an array, a wrong type, not JSON).
+const QUOTAS: [&[u8]; 10] = [
+    br#"{"remaining":40,"resetMs":1732253600000,"blocks":[]}"#,
+    br#"{"remaining":12,"resetMs":1732253600000,"blocks":[{"scope":"listeners.read","untilMs":1732251800000}]}"#,
+    br#"{"remaining":0,"resetMs":1732257200000,"blocks":[{"scope":null,"untilMs":1732250060000},{"scope":"chat.send","untilMs":1732250100000}]}"#,
+    br#"{"blocks":[{"scope":"fans.read","untilMs":99999999999999}]}"#,
+    b"{}",
+    b"  ",
+    br#"[12,1732253600000,[]]"#,
+    br#"{"remaining":"many"}"#,
+    br#"{"blocks":[{"scope":"listeners.read"}]}"#,
+    b"{",
+];
+
+/// A daily quota's JSON as libonair reads it (the oracle): blank is nothing
+/// known; otherwise a JSON object of that form, or `None` (refused).
+fn daily_quota_of(text: &str) -> Option<DailyQuota> {
+    if text.trim_ascii().is_empty() {
+        return Some(DailyQuota::default());
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) if v.is_object() => serde_json::from_value(v).ok(),
+        _ => None,
+    }
+}
+
+/// The reply kind of an `onair_reply_kind` value (1 to 5), or `None`.
+fn reply_kind_of(kind: u32) -> Option<ReplyKind> {
+    [
+        ReplyKind::Welcome,
+        ReplyKind::WelcomeBack,
+        ReplyKind::Thanks,
+        ReplyKind::Milestone,
+        ReplyKind::Command,
+    ]
+    .get(usize::try_from(kind).ok()?.checked_sub(1)?)
+    .copied()
+}
+
 fn token_file(access_expires_at_ms: u64) -> Vec<u8> {
     format!(
         r#"{{"format":"onair.tokens","version":1,"generation":1,"access_token":"at0","access_expires_at_ms":{access_expires_at_ms},"issued_at_ms":{},"refresh_token":"rt0","refresh_expires_at_ms":{},"scope":"{SCOPES}"}}"#,
@@ -1075,6 +1116,9 @@ struct Fuzz {
     bot: Option<BotState>,
     /// The last kit state a bot handed out, to start the next bot from.
     saved_state: Option<String>,
+    /// The last daily quota JSON handed out (a bot's, or a merge), to feed
+    /// back.
+    quota: Vec<u8>,
 }
 
 /// The handle to pass: NULL when spoiled or absent.
@@ -1089,7 +1133,10 @@ fn handle<H, S>(kit: &Option<Kit<H, S>>, faults: Faults) -> *mut H {
 /// operation: a group byte (`% 16`: 0 conventions, 1 decisions, 2 backoff,
 /// 3 text, 4 decoder, 5 raw SSE parser, 6 bot config, 7 bot loop and
 /// reports, 8 bot commands and getters, 9 the kit's configuration, 10
-/// `onair_bot_say`, 11 `onair_bot_donor`, 12 a bot from saved kit state, 13
+/// `onair_bot_say` (function byte under 0xD0; 0xD0–0xDF `onair_bot_reply`,
+/// 0xE0–0xEF `onair_bot_reply_counters`, 0xF0–0xFF the app's daily quota:
+/// `onair_bot_daily_quota_json`, `onair_bot_share_daily_quota_json`,
+/// `onair_daily_quota_merge`), 11 `onair_bot_donor`, 12 a bot from saved kit state, 13
 /// `onair_bot_tally_json`, 14 `onair_event_json`, 15 time), a function
 /// byte, a faults byte and the arguments.
 pub fn c_api(data: &[u8]) {
@@ -1104,6 +1151,7 @@ pub fn c_api(data: &[u8]) {
         config: None,
         bot: None,
         saved_state: None,
+        quota: Vec::new(),
     };
     let mut ops = 0;
     while !input.is_empty() && ops < 512 {
@@ -1123,7 +1171,12 @@ pub fn c_api(data: &[u8]) {
             7 => fz.bot_loop(op, faults, i),
             8 => fz.bot_calls(op, faults, i),
             9 => fz.kit_config(op, faults, i),
-            10 => fz.say(faults, i),
+            10 => match op {
+                0xD0..=0xDF => fz.reply(faults, i),
+                0xE0..=0xEF => fz.reply_counters(faults, i),
+                0xF0..=0xFF => fz.daily_quota(op, faults, i),
+                _ => fz.say(faults, i),
+            },
             11 => fz.donor(faults, i),
             12 => fz.bot_new(faults, i, true),
             13 => fz.tally_json(faults),
@@ -2626,6 +2679,215 @@ impl Fuzz {
             for (i, id) in ids.iter().enumerate() {
                 let want = calls.get(i).map_or(0, |c| c.0);
                 assert_eq!(*id, want, "onair_bot_say id {i}");
+            }
+        }
+    }
+
+    fn reply(&mut self, f: Faults, input: &mut Input<'_>) {
+        let h = self.bot_handle(f);
+        let kind = u32::from(input.byte() % 7);
+        let id = Buf::new(pick(input, &[b"u1", b"u2", b"", b"\xff"]), f, NULL0, NULLN);
+        let nickname = Buf::new(
+            pick(input, &[b"Ana", b"", "J\u{f6}rg".as_bytes(), b"\xff"]),
+            f,
+            NULL0_B,
+            NULLN_B,
+        );
+        let text = Buf::new(long_text(input), f, AUX, AUX);
+        let mut e = Expect::new();
+        e.add(h.is_null(), ONAIR_NULL_PARAMETER);
+        id.text_faults(&mut e);
+        // The nickname is optional: (NULL, 0) is none.
+        nickname.bytes_faults(&mut e);
+        e.add(
+            !nickname.null && std::str::from_utf8(&nickname.bytes).is_err(),
+            ONAIR_INVALID_UTF8,
+        );
+        text.text_faults(&mut e);
+        let core_kind = reply_kind_of(kind);
+        e.add(!e.any() && core_kind.is_none(), ONAIR_INVALID_ARGUMENT);
+        e.add(!e.any() && id.text() == Some(""), ONAIR_INVALID_ARGUMENT);
+        // SAFETY: a live bot or NULL; (pointer, length) pairs within their buffers.
+        let r = unsafe {
+            onair_bot_reply(
+                h,
+                kind,
+                id.cptr(),
+                id.len,
+                nickname.cptr(),
+                nickname.len,
+                text.cptr(),
+                text.len,
+            )
+        };
+        let want = match (&mut self.bot, core_kind) {
+            (Some(b), Some(k)) if !e.any() => {
+                let nick = nickname.text().unwrap_or_default();
+                let user = onair::User {
+                    id: id.text().unwrap_or_default().to_owned(),
+                    nickname: (!nick.is_empty()).then(|| nick.to_owned()),
+                };
+                let said = b.shadow.reply(k, &user, text.text().unwrap_or_default());
+                said.as_ref().map_or_else(call_code, |()| ONAIR_OK)
+            }
+            _ => ONAIR_OK,
+        };
+        e.check("onair_bot_reply", r, want);
+    }
+
+    fn reply_counters(&mut self, f: Faults, input: &mut Input<'_>) {
+        let h = self.bot_handle(f);
+        let kind = u32::from(input.byte() % 7);
+        let mut e = Expect::new();
+        e.add(h.is_null(), ONAIR_NULL_PARAMETER)
+            .add(f.has(OUT), ONAIR_NULL_PARAMETER);
+        let core_kind = reply_kind_of(kind);
+        e.add(!e.any() && core_kind.is_none(), ONAIR_INVALID_ARGUMENT);
+        let mut out = Out::<onair_reply_counters>::new(f.has(OUT));
+        // SAFETY: a live bot or NULL; an out-parameter or NULL.
+        let r = unsafe { onair_bot_reply_counters(h, kind, out.ptr()) };
+        e.check("onair_bot_reply_counters", r, ONAIR_OK);
+        let got = out.after("onair_bot_reply_counters", r);
+        if let (Some(c), Some(b), Some(k)) = (got, &self.bot, core_kind) {
+            let status = b.shadow.status(0);
+            let w = status.counters.replies.of(k);
+            let got = [
+                c.messages,
+                c.people,
+                c.merged,
+                c.dropped,
+                c.dropped_stale,
+                c.dropped_ended,
+                c.dropped_refused,
+                c.dropped_given_up,
+                c.dropped_queue_full,
+                c.dropped_stopped,
+            ];
+            let want = [
+                w.messages,
+                w.people,
+                w.merged,
+                w.dropped,
+                w.dropped_stale,
+                w.dropped_ended,
+                w.dropped_refused,
+                w.dropped_given_up,
+                w.dropped_queue_full,
+                w.dropped_stopped,
+            ];
+            assert_eq!(got, want, "onair_bot_reply_counters {k:?}");
+            assert_eq!(
+                c.dropped,
+                want[4..].iter().sum::<u64>(),
+                "onair_bot_reply_counters: dropped is the sum of its reasons"
+            );
+        }
+    }
+
+    /// A quota JSON argument: canned, or the last one handed out.
+    fn quota_arg(&self, input: &mut Input<'_>) -> Vec<u8> {
+        let b = input.byte();
+        match QUOTAS.get(usize::from(b)) {
+            Some(q) => q.to_vec(),
+            None if b >= 0xF0 => self.quota.clone(),
+            None => input.short().to_vec(),
+        }
+    }
+
+    fn daily_quota(&mut self, op: u8, f: Faults, input: &mut Input<'_>) {
+        let now = number(input, self.now);
+        match op % 3 {
+            0 => {
+                let h = self.bot_handle(f);
+                let mut e = Expect::new();
+                e.add(h.is_null(), ONAIR_NULL_PARAMETER)
+                    .add(f.has(OUT), ONAIR_NULL_PARAMETER)
+                    .add(f.has(OUT2), ONAIR_NULL_PARAMETER);
+                let mut out = Out::<*const c_char>::new(f.has(OUT));
+                let mut len = Out::<usize>::new(f.has(OUT2));
+                let what = "onair_bot_daily_quota_json";
+                // SAFETY: a live bot or NULL; out-parameters or NULL.
+                let r = unsafe { onair_bot_daily_quota_json(h, now, out.ptr(), len.ptr()) };
+                e.check(what, r, ONAIR_OK);
+                let (p, n) = (out.after(what, r), len.after(what, r));
+                if let (Some(p), Some(n), Some(b)) = (p, n, &self.bot) {
+                    let text = view_cstr(what, p, n);
+                    let want = b.shadow.quota().daily(now);
+                    assert_eq!(
+                        serde_json::from_str::<DailyQuota>(text).ok(),
+                        Some(want),
+                        "{what}"
+                    );
+                    self.quota = text.as_bytes().to_vec();
+                }
+            }
+            1 => {
+                let h = self.bot_handle(f);
+                let json = Buf::new(self.quota_arg(input), f, NULL0, NULLN);
+                let mut e = Expect::new();
+                e.add(h.is_null(), ONAIR_NULL_PARAMETER);
+                json.text_faults(&mut e);
+                let shared = json.text().and_then(daily_quota_of);
+                e.add(!e.any() && shared.is_none(), ONAIR_INVALID_ARGUMENT);
+                // SAFETY: a live bot or NULL; (pointer, length) within the buffer.
+                let r = unsafe { onair_bot_share_daily_quota_json(h, json.cptr(), json.len, now) };
+                e.check("onair_bot_share_daily_quota_json", r, ONAIR_OK);
+                if let (ONAIR_OK, Some(b), Some(q)) = (r, &mut self.bot, &shared) {
+                    b.shadow.share_daily_quota(q, now);
+                }
+            }
+            _ => {
+                let app = Buf::new(self.quota_arg(input), f, NULL0, NULLN);
+                let learned = Buf::new(self.quota_arg(input), f, NULL0_B, NULLN_B);
+                let mut e = Expect::new();
+                e.add(f.has(OUT), ONAIR_NULL_PARAMETER);
+                for b in [&app, &learned] {
+                    b.bytes_faults(&mut e);
+                    e.add(
+                        !b.null && std::str::from_utf8(&b.bytes).is_err(),
+                        ONAIR_INVALID_UTF8,
+                    );
+                }
+                let read = |b: &Buf| std::str::from_utf8(b.seen()).ok().and_then(daily_quota_of);
+                let (mut want, learned_q) = (read(&app), read(&learned));
+                e.add(
+                    !e.any() && (want.is_none() || learned_q.is_none()),
+                    ONAIR_INVALID_ARGUMENT,
+                );
+                let mut out = Out::<*mut c_char>::new(f.has(OUT));
+                let mut len = Out::<usize>::new(f.has(OUT2));
+                let mut changed = Out::<bool>::new(f.has(AUX));
+                let what = "onair_daily_quota_merge";
+                // SAFETY: (pointer, length) pairs within their buffers; out-parameters or NULL.
+                let r = unsafe {
+                    onair_daily_quota_merge(
+                        app.cptr(),
+                        app.len,
+                        learned.cptr(),
+                        learned.len,
+                        now,
+                        out.ptr(),
+                        len.ptr(),
+                        changed.ptr(),
+                    )
+                };
+                e.check(what, r, ONAIR_OK);
+                let len = len.after(what, r);
+                let changed = changed.after(what, r);
+                if let Some(p) = out.after(what, r) {
+                    let text = owned(what, p, len);
+                    let (Some(want), Some(learned_q)) = (want.as_mut(), learned_q) else {
+                        panic!("{what}: ONAIR_OK for a refused quota");
+                    };
+                    let did = want.merge(&learned_q, now);
+                    assert_eq!(
+                        serde_json::from_str::<DailyQuota>(&text).ok().as_ref(),
+                        Some(&*want),
+                        "{what}"
+                    );
+                    assert!(changed.is_none_or(|c| c == did), "{what}: changed");
+                    self.quota = text.into_bytes();
+                }
             }
         }
     }
