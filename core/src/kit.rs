@@ -73,6 +73,8 @@ pub mod text;
 pub use commands::{Allowed, Role};
 pub use config::{CommandConfig, ConfigError, GreetingsConfig, KitConfig, MilestonesConfig};
 pub(crate) use machine::KitAction;
+#[cfg(feature = "schema")]
+pub(crate) use machine::StoredState;
 pub use machine::{
     Arrival, ArrivalKind, BroadcastEnded, Cause, Command, Kit, KitState, Milestone, Refused,
     StateError, CHECKPOINT_MS, KIT_STATE_FORMAT, KIT_STATE_VERSION,

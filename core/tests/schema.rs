@@ -155,6 +155,11 @@ fn samples() -> Vec<(&'static str, Value)> {
         } else {
             section
         };
+        // The kit state a `persistState` holds, as a document of its own.
+        if let Some(state) = value.get("state").and_then(Value::as_str) {
+            let state = serde_json::from_str(state).expect("a kit state is JSON");
+            out.push(("kit-state.json", state));
+        }
         out.push((document, value));
     }
     out

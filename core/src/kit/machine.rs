@@ -165,6 +165,7 @@ pub(crate) enum KitAction {
 
 /// What the kit remembers of one person in this broadcast.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct Person {
     #[serde(default)]
     nickname: Option<String>,
@@ -181,6 +182,7 @@ struct Person {
 
 /// The memory of the current broadcast: what the kit state stores.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct Memory {
     #[serde(default)]
     live_id: Option<u64>,
@@ -261,14 +263,7 @@ impl KitState {
     }
 
     fn of(memory: &Memory) -> KitState {
-        #[derive(Serialize)]
-        struct Stored<'a> {
-            format: &'static str,
-            version: u32,
-            #[serde(flatten)]
-            memory: &'a Memory,
-        }
-        let stored = Stored {
+        let stored = StoredState {
             format: KIT_STATE_FORMAT,
             version: if memory.replies.is_empty() {
                 1
@@ -281,6 +276,19 @@ impl KitState {
             json: serde_json::to_string(&stored).unwrap_or_default(),
         }
     }
+}
+
+/// The stored form as written: `format`, `version`, then the memory.
+#[derive(Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub(crate) struct StoredState<'a> {
+    /// Always `onair.kit`.
+    #[cfg_attr(feature = "schema", schemars(extend("const" = "onair.kit")))]
+    format: &'static str,
+    /// 1, or 2 when `replies` are kept.
+    version: u32,
+    #[serde(flatten)]
+    memory: &'a Memory,
 }
 
 impl std::fmt::Debug for KitState {

@@ -493,6 +493,7 @@ pub fn fill_many(template: &str, names: &[&str], and: &str) -> (String, usize) {
 
 /// A reply waiting for the chat limit, as the kit state stores it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QueuedReply {
     /// Its kind.
     pub kind: ReplyKind,

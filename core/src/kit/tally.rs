@@ -53,6 +53,7 @@ pub struct PersonTotals {
 
 /// Totals for the current broadcast, keyed by person `id`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Tally {
     #[serde(default)]
     live_id: Option<u64>,

@@ -195,6 +195,16 @@ pub fn documents() -> Vec<(&'static str, serde_json::Value)> {
             ),
         ),
         (
+            "kit-state.json",
+            root::<crate::kit::StoredState<'static>>(
+                &written,
+                "KitState",
+                "The kit's stored state (`persistState`' `state`): the current broadcast's \
+                 people, tally, milestone marks and replies not out yet. No secret. Readers \
+                 refuse another `format` or a `version` they do not know.",
+            ),
+        ),
+        (
             "kit-config.json",
             root::<crate::kit::KitConfig>(
                 &read,
