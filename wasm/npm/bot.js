@@ -493,6 +493,13 @@ class Bot {
   status(nowMs) {
     return JSON.parse(this.#inner.statusJson(now(nowMs)));
   }
+  dailyQuota(nowMs) {
+    return JSON.parse(this.#inner.dailyQuotaJson(now(nowMs)));
+  }
+  shareDailyQuota(quota, nowMs) {
+    const json = quotaJson(quota, 'the daily quota');
+    guard(() => this.#inner.shareDailyQuotaJson(json, now(nowMs)));
+  }
   get pendingCalls() {
     return this.#inner.pendingCalls();
   }
@@ -594,6 +601,19 @@ function splitChat(text) {
 function truncateChat(text, limit, ellipsis = '…') {
   return wasm().truncateChat(str(text, 'the text'), optNum(limit, 'limit'), str(ellipsis, 'the ellipsis'));
 }
+/** A daily quota object as its JSON (the core reads and checks it). */
+function quotaJson(quota, name) {
+  if (quota === null || typeof quota !== 'object' || Array.isArray(quota)) {
+    throw new TypeError(`onair: ${name} must be an object ({ remaining, resetMs, blocks }), not ${what(quota)}`);
+  }
+  return JSON.stringify(quota);
+}
+/** The core's merge of what one bot learned of the app's daily quota into the app's view (null: none yet). */
+function mergeDailyQuota(app, learned, nowMs) {
+  const appJson = app == null ? '' : quotaJson(app, "the app's daily quota");
+  const learnedJson = quotaJson(learned, 'the learned daily quota');
+  return JSON.parse(guard(() => wasm().mergeDailyQuota(appJson, learnedJson, now(nowMs))));
+}
 function utf16Len(text) {
   return wasm().utf16Len(str(text, 'the text'));
 }
@@ -602,7 +622,7 @@ function splitArgs(text) {
 }
 
 export {
-  Decoder, classify, Bot, fetchArgs, parseQuota, splitChat, truncateChat, utf16Len, splitArgs, requests,
+  Decoder, classify, Bot, fetchArgs, parseQuota, mergeDailyQuota, splitChat, truncateChat, utf16Len, splitArgs, requests,
   decodeBroadcast, decodeListeners, decodeFans, Backoff, OnairError, MisuseError, CallError, ConfigError,
   TokensError, StateError, TimerError, RequestError, ResponseError,
 };

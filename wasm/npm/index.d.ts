@@ -4,7 +4,7 @@
 // file declares the classes and functions over them.
 import type {
   Action, Broadcast, Endpoint, Explanation, FanRanking, KitConfig, KitView, ListenersPage, OnairItem,
-  OnairRequest, Quota, ReplyKind, Status, Stop, User,
+  OnairRequest, Quota, QuotaBlock, ReplyKind, Status, Stop, User,
 } from './types.js';
 
 export * from './types.js';
@@ -193,6 +193,21 @@ export class Bot {
   kitState(): string | null;
   /** A snapshot for dashboards and logs. */
   status(nowMs?: number): Status;
+  /**
+   * What this bot knows of the app's daily quota: the daily counters last
+   * seen (while their reset is ahead) and the daily blocks in force. The
+   * service counts the quota for the whole app: merge the views of its bots
+   * with `mergeDailyQuota` and give the result to each with `shareDailyQuota`.
+   */
+  dailyQuota(nowMs?: number): DailyQuota;
+  /**
+   * Takes what the app's other bots learned of its daily quota: calls needing
+   * a blocked permission, or every call once the day's calls are used up, are
+   * answered `failed` (`quota_blocked`) until the reset; the stream is never
+   * held back. Then poll. Throws `OnairError` (`invalid_argument`) for an
+   * object that is not a daily quota, a `TypeError` for a non-object.
+   */
+  shareDailyQuota(quota: DailyQuota, nowMs?: number): void;
   /** The current token pair in its stored form (a secret), or null. */
   tokens(): string | null;
   free(): void;
@@ -418,6 +433,27 @@ export class Backoff {
  * HTTP-date `Retry-After` into `retryAfterMs`.
  */
 export function parseQuota(headers: HeadersLike, nowMs?: number): Quota;
+
+/**
+ * The app's daily quota as one bot knows it (`Bot.dailyQuota`), or as the
+ * app keeps it (`mergeDailyQuota`): calls left today and the next reset (unix
+ * ms; null when unknown), and the daily blocks in force.
+ */
+export interface DailyQuota {
+  remaining: number | null;
+  resetMs: number | null;
+  blocks: QuotaBlock[];
+}
+
+/**
+ * Merges what one bot `learned` of the app's daily quota into the app's view
+ * `app` (null when nothing is known yet) at `nowMs` (default `Date.now()`),
+ * as `onair host` keeps it for many bots: the later reset wins with its
+ * count, the same reset keeps the lower count, blocks merge by scope (the
+ * later end wins), what has passed is dropped. Throws `OnairError`
+ * (`invalid_argument`) for an object that is not a daily quota.
+ */
+export function mergeDailyQuota(app: DailyQuota | null, learned: DailyQuota, nowMs?: number): DailyQuota;
 
 /** Splits text into chat messages the service takes, at grapheme boundaries. */
 export function splitChat(text: string): string[];

@@ -4,6 +4,7 @@
 use onair::kit::{KitConfig, KitState, ReplyKind};
 use onair::proto::json::{ActionJson, StopJson, TallyJson};
 use onair::proto::oauth::Tokens;
+use onair::proto::quota::DailyQuota;
 use onair::proto::timers::Timer;
 use onair::{BaseUrl, ClientCredentials, Misuse, RequestId, User};
 use wasm_bindgen::prelude::*;
@@ -432,6 +433,23 @@ impl Bot {
         self.inner.status(ms(now_ms)).to_json()
     }
 
+    /// What this bot knows of the app's daily quota, as JSON
+    /// (`{"remaining":…,"resetMs":…,"blocks":[…]}`, the core's `DailyQuota`).
+    #[wasm_bindgen(js_name = dailyQuotaJson)]
+    pub fn daily_quota_json(&self, now_ms: f64) -> String {
+        to_json(&self.inner.quota().daily(ms(now_ms)))
+    }
+
+    /// Takes the app's daily quota as its other bots learned it (the JSON of
+    /// `dailyQuotaJson` or `mergeDailyQuota`): calls it blocks wait for the
+    /// reset. Not a daily quota's JSON object: `OnairError` `invalid_argument`.
+    #[wasm_bindgen(js_name = shareDailyQuotaJson)]
+    pub fn share_daily_quota_json(&mut self, json: &str, now_ms: f64) -> Result<(), JsValue> {
+        let shared = daily_quota(json)?;
+        self.inner.share_daily_quota(&shared, ms(now_ms));
+        Ok(())
+    }
+
     /// App calls queued and not yet answered.
     #[wasm_bindgen(js_name = pendingCalls)]
     pub fn pending_calls(&self) -> u32 {
@@ -446,6 +464,38 @@ impl Bot {
             .tokens()
             .map(|t| t.to_json().as_str().to_owned())
     }
+}
+
+/// A daily quota's JSON object (every key optional; empty text is nothing
+/// known), else `OnairError` `invalid_argument` saying why.
+fn daily_quota(json: &str) -> Result<DailyQuota, JsValue> {
+    if json.trim_ascii().is_empty() {
+        return Ok(DailyQuota::default());
+    }
+    let refused = |why: &str| {
+        error(
+            "OnairError",
+            "invalid_argument",
+            &format!("onair: daily quota: {why}"),
+        )
+    };
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(v) if v.is_object() => serde_json::from_value(v).map_err(|e| refused(&e.to_string())),
+        Ok(_) => Err(refused("a daily quota is a JSON object")),
+        Err(e) => Err(refused(&e.to_string())),
+    }
+}
+
+/// Merges what one bot `learned` of the app's daily quota into the app's
+/// view `app` (both JSON; `app` empty when nothing is known yet) at
+/// `now_ms`: the core's `DailyQuota::merge` (the later reset wins with its
+/// count, the same reset keeps the lower count, blocks merge by scope, what
+/// has passed is dropped). The merged view as JSON.
+#[wasm_bindgen(js_name = mergeDailyQuota)]
+pub fn merge_daily_quota(app: &str, learned: &str, now_ms: f64) -> Result<String, JsValue> {
+    let mut app = daily_quota(app)?;
+    app.merge(&daily_quota(learned)?, ms(now_ms));
+    Ok(to_json(&app))
 }
 
 pub(crate) fn timer_error(e: onair::proto::timers::TimerError) -> JsValue {
