@@ -233,7 +233,7 @@ pub unsafe extern "C" fn onair_quota_parse(
 /// every key optional); empty text is nothing known. Anything but a JSON
 /// object of that form is refused with why.
 pub(crate) fn daily_quota_in(text: &[u8]) -> Result<DailyQuota, String> {
-    if text.iter().all(u8::is_ascii_whitespace) {
+    if text.trim_ascii().is_empty() {
         return Ok(DailyQuota::default());
     }
     match serde_json::from_slice::<serde_json::Value>(text) {
