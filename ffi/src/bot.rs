@@ -17,7 +17,9 @@ use crate::onair_result::{self, *};
 use crate::problem::daily_quota_in;
 use crate::text::text_arg;
 use crate::view::{headers_in, onair_header, onair_str};
-use crate::{boundary, boundary_on, boundary_on_or, boundary_peek, bytes_in, out, str_in, TextOut};
+use crate::{
+    boundary, boundary_on, boundary_on_or, boundary_peek, bytes_in, out, out_opt, str_in, TextOut,
+};
 
 // ---- configuration ---------------------------------------------------------------
 
@@ -720,11 +722,7 @@ pub unsafe extern "C" fn onair_bot_send_chat(
 ) -> onair_result {
     boundary_on(bot, |b| {
         let slot = out(out_call)?;
-        if message.is_null() {
-            return Err(ONAIR_NULL_PARAMETER);
-        }
-        // SAFETY: (pointer, length) from the caller.
-        let text = unsafe { str_in(message, message_len) }?;
+        let text = text_arg(message, message_len)?;
         let call = b.bot.send_chat(text).map_err(|e| b.chat_error(e))?;
         *slot = call.0;
         Ok(())
@@ -764,9 +762,7 @@ pub unsafe extern "C" fn onair_bot_say(
                 *slot = call.0;
             }
         }
-        if let Ok(slot) = out(out_count) {
-            *slot = calls.len();
-        }
+        out_opt(out_count, calls.len());
         Ok(())
     })
 }
@@ -1282,9 +1278,7 @@ pub unsafe extern "C" fn onair_bot_cancel_timer(
     boundary_on(bot, |b| {
         let tag = tag_arg(tag, tag_len)?;
         let found = b.bot.cancel_timer(tag);
-        if let Ok(slot) = out(out_found) {
-            *slot = found;
-        }
+        out_opt(out_found, found);
         Ok(())
     })
 }

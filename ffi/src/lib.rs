@@ -309,6 +309,13 @@ pub(crate) fn out<'a, T>(p: *mut T) -> Result<&'a mut T, onair_result> {
     unsafe { p.as_mut() }.ok_or(ONAIR_NULL_PARAMETER)
 }
 
+/// An optional out-parameter: `value` is written when `p` is not NULL.
+pub(crate) fn out_opt<T>(p: *mut T, value: T) {
+    if let Ok(slot) = out(p) {
+        *slot = value;
+    }
+}
+
 /// The out-parameters of a borrowed text (`out_ptr`, `out_len`), both
 /// checked non-NULL when taken (so before the export's other checks).
 pub(crate) struct TextOut<'a> {

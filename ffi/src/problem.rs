@@ -13,7 +13,7 @@ use onair_core::proto::ratelimit::{QuotaHeaders, RetryAfter};
 use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};
 use crate::view::{headers_in, onair_header, onair_str};
-use crate::{boundary, boundary_on, boundary_on_or, bytes_in, out, str_in, string_out};
+use crate::{boundary, boundary_on, boundary_on_or, bytes_in, out, out_opt, str_in, string_out};
 
 /// A classified response (`onair_classify`). `kind` and `advice` point to
 /// static text (never freed, valid for the life of the program): `kind` is
@@ -284,9 +284,7 @@ pub unsafe extern "C" fn onair_daily_quota_merge(
         let changed = app.merge(&learned, now_ms);
         let json = serde_json::to_string(&app).map_err(|_| ONAIR_INVALID_ARGUMENT)?;
         string_out(json, slot, out(out_len).ok());
-        if let Ok(c) = out(out_changed) {
-            *c = changed;
-        }
+        out_opt(out_changed, changed);
         Ok(())
     })
 }
