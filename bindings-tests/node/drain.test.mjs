@@ -14,15 +14,15 @@ const encoder = new TextEncoder();
 const like = (/** @type {string} */ id, /** @type {number} */ hearts) =>
   `event:like\ndata:${JSON.stringify({ user: { id, nickname: id }, type: 'PAID', totalAmount: hearts, amount: hearts, extraAmount: 0, combo: 1, time: 't' })}\n\n`;
 
-/** The stored form of a token pair, from a bot that exchanged a code. */
-function tokenFile() {
+/** The stored form of a token pair (of `scope`), from a bot that exchanged a code `agoMs` ago. */
+function tokenFile(scope = SCOPE, agoMs = 0) {
   const bot = new Bot({ baseUrl: BASE, clientId: CLIENT_ID, clientSecret: 's', seed: 1 });
-  const now = Date.now();
+  const now = Date.now() - agoMs;
   bot.poll(now);
   bot.authorize('code', 'https://bot/cb');
   const send = bot.poll(now);
   assert.ok(send.type === 'send');
-  bot.onResponse(send.id, 200, [], JSON.stringify({ access_token: 'at', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt', scope: SCOPE }), now);
+  bot.onResponse(send.id, 200, [], JSON.stringify({ access_token: 'at', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt', scope }), now);
   for (let i = 0; i < 100; i++) {
     const a = bot.poll(now);
     if (a.type === 'persistTokens') return a.tokens;
@@ -69,4 +69,52 @@ test('shutdown(): chunks the stream already holds are handed to the bot before i
   assert.equal(saved.format, 'onair.kit');
   const restarted = new Bot({ baseUrl: BASE, clientId: CLIENT_ID, clientSecret: 's', kit: { tally: true }, kitState: state.load() });
   assert.equal(restarted.kit?.tally.hearts, 150, 'and the state saved as it stopped holds them');
+});
+
+test('shutdown(): the bot drops a call that never answers, awaits the refresh in flight, and its pair is saved before the stop', async () => {
+  const scope = 'fans.read chat.send';
+  let refreshes = 0;
+  let fansSent = false;
+  /** @type {() => void} */
+  let refreshSent = () => {};
+  const refreshing = new Promise((resolve) => void (refreshSent = () => resolve(undefined)));
+  /** @param {string | URL | Request} input @param {RequestInit} [init] */
+  const fetch = async (input, init) => {
+    if (String(input).endsWith('/v1/oauth/token')) {
+      refreshes++;
+      refreshSent();
+      await new Promise((resolve) => setTimeout(resolve, 400)); // answered after the shutdown
+      const pair = { access_token: 'at2', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt2', scope };
+      return new Response(JSON.stringify(pair), { status: 200, headers: { 'content-type': 'application/json' } });
+    }
+    fansSent = true;
+    /** @type {Promise<Response>} */
+    const never = new Promise((_, reject) => init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))));
+    return never;
+  };
+  // Issued 55 minutes ago: the refresh is due at once.
+  const tokens = new MemoryStore(tokenFile(scope, 55 * 60_000));
+  const driver = new Driver({
+    baseUrl: BASE, clientId: CLIENT_ID, clientSecret: 's', seed: 1, fetch, signals: false, checkCredentials: false, events: false, tokens, logger: null,
+  });
+  driver.fetchFans();
+  /** @type {string[]} */
+  const seen = [];
+  const running = (async () => {
+    for await (const action of driver) {
+      seen.push(action.type === 'done' && action.result.kind === 'failed' ? `done ${action.result.failure}` : action.type);
+    }
+  })();
+  await refreshing;
+  for (const deadline = Date.now() + 5_000; !fansSent; await new Promise((r) => setTimeout(r, 10))) {
+    assert.ok(Date.now() < deadline, 'the call is sent');
+  }
+  const started = Date.now();
+  await driver.shutdown();
+  await running;
+  assert.ok(seen.includes('done cancelled'), `the call dropped is answered: ${seen}`);
+  assert.deepEqual(seen.slice(-2), ['persistTokens', 'stopped'], `the pair, then the stop, last: ${seen}`);
+  assert.equal(refreshes, 1);
+  assert.equal(JSON.parse(tokens.load() ?? '{}').access_token, 'at2', 'the new pair is saved');
+  assert.ok(Date.now() - started >= 200, 'the refresh was awaited');
 });

@@ -155,8 +155,6 @@ function replyTo(action) {
   }
 }
 
-/** The longest a shutdown waits for a token request in flight (its new pair must be saved). */
-const SHUTDOWN_WAIT_MS = 30_000;
 /** setTimeout's largest delay. */
 const MAX_DELAY_MS = 0x7fffffff;
 /** The longest a stop waits for what the stream already delivered (turns of the event loop, no timer). */
@@ -179,7 +177,7 @@ export class Driver {
   #signals;
   #waitForConsent;
   #logger;
-  /** Requests and streams in flight: id -> { controller, endpoint, stream, received }. */
+  /** Requests and streams in flight: id -> { controller, stream, received }. */
   #inflight = new Map();
   /** The `reauthorize` stop the run ends with (kept through a shutdown). */
   #consentStop = null;
@@ -195,6 +193,8 @@ export class Driver {
   #finished = false;
   #failure = null;
   #revoke = false;
+  /** The run's last stop was handed out already (a consent stop nothing will lift). */
+  #stopTold = false;
   #handlers = new Map();
   #commands = new Map();
 
@@ -479,9 +479,11 @@ export class Driver {
           case 'needsAuthorization':
           case 'stopped': {
             if (!repeat) {
+              // Stopped for good, last: the bot dropped what it no longer
+              // wanted and awaited a token request (or the revocation) first.
               await this.#finish();
               // After a consent stop, a shutdown still ends the run with that stop.
-              yield this.#consentStop ? { type: 'stopped', stop: this.#consentStop } : action;
+              if (!this.#stopTold) yield this.#consentStop ? { type: 'stopped', stop: this.#consentStop } : action;
               break;
             }
             if (this.#said) {
@@ -502,10 +504,10 @@ export class Driver {
             this.#authorized = false;
             yield action;
             if (this.#authorized || this.#waitForConsent || this.#shutting !== null) break;
-            // Nothing will bring a new consent: the run ends with the stop.
+            // Nothing will bring a new consent: the run ends with the stop
+            // (said once), after the bot's drain.
             this.#bot.shutdown({ revoke: false });
-            await this.#finish();
-            if (action.type === 'needsAuthorization') yield { type: 'stopped', stop: this.#consentStop };
+            this.#stopTold = action.type === 'stopped';
             break;
           }
           default:
@@ -524,28 +526,9 @@ export class Driver {
     }
   }
 
-  /**
-   * The bot stopped for good: save what it still hands out, wait (at most
-   * 30 s) for a token request in flight (a new pair it brings must be saved)
-   * or the revocation, abort everything else.
-   */
+  /** The bot stopped for good: the run ends (with `revoke`, the token store cleared). */
   async #finish() {
     this.#finished = true;
-    const deadline = this.#now() + SHUTDOWN_WAIT_MS;
-    for (;;) {
-      for (;;) {
-        const action = this.#bot.poll(this.#now());
-        if (action.type === 'stopped' || action.type === 'wait') break;
-        if (action.type === 'send') this.#send(action.id, action.request);
-        else if (action.type === 'persistTokens') await this.#tokens.save(action.tokens);
-        else if (action.type === 'persistState' && this.#state) await this.#state.save(action.state);
-        else if (action.type === 'closeStream' || action.type === 'timedOut') this.#abort(action.id);
-        else if (action.type === 'notice') this.#log(action.notice);
-      }
-      for (const [id, { endpoint }] of this.#inflight) if (endpoint !== 'token' && endpoint !== 'revoke') this.#abort(id);
-      if (this.#inflight.size === 0 || this.#now() >= deadline) break;
-      await this.#sleep(deadline);
-    }
     if (this.#revoke) await this.#tokens.clear?.();
   }
 
@@ -594,7 +577,7 @@ export class Driver {
 
   #send(id, request) {
     const controller = new AbortController();
-    this.#inflight.set(id, { controller, endpoint: request.endpoint });
+    this.#inflight.set(id, { controller });
     (async () => {
       try {
         // No timeout of its own: the bot keeps the deadline (timedOut aborts it).
@@ -617,7 +600,7 @@ export class Driver {
 
   #openStream(id, request) {
     const controller = new AbortController();
-    const entry = { controller, endpoint: request.endpoint, stream: false, received: 0 };
+    const entry = { controller, stream: false, received: 0 };
     this.#inflight.set(id, entry);
     (async () => {
       let res;
