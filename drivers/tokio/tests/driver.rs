@@ -464,6 +464,107 @@ async fn shutdown_does_not_wait_for_a_call_that_never_answers() {
     );
 }
 
+/// A service whose token endpoint answers a refresh after `delay` (a new
+/// pair, `AT-new`) and whose other endpoints never answer; counts the token
+/// requests and the others.
+async fn slow_token_endpoint(
+    delay: Duration,
+) -> (String, Arc<[std::sync::atomic::AtomicUsize; 2]>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let seen = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let counts = Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let counts = Arc::clone(&counts);
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                if !head.starts_with(b"POST /v1/oauth/token ") {
+                    counts[1].fetch_add(1, Ordering::SeqCst);
+                    std::future::pending::<()>().await;
+                }
+                counts[0].fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(delay).await;
+                let body = r#"{"access_token":"AT-new","token_type":"Bearer","expires_in":3600,"refresh_token":"RT-new","scope":"events.chat chat.send"}"#;
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_in_the_poll_loop_drops_a_hanging_call_and_awaits_the_refresh() {
+    use std::sync::atomic::Ordering;
+    let (base, seen) = slow_token_endpoint(Duration::from_millis(300)).await;
+    let app = AppCredentials {
+        client_id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301".into(),
+        client_secret: "secret".into(),
+        redirect_uri: "http://127.0.0.1/callback".into(),
+    };
+    let mut config = config(&base, &app);
+    config.events = false;
+    config.check_credentials = false;
+    // Issued 55 minutes ago: the refresh is due at once.
+    let now = onair_tokio::SystemClock.now_ms();
+    let saved = saved_tokens(now - 55 * 60_000);
+    let mut driver = Driver::new(Bot::new(config, Some(saved), 5));
+    let chat = driver
+        .bot_mut()
+        .send_chat("anyone there?")
+        .expect("send_chat");
+    // The refresh and the chat go out; neither is answered yet.
+    while seen[0].load(Ordering::SeqCst) == 0 || seen[1].load(Ordering::SeqCst) == 0 {
+        let next = tokio::time::timeout(Duration::from_millis(20), driver.next()).await;
+        assert!(next.is_err(), "nothing to hand out yet: {next:?}");
+    }
+    // The shutdown is the ordinary loop: the bot drops the chat (answered),
+    // awaits the refresh and hands out its pair, then stops, last.
+    driver.bot_mut().shutdown(false);
+    let started = Instant::now();
+    let mut events = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(5), driver.next())
+        .await
+        .expect("stopped in time")
+    {
+        events.push(event);
+    }
+    assert!(
+        events.contains(&BotEvent::Done {
+            call: chat,
+            result: CallResult::Failed(onair::CallFailure::Cancelled)
+        }),
+        "{events:?}"
+    );
+    let renewed = events.iter().position(
+        |e| matches!(e, BotEvent::TokensRenewed(t) if t.access_token().expose() == "AT-new"),
+    );
+    assert!(renewed.is_some(), "the refresh was awaited: {events:?}");
+    assert_eq!(events.last(), Some(&BotEvent::Stopped(Stop::ShutDown)));
+    assert_eq!(renewed, Some(events.len() - 2), "{events:?}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(seen[0].load(Ordering::SeqCst), 1, "one refresh");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_open_that_never_answers_is_given_up_and_its_connection_closed() {
     use std::sync::atomic::{AtomicUsize, Ordering};
