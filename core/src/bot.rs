@@ -51,6 +51,12 @@
 //!    consent code: nothing goes out with the refused tokens, the stream
 //!    reopens and queued calls complete. Other stops need a person to fix
 //!    something outside the bot (permissions, a block, the app's credentials).
+//!    Such a stop for good (and [`Bot::shutdown`]) is drained by the bot
+//!    itself before `Stopped`: the requests it no longer wants come as
+//!    [`Action::CloseStream`], a token request (or the revocation) is awaited
+//!    with `Wait`, at most [`BotConfig::shutdown_grace_ms`]. A driver's
+//!    shutdown is its ordinary loop: hand the bot what the stream has read,
+//!    call `shutdown`, poll on until `Stopped`.
 //!
 //! 6. App calls ([`Bot::fetch_broadcast`], …) always return a [`CallId`] and
 //!    are always answered by one [`Action::Done`]: a full queue or a stopped

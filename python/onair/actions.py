@@ -198,7 +198,8 @@ class OpenStream:
 
 @dataclass(frozen=True, slots=True)
 class CloseStream:
-    """Close the stream ``request_id`` (late reports for it are harmless)."""
+    """Close the connection ``request_id``: a stream, or, as the bot stops for good, a
+    request whose answer it no longer wants (late reports for it are harmless)."""
 
     request_id: int
 
