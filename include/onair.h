@@ -828,8 +828,8 @@ typedef struct onair_backoff onair_backoff;
  * Threads: a bot may be used by one thread at a time (move it between
  * threads freely). A second thread's call while one is in flight returns
  * ONAIR_BUSY (`_pending_calls`: 0) and changes nothing. The text of
- * `_last_error`, `_tokens_json`, `_status_json`, `_consent_stop_json`, `_tally_json` and the
- * donor of `_donor` is valid until the next call on the bot by any thread
+ * `_last_error`, `_tokens_json`, `_status_json`, `_consent_stop_json`, `_tally_json`,
+ * `_daily_quota_json` and the donor of `_donor` is valid until the next call on the bot by any thread
  * that is not refused with ONAIR_BUSY; the action of `onair_bot_poll`
  * (with its event, its other views and `_action_json` text) until the next
  * poll. A caller sharing a bot between threads holds its own lock from

@@ -294,8 +294,8 @@ pub unsafe extern "C" fn onair_bot_config_last_error(
 /// Threads: a bot may be used by one thread at a time (move it between
 /// threads freely). A second thread's call while one is in flight returns
 /// ONAIR_BUSY (`_pending_calls`: 0) and changes nothing. The text of
-/// `_last_error`, `_tokens_json`, `_status_json`, `_consent_stop_json`, `_tally_json` and the
-/// donor of `_donor` is valid until the next call on the bot by any thread
+/// `_last_error`, `_tokens_json`, `_status_json`, `_consent_stop_json`, `_tally_json`,
+/// `_daily_quota_json` and the donor of `_donor` is valid until the next call on the bot by any thread
 /// that is not refused with ONAIR_BUSY; the action of `onair_bot_poll`
 /// (with its event, its other views and `_action_json` text) until the next
 /// poll. A caller sharing a bot between threads holds its own lock from
@@ -313,8 +313,8 @@ pub(crate) struct BotState {
     tokens: Zeroizing<Vec<u8>>,
     /// The last error's detail, NUL-terminated.
     last_error: Vec<u8>,
-    /// The JSON of `onair_bot_status_json`, `_consent_stop_json` or `_tally_json`,
-    /// NUL-terminated.
+    /// The JSON of `onair_bot_status_json`, `_consent_stop_json`, `_tally_json`
+    /// or `_daily_quota_json`, NUL-terminated.
     status: Vec<u8>,
 }
 
