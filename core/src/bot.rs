@@ -151,9 +151,9 @@ mod stream;
 mod timers;
 mod tokens;
 
+pub use drain::SHUTDOWN_GRACE_MS;
 pub use notices::{GiveUpReason, Unreached};
 pub use replies::{DropReason, RepliesCounters, ReplyCounters, MAX_QUEUED_REPLIES};
-pub use drain::SHUTDOWN_GRACE_MS;
 pub use status::{Connection, Counters, QuotaBlock, Status};
 
 /// The longest error body of a failed stream open that is kept to classify
