@@ -117,7 +117,7 @@ use crate::event::{DecodeError, EndReason, Event, Item};
 use crate::kit::{
     Arrival, BroadcastEnded, Command, Kit, KitAction, KitConfig, KitState, Milestone, Refused,
 };
-use crate::proto::api::{self, ListenerPager, PagerProgress, TokenClient};
+use crate::proto::api::{self, ClientAuth, ListenerPager, PagerProgress, TokenClient};
 use crate::proto::backoff::Backoff;
 use crate::proto::chat::ChatError;
 use crate::proto::endpoint::Endpoint;
@@ -235,6 +235,23 @@ impl BotConfig {
             check_credentials: true,
             shutdown_grace_ms: SHUTDOWN_GRACE_MS,
         }
+    }
+
+    /// The same configuration with another way of sending the client
+    /// credentials to the token endpoint (Basic by default), keeping its
+    /// base URL and credentials.
+    ///
+    /// ```
+    /// use onair::{BaseUrl, BotConfig, ClientAuth, ClientCredentials};
+    /// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let config = BotConfig::new(BaseUrl::new("https://api.example.test")?, creds)
+    ///     .with_client_auth(ClientAuth::FormFields);
+    /// assert_eq!(config.token_client.auth(), ClientAuth::FormFields);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_client_auth(mut self, auth: ClientAuth) -> Self {
+        self.token_client = self.token_client.with_auth(auth);
+        self
     }
 }
 
