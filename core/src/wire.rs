@@ -305,7 +305,7 @@ pub(crate) fn read_stored<T: serde::de::DeserializeOwned>(
 
 /// serde's `invalid type: string "x", expected …` without the value:
 /// `invalid type: string, expected …` (the value may be a secret).
-fn without_values(message: &str) -> String {
+pub(crate) fn without_values(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     for (open, close) in [(" \"", "\", expected"), (" `", "`, expected")] {

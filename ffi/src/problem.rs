@@ -233,14 +233,8 @@ pub unsafe extern "C" fn onair_quota_parse(
 /// every key optional); empty text is nothing known. Anything but a JSON
 /// object of that form is refused with why.
 pub(crate) fn daily_quota_in(text: &[u8]) -> Result<DailyQuota, String> {
-    if text.trim_ascii().is_empty() {
-        return Ok(DailyQuota::default());
-    }
-    match serde_json::from_slice::<serde_json::Value>(text) {
-        Ok(v) if v.is_object() => serde_json::from_value(v).map_err(|e| e.to_string()),
-        Ok(_) => Err("a daily quota is a JSON object".to_owned()),
-        Err(e) => Err(e.to_string()),
-    }
+    let text = std::str::from_utf8(text).map_err(|_| "not UTF-8".to_owned())?;
+    DailyQuota::from_json(text)
 }
 
 /// Merges what one bot of the app learned of the app's daily quota

@@ -469,21 +469,13 @@ impl Bot {
 /// A daily quota's JSON object (every key optional; empty text is nothing
 /// known), else `OnairError` `invalid_argument` saying why.
 fn daily_quota(json: &str) -> Result<DailyQuota, JsValue> {
-    if json.trim_ascii().is_empty() {
-        return Ok(DailyQuota::default());
-    }
-    let refused = |why: &str| {
+    DailyQuota::from_json(json).map_err(|why| {
         error(
             "OnairError",
             "invalid_argument",
             &format!("onair: daily quota: {why}"),
         )
-    };
-    match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(v) if v.is_object() => serde_json::from_value(v).map_err(|e| refused(&e.to_string())),
-        Ok(_) => Err(refused("a daily quota is a JSON object")),
-        Err(e) => Err(refused(&e.to_string())),
-    }
+    })
 }
 
 /// Merges what one bot `learned` of the app's daily quota into the app's

@@ -74,6 +74,32 @@ pub struct DailyQuota {
 }
 
 impl DailyQuota {
+    /// Reads a daily quota's JSON form (what a shared store keeps): one
+    /// object, every key optional; blank text is nothing known yet. Why it
+    /// was refused otherwise (never a value of the input).
+    ///
+    /// ```
+    /// use onair::proto::quota::DailyQuota;
+    /// let q = DailyQuota::from_json(r#"{"remaining":12,"resetMs":2000}"#)?;
+    /// assert_eq!(q.remaining, Some(12));
+    /// assert_eq!(DailyQuota::from_json(" ")?, DailyQuota::default());
+    /// assert!(DailyQuota::from_json("[12,2000,[]]").is_err());
+    /// # Ok::<(), String>(())
+    /// ```
+    pub fn from_json(text: &str) -> Result<DailyQuota, String> {
+        if text.trim_ascii().is_empty() {
+            return Ok(DailyQuota::default());
+        }
+        let fault = |e: serde_json::Error| crate::wire::JsonFault::of(text.as_bytes(), &e).message;
+        match serde_json::from_str::<serde_json::Value>(text).map_err(fault)? {
+            v @ serde_json::Value::Object(_) => serde_json::from_value(v).map_err(|e| {
+                // The value is JSON already: serde's words, without values.
+                crate::wire::without_values(&e.to_string())
+            }),
+            _ => Err("a daily quota is a JSON object".to_owned()),
+        }
+    }
+
     /// Folds what another bot of the app `learned` into this view of the
     /// app's daily quota (spec 8 rule 3: the quota is the app's): the later
     /// reset wins with its count, the same reset keeps the lower count,
