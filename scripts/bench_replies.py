@@ -183,13 +183,13 @@ def run_one(args, name, command, env_extra, out):
         stdout=subprocess.PIPE, stderr=open(os.path.join(work, "serve.log"), "w"))
     bot = None
     log_path = os.path.join(work, "bot.log")
+    judge = load_judge()
     try:
         ready, _, _ = select.select([serve.stdout], [], [], 30)
         if not ready:
             out[name] = {"error": "onair serve did not say where it is within 30 s"}
             return
         info = json.loads(serve.stdout.readline())
-        judge = load_judge()
         control = info["controlUrl"]
         consent = judge.http_json(f"{control}/consent", {})
         env = dict(os.environ, ONAIR_BASE_URL=info["baseUrl"], ONAIR_CLIENT_ID=info["clientId"],
@@ -230,16 +230,7 @@ def run_one(args, name, command, env_extra, out):
     except Exception as e:  # a bench: say it, the other bot goes on
         out[name] = {"error": f"{type(e).__name__}: {e} (logs: {work})"}
     finally:
-        if bot is not None and bot.poll() is None:
-            try:
-                os.killpg(bot.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            serve.kill()
+        judge.stop_all(bot, serve)
 
 
 def pct(named, should):

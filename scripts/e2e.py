@@ -49,6 +49,21 @@ import time
 import urllib.request
 
 
+def stop_all(bot, serve):
+    """Ends a run: the bot's process group killed if it still runs, the
+    emulator asked to stop (killed after 10 s)."""
+    if bot is not None and bot.poll() is None:
+        try:
+            os.killpg(bot.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    serve.send_signal(signal.SIGTERM)
+    try:
+        serve.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        serve.kill()
+
+
 def http_json(url, body=None, timeout=10):
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, method="POST" if body is not None else "GET")
@@ -1089,16 +1104,7 @@ def main():
         print("1 passed, 0 failed")
         return 0
     finally:
-        if bot is not None and bot.poll() is None:
-            try:
-                os.killpg(bot.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            serve.kill()
+        stop_all(bot, serve)
 
 
 if __name__ == "__main__":
