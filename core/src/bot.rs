@@ -117,7 +117,7 @@ use crate::event::{DecodeError, EndReason, Event, Item};
 use crate::kit::{
     Arrival, BroadcastEnded, Command, Kit, KitAction, KitConfig, KitState, Milestone, Refused,
 };
-use crate::proto::api::{self, ClientAuth, ListenerPager, PagerProgress, TokenClient};
+use crate::proto::api::{self, ClientAuth, ListenerPager, PagerProgress};
 use crate::proto::backoff::Backoff;
 use crate::proto::chat::ChatError;
 use crate::proto::endpoint::Endpoint;
@@ -125,14 +125,14 @@ use crate::proto::http::{BaseUrl, Header, HttpRequest};
 use crate::proto::misuse::{Misuse, RequestId};
 use crate::proto::model::{Broadcast, FanRanking, Listener};
 use crate::proto::oauth::{
-    AuthProblem, OAuthError, RefreshPolicy, TokenManager, TokenOutcome, Tokens, Unauthorized,
+    AuthProblem, OAuthError, TokenManager, TokenOutcome, TokenStatus, Tokens, Unauthorized,
 };
 use crate::proto::problem::{classify, Advice, Problem, ProblemKind};
-use crate::proto::quota::{DailyQuota, QuotaTracker};
+use crate::proto::quota::QuotaTracker;
 use crate::proto::scope::Permission;
 use crate::proto::secret::{ClientCredentials, Secret};
 use crate::proto::stop::Stop;
-use crate::proto::stream::{ConnectLoop, Phase, Step, StreamConfig, StreamNotice};
+use crate::proto::stream::{ConnectLoop, Phase, Step, StreamNotice};
 use crate::proto::time::FrameId;
 use crate::proto::timers::{Tag, Timer, TimerError, Timers};
 
@@ -151,6 +151,12 @@ mod stream;
 mod timers;
 mod tokens;
 
+// What a `BotConfig` is tuned with, and the app's daily quota a bot shares,
+// named here so that a bot author never names the machinery.
+pub use crate::proto::api::TokenClient;
+pub use crate::proto::oauth::RefreshPolicy;
+pub use crate::proto::quota::{Block, DailyQuota};
+pub use crate::proto::stream::StreamConfig;
 pub use drain::SHUTDOWN_GRACE_MS;
 pub use notices::{GiveUpReason, Unreached};
 pub use replies::{DropReason, RepliesCounters, ReplyCounters, MAX_QUEUED_REPLIES};
@@ -715,26 +721,79 @@ impl Bot {
         self.kit.as_ref()
     }
 
-    /// The token state, e.g. to show when the next refresh is due.
-    pub fn tokens(&self) -> &TokenManager {
-        &self.tokens
+    /// The token pair the bot holds, if any: what a driver saves (its
+    /// [`Tokens::to_json`]) or shows. When the next refresh is due and how
+    /// the stream stands are on [`Bot::status`].
+    ///
+    /// ```
+    /// use onair::{BaseUrl, Bot, BotConfig, ClientCredentials, Tokens};
+    /// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let config = BotConfig::new(BaseUrl::new("https://a.test")?, creds);
+    /// assert!(Bot::new(config.clone(), None, 1).token_pair().is_none());
+    /// let saved = Tokens::from_json(
+    ///     br#"{"format":"onair.tokens","version":1,"generation":3,
+    ///         "access_token":"at","access_expires_at_ms":1700003600000,
+    ///         "issued_at_ms":1700000000000,"refresh_token":"rt",
+    ///         "refresh_expires_at_ms":1702592000000,"scope":"chat.send"}"#)?;
+    /// let bot = Bot::new(config, Some(saved), 1);
+    /// assert_eq!(bot.token_pair().map(Tokens::generation), Some(3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn token_pair(&self) -> Option<&Tokens> {
+        self.tokens.tokens()
     }
 
-    /// The quota tracker, e.g. to show the daily blocks in force, or to
-    /// read what this bot learned of the app's daily quota
-    /// ([`QuotaTracker::daily`]) and share it with the app's other bots.
-    pub fn quota(&self) -> &QuotaTracker {
-        &self.quota
+    /// While a token refresh is in flight (handed out as [`Action::Send`]
+    /// and not yet answered): the generation of the pair whose refresh token
+    /// it spends. `None` when no token request is in flight, or the one in
+    /// flight is a code exchange. A driver shared by several processes asks
+    /// its store before sending such a refresh, so that a pair another
+    /// process already rotated is taken ([`Bot::adopt_tokens`]) instead of
+    /// spending a refresh token that is no longer good.
+    ///
+    /// ```
+    /// use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    /// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let mut bot = Bot::new(BotConfig::new(BaseUrl::new("https://a.test")?, creds), None, 1);
+    /// bot.authorize("code", "https://bot.example/callback");
+    /// let _exchange = bot.poll(0);
+    /// // A code exchange is not a refresh.
+    /// assert_eq!(bot.refreshing(0), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn refreshing(&self, now_ms: u64) -> Option<u64> {
+        match self.tokens.status(now_ms) {
+            TokenStatus::Refreshing => Some(self.generation()),
+            _ => None,
+        }
+    }
+
+    /// What this bot learned of the app's daily quota (counted for the
+    /// whole app, across its integrations) as of `now_ms`: to share with the
+    /// app's other bots ([`Bot::share_daily_quota`], [`DailyQuota::merge`]).
+    ///
+    /// ```
+    /// use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    /// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+    /// let bot = Bot::new(BotConfig::new(BaseUrl::new("https://a.test")?, creds), None, 1);
+    /// // Nothing learned yet.
+    /// let daily = bot.daily_quota(1_700_000_000_000);
+    /// assert!(daily.blocks.is_empty());
+    /// assert_eq!(daily.remaining, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn daily_quota(&self, now_ms: u64) -> DailyQuota {
+        self.quota.daily(now_ms)
     }
 
     /// Takes what the app's other bots learned of its daily quota (counted
     /// for the whole app, across its integrations): calls needing a blocked
     /// permission, or every call once the day's calls are used up, wait for
-    /// the reset ([`QuotaTracker::share`]). The stream is never held back.
+    /// the reset. The stream is never held back.
     ///
     /// ```
     /// # use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
-    /// use onair::proto::quota::{Block, DailyQuota};
+    /// use onair::bot::DailyQuota;
     /// # let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
     /// # let mut bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
     /// let now = 1_700_000_000_000;
@@ -742,17 +801,12 @@ impl Bot {
     /// let learned: DailyQuota = serde_json::from_str(
     ///     r#"{"blocks":[{"scope":"listeners.read","untilMs":1700003600000}]}"#)?;
     /// bot.share_daily_quota(&learned, now);
-    /// assert_eq!(bot.quota().daily(now).blocks, learned.blocks);
+    /// assert_eq!(bot.daily_quota(now).blocks, learned.blocks);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn share_daily_quota(&mut self, shared: &DailyQuota, now_ms: u64) {
         self.quota.share(shared, now_ms);
         self.announce_quota(now_ms);
-    }
-
-    /// The event stream's connect-loop, e.g. for its phase or last problem.
-    pub fn stream(&self) -> &ConnectLoop {
-        &self.stream
     }
 
     /// Why the bot stopped, once it has.

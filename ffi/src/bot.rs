@@ -1011,7 +1011,7 @@ pub unsafe extern "C" fn onair_bot_tokens_json(
 ) -> onair_result {
     boundary_on(bot, |b| {
         let text_out = TextOut::new(out_ptr, out_len)?;
-        let json = match b.bot.tokens().tokens() {
+        let json = match b.bot.token_pair() {
             Some(t) => t.to_json(),
             None => return Err(b.fail(ONAIR_NO_TOKENS, "the bot holds no tokens yet")),
         };
@@ -1091,7 +1091,7 @@ pub unsafe extern "C" fn onair_bot_daily_quota_json(
 ) -> onair_result {
     boundary_on(bot, |b| {
         let text_out = TextOut::new(out_ptr, out_len)?;
-        let daily = b.bot.quota().daily(now_ms);
+        let daily = b.bot.daily_quota(now_ms);
         let json = serde_json::to_string(&daily).map_err(|_| ONAIR_INVALID_ARGUMENT)?;
         b.status = nul_terminated(json);
         text_out.lend(&b.status)

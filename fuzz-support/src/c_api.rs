@@ -2553,8 +2553,7 @@ impl Fuzz {
                 let want: Option<String> = self.bot.as_ref().map(|b| {
                     if tokens {
                         b.shadow
-                            .tokens()
-                            .tokens()
+                            .token_pair()
                             .map(|t| t.to_json().to_string())
                             .unwrap_or_default()
                     } else {
@@ -2812,7 +2811,7 @@ impl Fuzz {
                 let (p, n) = (out.after(what, r), len.after(what, r));
                 if let (Some(p), Some(n), Some(b)) = (p, n, &self.bot) {
                     let text = view_cstr(what, p, n);
-                    let want = b.shadow.quota().daily(now);
+                    let want = b.shadow.daily_quota(now);
                     assert_eq!(
                         serde_json::from_str::<DailyQuota>(text).ok(),
                         Some(want),

@@ -437,7 +437,7 @@ impl Bot {
     /// (`{"remaining":…,"resetMs":…,"blocks":[…]}`, the core's `DailyQuota`).
     #[wasm_bindgen(js_name = dailyQuotaJson)]
     pub fn daily_quota_json(&self, now_ms: f64) -> String {
-        to_json(&self.inner.quota().daily(ms(now_ms)))
+        to_json(&self.inner.daily_quota(ms(now_ms)))
     }
 
     /// Takes the app's daily quota as its other bots learned it (the JSON of
@@ -460,8 +460,7 @@ impl Bot {
     #[wasm_bindgen(js_name = tokensJson)]
     pub fn tokens_json(&self) -> Option<String> {
         self.inner
-            .tokens()
-            .tokens()
+            .token_pair()
             .map(|t| t.to_json().as_str().to_owned())
     }
 }

@@ -202,7 +202,7 @@ fn a_full_session_with_canned_responses() {
     }));
 
     // Refresh before expiry, with rotation.
-    let refresh_at = bot.tokens().refresh_at_ms().unwrap();
+    let refresh_at = bot.tokens.refresh_at_ms().unwrap();
     assert_eq!(refresh_at, T0 + 50 * MIN);
     now = refresh_at - 1;
     bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
@@ -2200,7 +2200,44 @@ fn a_newer_stored_pair_replaces_a_refresh_in_flight() {
             .any(|a| matches!(a, Action::PersistTokens(_))),
         "{actions:?}"
     );
-    assert_eq!(bot.tokens().tokens().map(Tokens::generation), Some(5));
+    assert_eq!(bot.token_pair().map(Tokens::generation), Some(5));
+}
+
+#[test]
+fn refreshing_names_the_generation_a_refresh_in_flight_spends() {
+    let mut bot = Bot::new(config(), None, 42);
+    bot.authorize("consent-code", "https://bot.test/cb");
+    let (exchange, _) = only_send(&drain(&mut bot, T0));
+    assert_eq!(bot.refreshing(T0), None, "a code exchange is not a refresh");
+    bot.on_response(
+        exchange,
+        200,
+        NO_HEADERS,
+        &pair("at1", "rt1", ALL_SCOPES),
+        T0,
+    )
+    .unwrap();
+    let after = drain(&mut bot, T0);
+    let (stream, _) = stream_open(&after).unwrap_or_else(|| panic!("{after:?}"));
+    bot.on_stream_open(stream, 200, [("content-type", "text/event-stream")], T0)
+        .unwrap();
+    assert_eq!(bot.refreshing(T0), None, "nothing in flight");
+    bot.on_stream_bytes(stream, end_frame("TOKEN_EXPIRED").as_bytes(), T0)
+        .unwrap();
+    bot.on_stream_closed(stream, T0).unwrap();
+    let (refresh, request) = only_send(&drain(&mut bot, T0));
+    assert!(body_text(&request).contains("grant_type=refresh_token"));
+    assert_eq!(bot.refreshing(T0), Some(1));
+    bot.on_response(
+        refresh,
+        200,
+        NO_HEADERS,
+        &pair("at2", "rt2", ALL_SCOPES),
+        T0,
+    )
+    .unwrap();
+    assert_eq!(bot.refreshing(T0), None);
+    assert_eq!(bot.token_pair().map(Tokens::generation), Some(2));
 }
 
 #[test]
@@ -2228,7 +2265,7 @@ fn a_refresh_refused_for_a_rotated_token_is_lifted_by_the_stored_pair() {
     let actions = drain(&mut bot, T0 + 5);
     let (_, open) = stream_open(&actions).expect("the stream starts over");
     assert_eq!(open.header("authorization"), Some("Bearer at-rotated"));
-    assert_eq!(bot.tokens().problem(), None);
+    assert_eq!(bot.tokens.problem(), None);
 }
 
 #[test]

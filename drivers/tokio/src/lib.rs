@@ -57,7 +57,6 @@ use onair::bot::Notice;
 use onair::event::Event;
 use onair::kit::{Arrival, BroadcastEnded, Command, KitState, Milestone};
 use onair::proto::endpoint::Endpoint;
-use onair::proto::oauth::TokenStatus;
 use onair::proto::time::FrameId;
 use onair::{Action, Bot, BotConfig, CallId, CallResult, HttpRequest, RequestId, Stop, Tokens};
 use reqwest::header::HeaderMap;
@@ -823,13 +822,13 @@ impl Driver {
         };
         let client = self.client.clone();
         // A refresh (not a code exchange) asks the gate first.
-        let gate = self.refresh_gate.clone().filter(|_| {
-            endpoint == Endpoint::Token
-                && matches!(self.bot.tokens().status(now), TokenStatus::Refreshing)
-        });
-        let generation = self.bot.tokens().tokens().map_or(0, Tokens::generation);
+        let refreshing = self
+            .bot
+            .refreshing(now)
+            .filter(|_| endpoint == Endpoint::Token);
+        let gate = self.refresh_gate.clone().zip(refreshing);
         let task = tokio::spawn(async move {
-            if let Some(gate) = gate {
+            if let Some((gate, generation)) = gate {
                 match gate.before_refresh(generation).await {
                     Ok(BeforeRefresh::Proceed) => {}
                     Ok(BeforeRefresh::Newer(tokens)) => {

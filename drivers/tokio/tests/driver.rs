@@ -1003,7 +1003,7 @@ async fn two_processes_sharing_a_pair_refresh_it_once() {
     )
     .await;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while b.bot().tokens().tokens().map(Tokens::generation) != Some(2) {
+    while b.bot().token_pair().map(Tokens::generation) != Some(2) {
         assert!(Instant::now() < deadline, "B did not take the stored pair");
         let _ = tokio::time::timeout(Duration::from_millis(50), b.next()).await;
     }

@@ -1064,7 +1064,7 @@ impl BotTask {
             return;
         };
         let now = driver.now_ms();
-        let learned = driver.bot().quota().daily(now);
+        let learned = driver.bot().daily_quota(now);
         self.hub.share_quota(&learned);
     }
 
