@@ -182,7 +182,26 @@ const CHECK_MAX_ATTEMPTS: u32 = 4;
 /// A daily-quota block longer than this fails a call instead of queueing it.
 const MAX_QUEUE_WAIT_MS: u64 = 60_000;
 
-/// How the bot is set up.
+/// How the bot is set up. Its fields are tuned with the types of this
+/// module ([`StreamConfig`], [`RefreshPolicy`], [`TokenClient`]); nothing
+/// under `onair::proto` needs naming.
+///
+/// ```
+/// use onair::bot::{RefreshPolicy, StreamConfig};
+/// use onair::{BaseUrl, BotConfig, ClientCredentials};
+///
+/// let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
+/// let mut config = BotConfig::new(BaseUrl::new("https://api.example.test")?, creds);
+/// // A stream silent for a minute is dead; refresh a quarter hour early.
+/// let mut stream = StreamConfig::default();
+/// stream.watchdog_ms = 60_000;
+/// config.stream = stream;
+/// let mut refresh = RefreshPolicy::default();
+/// refresh.margin_ms = 15 * 60_000;
+/// config.refresh = refresh;
+/// assert_eq!(config.refresh.refresh_at_ms(0, 3_600_000), 45 * 60_000);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct BotConfig {

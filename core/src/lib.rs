@@ -27,7 +27,7 @@
 //! | for | items |
 //! |---|---|
 //! | the machine | [`Bot`], [`BotConfig`], [`Action`], [`Notice`], [`CallId`], [`CallResult`], [`CallFailure`], [`Stop`], [`Status`]; the contract a driver follows is on the [`bot`] module |
-//! | tokens and the app | [`Tokens`], [`ClientCredentials`], [`Secret`], [`BaseUrl`], [`Scope`], [`Permission`] |
+//! | tokens and the app | [`Tokens`] (read back with [`LoadError`]), [`ClientCredentials`], [`Secret`], [`BaseUrl`], [`Scope`], [`Permission`] |
 //! | what the bot hears | the events of [`event`] ([`Event`], [`Chat`], [`Presence`], [`Like`], [`Donation`], [`End`], [`User`]) and the REST resources ([`Broadcast`], [`Listener`], [`FanRanking`]) |
 //! | what every bot writes by hand | [`kit`]: safe chat splitting, commands, greetings, milestones, the per-broadcast tally |
 //! | a driver's own HTTP | [`HttpRequest`], [`Header`], [`RequestId`], [`Endpoint`], [`Misuse`] |
@@ -73,7 +73,7 @@ pub use proto::endpoint::Endpoint;
 pub use proto::http::{BaseUrl, Header, HttpRequest};
 pub use proto::misuse::{Misuse, RequestId};
 pub use proto::model::{Broadcast, Fan, FanRanking, Listener};
-pub use proto::oauth::{AuthProblem, Tokens};
+pub use proto::oauth::{AuthProblem, LoadError, Tokens};
 pub use proto::problem::{Problem, ProblemKind};
 pub use proto::scope::{Permission, Scope};
 pub use proto::secret::{ClientCredentials, Secret};

@@ -56,9 +56,10 @@ use futures_util::StreamExt;
 use onair::bot::Notice;
 use onair::event::Event;
 use onair::kit::{Arrival, BroadcastEnded, Command, KitState, Milestone};
-use onair::proto::endpoint::Endpoint;
-use onair::proto::time::FrameId;
-use onair::{Action, Bot, BotConfig, CallId, CallResult, HttpRequest, RequestId, Stop, Tokens};
+use onair::{
+    Action, Bot, BotConfig, CallId, CallResult, Endpoint, FrameId, HttpRequest, RequestId, Stop,
+    Tag, Tokens,
+};
 use reqwest::header::HeaderMap;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
@@ -127,7 +128,7 @@ pub enum BotEvent {
     /// An app timer is due (`bot_mut().schedule(…)`, `every(…)`).
     Timer {
         /// The timer's tag.
-        tag: onair::proto::timers::Tag,
+        tag: Tag,
     },
     /// A new token pair is in force; it was saved to the store already.
     TokensRenewed(Tokens),

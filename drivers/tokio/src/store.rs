@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use onair::kit::{KitState, StateError};
-use onair::proto::oauth::LoadError;
-use onair::Tokens;
+use onair::{LoadError, Tokens};
 
 /// Why a token or state store failed.
 ///

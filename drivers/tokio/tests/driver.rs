@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 use onair::bot::Notice;
 use onair::event::Event;
 use onair::kit::tally::Tally;
-use onair::proto::endpoint::Endpoint;
 use onair::proto::json::TallyJson;
-use onair::{BaseUrl, Bot, BotConfig, CallResult, ClientCredentials, Stop, Tokens};
+use onair::{BaseUrl, Bot, BotConfig, CallResult, ClientCredentials, Endpoint, Stop, Tokens};
 use onair_emulator::clock::Clock as VirtualClock;
 use onair_emulator::{AppCredentials, Emulator, Running};
 use onair_tokio::{

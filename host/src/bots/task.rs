@@ -4,14 +4,11 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use onair::bot::{Connection, Notice};
+use onair::bot::{Connection, DailyQuota, Notice};
 use onair::event::Event;
 use onair::kit::{ArrivalKind, KitState, Milestone};
 use onair::proto::json::TallyJson;
-use onair::proto::problem::ProblemKind;
-use onair::proto::quota::DailyQuota;
-use onair::proto::time::FrameId;
-use onair::{BaseUrl, Bot, BotConfig, ClientCredentials, Stop, Tokens};
+use onair::{BaseUrl, Bot, BotConfig, ClientCredentials, FrameId, ProblemKind, Stop, Tokens};
 use onair_tokio::{BotEvent, Clock, Driver};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -77,7 +74,7 @@ pub(super) fn unreadable_pair_stop() -> BotStop {
 /// refused or has expired, or the grant is gone. A bot stopped so never
 /// presents that pair again (it is forgotten).
 fn pair_is_dead(stop: &Stop) -> bool {
-    use onair::proto::oauth::AuthProblem;
+    use onair::AuthProblem;
     matches!(
         stop,
         Stop::Reauthorize(
