@@ -584,18 +584,7 @@ async fn record(name: &str, speed: f64) -> Recording {
         .start()
         .await
         .unwrap();
-    let app = emu.app();
-    let env = Env {
-        base: emu.base_url(),
-        http: reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .unwrap(),
-        client_id: app.client_id,
-        secret: app.client_secret,
-        redirect: app.redirect_uri,
-        emu,
-    };
+    let env = Env::of(emu);
     tokio::time::sleep(Duration::from_millis(50)).await;
     let (mut access, mut refresh) = env.tokens(ALL).await;
     let mut rec = Recording::default();

@@ -53,6 +53,11 @@ impl Env {
             .start()
             .await
             .unwrap();
+        Self::of(emu)
+    }
+
+    /// The environment of an emulator already started.
+    pub fn of(emu: Running) -> Env {
         let app = emu.app();
         Env {
             base: emu.base_url(),

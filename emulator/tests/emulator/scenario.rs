@@ -169,18 +169,7 @@ async fn play(name: &str, speed: f64) -> (Env, BTreeMap<u64, Tally>) {
         .start()
         .await
         .unwrap();
-    let app = emu.app();
-    let env = Env {
-        base: emu.base_url(),
-        http: reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .unwrap(),
-        client_id: app.client_id,
-        secret: app.client_secret,
-        redirect: app.redirect_uri,
-        emu,
-    };
+    let env = Env::of(emu);
     // The bot starts after the scenario did: the scenario waits for it.
     tokio::time::sleep(Duration::from_millis(50)).await;
     let tallies = tokio::time::timeout(Duration::from_secs(30), run_bot(&env))
