@@ -1,12 +1,12 @@
 //! `onair decode`: a raw event stream on stdin, one JSON object per item out.
 //!
-//! The line shapes are a contract, written once in `onair::proto::json`; fields may
+//! The line shapes are a contract, written once in `onair::json`; fields may
 //! be added, never changed.
 
 use std::io::{self, BufWriter, Read, Write};
 
 use onair::event;
-use onair::proto::json::{ItemJson, RawItemJson};
+use onair::json::{ItemJson, RawItemJson};
 use onair::proto::sse::{self, Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
 
 use crate::UsageError;

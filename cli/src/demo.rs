@@ -22,8 +22,8 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 use onair::bot::DropReason;
+use onair::json::TallyJson;
 use onair::kit::ReplyKind;
-use onair::proto::json::TallyJson;
 use onair::proto::stop::Stop;
 use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
 use std::sync::Arc;

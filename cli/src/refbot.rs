@@ -10,8 +10,8 @@
 //! handed out at each end). The behaviour every language's reference bot
 //! shares is written down in `scripts/e2e.d/README.md`.
 
+use onair::json::TallyJson;
 use onair::kit::{ArrivalKind, KitConfig};
-use onair::proto::json::TallyJson;
 use onair::proto::timers::Timer;
 use onair::Bot;
 use onair_tokio::BotEvent;

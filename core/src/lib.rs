@@ -37,8 +37,10 @@
 //!
 //! [`proto`] holds the protocol a driver never names: SSE framing, the
 //! stream's connect-loop, the token state, quota pacing, error
-//! classification, request builders, the JSON wire forms. Its modules form
-//! layers, each rule of the service in one home (see [`proto`]).
+//! classification, request builders. Its modules form layers, each rule of
+//! the service in one home (see [`proto`]). [`json`] writes the machine's
+//! items, actions, stops and tallies as JSON lines, for the bindings and
+//! `onair decode`.
 //!
 //! ## The service's rules
 //!
@@ -58,6 +60,9 @@ pub mod proto;
 pub mod bot;
 pub mod event;
 pub mod kit;
+
+// The machine's wire form, for bindings and `onair decode`.
+pub mod json;
 
 pub use bot::{
     Action, Bot, BotConfig, CallFailure, CallId, CallResult, Connection, GiveUpReason, Notice,

@@ -9,13 +9,13 @@ use onair::event::{
     Chat, DecodeError, DecodeErrorKind, Decoder, Donation, End, EndReason, Event, Item, Like,
     LikeType, Presence, PresenceType, User,
 };
+use onair::json::{ActionJson, ItemJson, RawItemJson, RequestJson, StopJson, TallyJson};
 use onair::kit::tally::Tally;
 use onair::kit::{
     Arrival, ArrivalKind, BroadcastEnded, Cause, Command, KitState, Milestone, Refused, Role,
 };
 use onair::proto::api::{PagerError, ResponseError, ResponseErrorKind};
 use onair::proto::endpoint::Endpoint;
-use onair::proto::json::{ActionJson, ItemJson, RawItemJson, RequestJson, StopJson, TallyJson};
 use onair::proto::misuse::RequestId;
 use onair::proto::oauth::{AuthProblem, Tokens};
 use onair::proto::problem::classify;

@@ -22,7 +22,7 @@ fn schema_dir() -> PathBuf {
 }
 
 fn documents() -> Vec<(&'static str, Value)> {
-    onair::proto::json::schema_documents()
+    onair::json::schema_documents()
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn schema_files_are_fresh() {
     let dir = schema_dir();
     let bless = std::env::var_os("ONAIR_BLESS").is_some();
     let mut stale = Vec::new();
-    for (name, text) in onair::proto::json::schema_files() {
+    for (name, text) in onair::json::schema_files() {
         let path = dir.join(name);
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
         if committed != text {

@@ -4,9 +4,9 @@
 use std::ffi::c_char;
 
 use onair_core::bot::{CallFailure, CallResult, Notice};
+use onair_core::json::TallyJson;
 use onair_core::kit::tally::Tally;
 use onair_core::kit::{Allowed, ArrivalKind, Milestone, Role};
-use onair_core::proto::json::TallyJson;
 use onair_core::Action;
 use zeroize::Zeroizing;
 

@@ -3,9 +3,9 @@
 
 use std::ffi::c_char;
 
+use onair_core::json::{ActionJson, StopJson};
 use onair_core::kit::{KitConfig, KitState, ReplyKind, StateError};
 use onair_core::proto::chat::{ChatError, ChatErrorKind};
-use onair_core::proto::json::{ActionJson, StopJson};
 use onair_core::proto::secret::CredentialsError;
 use onair_core::proto::timers::{Timer, TimerError};
 use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens, User};

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::ffi::c_char;
 
 use onair_core::event::{Decoder, Item};
-use onair_core::proto::json::ItemJson;
+use onair_core::json::ItemJson;
 use onair_core::proto::sse::Parser;
 
 use crate::handle::{free, handles, new_handle, Guarded};

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::ffi::c_char;
 
-use onair_core::proto::json::RawItemJson;
+use onair_core::json::RawItemJson;
 use onair_core::proto::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
 
 use crate::handle::{free, handles, new_handle, Guarded};

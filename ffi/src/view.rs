@@ -381,8 +381,7 @@ pub unsafe extern "C" fn onair_event_json(
         let view = unsafe { event.as_ref() }.ok_or(ONAIR_NULL_PARAMETER)?;
         // SAFETY: as above.
         let (id, event) = unsafe { event_of(view) }?;
-        let line =
-            onair_core::proto::json::ItemJson(&onair_core::Item::Event { id, event }).to_line();
+        let line = onair_core::json::ItemJson(&onair_core::Item::Event { id, event }).to_line();
         crate::string_out(line, out, crate::out(out_len).ok());
         Ok(())
     })

@@ -237,7 +237,7 @@ pub fn event_stream(data: &[u8]) {
     };
     let whole = decoded(&mut std::iter::once(body));
     for item in &whole {
-        let line = onair::proto::json::ItemJson(item).to_line();
+        let line = onair::json::ItemJson(item).to_line();
         assert!(line.starts_with('{') && !line.contains('\n'), "{line}");
         assert!(
             serde_json::from_str::<serde_json::Value>(&line).is_ok(),

@@ -37,11 +37,11 @@ use std::ptr::{null, null_mut};
 
 use onair::bot::{Notice, Status};
 use onair::event::{Decoder, Event};
+use onair::json::{ActionJson, ItemJson, RawItemJson, TallyJson};
 use onair::kit::tally::Tally;
 use onair::kit::{text, Allowed, ArrivalKind, KitConfig, KitState, Milestone, ReplyKind, Role};
 use onair::proto::backoff::Backoff;
 use onair::proto::endpoint::Endpoint;
-use onair::proto::json::{ActionJson, ItemJson, RawItemJson, TallyJson};
 use onair::proto::problem::classify;
 use onair::proto::quota::DailyQuota;
 use onair::proto::ratelimit::{QuotaHeaders, RetryAfter};

@@ -1,4 +1,4 @@
-"""The core's JSON forms (``core/src/proto/json.rs``) into this package's values.
+"""The core's JSON forms (``core/src/json.rs``) into this package's values.
 
 libonair hands out every item and action in one documented JSON form; this module is
 the one place that reads it. Internal: the public values are in ``events`` and

@@ -1,6 +1,6 @@
 """What the bot asks for and tells (``Bot.poll``, the driver's ``async for``), as
 frozen dataclasses: one class per action of the core (``core/src/bot.rs``), built
-from its JSON form (``core/src/proto/json.rs``), fields in snake_case.
+from its JSON form (``core/src/json.rs``), fields in snake_case.
 
 - the driver's work: ``Send``, ``OpenStream``, ``CloseStream``, ``TimedOut``, ``Wait``;
 - stream events: ``Chat``, ``Presence``, ``Like``, ``Donation``, ``End``,

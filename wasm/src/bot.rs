@@ -1,8 +1,8 @@
 //! The `Bot` machine (`onair_bot_bg.wasm`), and the helpers every part of
 //! that module shares (errors, times, headers).
 
+use onair::json::{ActionJson, StopJson, TallyJson};
 use onair::kit::{KitConfig, KitState, ReplyKind};
-use onair::proto::json::{ActionJson, StopJson, TallyJson};
 use onair::proto::oauth::Tokens;
 use onair::proto::quota::DailyQuota;
 use onair::proto::timers::Timer;

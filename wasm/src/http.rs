@@ -2,8 +2,8 @@
 //! builders, 2xx body decoders, backoff, and the JSON form of decoded
 //! items (the oracle of the decoder module's tape).
 
+use onair::json::ItemJson;
 use onair::proto::endpoint::Endpoint;
-use onair::proto::json::ItemJson;
 use onair::proto::problem::classify as core_classify;
 use onair::{BaseUrl, ClientCredentials};
 use wasm_bindgen::prelude::*;
@@ -45,7 +45,7 @@ fn request_json(
     result: Result<onair::HttpRequest, onair::proto::api::RequestError>,
 ) -> Result<String, JsValue> {
     match result {
-        Ok(request) => Ok(onair::proto::json::RequestJson(&request).to_line()),
+        Ok(request) => Ok(onair::json::RequestJson(&request).to_line()),
         Err(e) => Err(error("RequestError", e.code(), &e.to_string())),
     }
 }

@@ -28,8 +28,8 @@
 //! hold both halves (one module with everything: `cargo test`, clippy).
 //!
 //! Values of the bot module cross as JSON text in the core's one wire form
-//! ([`onair::proto::json`]): an action is an [`onair::proto::json::ActionJson`], a stop a
-//! [`onair::proto::json::StopJson`], a tally a [`onair::proto::json::TallyJson`]. Errors
+//! ([`onair::json`]): an action is an [`onair::json::ActionJson`], a stop a
+//! [`onair::json::StopJson`], a tally a [`onair::json::TallyJson`]. Errors
 //! cross as a JSON string `["name","kind","message"]` (a kit configuration
 //! error adds its key) that the JS layer turns into the matching `Error`
 //! subclass. Lists of call ids cross as JS arrays (`js-sys`).

@@ -1,6 +1,6 @@
 //! How [`crate::decoder::Decoder`] hands items to JS: a tape of numbers
 //! plus one text buffer, from which `bot.js` builds the very objects
-//! `JSON.parse` would make of [`onair::proto::json::ItemJson`] (same keys, same
+//! `JSON.parse` would make of [`onair::json::ItemJson`] (same keys, same
 //! order, same values), without a JSON parse on the JS side.
 //!
 //! The oracle is the core's JSON serializer, in the bot module

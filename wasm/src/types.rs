@@ -10,7 +10,7 @@
 //!   A field added to one of them appears in the `.d.ts` without an edit.
 //! - The JSON lines themselves (actions, items, notices, call results,
 //!   stops) are written by the core's private views in
-//!   [`onair::proto::json`]; the enums below give them the shape of a
+//!   [`onair::json`]; the enums below give them the shape of a
 //!   discriminated union, so `switch (action.type)`, `switch (ev.event)`,
 //!   `switch (result.failure)` and `switch (stop.code)` narrow. They hold the
 //!   core's types for every payload. `scripts/test-node` type-checks every
@@ -588,7 +588,7 @@ fn the_committed_schema_is_the_generated_one() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../schema");
     let bless = std::env::var_os("ONAIR_BLESS").is_some();
     let mut stale = Vec::new();
-    for (name, text) in onair::proto::json::schema_files() {
+    for (name, text) in onair::json::schema_files() {
         let path = dir.join(name);
         if std::fs::read_to_string(&path).unwrap_or_default() != text {
             if bless {

@@ -311,7 +311,7 @@ fn the_stream_goes_on_after_bad_frames() {
 
 #[test]
 fn decode_lines_are_the_documented_shapes() {
-    let line = |item: &Item| crate::proto::json::ItemJson(item).to_line();
+    let line = |item: &Item| crate::json::ItemJson(item).to_line();
     assert_eq!(line(&Item::Heartbeat), r#"{"type":"heartbeat"}"#);
     assert_eq!(
         line(&Item::Comment(" x".into())),
@@ -338,7 +338,7 @@ fn snapshot_of_decode_lines() {
     let items = decode_all(&[SERVICE, BROKEN]);
     let lines: Vec<_> = items
         .iter()
-        .map(|i| crate::proto::json::ItemJson(i).to_line())
+        .map(|i| crate::json::ItemJson(i).to_line())
         .collect();
     insta::assert_snapshot!(lines.join("\n"));
 }

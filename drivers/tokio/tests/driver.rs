@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use onair::bot::Notice;
 use onair::event::Event;
+use onair::json::TallyJson;
 use onair::kit::tally::Tally;
-use onair::proto::json::TallyJson;
 use onair::{BaseUrl, Bot, BotConfig, CallResult, ClientCredentials, Endpoint, Stop, Tokens};
 use onair_emulator::clock::Clock as VirtualClock;
 use onair_emulator::{AppCredentials, Emulator, Running};

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use onair::bot::{Connection, DailyQuota, Notice};
 use onair::event::Event;
+use onair::json::TallyJson;
 use onair::kit::{ArrivalKind, KitState, Milestone};
-use onair::proto::json::TallyJson;
 use onair::{BaseUrl, Bot, BotConfig, ClientCredentials, FrameId, ProblemKind, Stop, Tokens};
 use onair_tokio::{BotEvent, Clock, Driver};
 use tokio::sync::{mpsc, oneshot, watch};

@@ -33,7 +33,7 @@
 //!
 //! ```
 //! use onair::event::Item;
-//! use onair::proto::json::ItemJson;
+//! use onair::json::ItemJson;
 //!
 //! assert_eq!(ItemJson(&Item::Heartbeat).to_line(), r#"{"type":"heartbeat"}"#);
 //! assert_eq!(ItemJson(&Item::Retry(3000)).to_line(), r#"{"type":"retry","ms":3000}"#);
@@ -78,7 +78,7 @@ impl ItemJson<'_> {
     ///
     /// ```
     /// use onair::event::Item;
-    /// use onair::proto::json::ItemJson;
+    /// use onair::json::ItemJson;
     ///
     /// let mut batch = String::new();
     /// for item in [Item::Heartbeat, Item::Retry(5)] {
@@ -230,7 +230,7 @@ impl Serialize for RawItemJson<'_, '_> {
 /// The JSON form of a bot action (see the [module docs](self)).
 ///
 /// ```
-/// use onair::proto::json::ActionJson;
+/// use onair::json::ActionJson;
 /// use onair::Action;
 ///
 /// let wait = ActionJson(&Action::Wait { until_ms: Some(5) }).to_line();
@@ -811,7 +811,7 @@ impl Serialize for ActionJson<'_> {
 /// this form.
 ///
 /// ```
-/// use onair::proto::json::TallyJson;
+/// use onair::json::TallyJson;
 /// use onair::kit::tally::Tally;
 ///
 /// let line = TallyJson(&Tally::new()).to_line();
