@@ -2,13 +2,14 @@
 //! home (the table is `core/src/proto.rs`'s module docs). This test reads every `crate::…`
 //! path of the library's source (tests left out) and holds the graph to the
 //! layer table below: a module imports only from its own layer or a lower
-//! one, and the graph has no cycle.
+//! one, and the graph has no cycle. The folders agree: `src/proto/` holds
+//! the machinery (leaves, protocol, decisions) and nothing above it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-/// The layers, from the ground up. Keep it in step with `lib.rs`'s table.
+/// The layers, from the ground up. Keep it in step with `proto.rs`'s table.
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "leaves",
@@ -178,6 +179,28 @@ fn no_module_imports_one_that_imports_it_back() {
         if !colour.contains_key(node.as_str()) {
             visit(node, &graph, &mut colour, &mut Vec::new());
         }
+    }
+}
+
+#[test]
+fn the_machinery_folder_holds_nothing_above_the_decisions() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let decisions = LAYERS
+        .iter()
+        .position(|(name, _)| *name == "decisions")
+        .expect("a decisions layer");
+    let mut files = Vec::new();
+    sources(&src.join("proto"), &mut files);
+    assert!(!files.is_empty(), "src/proto/ holds the machinery");
+    for file in files {
+        let module = module_of(&src, &file).expect("a file under proto/ names its module");
+        let layer = layer_of(&module).unwrap_or(usize::MAX);
+        assert!(
+            layer <= decisions,
+            "{} sits in src/proto/ but `{module}` is in the {} layer, above the machinery",
+            file.display(),
+            LAYERS.get(layer).map_or("no", |l| l.0)
+        );
     }
 }
 
