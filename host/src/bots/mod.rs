@@ -477,8 +477,7 @@ impl Hub {
     /// what this replica's bots knew (they get it at once).
     pub fn quota_from_store(&self, app: &DailyQuota) -> bool {
         let now = self.clock.now_ms();
-        self.quota
-            .send_if_modified(|local| local.merge(app, now))
+        self.quota.send_if_modified(|local| local.merge(app, now))
     }
 
     /// What this replica's bots learned since the last call, when the store
@@ -658,10 +657,7 @@ impl Hub {
     /// keeper's next look).
     fn share_quota(&self, learned: &DailyQuota) {
         let now = self.clock.now_ms();
-        if self
-            .quota
-            .send_if_modified(|app| app.merge(learned, now))
-        {
+        if self.quota.send_if_modified(|app| app.merge(learned, now)) {
             self.quota_dirty.store(true, Ordering::Release);
         }
     }
