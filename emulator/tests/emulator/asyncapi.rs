@@ -603,17 +603,7 @@ async fn record(name: &str, speed: f64) -> Recording {
                 rec.refusals
                     .push((status, ct, r.text().await.unwrap_or_default()));
                 if status == 401 {
-                    let v: Value = env
-                        .oauth(
-                            "/v1/oauth/token",
-                            &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
-                        )
-                        .await
-                        .json()
-                        .await
-                        .unwrap();
-                    access = v["access_token"].as_str().unwrap().to_owned();
-                    refresh = v["refresh_token"].as_str().unwrap().to_owned();
+                    (access, refresh) = env.refreshed(&refresh).await;
                 } else {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }

@@ -174,6 +174,23 @@ impl Env {
         )
     }
 
+    /// Spends `refresh` for a new pair: (access, refresh).
+    pub async fn refreshed(&self, refresh: &str) -> (String, String) {
+        let v: Value = self
+            .oauth(
+                "/v1/oauth/token",
+                &[("grant_type", "refresh_token"), ("refresh_token", refresh)],
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        (
+            v["access_token"].as_str().unwrap().to_owned(),
+            v["refresh_token"].as_str().unwrap().to_owned(),
+        )
+    }
+
     pub async fn get(&self, path: &str, token: &str) -> Response {
         self.http
             .get(format!("{}{path}", self.base))

@@ -42,17 +42,7 @@ async fn run_bot(env: &Env) -> BTreeMap<u64, Tally> {
         match r.status().as_u16() {
             200 => {}
             401 => {
-                let v: Value = env
-                    .oauth(
-                        "/v1/oauth/token",
-                        &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
-                    )
-                    .await
-                    .json()
-                    .await
-                    .unwrap();
-                access = v["access_token"].as_str().unwrap().to_owned();
-                refresh = v["refresh_token"].as_str().unwrap().to_owned();
+                (access, refresh) = env.refreshed(&refresh).await;
                 continue;
             }
             _ => {
@@ -87,17 +77,7 @@ async fn run_bot(env: &Env) -> BTreeMap<u64, Tally> {
                 if let Item::Event { event, .. } = item {
                     if let Event::End(end) = &event {
                         if end.reason == EndReason::TokenExpired {
-                            let v: Value = env
-                                .oauth(
-                                    "/v1/oauth/token",
-                                    &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
-                                )
-                                .await
-                                .json()
-                                .await
-                                .unwrap();
-                            access = v["access_token"].as_str().unwrap().to_owned();
-                            refresh = v["refresh_token"].as_str().unwrap().to_owned();
+                            (access, refresh) = env.refreshed(&refresh).await;
                         }
                         continue 'outer;
                     }
