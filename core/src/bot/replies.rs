@@ -332,45 +332,38 @@ impl Bot {
     /// both (sent as one message, counted as two merged). `false` when
     /// none waits.
     fn supersede_milestone(&mut self, reply: &QueuedReply, now_ms: u64) -> bool {
-        let about = reply.user.as_ref().map(|u| &u.id);
-        let Some(waiting) = self.replies.queue.iter_mut().find(|e| {
-            e.reply.kind == ReplyKind::Milestone && e.reply.user.as_ref().map(|u| &u.id) == about
-        }) else {
+        let Some(waiting) = self
+            .replies
+            .queue
+            .iter_mut()
+            .find(|e| e.reply.same_milestone(reply))
+        else {
             return false;
         };
-        waiting.reply.text.clone_from(&reply.text);
-        waiting.reply.user.clone_from(&reply.user);
-        waiting.reply.deadline_ms = reply.deadline_ms;
-        waiting.reply.covers += reply.covers;
+        waiting.reply.absorb(reply.clone());
         self.touch_kit(now_ms);
         true
     }
 
-    /// The queue's reply at `at`, a milestone, takes the text and freshness
-    /// of a later one about the same, which it now stands for.
+    /// The queue's reply at `at`, when a milestone, takes the text and
+    /// freshness of a later one about the same, which it now stands for.
     fn take_later_milestone(&mut self, at: usize) {
         let queue = &mut self.replies.queue;
-        let Some(head) = queue
-            .get(at)
-            .filter(|e| e.reply.kind == ReplyKind::Milestone)
+        let Some(head) = queue.get(at) else {
+            return;
+        };
+        let Some(later) = (at + 1..queue.len())
+            .find(|&i| {
+                queue
+                    .get(i)
+                    .is_some_and(|e| head.reply.same_milestone(&e.reply))
+            })
+            .and_then(|i| queue.remove(i))
         else {
             return;
         };
-        let about = head.reply.user.as_ref().map(|u| u.id.clone());
-        let Some(later) = queue.iter().skip(at + 1).position(|e| {
-            e.reply.kind == ReplyKind::Milestone
-                && e.reply.user.as_ref().map(|u| &u.id) == about.as_ref()
-        }) else {
-            return;
-        };
-        let Some(later) = queue.remove(at + 1 + later) else {
-            return;
-        };
         if let Some(head) = queue.get_mut(at) {
-            head.reply.text = later.reply.text;
-            head.reply.user = later.reply.user;
-            head.reply.deadline_ms = later.reply.deadline_ms;
-            head.reply.covers += later.reply.covers;
+            head.reply.absorb(later.reply);
         }
     }
 

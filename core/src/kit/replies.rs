@@ -513,6 +513,28 @@ pub struct QueuedReply {
     pub covers: u64,
 }
 
+impl QueuedReply {
+    /// Whether `other` is a milestone about the same as this one (the
+    /// room's hearts, or one person's gifts): the later replaces the earlier.
+    pub(crate) fn same_milestone(&self, other: &QueuedReply) -> bool {
+        fn about(r: &QueuedReply) -> Option<&str> {
+            r.user.as_ref().map(|u| u.id.as_str())
+        }
+        self.kind == ReplyKind::Milestone
+            && other.kind == ReplyKind::Milestone
+            && about(self) == about(other)
+    }
+
+    /// Takes `later`'s text, person and freshness, and stands for its
+    /// replies too.
+    pub(crate) fn absorb(&mut self, later: QueuedReply) {
+        self.text = later.text;
+        self.user = later.user;
+        self.deadline_ms = later.deadline_ms;
+        self.covers += later.covers;
+    }
+}
+
 fn one() -> u64 {
     1
 }
