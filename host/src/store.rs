@@ -2114,6 +2114,14 @@ mod tests {
         // Once the statements are prepared on the connections: two
         // statements, one round trip each on the refresh's path, and one
         // ping each as sqlx's pool takes the connection back (off the path).
-        assert_eq!(per_refresh.last(), Some(&4), "{per_refresh:?}");
+        // The pool's own upkeep (a new connection preparing its statements)
+        // can add a trip to any one refresh, so the typical one is judged:
+        // none below four, and most of the warm ones exactly four.
+        let warm = &per_refresh[10..];
+        let fours = warm.iter().filter(|&&trips| trips == 4).count();
+        assert!(
+            warm.iter().all(|&trips| trips >= 4) && fours * 4 >= warm.len() * 3,
+            "{per_refresh:?}"
+        );
     }
 }
