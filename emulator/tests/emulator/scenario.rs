@@ -57,10 +57,14 @@ async fn run_bot(env: &Env) -> BTreeMap<u64, Tally> {
         });
         let mut decoder = Decoder::new();
         let mut heard = env.emu.now_ms();
+        let mut quiet_since = tokio::time::Instant::now();
         loop {
             let chunk = match tokio::time::timeout(Duration::from_millis(100), r.chunk()).await {
                 Err(_) => {
-                    if scenario_done(env).await {
+                    // The scenario may be done while its last frames are
+                    // still on their way to a bot starved of CPU: it stops
+                    // only after a quiet second of real time.
+                    if scenario_done(env).await && quiet_since.elapsed() >= Duration::from_secs(1) {
                         break 'outer;
                     }
                     if env.emu.now_ms() - heard >= WATCHDOG_MS {
@@ -72,6 +76,7 @@ async fn run_bot(env: &Env) -> BTreeMap<u64, Tally> {
                 Ok(_) => break, // dropped: reconnect
             };
             heard = env.emu.now_ms();
+            quiet_since = tokio::time::Instant::now();
             let mut input = &chunk[..];
             while let Some(item) = decoder.next_item(&mut input) {
                 if let Item::Event { event, .. } = item {
