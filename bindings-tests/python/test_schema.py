@@ -1,12 +1,16 @@
 """The Python values and readers against the wire form's JSON Schema (``schema/``,
 generated from the core's Rust types).
 
+- Fresh: ``onair._wire`` (the value classes and their readers) is generated from
+  the schema by ``python/gen_wire.py``; the committed module must be what it
+  writes today (``scripts/regen-wire`` rewrites the schema, the TypeScript types
+  and it), and a field added to the schema becomes a typed, read field with no
+  other edit.
 - Classes: every variant of an action, notice, call result and item has a class;
   every property the schema gives it has a typed attribute (snake_case, or the
   rename below), nullable in Python where the schema allows ``null``, with a
   default where the schema lets the field be absent, and of the JSON type's
-  Python kind. A field added to one action in Rust (and the schema regenerated)
-  fails here until the class follows.
+  Python kind (this checks the generator's tables of Python names and types).
 - Readers: every pinned line of the core's JSON formats (one sample of every
   variant, ``core/tests/snapshots/json_formats__…``) read by ``onair._json`` gives
   a value whose attributes hold every property of the line.
@@ -16,7 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib.util
 import json
+import shutil
+import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -30,6 +37,7 @@ from onair import _json, actions, events
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schema"
 PINNED = ROOT / "core/tests/snapshots/json_formats__every_json_line_format_is_pinned.snap"
+GENERATED = ROOT / "python/onair/_wire.py"
 
 Json = dict[str, Any]
 
@@ -402,3 +410,76 @@ def test_every_pinned_line_is_read_whole(section: str) -> None:
 def test_the_reader_check_sees_a_property_left_unread() -> None:
     line = {"type": "timer", "tag": "t", "firedAtMs": 5}
     assert same(line, _json.action(line), "timer") == ["timer: `firedAtMs` is not read into Timer"]
+
+
+# ---- the generated module -------------------------------------------------------------
+
+
+def generator() -> Any:
+    """python/gen_wire.py as a module."""
+    spec = importlib.util.spec_from_file_location("gen_wire", ROOT / "python/gen_wire.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gen_wire"] = module  # its dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules["gen_wire"]
+    return module
+
+
+def load_generated(text: str) -> Any:
+    """A generated module's text as a module of the onair package (beside _wire)."""
+    module = types.ModuleType("onair._wire_scratch")
+    module.__package__ = "onair"
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile(text, "<generated>", "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
+    return module
+
+
+def test_the_generated_values_and_readers_are_fresh() -> None:
+    written = generator().generate(SCHEMA)
+    assert GENERATED.read_text() == written, (
+        "python/onair/_wire.py is not what the schema gives: run scripts/regen-wire "
+        "(it regenerates schema/*.json, wasm/types.d.ts and python/onair/_wire.py)"
+    )
+
+
+def test_a_field_added_to_the_schema_is_typed_and_read_with_no_other_edit(tmp_path: Path) -> None:
+    # As the Rust would write it after a new field on one action and one notice, a
+    # reason on closeStream (absent when none), and the timedOut action folded away.
+    shutil.copytree(SCHEMA, tmp_path / "schema")
+    path = tmp_path / "schema/action.json"
+    root = json.loads(path.read_text())
+    timer = variants(root, root, "type")["timer"]
+    timer["properties"]["firedAtMs"] = {"type": "integer", "format": "uint64", "description": "When it fired."}
+    timer["required"].append("firedAtMs")
+    close = variants(root, root, "type")["closeStream"]
+    close["properties"]["reason"] = {"type": "string"}
+    reachable = variants(root, root["$defs"]["NoticeJson"], "kind")["reachable"]
+    reachable["properties"]["downMs"] = {"type": ["integer", "null"]}
+    reachable["required"].append("downMs")
+    root["oneOf"] = [m for m in root["oneOf"] if m["properties"]["type"]["const"] != "timedOut"]
+    path.write_text(json.dumps(root))
+
+    wire = load_generated(generator().generate(tmp_path / "schema"))
+    timer_line = {"type": "timer", "tag": "t", "firedAtMs": 5}
+    assert wire.read_action(timer_line) == wire.Timer("t", 5)
+    assert typing.get_type_hints(wire.Timer)["fired_at_ms"] is int
+    assert "When it fired." in (tmp_path / "schema/action.json").read_text()
+    assert wire.read_action({"type": "closeStream", "id": 3}) == wire.CloseStream(3)
+    assert wire.read_action({"type": "closeStream", "id": 3, "reason": "timedOut"}).reason == "timedOut"
+    assert wire.CloseStream(3).reason is None
+    notice = {"type": "notice", "notice": {"kind": "reachable", "failures": 2, "sinceMs": 1, "downMs": None,
+                                           "message": "m", "level": "info"}}
+    assert wire.read_action(notice) == wire.Reachable(2, 1, None)
+    assert not hasattr(wire, "TimedOut") and "TimedOut" not in wire.__all__
+    assert wire.read_action({"type": "timedOut", "id": 1, "endpoint": "live"}) == actions.OtherAction(
+        {"type": "timedOut", "id": 1, "endpoint": "live"}
+    )
+    # The new classes pass this file's field-by-field check against the new schema.
+    assert check_class(root, wire.Timer, timer, {"type"}, "timer") == []
+    assert check_class(root, wire.CloseStream, close, {"type", "id"}, "closeStream") == []
