@@ -1587,6 +1587,17 @@ onair_result onair_bot_config_set_request_timeout_ms(struct onair_bot_config *co
                                                      uint64_t timeout_ms);
 
 /**
+ * How long a bot stopping for good waits for a token request or the
+ * revocation still in flight before it says `ONAIR_ACTION_STOPPED`
+ * (default 30 000 ms); every other request is dropped at once. 0 drops
+ * those too.
+ *
+ * Errors: NULL `config` → ONAIR_NULL_PARAMETER.
+ */
+onair_result onair_bot_config_set_shutdown_grace_ms(struct onair_bot_config *config,
+                                                    uint64_t grace_ms);
+
+/**
  * How many times one call is tried in all when the server says retry
  * (default 3).
  *

@@ -1357,6 +1357,31 @@ static void test_text(void) {
   CHECK(onair_text_truncate(S("x"), 1, NULL, 0, &cut, NULL) == ONAIR_NULL_PARAMETER);
 }
 
+/* ---- a shutdown waits for a token request, at most the configured grace --- */
+
+static void test_shutdown_grace(void) {
+  CHECK(onair_bot_config_set_shutdown_grace_ms(NULL, 5) == ONAIR_NULL_PARAMETER);
+  uint64_t graces[2] = {500, 0};
+  for (int i = 0; i < 2; i++) {
+    onair_bot_config *cfg = config();
+    CHECK(cfg != NULL && onair_bot_config_set_shutdown_grace_ms(cfg, graces[i]) == ONAIR_OK);
+    onair_bot *bot = NULL;
+    CHECK(onair_bot_new(cfg, NULL, 0, NULL, 0, 5, &bot) == ONAIR_OK);
+    onair_bot_config_free(cfg);
+    if (bot == NULL) return;
+    onair_action a;
+    uint64_t now = 1000;
+    CHECK(onair_bot_poll(bot, now, &a) == ONAIR_OK && a.kind == ONAIR_ACTION_NEEDS_AUTHORIZATION);
+    CHECK(onair_bot_authorize(bot, S("consent-code"), S("https://bot.example/cb")) == ONAIR_OK);
+    CHECK(onair_bot_poll(bot, now, &a) == ONAIR_OK && a.kind == ONAIR_ACTION_SEND && eq(a.request.endpoint, "token"));
+    /* The token request stays in flight: the shutdown waits for it, at most the grace. */
+    CHECK(onair_bot_shutdown(bot, false) == ONAIR_OK);
+    CHECK(poll_until(bot, &now, ONAIR_ACTION_STOPPED, &a) && eq(a.code, "shut_down"));
+    CHECK(now == 1000 + graces[i]);
+    onair_bot_free(bot);
+  }
+}
+
 int main(void) {
   test_conventions();
   test_handles();
@@ -1373,6 +1398,7 @@ int main(void) {
   test_replies_dropped();
   test_reply_errors();
   test_daily_quota_shared();
+  test_shutdown_grace();
   test_text();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

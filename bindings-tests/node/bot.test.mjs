@@ -314,3 +314,26 @@ test('status: the connection narrows by state, counters count', () => {
   const stopped = bot.status(23).connection;
   assert.ok(stopped.state === 'stopped' && stopped.code === 'shut_down');
 });
+
+test('shutdownGraceMs: a shutdown waits that long for a token request in flight, then stops', () => {
+  for (const grace of [500, 0]) {
+    const bot = new Bot({ baseUrl: BASE, clientId: CLIENT_ID, clientSecret: 'shh', seed: 7, shutdownGraceMs: grace });
+    assert.deepEqual(bot.poll(1000), { type: 'needsAuthorization' });
+    bot.authorize('code-1', 'https://bot.example/cb');
+    assert.equal(bot.poll(1000).type, 'send');
+    bot.shutdown();
+    let now = 1000;
+    let stopped = null;
+    for (let i = 0; i < 20 && stopped === null; i++) {
+      const a = bot.poll(now);
+      if (a.type === 'stopped') stopped = a;
+      else if (a.type === 'wait' && a.untilMs != null) now = a.untilMs;
+    }
+    assert.equal(stopped?.code, 'shut_down');
+    assert.equal(now, 1000 + grace, `stopped after the grace of ${grace} ms`);
+  }
+  assert.throws(
+    () => new Bot({ baseUrl: BASE, clientId: CLIENT_ID, clientSecret: 'shh', shutdownGraceMs: -1 }),
+    (e) => e instanceof ConfigError && e.key === 'shutdownGraceMs',
+  );
+});

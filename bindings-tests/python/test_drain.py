@@ -83,3 +83,44 @@ def test_a_shutdown_awaits_the_refresh_in_flight_drops_a_call_and_stops_last() -
     saved = tokens.load()
     assert saved is not None and json.loads(saved)["access_token"] == "A2"
     assert 0.2 < took < 5, took
+
+
+def test_a_shutdown_waits_no_longer_than_the_configured_grace() -> None:
+    """``shutdown_grace_ms``: a refresh slower than the grace is dropped, not awaited;
+    the bot stops with the pair it had."""
+
+    async def main() -> tuple[list[Any], float, onair.MemoryStore]:
+        refresh_sent = asyncio.Event()
+
+        async def service(request: httpx.Request) -> httpx.Response:
+            refresh_sent.set()
+            await asyncio.sleep(5)  # longer than the grace
+            return httpx.Response(500)
+
+        tokens = onair.MemoryStore(saved_pair(onair.now_ms()))
+        client = httpx.AsyncClient(transport=httpx.MockTransport(service))
+        config = onair.Config(
+            "http://onair.test", CLIENT_ID, "s", events=False, check_credentials=False, shutdown_grace_ms=200
+        )
+        driver = onair.aio.Driver(config, tokens=tokens, client=client, seed=1)
+        seen: list[Any] = []
+
+        async def iterate() -> None:
+            async with driver:
+                async for action in driver:
+                    seen.append(action)
+
+        task = asyncio.ensure_future(iterate())
+        await asyncio.wait_for(refresh_sent.wait(), 5)
+        started = time.monotonic()
+        driver.shutdown()
+        await asyncio.wait_for(task, 10)
+        await client.aclose()
+        return seen, time.monotonic() - started, tokens
+
+    seen, took, tokens = asyncio.run(main())
+    assert isinstance(seen[-1], onair.Stopped) and seen[-1].code == "shut_down"
+    assert not any(isinstance(a, onair.PersistTokens) for a in seen)
+    saved = tokens.load()
+    assert saved is not None and json.loads(saved)["access_token"] == "A1"
+    assert 0.15 < took < 2, took

@@ -165,6 +165,23 @@ pub unsafe extern "C" fn onair_bot_config_set_request_timeout_ms(
     })
 }
 
+/// How long a bot stopping for good waits for a token request or the
+/// revocation still in flight before it says `ONAIR_ACTION_STOPPED`
+/// (default 30 000 ms); every other request is dropped at once. 0 drops
+/// those too.
+///
+/// Errors: NULL `config` → ONAIR_NULL_PARAMETER.
+#[no_mangle]
+pub unsafe extern "C" fn onair_bot_config_set_shutdown_grace_ms(
+    config: *mut onair_bot_config,
+    grace_ms: u64,
+) -> onair_result {
+    boundary_on(config, |c| {
+        c.config.shutdown_grace_ms = grace_ms;
+        Ok(())
+    })
+}
+
 /// How many times one call is tried in all when the server says retry
 /// (default 3).
 ///

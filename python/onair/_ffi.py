@@ -88,6 +88,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "onair_bot_config_set_events": (R, [P, c_bool]),
     "onair_bot_config_set_check_credentials": (R, [P, c_bool]),
     "onair_bot_config_set_request_timeout_ms": (R, [P, u64]),
+    "onair_bot_config_set_shutdown_grace_ms": (R, [P, u64]),
     "onair_bot_config_set_max_attempts": (R, [P, c_uint32]),
     "onair_bot_config_set_max_queued_calls": (R, [P, sz]),
     "onair_bot_config_set_watchdog_ms": (R, [P, u64]),

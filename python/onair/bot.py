@@ -72,6 +72,10 @@ class Config:
     (``{}``: the default texts) the bot greets, thanks, calls milestones and answers
     those commands by itself, merging replies of one kind when chat is behind.
 
+    ``shutdown_grace_ms`` (default 30 000): how long a bot stopping for good waits for
+    a token request or the revocation still in flight before it says ``Stopped``;
+    every other request is dropped at once.
+
     ``check_credentials`` (default true): a bot started with saved tokens first checks
     the app's credentials (one ``POST /v1/oauth/revoke`` of the token
     ``onair-credentials-check``), so a wrong client secret stops it with
@@ -90,6 +94,7 @@ class Config:
     watchdog_ms: int | None = None
     connect_timeout_ms: int | None = None
     refresh_margin_ms: int | None = None
+    shutdown_grace_ms: int | None = None
     check_credentials: bool = True
 
     def __post_init__(self) -> None:
@@ -116,7 +121,7 @@ class Config:
             _check(_lib.onair_bot_config_set_check_credentials(handle, self.check_credentials))
             for name in (
                 "request_timeout_ms", "max_attempts", "max_queued_calls", "watchdog_ms",
-                "connect_timeout_ms", "refresh_margin_ms",
+                "connect_timeout_ms", "refresh_margin_ms", "shutdown_grace_ms",
             ):
                 value = getattr(self, name)
                 if value is not None:

@@ -192,6 +192,7 @@ function checkOptions(o) {
   check('maxQueuedCalls', count, 'a whole number');
   check('requestTimeoutMs', ms, 'a number of milliseconds');
   check('watchdogMs', ms, 'a number of milliseconds');
+  check('shutdownGraceMs', ms, 'a number of milliseconds');
   return o;
 }
 
@@ -398,6 +399,7 @@ class Bot {
           o.kit == null ? undefined : typeof o.kit === 'string' ? o.kit : JSON.stringify(o.kit),
           o.kitState ?? undefined,
           o.checkCredentials ?? undefined,
+          o.shutdownGraceMs,
         ),
     );
   }

@@ -94,6 +94,12 @@ export interface BotOptions {
   /** The stream's heartbeat watchdog (default 45 000 ms): a silent stream is closed and reopened after it. */
   watchdogMs?: number;
   /**
+   * How long a bot stopping for good waits for a token request or the
+   * revocation still in flight before it says `stopped` (default 30 000 ms);
+   * every other request is dropped at once.
+   */
+  shutdownGraceMs?: number;
+  /**
    * The kit: commands, greetings, milestones, the tally, delivered as
    * `command`, `arrival`, `milestone`, `broadcastEnded` actions (object or
    * JSON text). Throws `ConfigError` (kind `kit`, `key`) for a mistake.

@@ -156,12 +156,13 @@ impl Bot {
         kit: Option<String>,
         kit_state: Option<String>,
         check_credentials: Option<bool>,
+        shutdown_grace_ms: Option<f64>,
     ) -> Result<Bot, JsValue> {
         let base = BaseUrl::new(base_url)
             .map_err(|e| option_error("invalid_base_url", "baseUrl", &e.to_string()))?;
         let credentials = ClientCredentials::new(client_id, client_secret).map_err(|e| {
             let key = match e {
-                onair::proto::secret::CredentialsError::InvalidClientId => "clientId",
+                onair::CredentialsError::InvalidClientId => "clientId",
                 _ => "clientSecret",
             };
             option_error("invalid_credentials", key, &e.to_string())
@@ -191,6 +192,9 @@ impl Bot {
         }
         if let Some(check) = check_credentials {
             config.check_credentials = check;
+        }
+        if let Some(t) = shutdown_grace_ms {
+            config.shutdown_grace_ms = ms(t);
         }
         if let Some(json) = kit {
             config.kit = KitConfig::from_json(&json).map_err(|e| kit_config_error(&e))?;
