@@ -1,6 +1,6 @@
 //! `onair auth exchange | refresh | revoke | show`: the token chores of a
 //! bot author's own bot, over the core's token machine
-//! ([`onair::proto::oauth::TokenManager`]) and the token file of `onair-tokio`
+//! ([`onair::api::TokenManager`]) and the token file of `onair-tokio`
 //! ([`onair_tokio::FileStore`]: the core's versioned JSON, written
 //! atomically, mode 0600).
 //!
@@ -8,18 +8,14 @@
 //! `ONAIR_CLIENT_ID`, `ONAIR_CLIENT_SECRET`, `ONAIR_TOKENS`); a flag wins.
 //! No secret (client secret, consent code, tokens) is ever printed: not by
 //! `show`, not in an error. A refusal is explained with the core's
-//! classification ([`onair::proto::problem::classify`]): its kind and advice.
+//! classification ([`onair::api::classify`]): its kind and advice.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::builder::NonEmptyStringValueParser;
-use onair::proto::endpoint::Endpoint;
-use onair::proto::oauth::{
-    AuthProblem, OAuthError, RefreshPolicy, TokenFailure, TokenManager, TokenOutcome, Tokens,
-};
-use onair::proto::problem::classify;
-use onair::{BaseUrl, ClientCredentials, HttpRequest};
+use onair::api::{classify, OAuthError, RefreshPolicy, TokenFailure, TokenManager, TokenOutcome};
+use onair::{AuthProblem, BaseUrl, ClientCredentials, Endpoint, HttpRequest, Tokens};
 use onair_tokio::{Clock, FileStore, SystemClock, TokenStore};
 
 /// The token file when neither `--tokens` nor `ONAIR_TOKENS` names one.
@@ -262,7 +258,7 @@ fn save(store: &FileStore, tokens: &Tokens) -> Result<(), Failure> {
 /// A token machine over the flags' credentials, holding `tokens` if given.
 fn manager(options: &Options, tokens: Option<Tokens>) -> Result<TokenManager, Failure> {
     let (base, creds) = options.client()?;
-    let client = onair::proto::api::TokenClient::new(base, creds);
+    let client = onair::api::TokenClient::new(base, creds);
     Ok(match tokens {
         Some(t) => TokenManager::with_tokens(client, RefreshPolicy::default(), t),
         None => TokenManager::new(client, RefreshPolicy::default()),

@@ -7,7 +7,8 @@ use std::io::{self, BufWriter, Read, Write};
 
 use onair::event;
 use onair::json::{ItemJson, RawItemJson};
-use onair::proto::sse::{self, Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
+use onair::sse;
+use onair::sse::{Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
 
 use crate::UsageError;
 

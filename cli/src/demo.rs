@@ -24,8 +24,7 @@ use std::time::Duration;
 use onair::bot::DropReason;
 use onair::json::TallyJson;
 use onair::kit::ReplyKind;
-use onair::proto::stop::Stop;
-use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+use onair::{BaseUrl, Bot, BotConfig, ClientCredentials, Stop};
 use std::sync::Arc;
 
 use onair_emulator::clock::Clock as VirtualClock;

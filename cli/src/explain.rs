@@ -11,8 +11,8 @@
 
 use std::io::Read;
 
-use onair::proto::endpoint::Endpoint;
-use onair::proto::problem::classify;
+use onair::api::classify;
+use onair::Endpoint;
 use serde_json::Value;
 
 use crate::UsageError;

@@ -12,8 +12,7 @@
 
 use onair::json::TallyJson;
 use onair::kit::{ArrivalKind, KitConfig};
-use onair::proto::timers::Timer;
-use onair::Bot;
+use onair::{Bot, Timer};
 use onair_tokio::BotEvent;
 
 /// The reference bot's kit, the one `scripts/e2e.d/README.md` gives: the
@@ -415,7 +414,7 @@ mod tests {
         assert!(night
             .sent
             .iter()
-            .all(|(_, s)| onair::proto::chat::validate_chat(s).is_ok()));
+            .all(|(_, s)| onair::api::validate_chat(s).is_ok()));
         show(&night);
         insta::assert_json_snapshot!(digest(&night));
     }

@@ -15,7 +15,7 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use onair::proto::sse::{Item, Parser};
+use onair::sse::{Item, Parser};
 
 struct Counting;
 

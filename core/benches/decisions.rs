@@ -4,9 +4,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use onair::proto::endpoint::Endpoint;
-use onair::proto::problem::classify;
-use onair::proto::ratelimit::{QuotaHeaders, RetryAfter};
+use onair::api::{classify, QuotaHeaders, RetryAfter};
+use onair::Endpoint;
 
 const BOT_ERROR: &[u8] = br#"{"instance":"/v1/live","status":404,"title":"Not Found","detailCode":"OAPI_MNGR_0301","message":"The DJ is not on air.","userId":null,"extra":null,"timestamp":1700000000000}"#;
 const STREAM_ERROR: &[u8] =

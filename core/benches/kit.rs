@@ -9,9 +9,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use onair::bot::{Action, Bot, BotConfig};
 use onair::kit::text::split;
 use onair::kit::KitConfig;
-use onair::proto::http::BaseUrl;
-use onair::proto::misuse::RequestId;
-use onair::proto::secret::ClientCredentials;
+use onair::{BaseUrl, ClientCredentials, RequestId};
 
 const T0: u64 = 1_732_250_000_000;
 const NO_HEADERS: &[(&str, &str)] = &[];

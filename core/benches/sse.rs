@@ -30,7 +30,7 @@ use criterion::{criterion_group, Criterion, SamplingMode, Throughput};
 use eventsource_stream::Eventsource;
 use futures::executor::block_on;
 use futures::stream::{self, StreamExt};
-use onair::proto::sse::{Chunk, Item, Parser};
+use onair::sse::{Chunk, Item, Parser};
 
 use common::{chunks, long_line_stream, service_stream, Stream, CHUNK};
 

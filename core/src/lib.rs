@@ -54,7 +54,10 @@
 mod swar;
 mod wire;
 
-pub mod proto;
+// The protocol machinery, crate-private: its modules are the layers of
+// `proto.rs`'s table; what others need of it is re-exported below, at the
+// root or in `api` and `sse`.
+mod proto;
 
 // The bot author's modules.
 pub mod bot;
@@ -74,14 +77,47 @@ pub use event::{
 };
 pub use proto::api::ClientAuth;
 pub use proto::chat::{ChatError, ChatErrorKind};
-pub use proto::endpoint::Endpoint;
-pub use proto::http::{BaseUrl, Header, HttpRequest};
+pub use proto::endpoint::{Endpoint, Method};
+pub use proto::http::{
+    BaseUrl, Body, Header, HeaderValue, HttpRequest, InvalidBaseUrl, RedactedRequest,
+};
 pub use proto::misuse::{Misuse, RequestId};
 pub use proto::model::{Broadcast, Fan, FanRanking, Listener};
 pub use proto::oauth::{AuthProblem, LoadError, Tokens};
-pub use proto::problem::{Problem, ProblemKind};
+pub use proto::problem::{Advice, Problem, ProblemKind};
 pub use proto::scope::{Permission, Scope};
-pub use proto::secret::{ClientCredentials, Secret};
+pub use proto::secret::{ClientCredentials, ClientId, CredentialsError, Secret};
 pub use proto::stop::Stop;
 pub use proto::time::{FrameId, Timestamp};
 pub use proto::timers::{Tag, Timer, TimerError};
+
+pub mod sse {
+    //! Server-Sent Events framing on its own.
+    #[cfg(feature = "fuzzing")]
+    #[doc(hidden)]
+    pub use crate::proto::sse::reference;
+    pub use crate::proto::sse::{
+        Chunk, Frame, FrameError, FrameErrorKind, Item, Parser, DEFAULT_MAX_FRAME_BYTES,
+    };
+}
+
+pub mod api {
+    //! The service's pieces without a Bot.
+    pub use crate::proto::api::{
+        chat, decode_broadcast, decode_fans, decode_listeners, decode_token_pair, events, fans,
+        listeners, live, ListenerPager, PagerError, PagerProgress, RequestError, ResponseError,
+        ResponseErrorKind, TokenClient, TokenTypeHint,
+    };
+    pub use crate::proto::backoff::Backoff;
+    pub use crate::proto::chat::{validate_chat, CHAT_MAX_UTF16};
+    pub use crate::proto::model::{ListenersPage, TokenPair};
+    pub use crate::proto::oauth::{
+        OAuthError, OAuthErrorCode, RefreshPolicy, TokenFailure, TokenManager, TokenOutcome,
+        TokenStatus, Unauthorized,
+    };
+    pub use crate::proto::problem::{classify, codes, Explanation};
+    pub use crate::proto::ratelimit::{QuotaHeaders, RetryAfter, MAX_RETRY_AFTER_MS};
+    pub use crate::proto::stream::{
+        ConnectLoop, Phase, Step, StreamConfig, StreamItems, StreamNotice,
+    };
+}

@@ -6,8 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use onair::bot::{Action, Bot, BotConfig};
-use onair::proto::http::BaseUrl;
-use onair::proto::secret::ClientCredentials;
+use onair::{BaseUrl, ClientCredentials};
 
 /// Counts the net bytes allocated by the current thread.
 struct Counting;

@@ -2,7 +2,7 @@
 //! whole-crate view: while a finding is open its test is ignored; once fixed
 //! it runs with every `cargo test`.
 
-use onair::proto::sse::Parser;
+use onair::sse::Parser;
 
 /// Finding #8 (the `c_api` target, 2026-11-23): a frame cap near
 /// `usize::MAX` (what a C caller passes as SIZE_MAX, "no limit") overflows

@@ -4,6 +4,7 @@
 //! lines: fields may be added, never changed or removed.
 #![allow(clippy::unwrap_used)]
 
+use onair::api::{classify, PagerError, ResponseError, ResponseErrorKind};
 use onair::bot::{Action, CallFailure, CallId, CallResult, GiveUpReason, Notice, Unreached};
 use onair::event::{
     Chat, DecodeError, DecodeErrorKind, Decoder, Donation, End, EndReason, Event, Item, Like,
@@ -14,15 +15,7 @@ use onair::kit::tally::Tally;
 use onair::kit::{
     Arrival, ArrivalKind, BroadcastEnded, Cause, Command, KitState, Milestone, Refused, Role,
 };
-use onair::proto::api::{PagerError, ResponseError, ResponseErrorKind};
-use onair::proto::endpoint::Endpoint;
-use onair::proto::misuse::RequestId;
-use onair::proto::oauth::{AuthProblem, Tokens};
-use onair::proto::problem::classify;
-use onair::proto::scope::Permission;
-use onair::proto::stop::Stop;
-use onair::proto::time::{FrameId, Timestamp};
-use onair::proto::timers::Tag;
+use onair::{AuthProblem, Endpoint, FrameId, Permission, RequestId, Stop, Tag, Timestamp, Tokens};
 
 fn events() -> Vec<Event> {
     let user = |id: &str, nickname: Option<&str>| User {
@@ -125,7 +118,7 @@ fn decode_error() -> DecodeError {
 }
 
 fn actions() -> Vec<Action> {
-    let base = onair::proto::http::BaseUrl::new("http://127.0.0.1:9/prefix").unwrap();
+    let base = onair::BaseUrl::new("http://127.0.0.1:9/prefix").unwrap();
     let credentials =
         onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s3cret").unwrap();
     let config = onair::BotConfig::new(base, credentials);
@@ -153,16 +146,16 @@ fn actions() -> Vec<Action> {
         &[] as &[(&str, &str)],
         br#"{"status":403,"detailCode":"OAPI_MNGR_0208","message":"m"}"#,
     );
-    let listeners = onair::proto::api::decode_listeners(
+    let listeners = onair::api::decode_listeners(
         br#"{"listeners":[{"id":"a","nickname":"A"}],"nextCursor":null}"#,
     )
     .unwrap()
     .listeners;
-    let broadcast = onair::proto::api::decode_broadcast(
+    let broadcast = onair::api::decode_broadcast(
         br#"{"liveId":7,"title":"T \"q\"","startedAt":"2024-11-22T04:33:20Z","closeAirTime":"2024-11-22T06:33:20Z","listenerCount":3,"totalListenerCount":9,"welcomeMessage":"hi","isChatFrozen":false,"categories":["music"],"tags":[]}"#,
     )
     .unwrap();
-    let fans = onair::proto::api::decode_fans(
+    let fans = onair::api::decode_fans(
         br#"{"totalCount":2,"fans":[{"id":"u1","nickname":"N","rank":1,"coinCount":5},{"id":"u2","nickname":"M","rank":2,"coinCount":null}]}"#,
     )
     .unwrap();
@@ -174,9 +167,9 @@ fn actions() -> Vec<Action> {
     all.extend([
         Action::OpenStream {
             id: RequestId(9),
-            request: onair::proto::api::events(
-                &onair::proto::http::BaseUrl::new("https://a.test").unwrap(),
-                &onair::proto::secret::Secret::new("at"),
+            request: onair::api::events(
+                &onair::BaseUrl::new("https://a.test").unwrap(),
+                &onair::Secret::new("at"),
             )
             .unwrap(),
         },
@@ -277,7 +270,7 @@ fn actions() -> Vec<Action> {
     all
 }
 
-fn stops(problem: &onair::proto::problem::Problem) -> Vec<Stop> {
+fn stops(problem: &onair::Problem) -> Vec<Stop> {
     vec![
         Stop::Reauthorize(AuthProblem::AccessRejected),
         Stop::Reauthorize(AuthProblem::RefreshRejected),
@@ -412,7 +405,7 @@ fn every_json_line_format_is_pinned() {
         lines.push(ItemJson(item).to_line());
     }
     lines.push("# raw items".to_owned());
-    let mut parser = onair::proto::sse::Parser::new();
+    let mut parser = onair::sse::Parser::new();
     let mut rest = STREAM;
     while let Some(item) = parser.next_item(&mut rest) {
         lines.push(RawItemJson(&item).to_line());
@@ -433,7 +426,7 @@ fn every_json_line_format_is_pinned() {
     for action in kit_actions(&tally) {
         lines.push(ActionJson(&action).to_line());
     }
-    let base = onair::proto::http::BaseUrl::new("http://127.0.0.1:1").unwrap();
+    let base = onair::BaseUrl::new("http://127.0.0.1:1").unwrap();
     let credentials =
         onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "secret").unwrap();
     let status = onair::Bot::new(

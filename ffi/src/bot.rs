@@ -5,10 +5,10 @@ use std::ffi::c_char;
 
 use onair_core::json::{ActionJson, StopJson};
 use onair_core::kit::{KitConfig, KitState, ReplyKind, StateError};
-use onair_core::proto::chat::{ChatError, ChatErrorKind};
-use onair_core::proto::secret::CredentialsError;
-use onair_core::proto::timers::{Timer, TimerError};
-use onair_core::{BaseUrl, Bot, BotConfig, ClientCredentials, Misuse, RequestId, Tokens, User};
+use onair_core::{
+    BaseUrl, Bot, BotConfig, ChatError, ChatErrorKind, ClientCredentials, CredentialsError, Misuse,
+    RequestId, Timer, TimerError, Tokens, User,
+};
 use zeroize::Zeroizing;
 
 use crate::action::{nul_terminated, onair_action, tally_line, Current};

@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use onair_core::event::{Decoder, Item};
 use onair_core::json::ItemJson;
-use onair_core::proto::sse::Parser;
+use onair_core::sse::Parser;
 
 use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};

@@ -4,11 +4,9 @@
 
 use std::ffi::c_char;
 
-use onair_core::proto::backoff::Backoff;
-use onair_core::proto::endpoint::Endpoint;
-use onair_core::proto::problem::{classify, Problem};
-use onair_core::proto::quota::DailyQuota;
-use onair_core::proto::ratelimit::{QuotaHeaders, RetryAfter};
+use onair_core::api::{classify, Backoff, QuotaHeaders, RetryAfter};
+use onair_core::bot::DailyQuota;
+use onair_core::{Endpoint, Problem};
 
 use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};

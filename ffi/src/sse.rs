@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::ffi::c_char;
 
 use onair_core::json::RawItemJson;
-use onair_core::proto::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
+use onair_core::sse::{Chunk, Frame, FrameError, FrameErrorKind, Item, Parser};
 
 use crate::handle::{free, handles, new_handle, Guarded};
 use crate::onair_result::{self, *};

@@ -11,7 +11,7 @@ use crate::{boundary, str_in};
 use onair_core::event::{
     Chat, Donation, End, EndReason, Event, Like, LikeType, Presence, PresenceType, User,
 };
-use onair_core::proto::time::{FrameId, Timestamp};
+use onair_core::{FrameId, Timestamp};
 
 /// A borrowed UTF-8 string: `ptr` and `len` bytes, not NUL-terminated
 /// unless a function says so. `ptr` is NULL when the value is absent (a

@@ -8,22 +8,20 @@
 //! Every body panics (through `assert!`) exactly when an invariant is broken:
 //! that is their purpose. Nothing here is used by the library itself.
 
+use onair::api::{
+    self, classify, validate_chat, ListenerPager, QuotaHeaders, RetryAfter, CHAT_MAX_UTF16,
+    MAX_RETRY_AFTER_MS,
+};
 use onair::bot::{Action, Bot, BotConfig};
 use onair::event::{self, Decoder, Event, Item};
 use onair::kit::commands::{split_args, Role};
 use onair::kit::text::{split, truncate, utf16_len};
 use onair::kit::{KitConfig, KitState};
-use onair::proto::api::{self, ListenerPager};
-use onair::proto::chat::{validate_chat, ChatErrorKind, CHAT_MAX_UTF16};
-use onair::proto::endpoint::Endpoint;
-use onair::proto::http::BaseUrl;
-use onair::proto::misuse::RequestId;
-use onair::proto::oauth::Tokens;
-use onair::proto::problem::{self, classify, Advice, ProblemKind};
-use onair::proto::ratelimit::{QuotaHeaders, RetryAfter, MAX_RETRY_AFTER_MS};
-use onair::proto::secret::ClientCredentials;
-use onair::proto::sse::reference::{self, Seen};
-use onair::proto::sse::{Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
+use onair::sse::reference::{self, Seen};
+use onair::sse::{Chunk, Parser, DEFAULT_MAX_FRAME_BYTES};
+use onair::{
+    Advice, BaseUrl, ChatErrorKind, ClientCredentials, Endpoint, ProblemKind, RequestId, Tokens,
+};
 
 // ---------------------------------------------------------------------------
 // The input cursor
@@ -441,15 +439,15 @@ pub fn classify_response(data: &[u8]) {
     assert!(p
         .message
         .as_ref()
-        .is_none_or(|m| m.len() <= problem::MAX_MESSAGE_BYTES));
+        .is_none_or(|m| m.len() <= onair::Problem::MAX_MESSAGE_BYTES));
     assert!(p
         .detail_code
         .as_ref()
-        .is_none_or(|c| c.len() <= problem::MAX_CODE_BYTES && !c.is_empty()));
+        .is_none_or(|c| c.len() <= onair::Problem::MAX_CODE_BYTES && !c.is_empty()));
     assert!(p
         .oauth_error
         .as_ref()
-        .is_none_or(|c| c.len() <= problem::MAX_CODE_BYTES));
+        .is_none_or(|c| c.len() <= onair::Problem::MAX_CODE_BYTES));
     let explained = p.explain(Some(1_732_250_000_000));
     let _ = format!("{explained:?}");
 }

@@ -35,20 +35,15 @@ use std::ffi::{c_char, CStr};
 use std::mem::{size_of, MaybeUninit};
 use std::ptr::{null, null_mut};
 
+use onair::api::{classify, Backoff, QuotaHeaders, RetryAfter};
+use onair::bot::DailyQuota;
 use onair::bot::{Notice, Status};
 use onair::event::{Decoder, Event};
 use onair::json::{ActionJson, ItemJson, RawItemJson, TallyJson};
 use onair::kit::tally::Tally;
 use onair::kit::{text, Allowed, ArrivalKind, KitConfig, KitState, Milestone, ReplyKind, Role};
-use onair::proto::backoff::Backoff;
-use onair::proto::endpoint::Endpoint;
-use onair::proto::problem::classify;
-use onair::proto::quota::DailyQuota;
-use onair::proto::ratelimit::{QuotaHeaders, RetryAfter};
-use onair::proto::secret::CredentialsError;
-use onair::proto::sse::{self, Parser};
-use onair::proto::time::FrameId;
-use onair::proto::timers::{Timer, TimerError};
+use onair::sse::Parser;
+use onair::{sse, CredentialsError, Endpoint, FrameId, Timer, TimerError};
 use onair::{
     Action, BaseUrl, Bot, BotConfig, ClientCredentials, HttpRequest, Item, Misuse, RequestId,
     Tokens,
@@ -884,9 +879,9 @@ fn report_code(r: Result<(), Misuse>) -> onair_result {
     r.map_or_else(misuse_code, |()| ONAIR_OK)
 }
 
-fn call_code(e: &onair::proto::chat::ChatError) -> onair_result {
+fn call_code(e: &onair::ChatError) -> onair_result {
     match e.kind {
-        onair::proto::chat::ChatErrorKind::Empty => ONAIR_CHAT_EMPTY,
+        onair::ChatErrorKind::Empty => ONAIR_CHAT_EMPTY,
         _ => ONAIR_CHAT_TOO_LONG,
     }
 }
@@ -1574,7 +1569,7 @@ impl Fuzz {
                 .expect("an index in range");
             let got = view_str("onair_string_list_get", s).expect("a part is a string");
             assert_eq!(got, want);
-            assert!(text::utf16_len(got) <= onair::proto::chat::CHAT_MAX_UTF16);
+            assert!(text::utf16_len(got) <= onair::api::CHAT_MAX_UTF16);
         }
     }
 

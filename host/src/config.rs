@@ -26,7 +26,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use onair::kit::{KitConfig, RepliesConfig};
-use onair::proto::scope::Permission;
+use onair::Permission;
 use serde::Deserialize;
 use zeroize::Zeroizing;
 

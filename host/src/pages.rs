@@ -7,7 +7,7 @@
 //! so a bidi control in it cannot reorder the rest of its cell or line.
 
 use maud::{html, Markup, DOCTYPE};
-use onair::proto::quota::DailyQuota;
+use onair::bot::DailyQuota;
 
 use crate::bots::{BotState, BotView};
 use crate::store::LogRow;

@@ -21,8 +21,8 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use onair::bot::DailyQuota;
 use onair::kit::KitState;
-use onair::proto::quota::DailyQuota;
 use onair::Tokens;
 use sha2::{Digest, Sha256};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -2047,8 +2047,8 @@ mod tests {
 
     on_both!(quota, the_daily_quota_is_one_row_per_app);
     async fn the_daily_quota_is_one_row_per_app(db: &Db) {
-        use onair::proto::quota::Block;
-        use onair::proto::scope::Permission;
+        use onair::bot::Block;
+        use onair::Permission;
         let a = db.store().await;
         let b = db.store().await;
         assert_eq!(a.app_quota("app").await.unwrap(), DailyQuota::default());

@@ -1,12 +1,10 @@
 //! The `Bot` machine (`onair_bot_bg.wasm`), and the helpers every part of
 //! that module shares (errors, times, headers).
 
+use onair::bot::DailyQuota;
 use onair::json::{ActionJson, StopJson, TallyJson};
 use onair::kit::{KitConfig, KitState, ReplyKind};
-use onair::proto::oauth::Tokens;
-use onair::proto::quota::DailyQuota;
-use onair::proto::timers::Timer;
-use onair::{BaseUrl, ClientCredentials, Misuse, RequestId, User};
+use onair::{BaseUrl, ClientCredentials, Misuse, RequestId, Timer, Tokens, User};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -493,8 +491,8 @@ pub fn merge_daily_quota(app: &str, learned: &str, now_ms: f64) -> Result<String
     Ok(to_json(&app))
 }
 
-pub(crate) fn timer_error(e: onair::proto::timers::TimerError) -> JsValue {
-    use onair::proto::timers::TimerError;
+pub(crate) fn timer_error(e: onair::TimerError) -> JsValue {
+    use onair::TimerError;
     let kind = match e {
         TimerError::TooMany => "too_many",
         TimerError::BadTag(_) => "bad_tag",
@@ -504,8 +502,8 @@ pub(crate) fn timer_error(e: onair::proto::timers::TimerError) -> JsValue {
     error("TimerError", kind, &e.to_string())
 }
 
-fn load_error(e: &onair::proto::oauth::LoadError) -> &'static str {
-    use onair::proto::oauth::LoadError;
+fn load_error(e: &onair::LoadError) -> &'static str {
+    use onair::LoadError;
     match e {
         LoadError::Json { .. } => "json",
         LoadError::UnknownFormat => "unknown_format",
@@ -517,7 +515,7 @@ fn load_error(e: &onair::proto::oauth::LoadError) -> &'static str {
 
 /// A chat message the server would refuse: `CallError` with its kind
 /// (`chat_empty`, `chat_too_long`); nothing was queued.
-fn chat(result: Result<onair::CallId, onair::proto::chat::ChatError>) -> Result<f64, JsValue> {
+fn chat(result: Result<onair::CallId, onair::ChatError>) -> Result<f64, JsValue> {
     match result {
         Ok(id) => Ok(id.0 as f64),
         Err(e) => Err(error("CallError", e.kind.code(), &e.to_string())),

@@ -3,7 +3,7 @@
 //! and one text buffer (`tape.rs`) that `bot.js` turns into the objects of
 //! the `onair decode` lines.
 
-use onair::proto::sse;
+use onair::sse;
 use wasm_bindgen::prelude::*;
 
 use crate::tape::Tape;

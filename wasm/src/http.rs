@@ -2,10 +2,9 @@
 //! builders, 2xx body decoders, backoff, and the JSON form of decoded
 //! items (the oracle of the decoder module's tape).
 
+use onair::api::classify as core_classify;
 use onair::json::ItemJson;
-use onair::proto::endpoint::Endpoint;
-use onair::proto::problem::classify as core_classify;
-use onair::{BaseUrl, ClientCredentials};
+use onair::{BaseUrl, ClientCredentials, Endpoint};
 use wasm_bindgen::prelude::*;
 
 use crate::bot::{error, ms, pairs};
@@ -42,7 +41,7 @@ fn base_url(url: &str) -> Result<BaseUrl, JsValue> {
 }
 
 fn request_json(
-    result: Result<onair::HttpRequest, onair::proto::api::RequestError>,
+    result: Result<onair::HttpRequest, onair::api::RequestError>,
 ) -> Result<String, JsValue> {
     match result {
         Ok(request) => Ok(onair::json::RequestJson(&request).to_line()),
@@ -63,11 +62,11 @@ pub fn build_request(
     let base = base_url(base)?;
     let token = onair::Secret::new(access_token);
     let result = match endpoint {
-        "live" => onair::proto::api::live(&base, &token),
-        "listeners" => onair::proto::api::listeners(&base, &token, arg.as_deref()),
-        "fans" => onair::proto::api::fans(&base, &token),
-        "events" => onair::proto::api::events(&base, &token),
-        "chat" => onair::proto::api::chat(&base, &token, arg.as_deref().unwrap_or_default()),
+        "live" => onair::api::live(&base, &token),
+        "listeners" => onair::api::listeners(&base, &token, arg.as_deref()),
+        "fans" => onair::api::fans(&base, &token),
+        "events" => onair::api::events(&base, &token),
+        "chat" => onair::api::chat(&base, &token, arg.as_deref().unwrap_or_default()),
         other => {
             return Err(error(
                 "OnairError",
@@ -92,7 +91,7 @@ pub fn build_token_request(
 ) -> Result<String, JsValue> {
     let credentials = ClientCredentials::new(client_id, client_secret)
         .map_err(|e| error("ConfigError", "invalid_credentials", &e.to_string()))?;
-    let client = onair::proto::api::TokenClient::new(base_url(base)?, credentials);
+    let client = onair::api::TokenClient::new(base_url(base)?, credentials);
     let result = match kind {
         "issue" => client.issue(arg, arg2.as_deref().unwrap_or_default()),
         "refresh" => client.refresh(&onair::Secret::new(arg)),
@@ -112,7 +111,7 @@ pub fn build_token_request(
 #[wasm_bindgen(js_name = decodeBody)]
 pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
     fn out<T: serde::Serialize>(
-        r: Result<T, onair::proto::api::ResponseError>,
+        r: Result<T, onair::api::ResponseError>,
     ) -> Result<String, JsValue> {
         match r {
             Ok(v) => Ok(crate::bot::to_json(&v)),
@@ -120,9 +119,9 @@ pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
         }
     }
     match endpoint {
-        "live" => out(onair::proto::api::decode_broadcast(body)),
-        "listeners" => out(onair::proto::api::decode_listeners(body)),
-        "fans" => out(onair::proto::api::decode_fans(body)),
+        "live" => out(onair::api::decode_broadcast(body)),
+        "listeners" => out(onair::api::decode_listeners(body)),
+        "fans" => out(onair::api::decode_fans(body)),
         other => Err(error(
             "OnairError",
             "unknown_endpoint",
@@ -135,7 +134,7 @@ pub fn decode_body(endpoint: &str, body: &[u8]) -> Result<String, JsValue> {
 #[wasm_bindgen]
 #[derive(Debug)]
 pub struct Backoff {
-    inner: onair::proto::backoff::Backoff,
+    inner: onair::api::Backoff,
 }
 
 #[wasm_bindgen]
@@ -145,10 +144,10 @@ impl Backoff {
     pub fn new(seed: f64, base_ms: Option<f64>, cap_ms: Option<f64>) -> Backoff {
         let seed = ms(seed.abs().floor());
         let inner = match (base_ms, cap_ms) {
-            (None, None) => onair::proto::backoff::Backoff::new(seed),
-            (b, c) => onair::proto::backoff::Backoff::with_limits(
-                b.map_or(onair::proto::backoff::Backoff::BASE_MS, ms),
-                c.map_or(onair::proto::backoff::Backoff::CAP_MS, ms),
+            (None, None) => onair::api::Backoff::new(seed),
+            (b, c) => onair::api::Backoff::with_limits(
+                b.map_or(onair::api::Backoff::BASE_MS, ms),
+                c.map_or(onair::api::Backoff::CAP_MS, ms),
                 seed,
             ),
         };
@@ -196,8 +195,8 @@ impl JsonDecoder {
     #[wasm_bindgen(constructor)]
     pub fn new(max_frame_bytes: Option<u32>) -> JsonDecoder {
         let parser = match max_frame_bytes {
-            Some(cap) => onair::proto::sse::Parser::with_max_frame_bytes(cap as usize),
-            None => onair::proto::sse::Parser::new(),
+            Some(cap) => onair::sse::Parser::with_max_frame_bytes(cap as usize),
+            None => onair::sse::Parser::new(),
         };
         JsonDecoder {
             inner: onair::Decoder::with_parser(parser),
@@ -253,7 +252,7 @@ pub(crate) struct Quota<'a> {
 pub fn parse_quota(headers: JsValue, now_ms: f64) -> String {
     let headers = crate::bot::headers(&headers);
     // Each absent or unreadable value `null`.
-    let q = onair::proto::ratelimit::QuotaHeaders::parse(pairs(&headers));
+    let q = onair::api::QuotaHeaders::parse(pairs(&headers));
     crate::bot::to_json(&Quota {
         remaining: q.remaining,
         replenish_rate: q.replenish_rate,

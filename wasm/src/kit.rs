@@ -15,7 +15,7 @@ pub fn split_chat(text: &str) -> Vec<String> {
 #[wasm_bindgen(js_name = truncateChat)]
 pub fn truncate_chat(text: &str, limit: Option<u32>, ellipsis: &str) -> String {
     // Without a limit, the service's own: the core's CHAT_MAX_UTF16.
-    let limit = limit.map_or(onair::proto::chat::CHAT_MAX_UTF16, |l| l as usize);
+    let limit = limit.map_or(onair::api::CHAT_MAX_UTF16, |l| l as usize);
     onair::kit::text::truncate(text, limit, ellipsis)
 }
 

@@ -25,12 +25,11 @@
 
 #![allow(dead_code, non_snake_case, clippy::upper_case_acronyms)]
 
+use onair::api::{Explanation, ListenersPage};
 use onair::event::{Chat, Donation, End, Like, Presence, User};
 use onair::kit::tally::PersonTotals;
 use onair::kit::{Allowed, KitConfig, Role};
-use onair::proto::model::{Broadcast, FanRanking, Listener, ListenersPage};
-use onair::proto::problem::Explanation;
-use onair::Status;
+use onair::{Broadcast, FanRanking, Listener, Status};
 use ts_rs::{TypeVisitor, TS};
 
 /// The endpoints (`onair explain`'s names).

@@ -56,7 +56,7 @@ impl Bot {
     /// # let creds = ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?;
     /// # let mut bot = Bot::new(BotConfig::new(BaseUrl::new("http://127.0.0.1:1")?, creds), None, 1);
     /// assert!(bot.send_chat("hello!").is_ok());
-    /// assert_eq!(bot.send_chat("   ").unwrap_err().kind, onair::proto::chat::ChatErrorKind::Empty);
+    /// assert_eq!(bot.send_chat("   ").unwrap_err().kind, onair::ChatErrorKind::Empty);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn send_chat(&mut self, message: &str) -> Result<CallId, ChatError> {

@@ -23,16 +23,14 @@
 //! `Debug` of a request shows secrets as `<redacted>`:
 //!
 //! ```
-//! use onair::proto::api;
-//! use onair::proto::http::BaseUrl;
-//! use onair::proto::secret::Secret;
+//! use onair::{BaseUrl, Secret, api};
 //!
 //! let base = BaseUrl::new("https://api.example.test/")?;
 //! let req = api::live(&base, &Secret::new("at-123"))?;
 //! assert_eq!(req.url, "https://api.example.test/v1/live");
 //! assert_eq!(req.header("authorization"), Some("Bearer at-123"));
 //! assert!(!format!("{req:?}").contains("at-123"));
-//! # Ok::<(), onair::proto::api::RequestError>(())
+//! # Ok::<(), onair::api::RequestError>(())
 //! ```
 
 use std::collections::HashSet;
@@ -161,9 +159,8 @@ impl TokenTypeHint {
 /// app's credentials. `Debug` redacts the client secret.
 ///
 /// ```
-/// use onair::proto::api::TokenClient;
-/// use onair::proto::http::BaseUrl;
-/// use onair::proto::secret::ClientCredentials;
+/// use onair::api::TokenClient;
+/// use onair::{BaseUrl, ClientCredentials};
 ///
 /// let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
 /// let client = TokenClient::new(BaseUrl::new("https://api.example.test")?, creds);
@@ -174,7 +171,7 @@ impl TokenTypeHint {
 ///     "grant_type=authorization_code&code=one-time-code&redirect_uri=https%3A%2F%2Fbot.example.test%2Fcb"
 /// );
 /// assert!(req.header("authorization").unwrap().starts_with("Basic "));
-/// # Ok::<(), onair::proto::api::RequestError>(())
+/// # Ok::<(), onair::api::RequestError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TokenClient {
@@ -309,10 +306,10 @@ fn bearer(
 /// `GET /v1/live`: the current broadcast (needs `live.read`).
 ///
 /// ```
-/// # use onair::{proto::api, proto::http::BaseUrl, proto::secret::Secret};
+/// # use onair::{api, BaseUrl, Secret};
 /// let req = api::live(&BaseUrl::new("https://a.test")?, &Secret::new("t"))?;
 /// assert_eq!((req.method.as_str(), req.url.as_str()), ("GET", "https://a.test/v1/live"));
-/// # Ok::<(), onair::proto::api::RequestError>(())
+/// # Ok::<(), onair::api::RequestError>(())
 /// ```
 pub fn live(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, RequestError> {
     Ok(bearer(Endpoint::Live, base, "", access_token)?.with_header("Accept", JSON))
@@ -323,12 +320,12 @@ pub fn live(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, Reques
 /// is refused. Prefer [`ListenerPager`], which does this for you.
 ///
 /// ```
-/// # use onair::{proto::api, proto::http::BaseUrl, proto::secret::Secret};
+/// # use onair::{api, BaseUrl, Secret};
 /// let base = BaseUrl::new("https://a.test")?;
 /// let req = api::listeners(&base, &Secret::new("t"), Some("c/1 +"))?;
 /// assert_eq!(req.url, "https://a.test/v1/live/listeners?cursor=c%2F1%20%2B");
 /// assert!(api::listeners(&base, &Secret::new("t"), Some("")).is_err());
-/// # Ok::<(), onair::proto::api::RequestError>(())
+/// # Ok::<(), onair::api::RequestError>(())
 /// ```
 pub fn listeners(
     base: &BaseUrl,
@@ -361,13 +358,13 @@ pub fn events(base: &BaseUrl, access_token: &Secret) -> Result<HttpRequest, Requ
 /// message is checked with [`crate::proto::chat::validate_chat`] first.
 ///
 /// ```
-/// # use onair::{proto::api, proto::http::BaseUrl, proto::secret::Secret};
+/// # use onair::{api, BaseUrl, Secret};
 /// let base = BaseUrl::new("https://a.test")?;
 /// let req = api::chat(&base, &Secret::new("t"), "hi \"all\"")?;
 /// assert_eq!(&*req.body, br#"{"message":"hi \"all\""}"#);
 /// let err = api::chat(&base, &Secret::new("t"), " \u{3000}").unwrap_err();
 /// assert_eq!(err.code(), "chat_empty");
-/// # Ok::<(), onair::proto::api::RequestError>(())
+/// # Ok::<(), onair::api::RequestError>(())
 /// ```
 pub fn chat(
     base: &BaseUrl,
@@ -448,8 +445,8 @@ fn decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ResponseErro
 /// Tokens must be non-empty and free of control characters.
 ///
 /// ```
-/// use onair::proto::api::decode_token_pair;
-/// use onair::proto::scope::Permission;
+/// use onair::api::decode_token_pair;
+/// use onair::Permission;
 ///
 /// let pair = decode_token_pair(br#"{"access_token":"AT-xyz","token_type":"bearer",
 ///     "refresh_token":"RT-xyz","scope":"chat.send live.read"}"#).unwrap();
@@ -498,7 +495,7 @@ pub fn decode_token_pair(body: &[u8]) -> Result<TokenPair, ResponseError> {
 /// let body = br#"{"liveId":1,"title":"t","startedAt":"2024-01-01T00:00:00Z",
 ///   "closeAirTime":"2024-01-01T01:00:00Z","listenerCount":2,"totalListenerCount":5,
 ///   "welcomeMessage":"hi","isChatFrozen":false,"categories":[],"tags":["x"]}"#;
-/// assert_eq!(onair::proto::api::decode_broadcast(body).unwrap().tags, ["x"]);
+/// assert_eq!(onair::api::decode_broadcast(body).unwrap().tags, ["x"]);
 /// ```
 pub fn decode_broadcast(body: &[u8]) -> Result<Broadcast, ResponseError> {
     decode(body)
@@ -567,9 +564,8 @@ enum PagerState {
 /// already followed, so paging always ends.
 ///
 /// ```
-/// use onair::proto::api::{ListenerPager, PagerProgress};
-/// use onair::proto::http::BaseUrl;
-/// use onair::proto::secret::Secret;
+/// use onair::api::{ListenerPager, PagerProgress};
+/// use onair::{BaseUrl, Secret};
 ///
 /// let (base, token) = (BaseUrl::new("https://a.test")?, Secret::new("t"));
 /// let mut pager = ListenerPager::new();
@@ -583,7 +579,7 @@ enum PagerState {
 /// assert_eq!(pager.on_body(last), Ok(PagerProgress::Complete));
 /// assert_eq!(pager.listeners().len(), 2);
 /// assert!(pager.next_request(&base, &token)?.is_none());
-/// # Ok::<(), onair::proto::api::RequestError>(())
+/// # Ok::<(), onair::api::RequestError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct ListenerPager {

@@ -17,7 +17,7 @@
 //! is ever drawn.
 //!
 //! ```
-//! use onair::proto::backoff::Backoff;
+//! use onair::api::Backoff;
 //!
 //! let mut backoff = Backoff::new(7);
 //! let ceilings: Vec<u64> = (0..7).map(|a| backoff.ceiling_ms(a)).collect();
@@ -31,15 +31,6 @@
 /// SplitMix64 (Steele, Lea, Flood 2014): a 64-bit generator that passes
 /// BigCrush, needs one word of state and has no bad seeds. Plenty for jitter;
 /// not for secrets.
-///
-/// ```
-/// use onair::proto::backoff::SplitMix64;
-///
-/// let mut a = SplitMix64::new(1);
-/// let mut b = SplitMix64::new(1);
-/// assert_eq!(a.next_u64(), b.next_u64());
-/// assert!(a.below_or_equal(10) <= 10);
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SplitMix64 {
     state: u64,
@@ -135,11 +126,6 @@ impl Backoff {
     pub fn reset(&mut self) {
         self.attempt = 0;
     }
-
-    /// The generator, for other jittered waits that should share the seed.
-    pub fn rng(&mut self) -> &mut SplitMix64 {
-        &mut self.rng
-    }
 }
 
 #[cfg(test)]
@@ -202,5 +188,19 @@ mod tests {
                 prop_assert!(d <= ceiling && d <= 30_000);
             }
         }
+    }
+}
+
+/// The examples once in the docs of this crate-private module, kept as tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn splitmix64() {
+        use super::SplitMix64;
+
+        let mut a = SplitMix64::new(1);
+        let mut b = SplitMix64::new(1);
+        assert_eq!(a.next_u64(), b.next_u64());
+        assert!(a.below_or_equal(10) <= 10);
     }
 }

@@ -3,7 +3,8 @@
 //! whitespace. [`validate_chat`] answers exactly what the server would.
 //!
 //! ```
-//! use onair::proto::chat::{validate_chat, ChatErrorKind};
+//! use onair::api::validate_chat;
+//! use onair::ChatErrorKind;
 //!
 //! assert!(validate_chat("hello").is_ok());
 //! assert_eq!(validate_chat(" ").unwrap_err().kind, ChatErrorKind::Empty);
@@ -52,7 +53,8 @@ pub struct ChatError {
 /// whitespace (Unicode White_Space, as [`char::is_whitespace`]).
 ///
 /// ```
-/// use onair::proto::chat::{validate_chat, ChatErrorKind};
+/// use onair::api::validate_chat;
+/// use onair::ChatErrorKind;
 ///
 /// assert!(validate_chat(&"😀".repeat(100)).is_ok()); // 200 units
 /// let e = validate_chat(&"😀".repeat(101)).unwrap_err();

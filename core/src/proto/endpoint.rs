@@ -4,8 +4,7 @@
 //! permission is written once.
 //!
 //! ```
-//! use onair::proto::endpoint::{Endpoint, Method};
-//! use onair::proto::scope::Permission;
+//! use onair::{Endpoint, Method, Permission};
 //!
 //! assert_eq!(Endpoint::Chat.method(), Method::Post);
 //! assert_eq!(Endpoint::Chat.path(), "/v1/live/chat");

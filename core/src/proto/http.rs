@@ -13,14 +13,12 @@
 //! `http::Request<Vec<u8>>` and `http::Request<bytes::Bytes>`.
 //!
 //! ```
-//! use onair::proto::http::{find, BaseUrl};
+//! use onair::BaseUrl;
 //!
 //! let base = BaseUrl::new("http://127.0.0.1:8080/")?;
 //! assert_eq!(base.as_str(), "http://127.0.0.1:8080");
 //! assert!(BaseUrl::new("http://127.0.0.1:").is_err()); // an empty port
-//! let headers = [("Retry-After", "30")];
-//! assert_eq!(find(&headers, "retry-after"), Some(&b"30"[..]));
-//! # Ok::<(), onair::proto::http::InvalidBaseUrl>(())
+//! # Ok::<(), onair::InvalidBaseUrl>(())
 //! ```
 
 use std::fmt;
@@ -39,7 +37,7 @@ pub(crate) const JSON: &str = "application/json";
 
 /// A value refused before it could go into a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
-pub enum ValueError {
+pub(crate) enum ValueError {
     /// A value that must not be empty was empty.
     #[error("{field} must not be empty")]
     Empty {
@@ -80,7 +78,7 @@ pub struct InvalidBaseUrl(pub &'static str);
 /// are dropped; a path prefix is kept.
 ///
 /// ```
-/// use onair::proto::http::BaseUrl;
+/// use onair::BaseUrl;
 ///
 /// assert_eq!(BaseUrl::new("https://x.test/gw//")?.as_str(), "https://x.test/gw");
 /// assert!(BaseUrl::new("http://[::1]:8080").is_ok());
@@ -89,7 +87,7 @@ pub struct InvalidBaseUrl(pub &'static str);
 /// assert!(BaseUrl::new("http://127.0.0.1:").is_err());
 /// assert!(BaseUrl::new("http://:8080").is_err());
 /// assert!(BaseUrl::new("http://user@x.test").is_err());
-/// # Ok::<(), onair::proto::http::InvalidBaseUrl>(())
+/// # Ok::<(), onair::InvalidBaseUrl>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BaseUrl(String);
@@ -289,9 +287,7 @@ impl fmt::Debug for Body {
 /// header values and the body are zeroized when dropped.
 ///
 /// ```
-/// use onair::proto::api;
-/// use onair::proto::http::{BaseUrl, HttpRequest};
-/// use onair::proto::secret::Secret;
+/// use onair::{BaseUrl, HttpRequest, Secret, api};
 ///
 /// let request = api::live(&BaseUrl::new("http://127.0.0.1:8080")?, &Secret::new("at"))?;
 /// let HttpRequest { method, url, headers, body, .. } = request;
@@ -500,11 +496,17 @@ fn redact_form(body: &str) -> String {
 /// array or reqwest's `resp.headers()` goes in as it is.
 ///
 /// ```
-/// use onair::proto::http::{find, Header};
+/// use onair::Header;
 ///
+/// fn retry_after<H: Header>(headers: impl IntoIterator<Item = H>) -> Option<Vec<u8>> {
+///     let mut headers = headers.into_iter();
+///     let found = headers.find(|h| h.name().eq_ignore_ascii_case(b"retry-after"))?;
+///     Some(found.value().to_vec())
+/// }
 /// let headers = [("Retry-After", "30"), ("X-RateLimit-Remaining", "0")];
-/// assert_eq!(find(&headers, "retry-after"), Some(&b"30"[..]));
-/// assert_eq!(find(&headers, "x-ratelimit-burst-capacity"), None);
+/// assert_eq!(retry_after(&headers), Some(b"30".to_vec()));
+/// let owned = vec![(String::from("retry-after"), String::from("5"))];
+/// assert_eq!(retry_after(owned), Some(b"5".to_vec()));
 /// ```
 pub trait Header {
     /// The header name (any case).
@@ -535,7 +537,8 @@ impl<H: Header + ?Sized> Header for &H {
 ///
 /// The first one wins when a name repeats, so a later duplicate cannot
 /// override what the gateway sent first.
-pub fn find<'h, H: Header>(headers: &'h [H], name: &str) -> Option<&'h [u8]> {
+#[cfg(test)]
+pub(crate) fn find<'h, H: Header>(headers: &'h [H], name: &str) -> Option<&'h [u8]> {
     headers
         .iter()
         .find(|h| h.name().eq_ignore_ascii_case(name.as_bytes()))

@@ -7,7 +7,7 @@
 //! [`crate::proto::oauth::TokenManager`].
 //!
 //! ```
-//! use onair::proto::misuse::{Misuse, RequestId};
+//! use onair::{Misuse, RequestId};
 //!
 //! let e = Misuse::UnknownRequest(RequestId(7));
 //! assert_eq!(e.to_string(), "request#7 was never issued");

@@ -6,7 +6,7 @@
 //! (`decode_*`) to turn a response body into these values.
 //!
 //! ```
-//! use onair::proto::api::decode_broadcast;
+//! use onair::api::decode_broadcast;
 //!
 //! let body = br#"{"liveId":7,"title":"Night","startedAt":"2024-11-22T04:33:20.1Z",
 //!   "closeAirTime":"2024-11-22T06:33:20Z","listenerCount":3,"totalListenerCount":9,
@@ -26,7 +26,8 @@ use crate::wire::null_as_default;
 /// The wire name of [`Fan::coin_count`]: the spec's neutral stand-in for the
 /// product's currency name. Change it here and in `Fan`'s serde `rename`
 /// (a test holds the two equal).
-pub const COIN_COUNT_FIELD: &str = "coinCount";
+#[cfg(test)]
+pub(crate) const COIN_COUNT_FIELD: &str = "coinCount";
 
 /// The access token lifetime assumed when a token response has no
 /// `expires_in` (spec 2.1, 8: 3600 seconds).
@@ -84,7 +85,7 @@ pub struct Listener {
 /// One page of GET /v1/live/listeners (spec 2.3, 4.4).
 ///
 /// ```
-/// use onair::proto::api::decode_listeners;
+/// use onair::api::decode_listeners;
 ///
 /// let page =
 ///     decode_listeners(br#"{"listeners":[{"id":"a","nickname":"A"}],"nextCursor":""}"#).unwrap();
@@ -105,11 +106,11 @@ pub struct ListenersPage {
 
 /// One entry of the donation ranking (spec 2.4).
 ///
-/// The currency field's wire name is [`COIN_COUNT_FIELD`]; it is read and
+/// The currency field's wire name is `coinCount`; it is read and
 /// written under exactly that name.
 ///
 /// ```
-/// use onair::proto::api::decode_fans;
+/// use onair::api::decode_fans;
 ///
 /// let ranking = decode_fans(
 ///     br#"{"totalCount":1,"fans":[{"id":"u1","nickname":"N","rank":1,"coinCount":null}]}"#,

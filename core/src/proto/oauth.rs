@@ -24,10 +24,8 @@
 //! zeroized on drop.
 //!
 //! ```
-//! use onair::proto::api::TokenClient;
-//! use onair::proto::http::BaseUrl;
-//! use onair::proto::oauth::{RefreshPolicy, TokenManager, TokenOutcome, TokenStatus};
-//! use onair::proto::secret::ClientCredentials;
+//! use onair::api::{RefreshPolicy, TokenClient, TokenManager, TokenOutcome, TokenStatus};
+//! use onair::{BaseUrl, ClientCredentials};
 //!
 //! let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
 //! let client = TokenClient::new(BaseUrl::new("https://api.example.test")?, creds);
@@ -190,7 +188,7 @@ impl Tokens {
     /// returned in a buffer that is zeroized on drop.
     ///
     /// ```
-    /// # use onair::proto::oauth::Tokens;
+    /// # use onair::Tokens;
     /// let json = br#"{"format":"onair.tokens","version":1,"generation":4,
     ///   "access_token":"A","access_expires_at_ms":5000,"issued_at_ms":1000,
     ///   "refresh_token":"R","refresh_expires_at_ms":90000,"scope":"live.read"}"#;
@@ -377,7 +375,7 @@ pub enum LoadError {
 /// is always used for at least half its life.
 ///
 /// ```
-/// use onair::proto::oauth::RefreshPolicy;
+/// use onair::api::RefreshPolicy;
 ///
 /// let p = RefreshPolicy::default();
 /// // one-hour token issued at 0: refresh at 50 minutes
@@ -761,8 +759,9 @@ impl TokenManager {
     /// ([`on_accepted`](Self::on_accepted)).
     ///
     /// ```
-    /// use onair::proto::oauth::{RefreshPolicy, TokenManager, Tokens, Unauthorized};
-    /// # let client = onair::proto::api::TokenClient::new(
+    /// use onair::api::{RefreshPolicy, TokenManager, Unauthorized};
+    /// use onair::Tokens;
+    /// # let client = onair::api::TokenClient::new(
     /// #     onair::BaseUrl::new("https://a.test")?,
     /// #     onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?,
     /// # );
@@ -929,8 +928,8 @@ impl TokenManager {
     /// [`TokenOutcome::RetryLater`] with [`TokenFailure::NotSent`].
     ///
     /// ```
-    /// use onair::proto::oauth::{RefreshPolicy, TokenFailure, TokenManager, TokenOutcome};
-    /// # let client = onair::proto::api::TokenClient::new(
+    /// use onair::api::{RefreshPolicy, TokenFailure, TokenManager, TokenOutcome};
+    /// # let client = onair::api::TokenClient::new(
     /// #     onair::BaseUrl::new("https://a.test")?,
     /// #     onair::ClientCredentials::new("3f2504e0-4f89-11d3-9a0c-0305e82c3301", "s")?,
     /// # );

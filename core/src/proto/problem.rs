@@ -14,8 +14,8 @@
 //! classify by status. No input panics.
 //!
 //! ```
-//! use onair::proto::endpoint::Endpoint;
-//! use onair::proto::problem::{classify, Advice, ProblemKind};
+//! use onair::{Advice, Endpoint, ProblemKind};
+//! use onair::api::classify;
 //!
 //! let body = br#"{"status":404,"detailCode":"OAPI_MNGR_0301","message":"not live","userId":null}"#;
 //! let problem = classify(Endpoint::Live, 404, &[("Content-Type", "application/json")], body);
@@ -138,11 +138,6 @@ pub mod codes {
     pub const CHAT_SERVER_ERROR: &str = "OAPI_MNGR_2303";
 }
 
-/// The longest human message kept from a body, in bytes (for logs only).
-pub const MAX_MESSAGE_BYTES: usize = 512;
-/// The longest `detailCode` or OAuth `error` kept, in bytes.
-pub const MAX_CODE_BYTES: usize = 64;
-
 /// A classified response: what happened, what to do, and the facts behind it.
 ///
 /// Holds no secret: error bodies of the service carry none, and the request
@@ -169,6 +164,13 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// The longest [`message`](Problem::message) kept from a body, in bytes
+    /// (for logs only; cut between characters).
+    pub const MAX_MESSAGE_BYTES: usize = 512;
+    /// The longest [`detail_code`](Problem::detail_code) or
+    /// [`oauth_error`](Problem::oauth_error) kept, in bytes.
+    pub const MAX_CODE_BYTES: usize = 64;
+
     /// When to retry, from `Retry-After` (a delay, or an HTTP-date).
     pub fn retry_after(&self) -> Option<RetryAfter> {
         self.quota.retry_after
@@ -250,8 +252,8 @@ impl Explanation {
     /// The object as one line of JSON, the line `onair explain` prints.
     ///
     /// ```
-    /// use onair::proto::endpoint::Endpoint;
-    /// use onair::proto::problem::classify;
+    /// use onair::Endpoint;
+    /// use onair::api::classify;
     ///
     /// let p = classify(Endpoint::Chat, 403, &[] as &[(&str, &str)], b"");
     /// assert!(p.explain(None).to_json().starts_with(r#"{"kind":"#));
@@ -265,8 +267,8 @@ impl Explanation {
 /// case) and its body bytes (any bytes; only error bodies are read).
 ///
 /// ```
-/// use onair::proto::endpoint::Endpoint;
-/// use onair::proto::problem::{classify, Advice, ProblemKind};
+/// use onair::{Advice, Endpoint, ProblemKind};
+/// use onair::api::classify;
 ///
 /// let p = classify(Endpoint::Token, 400, &[] as &[(&str, &str)],
 ///     br#"{"error":"invalid_grant","error_description":"expired"}"#);
@@ -302,15 +304,15 @@ pub fn classify<H: Header>(
         .message
         .as_deref()
         .or(parsed.error_description.as_deref())
-        .map(|m| truncated(m, MAX_MESSAGE_BYTES));
+        .map(|m| truncated(m, Problem::MAX_MESSAGE_BYTES));
     Problem {
         kind,
         advice,
         status,
         recently_revoked: kind == ProblemKind::Unauthorized
             && detail_code == Some(codes::RECENTLY_REVOKED),
-        detail_code: detail_code.map(|c| truncated(c, MAX_CODE_BYTES)),
-        oauth_error: oauth_error.map(|c| truncated(c, MAX_CODE_BYTES)),
+        detail_code: detail_code.map(|c| truncated(c, Problem::MAX_CODE_BYTES)),
+        oauth_error: oauth_error.map(|c| truncated(c, Problem::MAX_CODE_BYTES)),
         message,
         quota,
     }

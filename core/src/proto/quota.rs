@@ -1,22 +1,6 @@
 //! The call quotas of spec 8: a [`QuotaTracker`] that says when the next call
 //! needing a permission may go, from the classified responses (the headers
 //! themselves are read by [`crate::proto::ratelimit`]).
-//!
-//! ```
-//! use onair::proto::endpoint::Endpoint;
-//! use onair::proto::problem::classify;
-//! use onair::proto::quota::QuotaTracker;
-//! use onair::proto::scope::Permission;
-//!
-//! let mut tracker = QuotaTracker::new(42);
-//! let now = 1_700_000_000_000;
-//! // A daily 429 for fans.read only: that permission waits, others go.
-//! let p = classify(Endpoint::Fans, 429,
-//!     &[("Retry-After", "3600"), ("x-ratelimit-daily-scope", "fans.read")], b"");
-//! tracker.on_response(Endpoint::Fans, &p, now);
-//! assert_eq!(tracker.next_call_at(&Permission::FansRead, now), now + 3_600_000);
-//! assert_eq!(tracker.next_call_at(&Permission::LiveRead, now), now);
-//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -45,8 +29,8 @@ pub struct Block {
 /// is what a shared store keeps.
 ///
 /// ```
-/// use onair::proto::quota::{Block, DailyQuota};
-/// use onair::proto::scope::Permission;
+/// use onair::bot::{Block, DailyQuota};
+/// use onair::Permission;
 /// let learned = DailyQuota {
 ///     remaining: Some(0),
 ///     reset_ms: Some(1_700_003_600_000),
@@ -79,7 +63,7 @@ impl DailyQuota {
     /// was refused otherwise (never a value of the input).
     ///
     /// ```
-    /// use onair::proto::quota::DailyQuota;
+    /// use onair::bot::DailyQuota;
     /// let q = DailyQuota::from_json(r#"{"remaining":12,"resetMs":2000}"#)?;
     /// assert_eq!(q.remaining, Some(12));
     /// assert_eq!(DailyQuota::from_json(" ")?, DailyQuota::default());
@@ -109,7 +93,7 @@ impl DailyQuota {
     /// learned, and gives it back with [`QuotaTracker::share`].
     ///
     /// ```
-    /// use onair::proto::quota::DailyQuota;
+    /// use onair::bot::DailyQuota;
     /// let mut app = DailyQuota { remaining: Some(40), reset_ms: Some(2_000), blocks: vec![] };
     /// let learned = DailyQuota { remaining: Some(12), reset_ms: Some(2_000), blocks: vec![] };
     /// assert!(app.merge(&learned, 1_000));
@@ -267,19 +251,6 @@ impl QuotaTracker {
     /// blocks, and the reset when it found the day's calls used up. A block
     /// ends no later than a day from `now_ms` (a bad store cannot hold the
     /// bot forever); ended blocks change nothing.
-    ///
-    /// ```
-    /// use onair::proto::quota::{Block, DailyQuota, QuotaTracker};
-    /// use onair::proto::scope::Permission;
-    /// let now = 1_700_000_000_000;
-    /// let mut tracker = QuotaTracker::new(1);
-    /// tracker.share(&DailyQuota {
-    ///     blocks: vec![Block { scope: Some(Permission::ListenersRead), until_ms: now + 60_000 }],
-    ///     ..DailyQuota::default()
-    /// }, now);
-    /// assert_eq!(tracker.next_call_at(&Permission::ListenersRead, now), now + 60_000);
-    /// assert_eq!(tracker.next_call_at(&Permission::ChatSend, now), now);
-    /// ```
     pub fn share(&mut self, shared: &DailyQuota, now_ms: u64) {
         self.blocked.retain(|(_, until)| *until > now_ms);
         for block in shared.blocks.iter().take(Self::MAX_BLOCKS) {
@@ -384,10 +355,66 @@ impl QuotaTracker {
     }
 
     /// The quota headers of the last response that had any counters.
-    pub fn snapshot(&self) -> &QuotaHeaders {
+    #[cfg(test)]
+    pub(crate) fn snapshot(&self) -> &QuotaHeaders {
         &self.last
     }
 }
 
 #[cfg(test)]
 mod tests;
+
+/// The examples once in the docs of this crate-private module, kept as tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn module() {
+        use crate::api::classify;
+        use crate::proto::quota::QuotaTracker;
+        use crate::Endpoint;
+        use crate::Permission;
+
+        let mut tracker = QuotaTracker::new(42);
+        let now = 1_700_000_000_000;
+        // A daily 429 for fans.read only: that permission waits, others go.
+        let p = classify(
+            Endpoint::Fans,
+            429,
+            &[
+                ("Retry-After", "3600"),
+                ("x-ratelimit-daily-scope", "fans.read"),
+            ],
+            b"",
+        );
+        tracker.on_response(Endpoint::Fans, &p, now);
+        assert_eq!(
+            tracker.next_call_at(&Permission::FansRead, now),
+            now + 3_600_000
+        );
+        assert_eq!(tracker.next_call_at(&Permission::LiveRead, now), now);
+    }
+
+    #[test]
+    fn share() {
+        use crate::bot::{Block, DailyQuota};
+        use crate::proto::quota::QuotaTracker;
+        use crate::Permission;
+        let now = 1_700_000_000_000;
+        let mut tracker = QuotaTracker::new(1);
+        tracker.share(
+            &DailyQuota {
+                blocks: vec![Block {
+                    scope: Some(Permission::ListenersRead),
+                    until_ms: now + 60_000,
+                }],
+                ..DailyQuota::default()
+            },
+            now,
+        );
+        assert_eq!(
+            tracker.next_call_at(&Permission::ListenersRead, now),
+            now + 60_000
+        );
+        assert_eq!(tracker.next_call_at(&Permission::ChatSend, now), now);
+    }
+}

@@ -40,7 +40,7 @@ impl RetryAfter {
     /// the three HTTP-date forms of RFC 9110 (IMF-fixdate, RFC 850, asctime).
     ///
     /// ```
-    /// use onair::proto::ratelimit::RetryAfter;
+    /// use onair::api::RetryAfter;
     ///
     /// assert_eq!(RetryAfter::parse(b"120"), Some(RetryAfter::Delay { ms: 120_000, capped: false }));
     /// let date = RetryAfter::parse(b"Sun, 06 Nov 1994 08:49:37 GMT");
@@ -90,7 +90,7 @@ impl RetryAfter {
 /// and `-1` values are all `None`.
 ///
 /// ```
-/// use onair::proto::ratelimit::QuotaHeaders;
+/// use onair::api::QuotaHeaders;
 ///
 /// let q = QuotaHeaders::parse(&[
 ///     ("X-RateLimit-Remaining", "0"),

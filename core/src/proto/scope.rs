@@ -7,7 +7,7 @@
 //! breaks decoding.
 //!
 //! ```
-//! use onair::proto::scope::{Permission, Scope};
+//! use onair::{Permission, Scope};
 //!
 //! let scope = Scope::parse("chat.send live.read events.chat future.thing");
 //! assert!(scope.contains(&Permission::LiveRead));
@@ -65,7 +65,7 @@ impl Permission {
     /// the event stream (spec 4.6 rule 1).
     ///
     /// ```
-    /// use onair::proto::scope::Permission;
+    /// use onair::Permission;
     /// assert!(Permission::EventsLike.is_event());
     /// assert!(!Permission::ChatSend.is_event());
     /// ```
@@ -103,7 +103,7 @@ impl Permission {
 /// unknown ones in lexicographic order, separated by single spaces.
 ///
 /// ```
-/// use onair::proto::scope::{Permission, Scope};
+/// use onair::{Permission, Scope};
 ///
 /// let granted: Scope = "live.read  chat.send live.read".parse().unwrap();
 /// assert_eq!(granted.len(), 2);

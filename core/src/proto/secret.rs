@@ -2,12 +2,12 @@
 //! `Debug`, `Display`, errors or logs, and are wiped from memory when dropped.
 //!
 //! ```
-//! use onair::proto::secret::{ClientCredentials, Secret};
+//! use onair::{ClientCredentials, Secret};
 //!
 //! let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
 //! assert!(!format!("{creds:?}").contains("s3cret"));
 //! assert_eq!(Secret::new("t").expose(), "t");
-//! # Ok::<(), onair::proto::secret::CredentialsError>(())
+//! # Ok::<(), onair::CredentialsError>(())
 //! ```
 
 use std::fmt;
@@ -47,7 +47,7 @@ impl CredentialsError {
 /// (best effort: copies made before it was wrapped are out of reach).
 ///
 /// ```
-/// use onair::proto::secret::Secret;
+/// use onair::Secret;
 ///
 /// let s = Secret::new("hunter2");
 /// assert_eq!(format!("{s} {s:?}"), "<redacted> Secret(<redacted>)");
@@ -102,7 +102,7 @@ impl ZeroizeOnDrop for Secret {}
 /// An app's `client_id`: a UUID (spec 5.2 rule 4), checked locally.
 ///
 /// ```
-/// use onair::proto::secret::ClientId;
+/// use onair::ClientId;
 ///
 /// assert!(ClientId::new("0B3E8F3C-5A2B-4C1D-9E8F-7A6B5C4D3E2F").is_ok());
 /// assert!(ClientId::new("my-app").is_err());
@@ -151,7 +151,7 @@ impl ClientCredentials {
     /// Checks `client_id` (a UUID) and `client_secret` (not empty).
     ///
     /// ```
-    /// use onair::proto::secret::ClientCredentials;
+    /// use onair::ClientCredentials;
     ///
     /// let err = ClientCredentials::new("not-a-uuid", "s").unwrap_err();
     /// assert_eq!(err.code(), "invalid_client_id");

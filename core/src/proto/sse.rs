@@ -24,7 +24,7 @@
 //! [`Parser::next_item`] over a plain slice says the same, frame by frame.
 //!
 //! ```
-//! use onair::proto::sse::{Chunk, Item, Parser};
+//! use onair::sse::{Chunk, Item, Parser};
 //!
 //! let mut parser = Parser::new();
 //! let mut names = Vec::new();
@@ -211,7 +211,7 @@ impl Parser {
     /// A parser whose frames may hold at most `max_frame_bytes` (at least 64).
     ///
     /// ```
-    /// let parser = onair::proto::sse::Parser::with_max_frame_bytes(64 * 1024);
+    /// let parser = onair::sse::Parser::with_max_frame_bytes(64 * 1024);
     /// assert_eq!(parser.max_frame_bytes(), 65536);
     /// ```
     pub fn with_max_frame_bytes(max_frame_bytes: usize) -> Self {
@@ -262,7 +262,7 @@ impl Parser {
     /// next chunk). Call it in a loop per chunk:
     ///
     /// ```
-    /// # let mut parser = onair::proto::sse::Parser::new();
+    /// # let mut parser = onair::sse::Parser::new();
     /// # let chunk = b"data: x\n\n";
     /// let mut rest = &chunk[..];
     /// while let Some(item) = parser.next_item(&mut rest) {
@@ -294,7 +294,7 @@ impl Parser {
     /// instead of frame by frame. Same items.
     ///
     /// ```
-    /// use onair::proto::sse::{Chunk, Item, Parser};
+    /// use onair::sse::{Chunk, Item, Parser};
     ///
     /// let mut parser = Parser::new();
     /// let mut data = Vec::new();

@@ -3,8 +3,7 @@
 //! bot all end in it, so a driver matches one enum.
 //!
 //! ```
-//! use onair::proto::oauth::AuthProblem;
-//! use onair::proto::stop::Stop;
+//! use onair::{AuthProblem, Stop};
 //!
 //! let stop = Stop::from(AuthProblem::RefreshRejected);
 //! assert!(stop.resumes_with_new_consent());

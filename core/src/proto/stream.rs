@@ -32,7 +32,7 @@
 //! directly only to build a driver of your own around the stream alone.
 //!
 //! ```
-//! use onair::proto::stream::{ConnectLoop, Step, StreamConfig};
+//! use onair::api::{ConnectLoop, Step, StreamConfig};
 //!
 //! let mut lp = ConnectLoop::new(StreamConfig::default(), 7);
 //! let t0 = 1_000_000;
@@ -449,9 +449,8 @@ impl ConnectLoop {
     /// [`await_new_tokens`](Self::await_new_tokens) lifts it as for any stop.
     ///
     /// ```
-    /// use onair::proto::oauth::AuthProblem;
-    /// use onair::proto::stop::Stop;
-    /// use onair::proto::stream::{ConnectLoop, Step, StreamConfig};
+    /// use onair::{AuthProblem, Stop};
+    /// use onair::api::{ConnectLoop, Step, StreamConfig};
     ///
     /// let mut lp = ConnectLoop::new(StreamConfig::default(), 7);
     /// assert_eq!(lp.poll(0), Step::Connect);

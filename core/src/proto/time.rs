@@ -13,7 +13,7 @@ use crate::wire::{ShortText, StrVisitor};
 /// An ISO-8601 timestamp as the service sent it.
 ///
 /// ```
-/// use onair::proto::time::Timestamp;
+/// use onair::Timestamp;
 ///
 /// let t = Timestamp::new("2024-11-22T04:33:20.123456789Z");
 /// assert_eq!(t.unix_ms(), Some(1_732_250_000_123));
@@ -86,7 +86,7 @@ impl<'de> Deserialize<'de> for Timestamp {
 /// A stream frame id, `<epochMillis>-<offset>` on this service (spec 4.6).
 ///
 /// ```
-/// use onair::proto::time::FrameId;
+/// use onair::FrameId;
 ///
 /// let id = FrameId::new("1732250000000-17");
 /// assert_eq!(id.parts(), Some((1_732_250_000_000, 17)));

@@ -22,26 +22,6 @@
 //!   connecting is what they wait for.
 //! - At most [`MAX_TIMERS`] timers; one more is a [`TimerError`], never a
 //!   silent drop.
-//!
-//! ```
-//! use onair::proto::timers::{Timer, Timers};
-//!
-//! const MINUTE: u64 = 60_000;
-//! let mut timers = Timers::new();
-//! timers.set("announce", Timer::every(30 * MINUTE, 0).while_connected()).unwrap();
-//! timers.schedule(5 * MINUTE, "remind").unwrap();
-//!
-//! assert_eq!(timers.next_deadline(true), Some(0));
-//! assert_eq!(timers.pop_due(0, true).unwrap(), "announce");
-//! assert_eq!(timers.pop_due(0, true), None);
-//! assert_eq!(timers.next_deadline(true), Some(5 * MINUTE));
-//! // The loop was asleep for two hours: one announcement, one reminder.
-//! let now = 120 * MINUTE + 1;
-//! assert_eq!(timers.pop_due(now, true).unwrap(), "remind");
-//! assert_eq!(timers.pop_due(now, true).unwrap(), "announce");
-//! assert_eq!(timers.pop_due(now, true), None);
-//! assert_eq!(timers.next_deadline(true), Some(150 * MINUTE)); // on its schedule
-//! ```
 
 use std::fmt;
 
@@ -52,12 +32,6 @@ pub const MAX_TIMERS: usize = 256;
 pub const MAX_TAG_LEN: usize = 64;
 
 /// Why a timer was not set. A local error: the caller's misuse.
-///
-/// ```
-/// use onair::proto::timers::{TimerError, Timers};
-///
-/// assert_eq!(Timers::new().schedule(0, ""), Err(TimerError::BadTag("empty")));
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TimerError {
@@ -78,7 +52,7 @@ pub enum TimerError {
 /// plain string and reads well in logs.
 ///
 /// ```
-/// use onair::proto::timers::Tag;
+/// use onair::Tag;
 ///
 /// let tag = Tag::new("announce").unwrap();
 /// assert_eq!(tag, "announce");
@@ -92,7 +66,7 @@ impl Tag {
     /// Checks and wraps a tag.
     ///
     /// ```
-    /// assert!(onair::proto::timers::Tag::new("x".repeat(65)).is_err());
+    /// assert!(onair::Tag::new("x".repeat(65)).is_err());
     /// ```
     pub fn new(tag: impl AsRef<str>) -> Result<Tag, TimerError> {
         let tag = tag.as_ref();
@@ -111,7 +85,7 @@ impl Tag {
     /// The tag's text.
     ///
     /// ```
-    /// assert_eq!(onair::proto::timers::Tag::new("t").unwrap().as_str(), "t");
+    /// assert_eq!(onair::Tag::new("t").unwrap().as_str(), "t");
     /// ```
     pub fn as_str(&self) -> &str {
         &self.0
@@ -139,7 +113,7 @@ impl PartialEq<&str> for Tag {
 /// When a timer fires: once or repeatedly, always or only while connected.
 ///
 /// ```
-/// use onair::proto::timers::Timer;
+/// use onair::Timer;
 ///
 /// let once = Timer::at(1_000);
 /// let repeat = Timer::every(60_000, 0).while_connected();
@@ -157,7 +131,7 @@ impl Timer {
     /// [`Timers::pop_due`] after it.
     ///
     /// ```
-    /// let timer = onair::proto::timers::Timer::at(5);
+    /// let timer = onair::Timer::at(5);
     /// # let _ = timer;
     /// ```
     pub fn at(at_ms: u64) -> Timer {
@@ -172,7 +146,7 @@ impl Timer {
     /// (a period of 0 is refused by [`Timers::set`]).
     ///
     /// ```
-    /// let timer = onair::proto::timers::Timer::every(1_000, 0);
+    /// let timer = onair::Timer::every(1_000, 0);
     /// # let _ = timer;
     /// ```
     pub fn every(period_ms: u64, first_at_ms: u64) -> Timer {
@@ -185,15 +159,6 @@ impl Timer {
 
     /// Fires only while the stream is connected; when due while disconnected
     /// it waits for the connection, then fires once.
-    ///
-    /// ```
-    /// use onair::proto::timers::{Timer, Timers};
-    ///
-    /// let mut timers = Timers::new();
-    /// timers.set("hi", Timer::at(0).while_connected()).unwrap();
-    /// assert_eq!(timers.pop_due(10, false), None);
-    /// assert_eq!(timers.pop_due(10, true).unwrap(), "hi");
-    /// ```
     pub fn while_connected(mut self) -> Timer {
         self.while_connected = true;
         self
@@ -215,15 +180,6 @@ impl Entry {
 }
 
 /// The set of timers a bot's loop hosts. See the [module](self) for the rules.
-///
-/// ```
-/// use onair::proto::timers::Timers;
-///
-/// let mut timers = Timers::new();
-/// timers.schedule(100, "once").unwrap();
-/// assert!(timers.cancel("once"));
-/// assert!(timers.is_empty());
-/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Timers {
     entries: Vec<Entry>,
@@ -232,25 +188,11 @@ pub struct Timers {
 
 impl Timers {
     /// No timers.
-    ///
-    /// ```
-    /// assert_eq!(onair::proto::timers::Timers::new().next_deadline(true), None);
-    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Sets timer `tag`, replacing any timer of that tag.
-    ///
-    /// ```
-    /// use onair::proto::timers::{Timer, TimerError, Timers};
-    ///
-    /// let mut timers = Timers::new();
-    /// timers.set("a", Timer::at(50)).unwrap();
-    /// timers.set("a", Timer::at(70)).unwrap(); // replaced
-    /// assert_eq!(timers.deadline("a"), Some(70));
-    /// assert_eq!(timers.set("b", Timer::every(0, 0)), Err(TimerError::ZeroPeriod));
-    /// ```
     pub fn set(&mut self, tag: &str, timer: Timer) -> Result<(), TimerError> {
         let tag = Tag::new(tag)?;
         if timer.period_ms == Some(0) {
@@ -274,35 +216,17 @@ impl Timers {
     }
 
     /// Fires once at `at_ms`: `set(tag, Timer::at(at_ms))`.
-    ///
-    /// ```
-    /// let mut timers = onair::proto::timers::Timers::new();
-    /// timers.schedule(1_000, "remind").unwrap();
-    /// assert_eq!(timers.pop_due(999, true), None);
-    /// assert_eq!(timers.pop_due(1_000, true).unwrap(), "remind");
-    /// ```
     pub fn schedule(&mut self, at_ms: u64, tag: &str) -> Result<(), TimerError> {
         self.set(tag, Timer::at(at_ms))
     }
 
     /// Fires at `first_at_ms`, then every `period_ms`:
     /// `set(tag, Timer::every(period_ms, first_at_ms))`.
-    ///
-    /// ```
-    /// let mut timers = onair::proto::timers::Timers::new();
-    /// timers.every(1_000, "tick", 500).unwrap();
-    /// assert_eq!(timers.pop_due(500, true).unwrap(), "tick");
-    /// assert_eq!(timers.next_deadline(true), Some(1_500));
-    /// ```
     pub fn every(&mut self, period_ms: u64, tag: &str, first_at_ms: u64) -> Result<(), TimerError> {
         self.set(tag, Timer::every(period_ms, first_at_ms))
     }
 
     /// Removes timer `tag`; `false` when there was none.
-    ///
-    /// ```
-    /// assert!(!onair::proto::timers::Timers::new().cancel("none"));
-    /// ```
     pub fn cancel(&mut self, tag: &str) -> bool {
         let before = self.entries.len();
         self.entries.retain(|e| e.tag != tag);
@@ -310,13 +234,8 @@ impl Timers {
     }
 
     /// When timer `tag` is next due, if it is set.
-    ///
-    /// ```
-    /// let mut timers = onair::proto::timers::Timers::new();
-    /// timers.schedule(7, "t").unwrap();
-    /// assert_eq!(timers.deadline("t"), Some(7));
-    /// ```
-    pub fn deadline(&self, tag: &str) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn deadline(&self, tag: &str) -> Option<u64> {
         self.entries
             .iter()
             .find(|e| e.tag == tag)
@@ -327,15 +246,6 @@ impl Timers {
     /// fire given `connected` (while disconnected, a `while_connected` timer
     /// waits for the connection, not for a time). It may be in the past: then
     /// [`pop_due`](Timers::pop_due) has something now.
-    ///
-    /// ```
-    /// use onair::proto::timers::{Timer, Timers};
-    ///
-    /// let mut timers = Timers::new();
-    /// timers.set("chat", Timer::at(10).while_connected()).unwrap();
-    /// assert_eq!(timers.next_deadline(false), None);
-    /// assert_eq!(timers.next_deadline(true), Some(10));
-    /// ```
     pub fn next_deadline(&self, connected: bool) -> Option<u64> {
         self.entries
             .iter()
@@ -348,15 +258,6 @@ impl Timers {
     /// deadline first (ties in the order they were set). A one-shot timer is
     /// removed; a repeating one re-arms on its schedule (see the
     /// [module](self) for the catch-up rule). Call it until `None`.
-    ///
-    /// ```
-    /// let mut timers = onair::proto::timers::Timers::new();
-    /// timers.schedule(20, "b").unwrap();
-    /// timers.schedule(10, "a").unwrap();
-    /// assert_eq!(timers.pop_due(30, true).unwrap(), "a");
-    /// assert_eq!(timers.pop_due(30, true).unwrap(), "b");
-    /// assert_eq!(timers.pop_due(30, true), None);
-    /// ```
     pub fn pop_due(&mut self, now_ms: u64, connected: bool) -> Option<Tag> {
         let index = self
             .entries
@@ -386,31 +287,20 @@ impl Timers {
     }
 
     /// How many timers are set.
-    ///
-    /// ```
-    /// assert_eq!(onair::proto::timers::Timers::new().len(), 0);
-    /// ```
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// Whether no timer is set.
-    ///
-    /// ```
-    /// assert!(onair::proto::timers::Timers::new().is_empty());
-    /// ```
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     /// The tags set, in no particular order.
-    ///
-    /// ```
-    /// let mut timers = onair::proto::timers::Timers::new();
-    /// timers.schedule(1, "x").unwrap();
-    /// assert_eq!(timers.tags().collect::<Vec<_>>(), ["x"]);
-    /// ```
-    pub fn tags(&self) -> impl Iterator<Item = &str> {
+    #[cfg(test)]
+    pub(crate) fn tags(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|e| e.tag.as_str())
     }
 }
@@ -532,5 +422,151 @@ mod tests {
                 prop_assert!(t.next_deadline(connected).is_none_or(|d| d > now));
             }
         }
+    }
+}
+
+/// The examples once in the docs of this crate-private module, kept as tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn module() {
+        use super::Timers;
+        use crate::Timer;
+
+        const MINUTE: u64 = 60_000;
+        let mut timers = Timers::new();
+        timers
+            .set("announce", Timer::every(30 * MINUTE, 0).while_connected())
+            .unwrap();
+        timers.schedule(5 * MINUTE, "remind").unwrap();
+
+        assert_eq!(timers.next_deadline(true), Some(0));
+        assert_eq!(timers.pop_due(0, true).unwrap(), "announce");
+        assert_eq!(timers.pop_due(0, true), None);
+        assert_eq!(timers.next_deadline(true), Some(5 * MINUTE));
+        // The loop was asleep for two hours: one announcement, one reminder.
+        let now = 120 * MINUTE + 1;
+        assert_eq!(timers.pop_due(now, true).unwrap(), "remind");
+        assert_eq!(timers.pop_due(now, true).unwrap(), "announce");
+        assert_eq!(timers.pop_due(now, true), None);
+        assert_eq!(timers.next_deadline(true), Some(150 * MINUTE)); // on its schedule
+    }
+
+    #[test]
+    fn timererror() {
+        use super::Timers;
+        use crate::TimerError;
+
+        assert_eq!(
+            Timers::new().schedule(0, ""),
+            Err(TimerError::BadTag("empty"))
+        );
+    }
+
+    #[test]
+    fn while_connected() {
+        use super::Timers;
+        use crate::Timer;
+
+        let mut timers = Timers::new();
+        timers.set("hi", Timer::at(0).while_connected()).unwrap();
+        assert_eq!(timers.pop_due(10, false), None);
+        assert_eq!(timers.pop_due(10, true).unwrap(), "hi");
+    }
+
+    #[test]
+    fn timers() {
+        use super::Timers;
+
+        let mut timers = Timers::new();
+        timers.schedule(100, "once").unwrap();
+        assert!(timers.cancel("once"));
+        assert!(timers.is_empty());
+    }
+
+    #[test]
+    fn new() {
+        assert_eq!(super::Timers::new().next_deadline(true), None);
+    }
+
+    #[test]
+    fn set() {
+        use super::Timers;
+        use crate::{Timer, TimerError};
+
+        let mut timers = Timers::new();
+        timers.set("a", Timer::at(50)).unwrap();
+        timers.set("a", Timer::at(70)).unwrap(); // replaced
+        assert_eq!(timers.deadline("a"), Some(70));
+        assert_eq!(
+            timers.set("b", Timer::every(0, 0)),
+            Err(TimerError::ZeroPeriod)
+        );
+    }
+
+    #[test]
+    fn schedule() {
+        let mut timers = super::Timers::new();
+        timers.schedule(1_000, "remind").unwrap();
+        assert_eq!(timers.pop_due(999, true), None);
+        assert_eq!(timers.pop_due(1_000, true).unwrap(), "remind");
+    }
+
+    #[test]
+    fn every() {
+        let mut timers = super::Timers::new();
+        timers.every(1_000, "tick", 500).unwrap();
+        assert_eq!(timers.pop_due(500, true).unwrap(), "tick");
+        assert_eq!(timers.next_deadline(true), Some(1_500));
+    }
+
+    #[test]
+    fn cancel() {
+        assert!(!super::Timers::new().cancel("none"));
+    }
+
+    #[test]
+    fn deadline() {
+        let mut timers = super::Timers::new();
+        timers.schedule(7, "t").unwrap();
+        assert_eq!(timers.deadline("t"), Some(7));
+    }
+
+    #[test]
+    fn next_deadline() {
+        use super::Timers;
+        use crate::Timer;
+
+        let mut timers = Timers::new();
+        timers.set("chat", Timer::at(10).while_connected()).unwrap();
+        assert_eq!(timers.next_deadline(false), None);
+        assert_eq!(timers.next_deadline(true), Some(10));
+    }
+
+    #[test]
+    fn pop_due() {
+        let mut timers = super::Timers::new();
+        timers.schedule(20, "b").unwrap();
+        timers.schedule(10, "a").unwrap();
+        assert_eq!(timers.pop_due(30, true).unwrap(), "a");
+        assert_eq!(timers.pop_due(30, true).unwrap(), "b");
+        assert_eq!(timers.pop_due(30, true), None);
+    }
+
+    #[test]
+    fn len() {
+        assert_eq!(super::Timers::new().len(), 0);
+    }
+
+    #[test]
+    fn is_empty() {
+        assert!(super::Timers::new().is_empty());
+    }
+
+    #[test]
+    fn tags() {
+        let mut timers = super::Timers::new();
+        timers.schedule(1, "x").unwrap();
+        assert_eq!(timers.tags().collect::<Vec<_>>(), ["x"]);
     }
 }

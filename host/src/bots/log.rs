@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use onair::proto::time::FrameId;
+use onair::FrameId;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Hub;

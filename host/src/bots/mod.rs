@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use onair::proto::quota::DailyQuota;
+use onair::bot::DailyQuota;
 use onair::Status;
 use onair_tokio::Clock;
 use rand::{RngExt, SeedableRng};

@@ -403,11 +403,11 @@ fn token_endpoints_ignore_bot_codes_for_oauth_errors_and_vice_versa() {
 
 #[test]
 fn keeps_the_message_for_logs_truncated() {
-    let long = "é".repeat(MAX_MESSAGE_BYTES);
+    let long = "é".repeat(Problem::MAX_MESSAGE_BYTES);
     let body = json!({"detailCode": "OAPI_MNGR_0301", "message": long}).to_string();
     let p = classify(Endpoint::Live, 404, NO_HEADERS, body.as_bytes());
     let message = p.message.unwrap();
-    assert!(message.len() <= MAX_MESSAGE_BYTES && message.starts_with('é'));
+    assert!(message.len() <= Problem::MAX_MESSAGE_BYTES && message.starts_with('é'));
     let escaped = br#"{"error":"invalid_grant","error_description":"code \"x\" expired"}"#;
     let p = classify(Endpoint::Token, 400, NO_HEADERS, escaped);
     assert_eq!(p.message.as_deref(), Some("code \"x\" expired"));
