@@ -1,8 +1,9 @@
 //! [`Bot`]: one sans-IO machine a driver loop polls.
 //!
-//! It combines the token state ([`oauth`](crate::proto::oauth)), the quota tracker
-//! ([`quota`](crate::proto::quota)), the event-stream connect-loop
-//! ([`stream`](crate::proto::stream)) with its SSE parser and event decoder, and a
+//! It combines the token machine
+//! ([`TokenManager`](crate::api::TokenManager)), the quota tracker, the
+//! event-stream connect-loop ([`ConnectLoop`](crate::api::ConnectLoop)) with
+//! its SSE parser and event decoder, and a
 //! queue of app calls. The driver owns the HTTP client, the clock and the
 //! randomness; the bot owns every rule of the service.
 //!
@@ -66,7 +67,7 @@
 //!
 //! **The rules it follows.** 401 on a call or the stream → one refresh, then
 //! once more; a second 401 → [`Stop::Reauthorize`] (the one-refresh rule,
-//! [`TokenManager::on_unauthorized`](crate::proto::oauth::TokenManager::on_unauthorized)).
+//! [`TokenManager::on_unauthorized`](crate::api::TokenManager::on_unauthorized)).
 //! Chat is validated before it is queued and retried a bounded number of
 //! times on 429 `OAPI_MNGR_0302` and 403 `OAPI_MNGR_0208`, paced by the
 //! quota tracker. Calls wait out per-second pacing and backoff; a call whose
@@ -87,10 +88,11 @@
 //! # Which layer is for whom
 //!
 //! Bot authors drive [`Bot`] (or a ready-made driver over it). Someone who
-//! builds only a stream reader uses [`crate::proto::stream::ConnectLoop`]; someone
-//! who manages tokens for many bots in one service uses
-//! [`crate::proto::oauth::TokenManager`]. All three take the time as an argument and
-//! answer misuse with the same [`Misuse`] error.
+//! builds only a stream reader uses
+//! [`api::ConnectLoop`](crate::api::ConnectLoop); someone who manages tokens
+//! for many bots in one service uses
+//! [`api::TokenManager`](crate::api::TokenManager). All three take the time
+//! as an argument and answer misuse with the same [`Misuse`] error.
 //!
 //! ```
 //! use onair::{Action, BaseUrl, Bot, BotConfig, ClientCredentials};
@@ -184,7 +186,7 @@ const MAX_QUEUE_WAIT_MS: u64 = 60_000;
 
 /// How the bot is set up. Its fields are tuned with the types of this
 /// module ([`StreamConfig`], [`RefreshPolicy`], [`TokenClient`]); nothing
-/// under `onair::proto` needs naming.
+/// else needs naming.
 ///
 /// ```
 /// use onair::bot::{RefreshPolicy, StreamConfig};
