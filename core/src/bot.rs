@@ -1,10 +1,8 @@
 //! [`Bot`]: one sans-IO machine a driver loop polls.
 //!
-//! It combines the token machine
-//! ([`TokenManager`](crate::api::TokenManager)), the quota tracker, the
-//! event-stream connect-loop ([`ConnectLoop`](crate::api::ConnectLoop)) with
-//! its SSE parser and event decoder, and a
-//! queue of app calls. The driver owns the HTTP client, the clock and the
+//! It combines the token machine ([`TokenManager`]), the quota tracker, the
+//! event-stream connect-loop ([`ConnectLoop`]) with its SSE parser and
+//! event decoder, and a queue of app calls. The driver owns the HTTP client, the clock and the
 //! randomness; the bot owns every rule of the service.
 //!
 //! # The contract

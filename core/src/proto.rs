@@ -1,10 +1,14 @@
-//! The protocol machinery behind [`Bot`](crate::Bot): what a driver never
-//! names, public for bindings and for drivers that build on one piece alone
-//! (a stream reader on [`stream::ConnectLoop`], a token service on
-//! [`oauth::TokenManager`]).
+//! The protocol machinery behind [`Bot`](crate::Bot), crate-private. What
+//! other crates need of it is re-exported at the crate's front door: the
+//! values a bot author meets at the root, the framing as [`crate::sse`], the
+//! pieces a driver may run alone (calls, tokens, problems, pacing, the
+//! stream's connect-loop) as [`crate::api`]. The rest (the quota tracker,
+//! the timer table, the stored token form, the percent-encodings) stays
+//! here.
 //!
-//! The modules form layers; each imports only from layers below it (a test
-//! keeps this true), and each rule of the service has one home:
+//! The modules form layers; each imports only from layers below it
+//! (core/tests/layers.rs keeps this true and holds `src/proto/` to the
+//! first three layers), and each rule of the service has one home:
 //!
 //! | layer | modules |
 //! |---|---|
@@ -14,27 +18,29 @@
 //! | kit | [`kit`](crate::kit) (what every bot author writes by hand: commands, greetings, milestones, the tally) |
 //! | machine | [`bot`](crate::bot) (the one machine a driver polls; it hosts the kit), [`json`](crate::json) (the JSON wire form of items and actions, shared by `onair decode` and the bindings) |
 //!
-//! The last two sit beside `proto` at the crate's top, above the machinery
-//! they use.
+//! `event`, `kit`, `bot` and `json` sit beside `proto` at the crate's top:
+//! they are public modules of their own (the last three above the
+//! machinery they use). The facades `crate::sse` and `crate::api` are
+//! re-exports in lib.rs, not layers.
 
 // Leaves: no rule of the service, only values.
-pub mod backoff;
-pub mod endpoint;
-pub mod http;
-pub mod misuse;
-pub mod scope;
-pub mod secret;
-pub mod time;
+pub(crate) mod backoff;
+pub(crate) mod endpoint;
+pub(crate) mod http;
+pub(crate) mod misuse;
+pub(crate) mod scope;
+pub(crate) mod secret;
+pub(crate) mod time;
 // Protocol: the wire forms of the service.
-pub mod chat;
-pub mod model;
-pub mod ratelimit;
-pub mod sse;
+pub(crate) mod chat;
+pub(crate) mod model;
+pub(crate) mod ratelimit;
+pub(crate) mod sse;
 // Decisions: what a response or a frame means, and what to do next.
-pub mod api;
-pub mod oauth;
-pub mod problem;
-pub mod quota;
-pub mod stop;
-pub mod stream;
-pub mod timers;
+pub(crate) mod api;
+pub(crate) mod oauth;
+pub(crate) mod problem;
+pub(crate) mod quota;
+pub(crate) mod stop;
+pub(crate) mod stream;
+pub(crate) mod timers;

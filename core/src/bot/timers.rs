@@ -11,7 +11,7 @@ impl Bot {
     }
 
     /// Fires [`Action::Timer`] with `tag` every `period_ms`, first at
-    /// `first_at_ms` (see [`Timers::every`] for the catch-up rule).
+    /// `first_at_ms` (see [`Timer`] for the catch-up rule).
     pub fn every(&mut self, period_ms: u64, tag: &str, first_at_ms: u64) -> Result<(), TimerError> {
         self.timers.every(period_ms, tag, first_at_ms)
     }

@@ -20,18 +20,8 @@
 //!   ([`crate::proto::chat::validate_chat`]), before a quota call is spent.
 //! - [`ListenerPager`] follows `nextCursor` safely.
 //!
-//! `Debug` of a request shows secrets as `<redacted>`:
-//!
-//! ```
-//! use onair::{BaseUrl, Secret, api};
-//!
-//! let base = BaseUrl::new("https://api.example.test/")?;
-//! let req = api::live(&base, &Secret::new("at-123"))?;
-//! assert_eq!(req.url, "https://api.example.test/v1/live");
-//! assert_eq!(req.header("authorization"), Some("Bearer at-123"));
-//! assert!(!format!("{req:?}").contains("at-123"));
-//! # Ok::<(), onair::api::RequestError>(())
-//! ```
+//! `Debug` of a request shows secrets as `<redacted>` (the example is on
+//! [`crate::api`]).
 
 use std::collections::HashSet;
 

@@ -1,49 +1,6 @@
 //! Tokens: credentials, the token state, when to refresh, what to persist
-//! (spec 2.1, 3.1, 3.2, 5).
-//!
-//! [`TokenManager`] is a sans-IO machine: it builds the token requests (via
-//! [`TokenClient`]), takes their responses with the time (`now_ms`, unix
-//! milliseconds), and says what happened as a [`TokenOutcome`]. It keeps the
-//! rules of the service:
-//!
-//! - exactly one exchange or refresh in flight (rotation makes a second
-//!   concurrent refresh fail with `invalid_grant`);
-//! - the code exchange is single-use and never retried once it may have
-//!   been sent: any failure, even an ambiguous one, needs a new consent code
-//!   (a second exchange of a code revokes every token, spec 3.1); only an
-//!   exchange that surely never left ([`TokenManager::on_not_sent`]) may go
-//!   again with the same code;
-//! - a rotated refresh token replaces the old one; a response without one
-//!   keeps the old one (RFC 6749 §6);
-//! - `invalid_grant` on refresh means the DJ must authorize again;
-//! - every new pair is returned as [`TokenOutcome::Persist`] with a higher
-//!   generation, and [`Tokens::to_json`] / [`Tokens::from_json`] give a
-//!   versioned stored form with wall-clock expiry.
-//!
-//! Secrets ([`Secret`]) are never shown by `Debug`/`Display`/errors and are
-//! zeroized on drop.
-//!
-//! ```
-//! use onair::api::{RefreshPolicy, TokenClient, TokenManager, TokenOutcome, TokenStatus};
-//! use onair::{BaseUrl, ClientCredentials};
-//!
-//! let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
-//! let client = TokenClient::new(BaseUrl::new("https://api.example.test")?, creds);
-//! let mut tokens = TokenManager::new(client, RefreshPolicy::default());
-//!
-//! let now = 1_700_000_000_000;
-//! let request = tokens.start_exchange("code-from-consent", "https://bot.test/cb", now)?;
-//! // ... send `request`, then feed the answer:
-//! let body = br#"{"access_token":"AT1","token_type":"Bearer","expires_in":3600,
-//!                 "refresh_token":"RT1","scope":"events.chat chat.send"}"#;
-//! let TokenOutcome::Persist(pair) = tokens.on_response(200, body, now + 80)? else { panic!() };
-//! let stored = pair.to_json(); // save this; it holds the secrets
-//! assert_eq!(pair.generation(), 1);
-//! assert!(!tokens.refresh_due(now + 49 * 60_000));
-//! assert!(tokens.refresh_due(now + 50 * 60_000)); // 10 minutes before expiry
-//! # let _ = stored;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! (spec 2.1, 3.1, 3.2, 5). The machine is [`TokenManager`] (its docs hold
+//! the rules it keeps); the stored form is [`Tokens::to_json`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::fmt;
@@ -342,7 +299,7 @@ pub enum LoadError {
         /// 1-based column of the error.
         column: usize,
     },
-    /// `format` is not [`STORED_FORMAT`].
+    /// `format` is not `"onair.tokens"`.
     #[error("stored tokens: format is not \"{STORED_FORMAT}\"")]
     UnknownFormat,
     /// A version this build does not read (written by a newer onair?).
@@ -639,7 +596,52 @@ enum InFlight {
 /// How many recent code fingerprints are kept to refuse a second exchange.
 const REMEMBERED_CODES: usize = 8;
 
-/// The token state machine (sans-IO). See the [module docs](self).
+/// The token machine: the token state, when to refresh, what to persist
+/// (spec 2.1, 3.1, 3.2, 5).
+///
+/// It is sans-IO: it builds the token requests (via
+/// [`TokenClient`]), takes their responses with the time (`now_ms`, unix
+/// milliseconds), and says what happened as a [`TokenOutcome`]. It keeps the
+/// rules of the service:
+///
+/// - exactly one exchange or refresh in flight (rotation makes a second
+///   concurrent refresh fail with `invalid_grant`);
+/// - the code exchange is single-use and never retried once it may have
+///   been sent: any failure, even an ambiguous one, needs a new consent code
+///   (a second exchange of a code revokes every token, spec 3.1); only an
+///   exchange that surely never left ([`TokenManager::on_not_sent`]) may go
+///   again with the same code;
+/// - a rotated refresh token replaces the old one; a response without one
+///   keeps the old one (RFC 6749 §6);
+/// - `invalid_grant` on refresh means the DJ must authorize again;
+/// - every new pair is returned as [`TokenOutcome::Persist`] with a higher
+///   generation, and [`Tokens::to_json`] / [`Tokens::from_json`] give a
+///   versioned stored form with wall-clock expiry.
+///
+/// Secrets ([`Secret`]) are never shown by `Debug`/`Display`/errors and are
+/// zeroized on drop.
+///
+/// ```
+/// use onair::api::{RefreshPolicy, TokenClient, TokenManager, TokenOutcome, TokenStatus};
+/// use onair::{BaseUrl, ClientCredentials};
+///
+/// let creds = ClientCredentials::new("0b3e8f3c-5a2b-4c1d-9e8f-7a6b5c4d3e2f", "s3cret")?;
+/// let client = TokenClient::new(BaseUrl::new("https://api.example.test")?, creds);
+/// let mut tokens = TokenManager::new(client, RefreshPolicy::default());
+///
+/// let now = 1_700_000_000_000;
+/// let request = tokens.start_exchange("code-from-consent", "https://bot.test/cb", now)?;
+/// // ... send `request`, then feed the answer:
+/// let body = br#"{"access_token":"AT1","token_type":"Bearer","expires_in":3600,
+///                 "refresh_token":"RT1","scope":"events.chat chat.send"}"#;
+/// let TokenOutcome::Persist(pair) = tokens.on_response(200, body, now + 80)? else { panic!() };
+/// let stored = pair.to_json(); // save this; it holds the secrets
+/// assert_eq!(pair.generation(), 1);
+/// assert!(!tokens.refresh_due(now + 49 * 60_000));
+/// assert!(tokens.refresh_due(now + 50 * 60_000)); // 10 minutes before expiry
+/// # let _ = stored;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct TokenManager {
     client: TokenClient,

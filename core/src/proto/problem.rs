@@ -103,7 +103,7 @@ name_enum! {
         Stop = "stop",
         /// The DJ is not on air: back off a few seconds and try again.
         WaitNotOnAir = "wait_not_on_air",
-        /// Retry with exponential backoff (see [`crate::proto::backoff`]).
+        /// Retry with exponential backoff (see [`Backoff`](crate::api::Backoff)).
         RetryBackoff = "retry_backoff",
         /// Retry once the `Retry-After` time has passed.
         RetryAfter = "retry_after",

@@ -24,9 +24,9 @@ pub struct Block {
 /// The app's daily quota as one bot knows it. The spec counts it for the
 /// whole app across all its integrations (spec 8 rule 3), so what one bot
 /// learns holds for every bot of the app: read it with
-/// [`QuotaTracker::daily`] and give it to the others with
-/// [`QuotaTracker::share`] (a bot: `Bot::share_daily_quota`). Its JSON form
-/// is what a shared store keeps.
+/// [`Bot::daily_quota`](crate::Bot::daily_quota) and give it to the others
+/// with [`Bot::share_daily_quota`](crate::Bot::share_daily_quota). Its JSON
+/// form is what a shared store keeps.
 ///
 /// ```
 /// use onair::bot::{Block, DailyQuota};
@@ -90,7 +90,8 @@ impl DailyQuota {
     /// blocks are merged by scope (the later end wins), and a reset or block
     /// that has passed by `now_ms` is dropped. `true` when this view
     /// changed. A store shared by many bots keeps the merge of what each
-    /// learned, and gives it back with [`QuotaTracker::share`].
+    /// learned, and gives it back to each
+    /// ([`Bot::share_daily_quota`](crate::Bot::share_daily_quota)).
     ///
     /// ```
     /// use onair::bot::DailyQuota;
@@ -369,10 +370,9 @@ mod tests;
 mod examples {
     #[test]
     fn module() {
+        use super::QuotaTracker;
         use crate::api::classify;
-        use crate::proto::quota::QuotaTracker;
-        use crate::Endpoint;
-        use crate::Permission;
+        use crate::{Endpoint, Permission};
 
         let mut tracker = QuotaTracker::new(42);
         let now = 1_700_000_000_000;
@@ -380,7 +380,7 @@ mod examples {
         let p = classify(
             Endpoint::Fans,
             429,
-            &[
+            [
                 ("Retry-After", "3600"),
                 ("x-ratelimit-daily-scope", "fans.read"),
             ],
@@ -396,9 +396,9 @@ mod examples {
 
     #[test]
     fn share() {
-        use crate::bot::{Block, DailyQuota};
-        use crate::proto::quota::QuotaTracker;
+        use super::{Block, DailyQuota, QuotaTracker};
         use crate::Permission;
+
         let now = 1_700_000_000_000;
         let mut tracker = QuotaTracker::new(1);
         tracker.share(

@@ -22,25 +22,7 @@
 //!
 //! Feed each chunk as a [`Chunk`] (its text is then validated in one pass);
 //! [`Parser::next_item`] over a plain slice says the same, frame by frame.
-//!
-//! ```
-//! use onair::sse::{Chunk, Item, Parser};
-//!
-//! let mut parser = Parser::new();
-//! let mut names = Vec::new();
-//! for bytes in [&b":heartbeat\n\nevent: chat\nda"[..], &b"ta: {}\n\n"[..]] {
-//!     let mut chunk = Chunk::new(bytes);
-//!     while let Some(item) = parser.next_item_in(&mut chunk) {
-//!         match item {
-//!             Item::Event(frame) => names.push(frame.event.to_owned()),
-//!             Item::Comment(text) => assert_eq!(text, "heartbeat"),
-//!             _ => {}
-//!         }
-//!     }
-//! }
-//! assert_eq!(names, ["chat"]);
-//! assert!(parser.finish().is_none());
-//! ```
+//! (The example is on [`crate::sse`], the public face of this module.)
 
 use memchr::{memchr, memchr2, memrchr2};
 
@@ -168,7 +150,8 @@ enum Cleanup {
     Stream,
 }
 
-/// The incremental event-stream parser. See the [module docs](self).
+/// The incremental event-stream parser. See [`crate::sse`] for what it
+/// promises and an example.
 #[derive(Debug, Clone)]
 pub struct Parser {
     max_frame_bytes: usize,

@@ -1,52 +1,5 @@
-//! The connect-loop of the event stream, `GET /v1/live/events`, as a sans-IO
-//! state machine ([`ConnectLoop`]) that follows spec 4.6's reconnection table.
-//!
-//! | outcome | what the loop decides |
-//! |---|---|
-//! | end `LIVE_ENDED` | close; wait a few seconds (jittered), then connect for the next broadcast |
-//! | end `TOKEN_EXPIRED` | close; refresh the token, then connect at once |
-//! | end `RECONNECT` | close; connect at once, same token, every time (a storm brake acts only on connections that end again within [`StreamConfig::storm_window_ms`] of opening with no frame before the end, and says so with [`StreamNotice`]) |
-//! | dropped without an end frame | exponential backoff, 1 s doubling to 30 s, full jitter ([`Backoff`]) |
-//! | 404 (not on air) | retry after a jittered few seconds, never hammering |
-//! | 401 | refresh, then connect: [`Step::RefreshToken`] says it is for a 401, and the caller's one-refresh rule ([`TokenManager::on_unauthorized`](crate::proto::oauth::TokenManager::on_unauthorized), the rule calls share) decides whether a refresh is spent or a person must authorize again (then [`ConnectLoop::halt`] with that stop) |
-//! | 403 without code | stop: `reconsent` |
-//! | 403 `OAPI_MNGR_0209` | stop: `join_forbidden` |
-//! | 5xx | exponential backoff |
-//!
-//! Besides the table:
-//! - a **heartbeat watchdog**: no bytes for [`StreamConfig::watchdog_ms`]
-//!   (45 s, three missed heartbeats) means the connection is dead: the loop
-//!   says [`Step::Close`] and treats it as a drop;
-//! - [`ConnectLoop::request_reconnect`] reconnects at once without backoff
-//!   (the DJ just made the bot a manager: presence starts on the next connection);
-//! - backoff starts again at 1 s once a stream has been healthy (opened and
-//!   delivered a frame or a heartbeat);
-//! - every state has a deadline ([`ConnectLoop::deadline`]), so a driver can
-//!   sleep exactly until then.
-//!
-//! The driver polls until it gets [`Step::Wait`], does what each step says, and
-//! reports outcomes with the `on_*` methods. A report that does not fit the
-//! state (a response nobody asked for) is a [`Misuse`], changing nothing;
-//! late bytes or a late close of a connection the loop is done with are
-//! harmless. Most bots use [`crate::bot::Bot`], which drives this loop; use it
-//! directly only to build a driver of your own around the stream alone.
-//!
-//! ```
-//! use onair::api::{ConnectLoop, Step, StreamConfig};
-//!
-//! let mut lp = ConnectLoop::new(StreamConfig::default(), 7);
-//! let t0 = 1_000_000;
-//! assert_eq!(lp.poll(t0), Step::Connect);
-//! lp.on_response(200, &[("content-type", "text/event-stream")], b"", t0).unwrap();
-//! let items: Vec<_> = lp.on_bytes(b":heartbeat\n\n", t0 + 15_000).collect();
-//! assert_eq!(items.len(), 1);
-//! // Waiting now means: until the watchdog fires, or until more bytes come.
-//! assert_eq!(lp.poll(t0 + 15_000), Step::Wait { until_ms: Some(t0 + 60_000) });
-//! // RECONNECT: close this connection and open a new one at once.
-//! let _ = lp.on_bytes(b"event:end\ndata:{\"reason\":\"RECONNECT\"}\n\n", t0 + 20_000).count();
-//! assert_eq!(lp.poll(t0 + 20_000), Step::Close);
-//! assert_eq!(lp.poll(t0 + 20_000), Step::Connect);
-//! ```
+//! The connect-loop of the event stream, `GET /v1/live/events`: [`ConnectLoop`]
+//! (its docs hold spec 4.6's reconnection table as the loop follows it).
 
 use std::fmt;
 
@@ -181,8 +134,55 @@ enum State {
     Stopped,
 }
 
-/// The connect-loop state machine for `GET /v1/live/events`. See the
-/// [module docs](self) for the rules it follows.
+/// The connect-loop of the event stream, `GET /v1/live/events`, as a sans-IO
+/// state machine that follows spec 4.6's reconnection table.
+///
+/// | outcome | what the loop decides |
+/// |---|---|
+/// | end `LIVE_ENDED` | close; wait a few seconds (jittered), then connect for the next broadcast |
+/// | end `TOKEN_EXPIRED` | close; refresh the token, then connect at once |
+/// | end `RECONNECT` | close; connect at once, same token, every time (a storm brake acts only on connections that end again within [`StreamConfig::storm_window_ms`] of opening with no frame before the end, and says so with [`StreamNotice`]) |
+/// | dropped without an end frame | exponential backoff, 1 s doubling to 30 s, full jitter ([`Backoff`]) |
+/// | 404 (not on air) | retry after a jittered few seconds, never hammering |
+/// | 401 | refresh, then connect: [`Step::RefreshToken`] says it is for a 401, and the caller's one-refresh rule ([`TokenManager::on_unauthorized`](crate::proto::oauth::TokenManager::on_unauthorized), the rule calls share) decides whether a refresh is spent or a person must authorize again (then [`ConnectLoop::halt`] with that stop) |
+/// | 403 without code | stop: `reconsent` |
+/// | 403 `OAPI_MNGR_0209` | stop: `join_forbidden` |
+/// | 5xx | exponential backoff |
+///
+/// Besides the table:
+/// - a **heartbeat watchdog**: no bytes for [`StreamConfig::watchdog_ms`]
+///   (45 s, three missed heartbeats) means the connection is dead: the loop
+///   says [`Step::Close`] and treats it as a drop;
+/// - [`ConnectLoop::request_reconnect`] reconnects at once without backoff
+///   (the DJ just made the bot a manager: presence starts on the next connection);
+/// - backoff starts again at 1 s once a stream has been healthy (opened and
+///   delivered a frame or a heartbeat);
+/// - every state has a deadline ([`ConnectLoop::deadline`]), so a driver can
+///   sleep exactly until then.
+///
+/// The driver polls until it gets [`Step::Wait`], does what each step says, and
+/// reports outcomes with the `on_*` methods. A report that does not fit the
+/// state (a response nobody asked for) is a [`Misuse`], changing nothing;
+/// late bytes or a late close of a connection the loop is done with are
+/// harmless. Most bots use [`crate::bot::Bot`], which drives this loop; use it
+/// directly only to build a driver of your own around the stream alone.
+///
+/// ```
+/// use onair::api::{ConnectLoop, Step, StreamConfig};
+///
+/// let mut lp = ConnectLoop::new(StreamConfig::default(), 7);
+/// let t0 = 1_000_000;
+/// assert_eq!(lp.poll(t0), Step::Connect);
+/// lp.on_response(200, &[("content-type", "text/event-stream")], b"", t0).unwrap();
+/// let items: Vec<_> = lp.on_bytes(b":heartbeat\n\n", t0 + 15_000).collect();
+/// assert_eq!(items.len(), 1);
+/// // Waiting now means: until the watchdog fires, or until more bytes come.
+/// assert_eq!(lp.poll(t0 + 15_000), Step::Wait { until_ms: Some(t0 + 60_000) });
+/// // RECONNECT: close this connection and open a new one at once.
+/// let _ = lp.on_bytes(b"event:end\ndata:{\"reason\":\"RECONNECT\"}\n\n", t0 + 20_000).count();
+/// assert_eq!(lp.poll(t0 + 20_000), Step::Close);
+/// assert_eq!(lp.poll(t0 + 20_000), Step::Connect);
+/// ```
 #[derive(Debug, Clone)]
 pub struct ConnectLoop {
     config: StreamConfig,

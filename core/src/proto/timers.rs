@@ -35,10 +35,10 @@ pub const MAX_TAG_LEN: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TimerError {
-    /// [`MAX_TIMERS`] timers are set already (replacing one is fine).
+    /// 256 timers are set already (replacing one is fine).
     #[error("timers: {MAX_TIMERS} are set already; cancel one first")]
     TooMany,
-    /// The tag is empty, longer than [`MAX_TAG_LEN`] bytes, or holds a
+    /// The tag is empty, longer than 64 bytes, or holds a
     /// control character (tags travel to C, Python and Node as text).
     #[error("timers: the tag is unusable ({0})")]
     BadTag(&'static str),
@@ -47,7 +47,7 @@ pub enum TimerError {
     ZeroPeriod,
 }
 
-/// A timer's name: 1 to [`MAX_TAG_LEN`] bytes of text without control
+/// A timer's name: 1 to 64 bytes of text without control
 /// characters, so it binds to C (a NUL-free string), Python and Node as a
 /// plain string and reads well in logs.
 ///
@@ -111,6 +111,21 @@ impl PartialEq<&str> for Tag {
 }
 
 /// When a timer fires: once or repeatedly, always or only while connected.
+/// The bot hosts the timers ([`Bot::set_timer`](crate::Bot::set_timer),
+/// [`Bot::every`](crate::Bot::every), [`Bot::schedule`](crate::Bot::schedule))
+/// and folds the next deadline into its `Wait`:
+///
+/// - A tag names one timer: setting a tag again replaces its timer.
+/// - A repeating timer re-arms from its scheduled time, not from when it
+///   fired, so it keeps its phase (`first_at + k·period`) however late the
+///   loop runs. After a long pause it fires once, not once per missed
+///   period: the next tick is the first scheduled one after now. No bursts.
+/// - A timer set [`while_connected`](Timer::while_connected) that falls due
+///   while the stream is not connected is deferred, not dropped: it fires
+///   once when the stream is connected again (a repeating one then re-arms
+///   on its schedule). A reconnect blip does not lose a 30-minute
+///   announcement.
+/// - At most 256 timers; one more is a [`TimerError`], never a silent drop.
 ///
 /// ```
 /// use onair::Timer;
@@ -127,8 +142,8 @@ pub struct Timer {
 }
 
 impl Timer {
-    /// Fires once, at `at_ms` (unix milliseconds) or at the first
-    /// [`Timers::pop_due`] after it.
+    /// Fires once, at `at_ms` (unix milliseconds) or at the first poll
+    /// after it.
     ///
     /// ```
     /// let timer = onair::Timer::at(5);
@@ -143,7 +158,7 @@ impl Timer {
     }
 
     /// Fires at `first_at_ms`, then every `period_ms` on that schedule
-    /// (a period of 0 is refused by [`Timers::set`]).
+    /// (a period of 0 is refused: [`TimerError::ZeroPeriod`]).
     ///
     /// ```
     /// let timer = onair::Timer::every(1_000, 0);
