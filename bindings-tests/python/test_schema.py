@@ -465,21 +465,24 @@ def test_a_field_added_to_the_schema_is_typed_and_read_with_no_other_edit(tmp_pa
     root["oneOf"] = [m for m in root["oneOf"] if m["properties"]["type"]["const"] != "timedOut"]
     path.write_text(json.dumps(root))
 
-    wire = load_generated(generator().generate(tmp_path / "schema"))
-    timer_line = {"type": "timer", "tag": "t", "firedAtMs": 5}
-    assert wire.read_action(timer_line) == wire.Timer("t", 5)
+    text = generator().generate(tmp_path / "schema")
+    wire = load_generated(text)
+    samples = {line.get("type"): line for _, line in pinned()}
+    timer = samples["timer"] | {"firedAtMs": 5}
+    read = wire.read_action(timer)
+    assert type(read) is wire.Timer and read.fired_at_ms == 5 and read.tag == timer["tag"]
     assert typing.get_type_hints(wire.Timer)["fired_at_ms"] is int
-    assert "When it fired." in (tmp_path / "schema/action.json").read_text()
-    assert wire.read_action({"type": "closeStream", "id": 3}) == wire.CloseStream(3)
-    assert wire.read_action({"type": "closeStream", "id": 3, "reason": "timedOut"}).reason == "timedOut"
-    assert wire.CloseStream(3).reason is None
-    notice = {"type": "notice", "notice": {"kind": "reachable", "failures": 2, "sinceMs": 1, "downMs": None,
-                                           "message": "m", "level": "info"}}
-    assert wire.read_action(notice) == wire.Reachable(2, 1, None)
+    assert 'fired_at_ms: int\n    """When it fired."""' in text  # its doc comment, as the field's docstring
+    close = samples["closeStream"]
+    assert wire.read_action(close).reason is None
+    assert wire.read_action(close | {"reason": "timedOut"}).reason == "timedOut"
+    reachable = next(line for _, line in pinned() if line.get("notice", {}).get("kind") == "reachable")
+    reachable = reachable | {"notice": reachable["notice"] | {"downMs": None}}
+    assert type(wire.read_action(reachable)) is wire.Reachable and wire.read_action(reachable).down_ms is None
     assert not hasattr(wire, "TimedOut") and "TimedOut" not in wire.__all__
-    assert wire.read_action({"type": "timedOut", "id": 1, "endpoint": "live"}) == actions.OtherAction(
-        {"type": "timedOut", "id": 1, "endpoint": "live"}
-    )
+    folded = {"type": "timedOut", "id": 1, "endpoint": "live"}
+    assert wire.read_action(folded) == actions.OtherAction(folded)
     # The new classes pass this file's field-by-field check against the new schema.
-    assert check_class(root, wire.Timer, timer, {"type"}, "timer") == []
-    assert check_class(root, wire.CloseStream, close, {"type", "id"}, "closeStream") == []
+    members = variants(root, root, "type")
+    assert check_class(root, wire.Timer, members["timer"], {"type"}, "timer") == []
+    assert check_class(root, wire.CloseStream, members["closeStream"], {"type", "id"}, "closeStream") == []
