@@ -3,7 +3,8 @@
 //! path of the library's source (tests left out) and holds the graph to the
 //! layer table below: a module imports only from its own layer or a lower
 //! one, and the graph has no cycle. The folders agree: `src/proto/` holds
-//! the machinery (leaves, protocol, decisions) and nothing above it.
+//! the machinery (leaves, protocol, decisions) and nothing above it, and
+//! none of it is public (the committed public API names no `proto` path).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -209,4 +210,38 @@ fn the_reader_sees_imports() {
     let text = "use crate::a::B;\nuse crate::{c, d::E};\nfn f() { crate::g::h(); }\n// crate::z\n#[cfg(test)]\nmod tests;\nuse crate::late;";
     let found: Vec<_> = imports(text).into_iter().collect();
     assert_eq!(found, ["a", "c", "d", "g"]);
+}
+
+/// The machinery stays behind the front door: the committed public API
+/// (`core/public-api.txt`, held to the code by `scripts/public-api`) has no
+/// `proto` path, and its public modules are the crate's own plus the two
+/// facades that re-export what drivers and bindings use of the machinery.
+#[test]
+fn the_machinery_is_not_public() {
+    let api = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("public-api.txt"))
+        .expect("core/public-api.txt reads");
+    let leaks: Vec<&str> = api.lines().filter(|l| l.contains("onair::proto")).collect();
+    assert!(leaks.is_empty(), "public items under proto: {leaks:?}");
+    let modules: Vec<&str> = api
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .collect();
+    assert_eq!(
+        modules,
+        [
+            "onair",
+            "onair::api",
+            "onair::api::codes",
+            "onair::bot",
+            "onair::bot::notices",
+            "onair::event",
+            "onair::json",
+            "onair::kit",
+            "onair::kit::commands",
+            "onair::kit::replies",
+            "onair::kit::tally",
+            "onair::kit::text",
+            "onair::sse",
+        ]
+    );
 }
