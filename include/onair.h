@@ -248,7 +248,10 @@ enum onair_action_kind
    */
   ONAIR_ACTION_OPEN_STREAM = 1,
   /**
-   * Close the stream `request_id`.
+   * Close the stream `request_id`, or drop that request: the bot is done
+   * with it. `code` says why: `ended`, `silent` (the heartbeat
+   * watchdog), `timed_out` (no answer within its timeout: the bot counted
+   * it as failed), `stopping`. A late report for it is ignored.
    */
   ONAIR_ACTION_CLOSE_STREAM = 2,
   /**
@@ -291,11 +294,6 @@ enum onair_action_kind
    * `onair_bot_set_timer`).
    */
   ONAIR_ACTION_TIMER = 11,
-  /**
-   * The bot gave up on request `request_id` (no report within its
-   * timeout; `code` is its endpoint): drop it. A late report is ignored.
-   */
-  ONAIR_ACTION_TIMED_OUT = 12,
   /**
    * A configured command was run by someone allowed to (the kit): `name`,
    * `args`, `rest`, `user_id`, `nickname`, `role`, and its chat as
@@ -1082,7 +1080,7 @@ typedef struct onair_action {
    */
   onair_action_kind kind;
   /**
-   * SEND, OPEN_STREAM, CLOSE_STREAM, TIMED_OUT: the request.
+   * SEND, OPEN_STREAM, CLOSE_STREAM: the request.
    */
   uint64_t request_id;
   /**
@@ -1128,12 +1126,12 @@ typedef struct onair_action {
    * `join_forbidden`, `invalid_client`, `fix_request`, `unexpected`,
    * `shut_down`); DONE/NOTICE with a problem: its kind; FAILURE_STOPPED:
    * the stop's code; FRAME_SKIPPED: the decode error's code;
-   * UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint;
-   * NOTICE gave up, replies dropped: the reason.
+   * UNKNOWN_EVENT: the event name; CLOSE_STREAM: why (`ended`, `silent`,
+   * `timed_out`, `stopping`); NOTICE gave up, replies dropped: the reason.
    */
   struct onair_str code;
   /**
-   * STOPPED, NOTICE, DONE failed, TIMED_OUT: a line for logs (NUL-terminated).
+   * STOPPED, NOTICE, DONE failed: a line for logs (NUL-terminated).
    */
   struct onair_str message;
   /**

@@ -155,9 +155,9 @@ form with secrets: ``repr`` names the headers and hides their values and the bod
 The bot keeps ``timeout_ms`` itself: give the client no shorter timeout.""",
     "OpenStream": """Open ``request`` as a stream with no whole-body timeout (the bot's watchdog
 covers it); report with ``on_stream_open``, ``on_stream_bytes``, ``on_stream_closed``.""",
-    "CloseStream": """Close the connection ``request_id``: a stream, or, as the bot stops for good, a
-request whose answer it no longer wants (late reports for it are harmless).""",
-    "TimedOut": "The bot gave up on request ``request_id`` (no report within its timeout): drop it.",
+    "CloseStream": """Close the connection ``request_id`` or drop that request: the bot is done with
+it for ``reason`` (``ended``, ``silent``: the heartbeat watchdog, ``timed_out``: no
+answer within its timeout, ``stopping``). Late reports for it are harmless.""",
     "Wait": """Nothing to do until ``until_ms`` (unix ms) or until a report; ``None``: only a
 report moves the bot. Ends a drain.""",
     "Broadcast": "``GET /v1/live`` (``Bot.fetch_broadcast``).",
@@ -467,6 +467,10 @@ class Schema:
                 return "Event", "read_event({v})", "Event", nullable
             if "enum" in node:
                 self.literals[name] = node["enum"]
+                return name, "{v}", "scalar", nullable
+            consts = [m.get("const") for m in node.get("oneOf", [])]
+            if consts and all(isinstance(c, str) for c in consts):  # documented strings
+                self.literals[name] = consts
                 return name, "{v}", "scalar", nullable
             if "examples" in node and node.get("type") == "string":
                 self.kinds[name] = node["examples"]

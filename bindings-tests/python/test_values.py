@@ -41,7 +41,7 @@ def test_every_pinned_action_line_is_a_value() -> None:
     kinds = {type(v).__name__ for v in values}
     assert {
         "Send", "OpenStream", "CloseStream", "Chat", "Presence", "Like", "Donation", "End", "FrameSkipped",
-        "UnknownEvent", "ProblemNotice", "TimedOut", "CallHeld", "ReconnectStormBraked", "Done",
+        "UnknownEvent", "ProblemNotice", "CallHeld", "ReconnectStormBraked", "Done",
         "PersistTokens", "Timer", "NeedsAuthorization", "Wait", "Stopped", "Command", "CommandRefused",
         "Arrival", "Milestone", "BroadcastEnded", "PersistState",
     } <= kinds, kinds

@@ -344,11 +344,6 @@ fn handle(
         }
     }
     match event {
-        BotEvent::TimedOut { endpoint } => {
-            screen.line(&format!(
-                "  ! {endpoint}: no answer in time, failed by the bot"
-            ));
-        }
         BotEvent::Notice(notice) => {
             use onair::bot::Notice;
             match notice {

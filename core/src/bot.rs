@@ -35,8 +35,8 @@
 //!    passed makes it act at once, and no deadline is ever lost.
 //! 3. [`Action::Send`] carries the request's `timeout_ms`. The bot keeps that
 //!    deadline itself (it is folded into `Wait`); when it passes without a
-//!    report, the bot treats the request as failed and says so with
-//!    [`Action::TimedOut`] (drop that request). Give your client no
+//!    report, the bot treats the request as failed and asks you to drop it
+//!    ([`Action::CloseStream`] with [`CloseReason::TimedOut`]). Give your client no
 //!    shorter timeout, or none. A stream ([`Action::OpenStream`]) must get no
 //!    whole-body timeout at all: the bot's connect timeout and heartbeat
 //!    watchdog cover it, and it asks you to close it ([`Action::CloseStream`]).
@@ -158,7 +158,7 @@ pub use crate::proto::oauth::RefreshPolicy;
 pub use crate::proto::quota::{Block, DailyQuota};
 pub use crate::proto::stream::StreamConfig;
 pub use drain::SHUTDOWN_GRACE_MS;
-pub use notices::{GiveUpReason, Unreached};
+pub use notices::{CloseReason, GiveUpReason, Unreached};
 pub use replies::{DropReason, RepliesCounters, ReplyCounters, MAX_QUEUED_REPLIES};
 pub use status::{Connection, Counters, QuotaBlock, Status};
 
@@ -315,22 +315,15 @@ pub enum Action {
         /// The request.
         request: HttpRequest,
     },
-    /// Close this connection: a stream that ended or that the watchdog
-    /// found dead, or, as the bot stops for good, any request whose answer
-    /// it no longer wants (drop it: see [`Bot::shutdown`]). Late reports
-    /// for it are harmless.
+    /// Close this connection or drop this request; the bot is done with it
+    /// for the `reason` given (a stream that ended or went silent, a request
+    /// past its `timeout_ms`, or the bot stopping for good: see
+    /// [`Bot::shutdown`]). Late reports for it are harmless.
     CloseStream {
         /// The connection (or request) to close.
         id: RequestId,
-    },
-    /// The bot gave up on this request: no report came within its
-    /// `timeout_ms`, and the bot counted it as failed (and retries or
-    /// answers the call itself). Drop it; a late report is ignored.
-    TimedOut {
-        /// The request.
-        id: RequestId,
-        /// Its endpoint.
-        endpoint: Endpoint,
+        /// Why; a driver closes it the same way whatever the reason.
+        reason: CloseReason,
     },
     /// A stream event.
     Event {
@@ -400,7 +393,8 @@ impl Action {
     /// use onair::Action;
     /// assert!(Action::NeedsAuthorization.ends_drain());
     /// assert!(Action::Wait { until_ms: Some(5) }.ends_drain());
-    /// assert!(!Action::CloseStream { id: onair::RequestId(1) }.ends_drain());
+    /// use onair::bot::CloseReason;
+    /// assert!(!Action::CloseStream { id: onair::RequestId(1), reason: CloseReason::Ended }.ends_drain());
     /// ```
     pub fn ends_drain(&self) -> bool {
         matches!(
@@ -603,7 +597,8 @@ pub struct Bot {
     counters: Counters,
     /// Chat calls not yet answered, to count their fate.
     chat_calls: Vec<CallId>,
-    /// The open connection's end frame was seen (its close is not a drop).
+    /// The open connection is finished with: its end frame came, or the app
+    /// asked for a reconnect (its close is not a drop).
     end_seen: bool,
     /// The token generation the stream connection was opened with.
     stream_generation: u64,
@@ -1013,7 +1008,10 @@ impl Bot {
             Some(_) => return,
         }
         if let Some(conn) = self.conn.take() {
-            self.out.push_back(Action::CloseStream { id: conn.id() });
+            self.out.push_back(Action::CloseStream {
+                id: conn.id(),
+                reason: CloseReason::Stopping,
+            });
         }
         let mut unsent = None;
         if !stop.resumes_with_new_consent() {

@@ -20,7 +20,7 @@
 //! The bot's actions ([`crate::bot::Action`], via [`ActionJson`]) have one
 //! JSON form too, for bindings that hand actions to another language as
 //! JSON: an object with a `type` (`send`, `openStream`, `closeStream`,
-//! `timedOut`, `event`, `notice`, `done`, `persistTokens`, `timer`,
+//! `event`, `notice`, `done`, `persistTokens`, `timer`,
 //! `needsAuthorization`, `wait`, `stopped`) and camelCase fields; an `event` action is the typed
 //! item line above with `"type":"event"`. A `send` carries the request whole
 //! (its `Authorization` header and form body included: it must be sent), so
@@ -42,7 +42,7 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::bot::{Action, CallFailure, CallResult, Notice};
+use crate::bot::{Action, CallFailure, CallResult, CloseReason, Notice};
 use crate::event::{self, DecodeError, Event, User};
 use crate::kit::tally::{PersonTotals, Tally};
 use crate::kit::{ArrivalKind, Milestone};
@@ -588,10 +588,7 @@ enum ActionLine<'a> {
     },
     CloseStream {
         id: u64,
-    },
-    TimedOut {
-        id: u64,
-        endpoint: &'static str,
+        reason: CloseReason,
     },
     Event {
         event: &'static str,
@@ -706,10 +703,9 @@ impl Serialize for ActionJson<'_> {
                 id: id.0,
                 request: RequestJson(request),
             },
-            Action::CloseStream { id } => ActionLine::CloseStream { id: id.0 },
-            Action::TimedOut { id, endpoint } => ActionLine::TimedOut {
+            Action::CloseStream { id, reason } => ActionLine::CloseStream {
                 id: id.0,
-                endpoint: endpoint.as_str(),
+                reason: *reason,
             },
             Action::Event { id, event } => ActionLine::Event {
                 event: event.name(),

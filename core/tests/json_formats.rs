@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used)]
 
 use onair::api::{classify, PagerError, ResponseError, ResponseErrorKind};
-use onair::bot::{Action, CallFailure, CallId, CallResult, GiveUpReason, Notice, Unreached};
+use onair::bot::{
+    Action, CallFailure, CallId, CallResult, CloseReason, GiveUpReason, Notice, Unreached,
+};
 use onair::event::{
     Chat, DecodeError, DecodeErrorKind, Decoder, Donation, End, EndReason, Event, Item, Like,
     LikeType, Presence, PresenceType, User,
@@ -173,7 +175,10 @@ fn actions() -> Vec<Action> {
             )
             .unwrap(),
         },
-        Action::CloseStream { id: RequestId(9) },
+        Action::CloseStream {
+            id: RequestId(9),
+            reason: CloseReason::Ended,
+        },
     ]);
     for (i, event) in events().into_iter().enumerate() {
         let id = (i % 2 == 0).then(|| FrameId::new(format!("17322500000{i}-{i}")));
@@ -189,9 +194,9 @@ fn actions() -> Vec<Action> {
             endpoint: Endpoint::Chat,
             problem: problem.clone(),
         }),
-        Action::TimedOut {
+        Action::CloseStream {
             id: RequestId(3),
-            endpoint: Endpoint::Token,
+            reason: CloseReason::TimedOut,
         },
         Action::Notice(Notice::CallHeld { call: CallId(11) }),
         Action::Notice(Notice::ReconnectStormBraked { until_ms: 77 }),

@@ -378,7 +378,7 @@ fn generated(
     dj_chat_every: u64,
     joined: &mut [bool],
 ) -> (Option<String>, Kind, Value) {
-    if dj_chat_every > 0 && n % dj_chat_every == 0 {
+    if dj_chat_every > 0 && n.is_multiple_of(dj_chat_every) {
         let msg = MESSAGES[rng.below(MESSAGES.len() as u64) as usize];
         return (
             None,
@@ -388,7 +388,7 @@ fn generated(
     }
     let p = rng.below(people);
     let id = person_id(p);
-    let nickname: Value = if p % 17 == 0 {
+    let nickname: Value = if p.is_multiple_of(17) {
         Value::Null
     } else {
         json!(NICKNAMES[(p % NICKNAMES.len() as u64) as usize])
@@ -400,7 +400,7 @@ fn generated(
         return (
             None,
             Kind::Presence,
-            json!({"user": user, "isManager": p % 50 == 0}),
+            json!({"user": user, "isManager": p.is_multiple_of(50)}),
         );
     }
     let roll = rng.below(100);

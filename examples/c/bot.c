@@ -374,7 +374,7 @@ int main(void) {
     if (onair_bot_poll(bot, now_ms(), &a) != ONAIR_OK) { exit_code = 1; break; }
     if (a.kind == ONAIR_ACTION_SEND || a.kind == ONAIR_ACTION_OPEN_STREAM) {
       start(a.request_id, &a.request, a.kind == ONAIR_ACTION_OPEN_STREAM);
-    } else if (a.kind == ONAIR_ACTION_CLOSE_STREAM || a.kind == ONAIR_ACTION_TIMED_OUT) {
+    } else if (a.kind == ONAIR_ACTION_CLOSE_STREAM) {
       drop(a.request_id);
     } else if (a.kind == ONAIR_ACTION_NEEDS_AUTHORIZATION) {
       const char *code = env("ONAIR_CODE", false), *uri = env("ONAIR_REDIRECT_URI", false);

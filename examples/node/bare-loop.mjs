@@ -88,7 +88,6 @@ for (let running = true; running; ) {
       void go(action.id, action.request, action.type === 'openStream');
       break;
     case 'closeStream':
-    case 'timedOut':
       inflight.get(action.id)?.abort();
       break;
     case 'notice':

@@ -137,7 +137,7 @@ def main() -> int:
                 transport.start(rid, request, stream=False)
             case onair.OpenStream(rid, request):
                 transport.start(rid, request, stream=True)
-            case onair.CloseStream(rid) | onair.TimedOut(rid):
+            case onair.CloseStream(rid):
                 transport.close(rid)
             case onair.BroadcastEnded(live_id, tally):
                 ended.append({**tally.to_dict(), "liveId": live_id})

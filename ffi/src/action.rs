@@ -23,7 +23,10 @@ pub enum onair_action_kind {
     /// Open `request` as a stream (no whole-body timeout); report with
     /// `onair_bot_on_stream_open`, `_on_stream_bytes`, `_on_stream_closed`.
     ONAIR_ACTION_OPEN_STREAM = 1,
-    /// Close the stream `request_id`.
+    /// Close the stream `request_id`, or drop that request: the bot is done
+    /// with it. `code` says why: `ended`, `silent` (the heartbeat
+    /// watchdog), `timed_out` (no answer within its timeout: the bot counted
+    /// it as failed), `stopping`. A late report for it is ignored.
     ONAIR_ACTION_CLOSE_STREAM = 2,
     /// A stream event: `event`.
     ONAIR_ACTION_EVENT = 3,
@@ -47,9 +50,6 @@ pub enum onair_action_kind {
     /// App timer `tag` fired (`onair_bot_schedule`, `onair_bot_every`,
     /// `onair_bot_set_timer`).
     ONAIR_ACTION_TIMER = 11,
-    /// The bot gave up on request `request_id` (no report within its
-    /// timeout; `code` is its endpoint): drop it. A late report is ignored.
-    ONAIR_ACTION_TIMED_OUT = 12,
     /// A configured command was run by someone allowed to (the kit): `name`,
     /// `args`, `rest`, `user_id`, `nickname`, `role`, and its chat as
     /// `event`. Answer with `onair_bot_say`.
@@ -264,7 +264,7 @@ impl onair_request {
 pub struct onair_action {
     /// What to do.
     pub kind: onair_action_kind,
-    /// SEND, OPEN_STREAM, CLOSE_STREAM, TIMED_OUT: the request.
+    /// SEND, OPEN_STREAM, CLOSE_STREAM: the request.
     pub request_id: u64,
     /// SEND, OPEN_STREAM: what to send.
     pub request: onair_request,
@@ -290,10 +290,10 @@ pub struct onair_action {
     /// `join_forbidden`, `invalid_client`, `fix_request`, `unexpected`,
     /// `shut_down`); DONE/NOTICE with a problem: its kind; FAILURE_STOPPED:
     /// the stop's code; FRAME_SKIPPED: the decode error's code;
-    /// UNKNOWN_EVENT: the event name; TIMED_OUT: the request's endpoint;
-    /// NOTICE gave up, replies dropped: the reason.
+    /// UNKNOWN_EVENT: the event name; CLOSE_STREAM: why (`ended`, `silent`,
+    /// `timed_out`, `stopping`); NOTICE gave up, replies dropped: the reason.
     pub code: onair_str,
-    /// STOPPED, NOTICE, DONE failed, TIMED_OUT: a line for logs (NUL-terminated).
+    /// STOPPED, NOTICE, DONE failed: a line for logs (NUL-terminated).
     pub message: onair_str,
     /// STOPPED: a new consent code (`onair_bot_authorize`) resumes the bot.
     pub resumes_with_new_consent: bool,
@@ -520,15 +520,10 @@ impl Current {
                 v.request_id = id.0;
                 v.request = self.request_view(request);
             }
-            Action::CloseStream { id } => {
+            Action::CloseStream { id, reason } => {
                 v.kind = ONAIR_ACTION_CLOSE_STREAM;
                 v.request_id = id.0;
-            }
-            Action::TimedOut { id, endpoint } => {
-                v.kind = ONAIR_ACTION_TIMED_OUT;
-                v.request_id = id.0;
-                v.code = onair_str::of(endpoint.as_str());
-                message = Some(format!("{id} ({}) timed out", endpoint.as_str()));
+                v.code = onair_str::of(reason.as_str());
             }
             Action::Event { id, event } => {
                 v.kind = ONAIR_ACTION_EVENT;

@@ -1075,10 +1075,12 @@ impl Driver {
                     );
                     self.stream = Some((id, false));
                 }
-                Action::CloseStream { id } if self.stream.is_some_and(|(open, _)| open == id) => {
+                Action::CloseStream { id, .. }
+                    if self.stream.is_some_and(|(open, _)| open == id) =>
+                {
                     self.stream = None;
                 }
-                Action::TimedOut { id, .. } => {
+                Action::CloseStream { id, .. } => {
                     self.pending.retain(|(p, _)| *p != id);
                 }
                 _ => {}
@@ -1232,7 +1234,7 @@ pub fn bot(data: &[u8]) {
                 }
             }
             11 => {
-                let revoke = input.byte() % 2 == 0;
+                let revoke = input.byte().is_multiple_of(2);
                 bot.shutdown(revoke);
             }
             _ => {

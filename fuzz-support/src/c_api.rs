@@ -725,12 +725,9 @@ fn check_action(v: &onair_action, want: &Action, now: u64) {
             assert_eq!((v.kind, v.request_id), (ONAIR_ACTION_OPEN_STREAM, id.0));
             check_request(&v.request, request);
         }
-        Action::CloseStream { id } => {
+        Action::CloseStream { id, reason } => {
             assert_eq!((v.kind, v.request_id), (ONAIR_ACTION_CLOSE_STREAM, id.0));
-        }
-        Action::TimedOut { id, endpoint } => {
-            assert_eq!((v.kind, v.request_id), (ONAIR_ACTION_TIMED_OUT, id.0));
-            assert_eq!(view_str(what, v.code), Some(endpoint.as_str()));
+            assert_eq!(view_str(what, v.code), Some(reason.as_str()));
         }
         Action::Event { id, event } => {
             assert_eq!(v.kind, ONAIR_ACTION_EVENT, "{what}");
@@ -1241,7 +1238,7 @@ impl Fuzz {
                 body.bytes_faults(&mut e);
                 e.add(f.has(OUT), ONAIR_NULL_PARAMETER);
                 let want = known.map(|ep| classify(ep, status, headers.core(), body.seen()));
-                if op % 4 == 0 {
+                if op.is_multiple_of(4) {
                     let mut out = Out::<onair_problem>::new(f.has(OUT));
                     // SAFETY: every (pointer, length) pair is within its buffer.
                     let r = unsafe {
@@ -1984,7 +1981,7 @@ impl Fuzz {
                     match setter {
                         1 => (
                             "set_events",
-                            onair_bot_config_set_events(h, value % 2 == 0),
+                            onair_bot_config_set_events(h, value.is_multiple_of(2)),
                             false,
                         ),
                         2 => (
@@ -2026,7 +2023,7 @@ impl Fuzz {
                 e.check(name, r, ONAIR_OK);
                 if let (ONAIR_OK, Some(c)) = (r, shadow) {
                     match setter {
-                        1 => c.events = value % 2 == 0,
+                        1 => c.events = value.is_multiple_of(2),
                         2 => c.request_timeout_ms = value,
                         3 => c.max_attempts = u32::try_from(value).unwrap_or(u32::MAX),
                         4 => c.max_queued_calls = usize_of(value),
@@ -2271,7 +2268,7 @@ impl Fuzz {
         match &want {
             Action::Send { id, .. } => b.sent.push(id.0),
             Action::OpenStream { id, .. } => b.stream = Some(id.0),
-            Action::CloseStream { id } if b.stream == Some(id.0) => b.stream = None,
+            Action::CloseStream { id, .. } if b.stream == Some(id.0) => b.stream = None,
             _ => {}
         }
         if let Action::PersistState(state) = &want {
@@ -2484,7 +2481,7 @@ impl Fuzz {
                 }
             }
             6 => {
-                let revoke = input.byte() % 2 == 0;
+                let revoke = input.byte().is_multiple_of(2);
                 // SAFETY: a live handle or NULL.
                 let r = unsafe { onair_bot_shutdown(h, revoke) };
                 e.check("onair_bot_shutdown", r, ONAIR_OK);
@@ -2496,7 +2493,7 @@ impl Fuzz {
                 let tag = Buf::new(pick(input, &TAGS), f, NULL0, NULLN);
                 tag.text_faults(&mut e);
                 let (at, period) = (number(input, now), number(input, 1000));
-                let while_connected = input.byte() % 2 == 0;
+                let while_connected = input.byte().is_multiple_of(2);
                 let mut found = Out::<bool>::new(f.has(OUT));
                 // SAFETY: a live handle or NULL; (pointer, length) within the buffer.
                 let r = unsafe {
@@ -2610,7 +2607,7 @@ impl Fuzz {
         let h = handle(&self.config, f);
         let mut e = Expect::new();
         e.add(h.is_null(), ONAIR_NULL_PARAMETER);
-        if op % 2 == 0 {
+        if op.is_multiple_of(2) {
             if let Some(c) = self.config.as_mut().filter(|_| !h.is_null()) {
                 c.shadow.last_error.clear();
             }

@@ -39,6 +39,7 @@ from ._values import (
 Json = dict[str, Any]
 _T = TypeVar("_T")
 
+CloseReason = Literal["ended", "silent", "timed_out", "stopping"]
 ProblemKind = Literal["ok", "malformed_request", "chat_empty", "chat_too_long", "unauthorized", "permission_missing", "chat_blocked", "join_forbidden", "not_on_air", "chat_rate_limited", "quota_per_second", "quota_daily", "server_error", "broadcast_server_error", "chat_server_error", "invalid_request", "unsupported_grant_type", "invalid_grant", "invalid_client", "unexpected"]
 Advice = Literal["none", "fix_request", "refresh_token", "reconsent", "retry_soon", "stop", "wait_not_on_air", "retry_backoff", "retry_after", "reauthorize"]
 
@@ -229,18 +230,12 @@ class OpenStream:
 
 @dataclass(frozen=True, slots=True)
 class CloseStream:
-    """Close the connection ``request_id``: a stream, or, as the bot stops for good, a
-    request whose answer it no longer wants (late reports for it are harmless)."""
+    """Close the connection ``request_id`` or drop that request: the bot is done with
+    it for ``reason`` (``ended``, ``silent``: the heartbeat watchdog, ``timed_out``: no
+    answer within its timeout, ``stopping``). Late reports for it are harmless."""
 
     request_id: int
-
-
-@dataclass(frozen=True, slots=True)
-class TimedOut:
-    """The bot gave up on request ``request_id`` (no report within its timeout): drop it."""
-
-    request_id: int
-    endpoint: Endpoint
+    reason: CloseReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -671,7 +666,6 @@ Action = Union[
     Send,
     OpenStream,
     CloseStream,
-    TimedOut,
     Chat,
     Presence,
     Like,
@@ -713,6 +707,7 @@ __all__ = [
     "CallResult",
     "Chat",
     "ChatSent",
+    "CloseReason",
     "CloseStream",
     "Command",
     "CommandRefused",
@@ -756,7 +751,6 @@ __all__ = [
     "Send",
     "Stopped",
     "Tally",
-    "TimedOut",
     "Timer",
     "UnknownEvent",
     "UnknownFrame",
@@ -933,13 +927,7 @@ def read_open_stream(d: Json) -> OpenStream:
 def read_close_stream(d: Json) -> CloseStream:
     return CloseStream(
         d["id"],
-    )
-
-
-def read_timed_out(d: Json) -> TimedOut:
-    return TimedOut(
-        d["id"],
-        d["endpoint"],
+        d["reason"],
     )
 
 
@@ -1356,7 +1344,6 @@ _ACTIONS: dict[str, Callable[[Json], Action | OtherEvent]] = {
     "send": read_send,
     "openStream": read_open_stream,
     "closeStream": read_close_stream,
-    "timedOut": read_timed_out,
     "event": read_event,
     "notice": _action_notice,
     "done": read_done,

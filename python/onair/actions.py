@@ -2,7 +2,7 @@
 frozen dataclasses: one class per action of the core (``core/src/bot.rs``), built
 from its JSON form (``core/src/json.rs``), fields in snake_case.
 
-- the driver's work: ``Send``, ``OpenStream``, ``CloseStream``, ``TimedOut``, ``Wait``;
+- the driver's work: ``Send``, ``OpenStream``, ``CloseStream`` (with its ``reason``), ``Wait``;
 - stream events: ``Chat``, ``Presence``, ``Like``, ``Donation``, ``End``,
   ``OtherEvent`` themselves (``onair.events``);
 - the configured kit: ``Command``, ``Arrival``, ``Milestone``, ``BroadcastEnded``

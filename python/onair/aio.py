@@ -51,7 +51,7 @@ any other           ``say``
 
 What the driver hands out: events, the kit's actions (``Command``, ``Arrival``,
 ``Milestone``, ``BroadcastEnded``, ``PersistState`` once saved), ``Done``,
-notices, ``TimedOut``, ``Timer``, ``PersistTokens`` (once saved),
+notices, ``Timer``, ``PersistTokens`` (once saved),
 ``StoreFailed``, ``NeedsAuthorization``, ``Stopped``. The I/O actions never
 reach you.
 
@@ -95,7 +95,6 @@ from .actions import (
     ReplyKind,
     Send,
     Stopped,
-    TimedOut,
     Timer,
     Wait,
     Milestone,
@@ -473,9 +472,6 @@ class Driver:
                 return action
             elif isinstance(action, Stopped):
                 self._finished = True
-                return action
-            elif isinstance(action, TimedOut):
-                self._abort(action.request_id)
                 return action
             else:
                 if self._log_notices and (line := _warning(action)) is not None:

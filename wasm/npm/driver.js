@@ -460,10 +460,6 @@ export class Driver {
           case 'closeStream':
             this.#abort(action.id);
             break;
-          case 'timedOut':
-            this.#abort(action.id);
-            yield action;
-            break;
           case 'wait':
             await this.#sleep(action.untilMs);
             break;
@@ -580,7 +576,7 @@ export class Driver {
     this.#inflight.set(id, { controller });
     (async () => {
       try {
-        // No timeout of its own: the bot keeps the deadline (timedOut aborts it).
+        // No timeout of its own: the bot keeps the deadline (closeStream, reason timed_out, aborts it).
         const res = await this.#fetch(...fetchArgs(request, { signal: controller.signal }));
         const body = new Uint8Array(await res.arrayBuffer());
         this.#inflight.delete(id);

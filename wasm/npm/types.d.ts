@@ -6,7 +6,7 @@
  * What to do next: `switch (action.type)` narrows; an `event` action is an
  * `OnairEvent`.
  */
-export type Action = { "type": "send", id: number, request: OnairRequest, timeoutMs: number, } | { "type": "openStream", id: number, request: OnairRequest, } | { "type": "closeStream", id: number, } | { "type": "timedOut", id: number, endpoint: Endpoint, } | { "type": "event" } & EventLine | { "type": "notice", notice: Notice, } | { "type": "done", call: number, result: CallResult, } | { "type": "persistTokens", generation: number, tokens: string, } | { "type": "timer", tag: string, } | { "type": "needsAuthorization" } | { "type": "wait", untilMs: number | null, } | { "type": "stopped", stop: Stop, } | { "type": "command", name: string, args: Array<string>, rest: string, user: User, role: Role, event: ChatRef, } | { "type": "arrival", kind: ArrivalKind, awayMs: number | null, user: User, isManager: boolean, liveId: number | null, event: EventLine, } | { "type": "milestone" } & Milestone | { "type": "broadcastEnded", liveId: number | null, tally: TallyJson, event: EndRef | null, } | { "type": "persistState", state: string, };
+export type Action = { "type": "send", id: number, request: OnairRequest, timeoutMs: number, } | { "type": "openStream", id: number, request: OnairRequest, } | { "type": "closeStream", id: number, reason: CloseReason, } | { "type": "event" } & EventLine | { "type": "notice", notice: Notice, } | { "type": "done", call: number, result: CallResult, } | { "type": "persistTokens", generation: number, tokens: string, } | { "type": "timer", tag: string, } | { "type": "needsAuthorization" } | { "type": "wait", untilMs: number | null, } | { "type": "stopped", stop: Stop, } | { "type": "command", name: string, args: Array<string>, rest: string, user: User, role: Role, event: ChatRef, } | { "type": "arrival", kind: ArrivalKind, awayMs: number | null, user: User, isManager: boolean, liveId: number | null, event: EventLine, } | { "type": "milestone" } & Milestone | { "type": "broadcastEnded", liveId: number | null, tally: TallyJson, event: EndRef | null, } | { "type": "persistState", state: string, };
 
 /**
  * What the bot should do about a [`Problem`].
@@ -106,6 +106,11 @@ sentTime: Timestamp, };
  * The chat behind a command.
  */
 export type ChatRef = { "event": "chat", id: string | null, data: Chat, };
+
+/**
+ * Why the bot asks for a connection to be closed or a request dropped.
+ */
+export type CloseReason = "ended" | "silent" | "timed_out" | "stopping";
 
 /**
  * One command.
@@ -386,7 +391,7 @@ recentlyRevoked: boolean, };
 /**
  * One entry of the donation ranking (spec 2.4).
  *
- * The currency field's wire name is [`COIN_COUNT_FIELD`]; it is read and
+ * The currency field's wire name is `coinCount`; it is read and
  * written under exactly that name.
  */
 export type Fan = { 

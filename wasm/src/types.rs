@@ -209,6 +209,16 @@ enum Level {
     Info,
 }
 
+/// Why the bot asks for a connection to be closed or a request dropped.
+#[derive(TS)]
+#[ts(rename_all = "snake_case")]
+enum CloseReason {
+    Ended,
+    Silent,
+    TimedOut,
+    Stopping,
+}
+
 /// How a request failed to reach the service.
 #[derive(TS)]
 #[ts(rename_all = "snake_case")]
@@ -411,14 +421,11 @@ enum Action {
         id: u64,
         request: Request,
     },
-    /// Close this stream connection (abort it); late reports are harmless.
+    /// Close this connection or drop this request (abort it), for `reason`;
+    /// late reports are harmless.
     CloseStream {
         id: u64,
-    },
-    /// The bot gave up on request `id`: abort it; a late report is ignored.
-    TimedOut {
-        id: u64,
-        endpoint: Endpoint,
+        reason: CloseReason,
     },
     /// A stream event.
     Event(EventLine),

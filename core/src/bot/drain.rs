@@ -36,7 +36,10 @@ impl Bot {
             .partition(|f| matches!(f.purpose, Purpose::Token | Purpose::Revoke));
         self.in_flight = kept;
         for request in dropped {
-            self.out.push_back(Action::CloseStream { id: request.id });
+            self.out.push_back(Action::CloseStream {
+                id: request.id,
+                reason: CloseReason::Stopping,
+            });
             if let Purpose::Call(call, _) = request.purpose {
                 self.answer(*call, CallResult::Failed(CallFailure::Cancelled));
             }
@@ -57,7 +60,10 @@ impl Bot {
             .get_or_insert(now_ms.saturating_add(self.shutdown_grace_ms));
         if now_ms >= until {
             for request in std::mem::take(&mut self.in_flight) {
-                self.out.push_back(Action::CloseStream { id: request.id });
+                self.out.push_back(Action::CloseStream {
+                    id: request.id,
+                    reason: CloseReason::Stopping,
+                });
             }
             return self.out.pop_front();
         }

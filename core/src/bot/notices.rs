@@ -17,6 +17,39 @@ pub const UNREACHABLE_NOTICE_EVERY_MS: u64 = 30_000;
 /// [`Notice::GaveUp`].
 pub const GAVE_UP_NOTICE_EVERY_MS: u64 = 5_000;
 
+/// Why the bot asks for a connection to be closed or a request dropped
+/// ([`Action::CloseStream`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The stream ended: an end frame came, or the loop is done with it
+    /// (a new token pair is needed first).
+    Ended,
+    /// The stream's heartbeat watchdog: no byte for `watchdog_ms`.
+    Silent,
+    /// No answer within the request's `timeout_ms` (or the stream's connect
+    /// timeout): the bot counted it as failed, and retries or answers the
+    /// call itself.
+    TimedOut,
+    /// The bot stops (for good, or until a new consent) and no longer wants
+    /// the answer.
+    Stopping,
+}
+
+impl CloseReason {
+    /// `ended`, `silent`, `timed_out`, `stopping`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::Ended => "ended",
+            CloseReason::Silent => "silent",
+            CloseReason::TimedOut => "timed_out",
+            CloseReason::Stopping => "stopping",
+        }
+    }
+}
+
 /// How a request failed to reach the service (see [`Notice::Unreachable`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -27,8 +60,8 @@ pub enum Unreached {
     /// No answer came (the connection failed after sending, or was reset):
     /// [`Bot::on_transport_error`].
     NoResponse,
-    /// No answer came in time ([`Action::TimedOut`], or the stream's connect
-    /// timeout).
+    /// No answer came in time (a request past its `timeout_ms`, or the
+    /// stream's connect timeout: [`CloseReason::TimedOut`]).
     TimedOut,
 }
 

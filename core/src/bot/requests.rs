@@ -54,9 +54,9 @@ impl Bot {
         while let Some(index) = self.in_flight.iter().position(|f| f.deadline_ms <= now_ms) {
             let expired = self.in_flight.swap_remove(index);
             let endpoint = expired.purpose.endpoint();
-            self.out.push_back(Action::TimedOut {
+            self.out.push_back(Action::CloseStream {
                 id: expired.id,
-                endpoint,
+                reason: CloseReason::TimedOut,
             });
             self.unreached(endpoint, Unreached::TimedOut, now_ms);
             self.on_no_response(expired.purpose, now_ms);

@@ -30,6 +30,9 @@ impl Bot {
     /// Reconnects the stream at once without backoff: after the DJ makes the
     /// bot a manager, presence events start on the next connection.
     pub fn request_reconnect(&mut self, now_ms: u64) {
+        if matches!(self.conn, Some(Conn::Open(_))) {
+            self.end_seen = true; // closed by request: it ended, not dropped
+        }
         self.stream.request_reconnect(now_ms);
     }
 
@@ -46,7 +49,10 @@ impl Bot {
             // the loop on; a connection the loop is done with is closed now.
             if self.stream.phase() == Phase::Waiting && self.tokens.access_token(now_ms).is_none() {
                 let conn = self.conn.take()?;
-                return Some(Action::CloseStream { id: conn.id() });
+                return Some(Action::CloseStream {
+                    id: conn.id(),
+                    reason: CloseReason::Ended,
+                });
             }
             match self.stream.poll(now_ms) {
                 Step::Connect => {
@@ -72,15 +78,24 @@ impl Bot {
                 }
                 Step::Close => {
                     if let Some(conn) = self.conn.take() {
-                        if matches!(conn, Conn::Open(_)) && !self.end_seen {
-                            // The watchdog found it silent.
-                            self.counters.drops += 1;
-                        }
-                        if matches!(conn, Conn::Opening(_)) {
-                            // The connect timeout: no answer in time.
-                            self.unreached(Endpoint::Events, Unreached::TimedOut, now_ms);
-                        }
-                        return Some(Action::CloseStream { id: conn.id() });
+                        let reason = match conn {
+                            Conn::Open(_) if self.end_seen => CloseReason::Ended,
+                            Conn::Open(_) => {
+                                // The watchdog found it silent.
+                                self.counters.drops += 1;
+                                CloseReason::Silent
+                            }
+                            Conn::Opening(_) => {
+                                // The connect timeout: no answer in time.
+                                self.unreached(Endpoint::Events, Unreached::TimedOut, now_ms);
+                                CloseReason::TimedOut
+                            }
+                            Conn::Failed { .. } => CloseReason::Ended,
+                        };
+                        return Some(Action::CloseStream {
+                            id: conn.id(),
+                            reason,
+                        });
                     }
                 }
                 Step::RefreshToken { unauthorized } => {

@@ -234,7 +234,10 @@ fn a_full_session_with_canned_responses() {
         .unwrap();
     let actions = drain(&mut bot, now);
     assert!(
-        actions.contains(&Action::CloseStream { id: stream }),
+        actions.contains(&Action::CloseStream {
+            id: stream,
+            reason: CloseReason::Ended
+        }),
         "{actions:?}"
     );
     assert!(
@@ -282,7 +285,10 @@ fn a_full_session_with_canned_responses() {
     .unwrap();
     let actions = drain(&mut bot, now);
     assert!(
-        actions.contains(&Action::CloseStream { id: stream }),
+        actions.contains(&Action::CloseStream {
+            id: stream,
+            reason: CloseReason::Stopping
+        }),
         "{actions:?}"
     );
     // The call is not lost: it waits for the DJ to authorize again.
@@ -645,10 +651,16 @@ fn not_on_air_stream_retries_every_few_seconds() {
 fn the_watchdog_closes_a_silent_stream_and_reconnects_with_backoff() {
     let (mut bot, stream) = streaming();
     let actions = drain(&mut bot, T0 + 44_999);
-    assert!(!actions.contains(&Action::CloseStream { id: stream }));
+    assert!(!actions.contains(&Action::CloseStream {
+        id: stream,
+        reason: CloseReason::Silent
+    }));
     let actions = drain(&mut bot, T0 + 45_000);
     assert!(
-        actions.contains(&Action::CloseStream { id: stream }),
+        actions.contains(&Action::CloseStream {
+            id: stream,
+            reason: CloseReason::Silent
+        }),
         "{actions:?}"
     );
     let at = wait_until(&actions).unwrap();
@@ -661,7 +673,10 @@ fn request_reconnect_reopens_at_once() {
     let (mut bot, stream) = streaming();
     bot.request_reconnect(T0 + 5_000);
     let actions = drain(&mut bot, T0 + 5_000);
-    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(actions.contains(&Action::CloseStream {
+        id: stream,
+        reason: CloseReason::Ended
+    }));
     assert!(stream_open(&actions).is_some(), "{actions:?}");
 }
 
@@ -698,7 +713,10 @@ fn driver_mistakes_are_local_errors() {
     );
     bot.request_reconnect(T0);
     let actions = drain(&mut bot, T0);
-    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(actions.contains(&Action::CloseStream {
+        id: stream,
+        reason: CloseReason::Ended
+    }));
     // Late bytes, errors or a close of a connection the bot closed: harmless.
     assert_eq!(bot.on_stream_bytes(stream, b":heartbeat\n\n", T0), Ok(()));
     assert_eq!(bot.on_transport_error(stream, T0), Ok(()));
@@ -714,7 +732,10 @@ fn shutdown_revokes_closes_and_stops() {
     let (id, request) = only_send(&actions);
     assert!(request.url.ends_with("/v1/oauth/revoke"));
     assert!(body_text(&request).contains("token=rt1"));
-    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(actions.contains(&Action::CloseStream {
+        id: stream,
+        reason: CloseReason::Stopping
+    }));
     assert!(actions.contains(&Action::Done {
         call,
         result: CallResult::Failed(CallFailure::Cancelled)
@@ -882,8 +903,8 @@ proptest! {
                         pending.push((id, token));
                     }
                     Action::OpenStream { id, .. } => stream = Some(id),
-                    Action::CloseStream { id } if stream == Some(id) => stream = None,
-                    Action::TimedOut { id, .. } => {
+                    Action::CloseStream { id, .. } if stream == Some(id) => stream = None,
+                    Action::CloseStream { id, reason: CloseReason::TimedOut } => {
                         pending.retain(|(p, _)| *p != id);
                     }
                     _ => {}
@@ -926,7 +947,10 @@ fn live_ended_waits_then_connects_for_the_next_broadcast() {
     bot.on_stream_bytes(stream, end_frame("LIVE_ENDED").as_bytes(), T0 + 1_000)
         .unwrap();
     let actions = drain(&mut bot, T0 + 1_000);
-    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(actions.contains(&Action::CloseStream {
+        id: stream,
+        reason: CloseReason::Ended
+    }));
     assert!(stream_open(&actions).is_none(), "not at once: {actions:?}");
     let at = wait_until(&actions).unwrap();
     assert!((T0 + 4_000..=T0 + 7_000).contains(&at), "{at}");
@@ -1000,7 +1024,10 @@ fn contract_wait_is_never_at_or_before_now_and_none_only_when_nothing_is_schedul
     // Polling early changes nothing; polling at the deadline acts.
     assert_eq!(wait_until(&drain(&mut bot, T0 + 44_999)), Some(T0 + 45_000));
     let at_deadline = drain(&mut bot, T0 + 45_000);
-    assert!(at_deadline.contains(&Action::CloseStream { id: stream }));
+    assert!(at_deadline.contains(&Action::CloseStream {
+        id: stream,
+        reason: CloseReason::Silent
+    }));
 }
 
 #[test]
@@ -1042,9 +1069,9 @@ fn contract_a_send_carries_its_timeout_and_the_bot_keeps_the_deadline() {
     // No report in time: the bot fails the request itself and, a GET being
     // safe to repeat, sends it again after a backoff delay.
     let actions = drain(&mut bot, T0 + 30_000);
-    assert!(actions.contains(&Action::TimedOut {
+    assert!(actions.contains(&Action::CloseStream {
         id,
-        endpoint: Endpoint::Live
+        reason: CloseReason::TimedOut
     }));
     let retry_at = wait_until(&actions).unwrap();
     assert!(retry_at <= T0 + 30_000 + 1_000, "first backoff step");
@@ -1099,7 +1126,10 @@ fn contract_the_stream_has_no_whole_body_timeout_only_the_watchdog() {
         now += 15_000;
         bot.on_stream_bytes(stream, b":heartbeat\n\n", now).unwrap();
         let actions = drain(&mut bot, now);
-        assert!(!actions.contains(&Action::CloseStream { id: stream }));
+        assert!(!actions.contains(&Action::CloseStream {
+            id: stream,
+            reason: CloseReason::Silent
+        }));
         for (id, request) in sends(&actions) {
             assert!(request.url.ends_with("/v1/oauth/token"));
             let n = now / 1000;
@@ -1120,7 +1150,10 @@ fn contract_late_reports_are_harmless_and_unissued_ids_are_misuse() {
     let (mut bot, stream) = streaming();
     bot.request_reconnect(T0);
     let actions = drain(&mut bot, T0);
-    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(actions.contains(&Action::CloseStream {
+        id: stream,
+        reason: CloseReason::Ended
+    }));
     let (next, _) = stream_open(&actions).unwrap();
     for late in [
         bot.on_stream_bytes(stream, b"event:chat\ndata:{}\n\n", T0),
@@ -1176,7 +1209,10 @@ fn contract_reconnect_is_followed_at_once_every_time() {
         bot.on_stream_bytes(stream, end_frame("RECONNECT").as_bytes(), now)
             .unwrap();
         let actions = drain(&mut bot, now);
-        assert!(actions.contains(&Action::CloseStream { id: stream }));
+        assert!(actions.contains(&Action::CloseStream {
+            id: stream,
+            reason: CloseReason::Ended
+        }));
         let (next, _) = stream_open(&actions).expect("at once, same time");
         bot.on_stream_open(next, 200, NO_HEADERS, now).unwrap();
         stream = next;
@@ -1316,8 +1352,7 @@ fn transcript_line(now: u64, action: &Action) -> String {
             )
         }
         Action::OpenStream { id, request } => format!("{id} open stream {}", request.url),
-        Action::CloseStream { id } => format!("{id} close stream"),
-        Action::TimedOut { id, endpoint } => format!("{id} timed out ({endpoint})"),
+        Action::CloseStream { id, reason } => format!("{id} close stream ({})", reason.as_str()),
         Action::Event { id, event } => format!(
             "event {} {}",
             event.name(),
@@ -2643,7 +2678,13 @@ fn a_stream_connect_timeout_is_unreachable_and_retried_with_backoff() {
     let (id, _) = stream_open(&after).unwrap();
     let at = wait_until(&after).unwrap();
     let actions = drain(&mut bot, at);
-    assert!(actions.contains(&Action::CloseStream { id }), "{actions:?}");
+    assert!(
+        actions.contains(&Action::CloseStream {
+            id,
+            reason: CloseReason::TimedOut
+        }),
+        "{actions:?}"
+    );
     assert_eq!(
         unreachable_notices(&actions),
         [(Endpoint::Events, Unreached::TimedOut, 1, at)]
@@ -2658,9 +2699,9 @@ fn a_timed_out_call_is_unreachable() {
     let (id, _) = only_send(&drain(&mut bot, T0));
     let at = T0 + 30_000;
     let actions = drain(&mut bot, at);
-    assert!(actions.contains(&Action::TimedOut {
+    assert!(actions.contains(&Action::CloseStream {
         id,
-        endpoint: Endpoint::Live
+        reason: CloseReason::TimedOut
     }));
     assert_eq!(
         unreachable_notices(&actions),

@@ -119,12 +119,6 @@ pub enum BotEvent {
     },
     /// Worth a log line; nothing to do.
     Notice(Notice),
-    /// A request got no answer within its timeout: the driver dropped it,
-    /// and the bot retries or fails its call (a [`BotEvent::Done`] follows).
-    TimedOut {
-        /// The request's endpoint.
-        endpoint: Endpoint,
-    },
     /// An app timer is due (`bot_mut().schedule(…)`, `every(…)`).
     Timer {
         /// The timer's tag.
@@ -499,13 +493,9 @@ impl Driver {
             match action {
                 Action::Send { id, request, .. } => self.spawn_send(id, request, now),
                 Action::OpenStream { id, request } => self.spawn_stream(id, request, now),
-                Action::CloseStream { id } => self.abort(id),
-                Action::TimedOut { id, endpoint } => {
-                    // The bot gave up on it: stop waiting for a server that
-                    // may never answer.
-                    self.abort(id);
-                    return Some(BotEvent::TimedOut { endpoint });
-                }
+                // Whatever the reason (a request that timed out among them:
+                // stop waiting for a server that may never answer).
+                Action::CloseStream { id, .. } => self.abort(id),
                 Action::PersistState(state) => {
                     if self.stopping {
                         self.closed.state = Some(state.clone());

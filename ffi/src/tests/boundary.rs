@@ -80,6 +80,7 @@ fn an_injected_panic_is_caught_in_every_export() {
         ("onair_bot_config_set_events", &|| unsafe { onair_bot_config_set_events(null_mut(), false) } == ONAIR_PANIC),
         ("onair_bot_config_set_check_credentials", &|| unsafe { onair_bot_config_set_check_credentials(null_mut(), false) } == ONAIR_PANIC),
         ("onair_bot_config_set_request_timeout_ms", &|| unsafe { onair_bot_config_set_request_timeout_ms(null_mut(), 0) } == ONAIR_PANIC),
+        ("onair_bot_config_set_shutdown_grace_ms", &|| unsafe { onair_bot_config_set_shutdown_grace_ms(null_mut(), 0) } == ONAIR_PANIC),
         ("onair_bot_config_set_max_attempts", &|| unsafe { onair_bot_config_set_max_attempts(null_mut(), 0) } == ONAIR_PANIC),
         ("onair_bot_config_set_max_queued_calls", &|| unsafe { onair_bot_config_set_max_queued_calls(null_mut(), 0) } == ONAIR_PANIC),
         ("onair_bot_config_set_watchdog_ms", &|| unsafe { onair_bot_config_set_watchdog_ms(null_mut(), 0) } == ONAIR_PANIC),

@@ -214,6 +214,9 @@ fn a_held_handle_answers_busy_and_changes_nothing() {
                 ("onair_bot_config_set_request_timeout_ms", &|| {
                     onair_bot_config_set_request_timeout_ms(cfg, 5) == ONAIR_BUSY
                 }),
+                ("onair_bot_config_set_shutdown_grace_ms", &|| {
+                    onair_bot_config_set_shutdown_grace_ms(cfg, 5) == ONAIR_BUSY
+                }),
                 ("onair_bot_config_set_max_attempts", &|| {
                     onair_bot_config_set_max_attempts(cfg, 2) == ONAIR_BUSY
                 }),

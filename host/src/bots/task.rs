@@ -941,9 +941,6 @@ impl BotTask {
             BotEvent::StoreFailed(e) => {
                 tracing::error!(bot = self.id, error = %e, "store failed");
             }
-            BotEvent::TimedOut { endpoint } => {
-                tracing::debug!(bot = self.id, %endpoint, "no answer in time");
-            }
             _ => {}
         }
         self.publish(false);

@@ -45,10 +45,16 @@ fn a_shutdown_drops_a_call_in_flight_and_awaits_the_refresh_then_stops_last() {
     let actions = drain(&mut bot, now);
     // The call's request is dropped, and the call answered; the refresh is not.
     assert!(
-        actions.contains(&Action::CloseStream { id: fans }),
+        actions.contains(&Action::CloseStream {
+            id: fans,
+            reason: CloseReason::Stopping
+        }),
         "{actions:?}"
     );
-    assert!(!actions.contains(&Action::CloseStream { id: refresh }));
+    assert!(!actions.contains(&Action::CloseStream {
+        id: refresh,
+        reason: CloseReason::Stopping
+    }));
     assert!(actions.contains(&Action::Done {
         call,
         result: CallResult::Failed(CallFailure::Cancelled)
@@ -104,7 +110,10 @@ fn a_refresh_still_unanswered_when_the_grace_is_over_is_dropped_and_the_bot_stop
     assert_eq!(
         drain(&mut bot, later + 5_000),
         [
-            Action::CloseStream { id: refresh },
+            Action::CloseStream {
+                id: refresh,
+                reason: CloseReason::Stopping
+            },
             Action::Stopped(Stop::ShutDown)
         ]
     );
@@ -132,9 +141,9 @@ fn a_request_past_its_own_deadline_during_the_drain_times_out_first() {
     assert_eq!(wait_until(&drain(&mut bot, now)), Some(now + 30_000));
     let actions = drain(&mut bot, now + 30_000);
     assert!(
-        actions.contains(&Action::TimedOut {
+        actions.contains(&Action::CloseStream {
             id: refresh,
-            endpoint: Endpoint::Token
+            reason: CloseReason::TimedOut
         }),
         "{actions:?}"
     );
@@ -151,8 +160,14 @@ fn with_revoke_the_credentials_check_is_dropped_and_the_revocation_awaited() {
     };
     bot.shutdown(true);
     let actions = drain(&mut bot, T0 + 10);
-    assert!(actions.contains(&Action::CloseStream { id: check }));
-    assert!(actions.contains(&Action::CloseStream { id: stream }));
+    assert!(actions.contains(&Action::CloseStream {
+        id: check,
+        reason: CloseReason::Stopping
+    }));
+    assert!(actions.contains(&Action::CloseStream {
+        id: stream,
+        reason: CloseReason::Stopping
+    }));
     let (revoke, request) = only_send(&actions);
     assert!(body_text(&request).contains("token=rt-at3"));
     assert_eq!(wait_until(&actions), Some(T0 + 10 + SHUTDOWN_GRACE_MS));
@@ -196,9 +211,12 @@ fn the_kit_state_with_everything_read_is_handed_out_before_the_stop() {
         .unwrap();
     bot.shutdown(false);
     let actions = drain(&mut bot, T0 + 5);
-    let close = actions
-        .iter()
-        .position(|a| *a == Action::CloseStream { id: stream });
+    let close = actions.iter().position(|a| {
+        *a == Action::CloseStream {
+            id: stream,
+            reason: CloseReason::Stopping,
+        }
+    });
     let state = actions
         .iter()
         .rposition(|a| matches!(a, Action::PersistState(_)));
@@ -229,13 +247,19 @@ fn a_stop_for_consent_drains_nothing_and_a_shutdown_then_does() {
         actions.last(),
         Some(Action::Stopped(Stop::Reauthorize(_)))
     ));
-    assert!(!actions.contains(&Action::CloseStream { id: fans }));
+    assert!(!actions.contains(&Action::CloseStream {
+        id: fans,
+        reason: CloseReason::Stopping
+    }));
     // A shutdown now: the call in flight is dropped and answered, and the
     // bot stops for good at once (nothing worth waiting for).
     bot.shutdown(false);
     let actions = drain(&mut bot, now + 1);
     assert!(
-        actions.contains(&Action::CloseStream { id: fans }),
+        actions.contains(&Action::CloseStream {
+            id: fans,
+            reason: CloseReason::Stopping
+        }),
         "{actions:?}"
     );
     assert!(actions.contains(&Action::Done {
