@@ -43,6 +43,8 @@ pub enum EmuBody {
     Full(Option<Bytes>),
     /// An event stream.
     Stream(Box<StreamBody>),
+    /// A replayed event stream (`onair serve --replay`).
+    Replay(Box<crate::replay::ReplayBody>),
 }
 
 impl Body for EmuBody {
@@ -56,6 +58,7 @@ impl Body for EmuBody {
         match self.get_mut() {
             EmuBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             EmuBody::Stream(s) => Pin::new(&mut **s).poll_frame(cx),
+            EmuBody::Replay(s) => Pin::new(&mut **s).poll_frame(cx),
         }
     }
 
@@ -68,6 +71,7 @@ impl Body for EmuBody {
             EmuBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             EmuBody::Full(None) => SizeHint::with_exact(0),
             EmuBody::Stream(s) => s.size_hint(),
+            EmuBody::Replay(s) => s.size_hint(),
         }
     }
 }
@@ -142,6 +146,35 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
     let now = shared.clock.now_ms();
     let control = path == "/_emulator" || path.starts_with("/_emulator/");
     let consent = path == consent::PATH;
+    if let Some(replay) = shared.replay.as_ref().filter(|_| !control && !consent) {
+        let authorization = header(&parts, "authorization");
+        let replayed = crate::replay::handle(
+            shared,
+            replay,
+            &method,
+            &path,
+            query.as_deref(),
+            authorization,
+            now,
+        );
+        if let Some(resp) = replayed {
+            let mut w = shared.world();
+            w.log(format!(
+                "{method} {path} → {} (replayed)",
+                resp.status().as_u16()
+            ));
+            w.record_request(RequestRecord {
+                at_ms: now,
+                method,
+                path,
+                query: query.map(|q| redact_query(&q)),
+                status: resp.status().as_u16(),
+                seq: 0,
+                facts: RequestFacts::default(),
+            });
+            return resp;
+        }
+    }
     let mut facts = RequestFacts::default();
     let reply = match body {
         Err(status) => {

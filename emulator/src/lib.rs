@@ -42,6 +42,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod cassette;
 pub mod clock;
 pub mod consent;
 pub mod control;
@@ -50,6 +51,7 @@ pub mod http;
 pub mod ledger;
 pub mod oauth;
 pub mod quota;
+pub mod replay;
 pub mod reply;
 pub mod requests;
 pub mod rng;
@@ -98,6 +100,7 @@ pub struct Builder {
     scenario: Option<Scenario>,
     djs: usize,
     cfg: Config,
+    replay: Option<(cassette::Cassette, bool)>,
 }
 
 impl Default for Builder {
@@ -110,6 +113,7 @@ impl Default for Builder {
             scenario: None,
             djs: 0,
             cfg: Config::default(),
+            replay: None,
         }
     }
 }
@@ -188,6 +192,14 @@ impl Builder {
         self
     }
 
+    /// Plays a cassette to the bots ([`replay`]): the bot endpoints answer
+    /// from it, at its recorded pace divided by the speed. With `strict`,
+    /// [`Running::unrecorded`] lists the requests it had no answer for.
+    pub fn replay(mut self, cassette: cassette::Cassette, strict: bool) -> Self {
+        self.replay = Some((cassette, strict));
+        self
+    }
+
     /// Binds 127.0.0.1 and starts serving (call inside a tokio runtime).
     ///
     /// # Errors
@@ -206,7 +218,11 @@ impl Builder {
         for name in &djs {
             world.add_dj(name);
         }
-        let shared = Arc::new(Shared::new(clock, world));
+        let mut shared = Shared::new(clock, world);
+        shared.replay = self
+            .replay
+            .map(|(c, strict)| replay::Replay::new(c, self.speed, strict));
+        let shared = Arc::new(shared);
         let (stop, stop_rx) = watch::channel(false);
         let mut tasks = vec![tokio::spawn(http::serve(
             listener,
@@ -362,6 +378,24 @@ impl Running {
     pub async fn wait_scenario(&self) {
         let mut rx = self.shared.progress.subscribe();
         let _ = rx.wait_for(|p| p.done).await;
+    }
+
+    /// The requests a replayed cassette had no answer for, one line each
+    /// (empty when no cassette plays).
+    pub fn unrecorded(&self) -> Vec<String> {
+        self.shared
+            .replay
+            .as_ref()
+            .map(replay::Replay::unrecorded)
+            .unwrap_or_default()
+    }
+
+    /// Stream connections a replayed cassette has served so far.
+    pub fn replayed_connections(&self) -> usize {
+        self.shared
+            .replay
+            .as_ref()
+            .map_or(0, replay::Replay::connections_served)
     }
 
     /// One readable line per thing that happens (what `onair serve` prints).

@@ -34,6 +34,8 @@ pub struct Shared {
     world: Mutex<World>,
     /// Scenario progress; watchers learn when it is done.
     pub progress: watch::Sender<Progress>,
+    /// A cassette played to the bots (`onair serve --replay`), if any.
+    pub replay: Option<crate::replay::Replay>,
 }
 
 impl Shared {
@@ -47,6 +49,7 @@ impl Shared {
             clock,
             world: Mutex::new(world),
             progress,
+            replay: None,
         }
     }
 

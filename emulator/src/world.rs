@@ -972,6 +972,40 @@ impl World {
         }
     }
 
+    /// The ledger of a replayed stream (`crate::replay`): the bot's entry in
+    /// the default DJ's broadcast `live_id`, made on first use.
+    pub fn replay_ledger(
+        &mut self,
+        live_id: u64,
+        client_id: &str,
+        integration: &str,
+    ) -> Arc<BotLedger> {
+        let at = match self
+            .ledger
+            .iter()
+            .position(|(d, l, _)| *d == 0 && *l == live_id)
+        {
+            Some(at) => at,
+            None => {
+                self.ledger.push((0, live_id, Vec::new()));
+                self.ledger.len() - 1
+            }
+        };
+        let bots = &mut self.ledger[at].2;
+        if let Some(b) = bots.iter().find(|b| b.integration() == integration) {
+            return Arc::clone(b);
+        }
+        // No DJ id: the recording's DJ is known by the chats with isDj.
+        let bot = Arc::new(BotLedger::with_seq(
+            client_id,
+            integration,
+            "",
+            Arc::clone(&self.writes),
+        ));
+        bots.push(Arc::clone(&bot));
+        bot
+    }
+
     /// The ledger as a value.
     pub fn ledger(&self) -> Ledger {
         Ledger {
