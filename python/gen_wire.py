@@ -50,7 +50,10 @@ NAMES: dict[str, str] = {
     "item:error": "FrameError",
     "def:Explanation": "Problem",
     "def:ResultLine": "CallResult",
+    "def:DecodeErrorKind": "FrameErrorCode",
 }
+# A closed set of names also given as a tuple of its values, by its alias.
+VALUE_TUPLES: dict[str, str] = {"ReplyKind": "REPLY_KINDS"}
 # A property Python names otherwise than its snake_case, by "<Class>.<key>" or by key.
 RENAMES: dict[str, str] = {
     "FrameError.error": "code",
@@ -79,25 +82,18 @@ EMPTY_DEFAULTS = {"Tally", "ReplyCounters"}
 # "nodefault" (a nullable field kept before required ones), its place ("order":
 # smaller first; fields without one follow in the schema's order).
 FIELDS: dict[str, dict[str, Any]] = {
-    "endpoint": {"type": "Endpoint"},
-    "role": {"type": "Role"},
-    "CommandRefused.needed": {"type": "Allowed"},
-    "Arrival.kind": {"type": "ArrivalKind"},
-    "Milestone.kind": {"type": "MilestoneKind"},
     "Milestone.user": {"nodefault": True, "after": "total"},
     "Milestone.event": {"type": "Like | Donation"},
     "Command.event": {"type": "Chat"},
     "BroadcastEnded.event": {"type": "End"},
-    "Stopped.code": {"type": "StopCode"},
     "Stopped.reason": {"order": 1},
     "Stopped.missing": {"order": 2},
     "Stopped.problem": {"order": 3},
-    "Failed.failure": {"type": "FailureCode"},
     "Failed.problem": {"order": 1},
     "Failed.until_ms": {"order": 2},
     "Failed.message": {"order": 3},
     "Failed.stop": {"order": 4},
-    "FrameError.code": {"type": "FrameErrorCode", "order": 0},
+    "FrameError.code": {"order": 0},
     "FrameError.message": {"order": 1},
     "FrameError.event": {"order": 2},
     "FrameError.id": {"order": 3},
@@ -105,7 +101,6 @@ FIELDS: dict[str, dict[str, Any]] = {
     "UnknownFrame.event": {"order": 0},
     "UnknownFrame.data": {"order": 1},
     "UnknownFrame.id": {"order": 2},
-    "Request.method": {"type": "Method"},
     "Request.body": {"type": "bytes", "read": '{v}.encode("utf-8")'},
     "PersistTokens.tokens": {"default": "field(repr=False)"},
     "PersistTokens.generation": {"default": "0"},
@@ -129,6 +124,11 @@ EXTRA = [("status.json", "ReplyCounters")]
 # Docstrings in Python's words (Python's names for the calls), by class; a class
 # without one takes the Rust doc comment.
 DOCS: dict[str, str] = {
+    "ReplyKind": """What a reply is for (``Bot.reply``, ``RepliesDropped``, ``ReplyCounters``): its
+freshness, and whether replies of its kind waiting together go out as one message
+(``welcome``, ``welcome_back``, ``thanks``; never ``milestone`` or ``command``).""",
+    "Role": "What the poster of a chat is, as far as the bot can tell.",
+    "Allowed": "Who may run a command.",
     "PresenceType": '``presence.type``: the spec sends only ``JOIN``.',
     "LikeType": '``like.type``: ``PAID`` (bought with the paid currency) or ``FREE``.',
     "EndReason": "``end.reason``.",
@@ -288,6 +288,7 @@ class Schema:
         self.def_class: dict[str, str] = {}  # definition -> class
         self.pending: list[tuple[str, str]] = []  # (definition, class) to build
         self.literals: dict[str, list[str]] = {}
+        self.literal_docs: dict[str, str] = {}
         self.wrapped: dict[str, str] = {}  # a class read from one property of its line
         self.kinds: dict[str, list[str]] = {}
         self.unions: dict[str, tuple[str, list[tuple[str, str]]]] = {}  # alias -> (tag, [(value, class)])
@@ -465,13 +466,12 @@ class Schema:
             node = self.defs[name]
             if name == "EventRef":
                 return "Event", "read_event({v})", "Event", nullable
-            if "enum" in node:
-                self.literals[name] = node["enum"]
-                return name, "{v}", "scalar", nullable
-            consts = [m.get("const") for m in node.get("oneOf", [])]
-            if consts and all(isinstance(c, str) for c in consts):  # documented strings
-                self.literals[name] = consts
-                return name, "{v}", "scalar", nullable
+            consts = node.get("enum") or [m.get("const") for m in node.get("oneOf", [])]
+            if consts and all(isinstance(c, str) for c in consts):  # a closed set of names
+                alias = NAMES.get(f"def:{name}", name)
+                self.literals[alias] = consts
+                self.literal_docs[alias] = node.get("description", "")
+                return alias, "{v}", "scalar", nullable
             if "examples" in node and node.get("type") == "string":
                 self.kinds[name] = node["examples"]
                 return f"{name} | str", f"_kind(_{upper(name)}, {{v}})", "scalar", nullable
@@ -582,19 +582,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable, ClassVar, Literal, TypeVar, Union, cast
 
 from ._values import (
-    Allowed,
-    ArrivalKind,
-    Endpoint,
-    FailureCode,
-    FrameErrorCode,
-    Method,
-    MilestoneKind,
     Notice,
     OtherAction,
     OtherEvent,
     People,
-    Role,
-    StopCode,
     _DoneMixin,
     _EndMixin,
     _Kind,
@@ -795,6 +786,11 @@ def generate(root: Path = SCHEMA) -> str:
     out = [HEAD]
     for name, values in s.literals.items():
         out.append(f"{name} = Literal[{', '.join(json.dumps(v) for v in values)}]\n")
+        doc = DOCS.get(name) or prose(s.literal_docs.get(name, ""))
+        if doc:
+            out.append(docstring(doc, ""))
+        if name in VALUE_TUPLES:
+            out.append(f"{VALUE_TUPLES[name]}: tuple[{name}, ...] = ({', '.join(json.dumps(v) for v in values)},)\n")
     for name, values in s.kinds.items():
         doc = DOCS.get(name) or prose(s.defs[name].get("description", "")) or f"``{name}``."
         out.append(f"\n\nclass {name}(_Kind):\n{docstring(doc, '    ')}\n")

@@ -244,7 +244,9 @@ impl Event {
 }
 
 /// What went wrong with a frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum DecodeErrorKind {
     /// The data of a known event is not JSON.
     InvalidJson,

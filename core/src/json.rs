@@ -42,10 +42,13 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::bot::{Action, CallFailure, CallResult, CloseReason, Notice};
-use crate::event::{self, DecodeError, Event, User};
+use crate::bot::{
+    Action, CallFailure, CallResult, CloseReason, DropReason, GiveUpReason, Notice, Unreached,
+};
+use crate::event::{self, DecodeError, DecodeErrorKind, Event, User};
 use crate::kit::tally::{PersonTotals, Tally};
-use crate::kit::{ArrivalKind, Milestone};
+use crate::kit::{Allowed, ArrivalKind, Milestone, ReplyKind, Role};
+use crate::proto::endpoint::{Endpoint, Method};
 use crate::proto::http::HttpRequest;
 use crate::proto::problem::Explanation;
 use crate::proto::sse;
@@ -140,7 +143,7 @@ enum ErrorItem<'a> {
 #[derive(Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct ErrorLine<'a> {
-    error: &'static str,
+    error: DecodeErrorKind,
     event: Option<&'a str>,
     id: Option<&'a str>,
     raw: &'a str,
@@ -150,7 +153,7 @@ struct ErrorLine<'a> {
 impl<'a> ErrorLine<'a> {
     fn of(e: &'a DecodeError) -> Self {
         ErrorLine {
-            error: e.kind.code(),
+            error: e.kind,
             event: e.event.as_deref(),
             id: e.id.as_ref().map(FrameId::as_str),
             raw: &e.raw,
@@ -263,8 +266,8 @@ impl RequestJson<'_> {
 #[derive(Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct RequestLine<'a> {
-    endpoint: &'static str,
-    method: &'static str,
+    endpoint: Endpoint,
+    method: Method,
     url: &'a str,
     /// `[name, value]` pairs in order.
     headers: Vec<(&'a str, &'a str)>,
@@ -275,8 +278,8 @@ impl Serialize for RequestJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let r = self.0;
         RequestLine {
-            endpoint: r.endpoint.as_str(),
-            method: r.method.as_str(),
+            endpoint: r.endpoint,
+            method: r.method,
             url: &r.url,
             headers: r.headers.iter().map(|(n, v)| (*n, v.as_str())).collect(),
             body: String::from_utf8_lossy(&r.body),
@@ -302,6 +305,7 @@ impl StopJson<'_> {
 #[derive(Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 struct StopLine<'a> {
+    #[cfg_attr(feature = "schema", schemars(with = "names::StopCode"))]
     code: &'static str,
     message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -349,7 +353,7 @@ enum NoticeLine<'a> {
         data: &'a str,
     },
     Problem {
-        endpoint: &'static str,
+        endpoint: Endpoint,
         problem: Explanation,
     },
     CallHeld {
@@ -362,13 +366,13 @@ enum NoticeLine<'a> {
     CommandRefused {
         name: &'a str,
         user: &'a User,
-        role: &'static str,
-        needed: &'static str,
+        role: Role,
+        needed: Allowed,
     },
     #[serde(rename_all = "camelCase")]
     Unreachable {
-        endpoint: &'static str,
-        failure: &'static str,
+        endpoint: Endpoint,
+        failure: Unreached,
         failures: u64,
         since_ms: u64,
     },
@@ -378,8 +382,8 @@ enum NoticeLine<'a> {
         since_ms: u64,
     },
     GaveUp {
-        endpoint: &'static str,
-        reason: &'static str,
+        endpoint: Endpoint,
+        reason: GiveUpReason,
         count: u64,
     },
     #[serde(rename_all = "camelCase")]
@@ -390,9 +394,9 @@ enum NoticeLine<'a> {
     #[serde(rename_all = "camelCase")]
     RepliesDropped {
         /// `kind` is the notice's tag: the replies' kind is `replyKind`.
-        reply_kind: &'static str,
+        reply_kind: ReplyKind,
         people: u64,
-        reason: &'static str,
+        reason: DropReason,
     },
 }
 
@@ -405,6 +409,7 @@ struct NoticeJson<'a> {
     #[serde(flatten)]
     line: NoticeLine<'a>,
     message: String,
+    #[cfg_attr(feature = "schema", schemars(with = "names::Level"))]
     level: &'static str,
 }
 
@@ -426,7 +431,7 @@ impl<'a> NoticeLine<'a> {
             },
             Notice::UnknownEvent { event, data } => NoticeLine::UnknownEvent { event, data },
             Notice::Problem { endpoint, problem } => NoticeLine::Problem {
-                endpoint: endpoint.as_str(),
+                endpoint: *endpoint,
                 problem: problem.explain(None),
             },
             Notice::CallHeld { call } => NoticeLine::CallHeld { call: call.0 },
@@ -436,8 +441,8 @@ impl<'a> NoticeLine<'a> {
             Notice::CommandRefused(r) => NoticeLine::CommandRefused {
                 name: &r.name,
                 user: &r.user,
-                role: r.role.as_str(),
-                needed: r.needed.as_str(),
+                role: r.role,
+                needed: r.needed,
             },
             Notice::Unreachable {
                 endpoint,
@@ -445,8 +450,8 @@ impl<'a> NoticeLine<'a> {
                 failures,
                 since_ms,
             } => NoticeLine::Unreachable {
-                endpoint: endpoint.as_str(),
-                failure: failure.as_str(),
+                endpoint: *endpoint,
+                failure: *failure,
                 failures: *failures,
                 since_ms: *since_ms,
             },
@@ -459,8 +464,8 @@ impl<'a> NoticeLine<'a> {
                 reason,
                 count,
             } => NoticeLine::GaveUp {
-                endpoint: endpoint.as_str(),
-                reason: reason.as_str(),
+                endpoint: *endpoint,
+                reason: *reason,
                 count: *count,
             },
             Notice::RepliesDropped {
@@ -468,9 +473,9 @@ impl<'a> NoticeLine<'a> {
                 people,
                 reason,
             } => NoticeLine::RepliesDropped {
-                reply_kind: kind.as_str(),
+                reply_kind: *kind,
                 people: *people,
-                reason: reason.as_str(),
+                reason: *reason,
             },
             Notice::DailyQuotaReached { scope, until_ms } => NoticeLine::DailyQuotaReached {
                 scope: scope.as_ref().map(|p| p.as_str()),
@@ -509,6 +514,7 @@ struct FailedLine<'a> {
     problem: Option<Explanation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     until_ms: Option<u64>,
+    #[cfg_attr(feature = "schema", schemars(with = "names::FailureCode"))]
     failure: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<String>,
@@ -624,11 +630,12 @@ enum ActionLine<'a> {
         args: &'a [String],
         rest: &'a str,
         user: &'a User,
-        role: &'static str,
+        role: Role,
         event: EventRef<'a>,
     },
     #[serde(rename_all = "camelCase")]
     Arrival {
+        #[cfg_attr(feature = "schema", schemars(with = "names::ArrivalKindName"))]
         kind: &'static str,
         away_ms: Option<u64>,
         user: &'a User,
@@ -637,6 +644,7 @@ enum ActionLine<'a> {
         event: EventRef<'a>,
     },
     Milestone {
+        #[cfg_attr(feature = "schema", schemars(with = "names::MilestoneKind"))]
         kind: &'static str,
         reached: u64,
         total: u64,
@@ -736,7 +744,7 @@ impl Serialize for ActionJson<'_> {
                 args: &c.args,
                 rest: &c.rest,
                 user: &c.user,
-                role: c.role.as_str(),
+                role: c.role,
                 event: EventRef::of(&c.chat.id, "chat", EventData::Chat(&c.chat.event)),
             },
             Action::Arrival(a) => ActionLine::Arrival {
@@ -894,6 +902,66 @@ mod schema;
 #[cfg(feature = "schema")]
 #[doc(hidden)]
 pub use schema::{documents as schema_documents, files as schema_files};
+
+/// Stand-ins for the schema of the codes a line writes as plain strings
+/// (`schemars(with = …)`): each lists the values of the function that writes
+/// them. A value missing here fails the schema test, which validates one
+/// pinned line of every variant.
+#[cfg(feature = "schema")]
+#[allow(dead_code)]
+mod names {
+    /// A stop's code ([`Stop::code`](crate::Stop::code)).
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub(super) enum StopCode {
+        Reauthorize,
+        Reconsent,
+        JoinForbidden,
+        InvalidClient,
+        FixRequest,
+        Unexpected,
+        ShutDown,
+    }
+
+    /// Why a call failed ([`CallFailure`](crate::CallFailure)).
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub(super) enum FailureCode {
+        Problem,
+        QuotaBlocked,
+        InvalidBody,
+        Pager,
+        Transport,
+        Cancelled,
+        QueueFull,
+        Stopped,
+    }
+
+    /// A notice's level: `warn` deserves a default log line, `info` does not.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub(super) enum Level {
+        Warn,
+        Info,
+    }
+
+    /// An arrival's kind: `first` in this broadcast, or `back` after an absence.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    #[schemars(rename = "ArrivalKind")]
+    pub(super) enum ArrivalKindName {
+        First,
+        Back,
+    }
+
+    /// What a milestone counts: `hearts` for the broadcast, `donated` by one person.
+    #[derive(schemars::JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub(super) enum MilestoneKind {
+        Hearts,
+        Donated,
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
-from ._values import REPLY_KINDS, ReplyKind
+from ._wire import REPLY_KINDS, ReplyKind
 from ._wire import ReplyCounters
 from ._wire import read_action as action
 from ._wire import read_event as event

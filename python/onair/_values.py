@@ -13,29 +13,11 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._wire import PersonTotals
 
-Endpoint = Literal["token", "revoke", "live", "listeners", "fans", "events", "chat"]
-Role = Literal["listener", "manager", "dj"]
-ReplyKind = Literal["welcome", "welcome_back", "thanks", "milestone", "command"]
-"""What a reply is for (``Bot.reply``, ``RepliesDropped``, ``ReplyCounters``): its
-freshness, and whether replies of its kind waiting together go out as one message
-(``welcome``, ``welcome_back``, ``thanks``; never ``milestone`` or ``command``)."""
-REPLY_KINDS: tuple[ReplyKind, ...] = ("welcome", "welcome_back", "thanks", "milestone", "command")
-Allowed = Literal["anyone", "managers", "dj"]
-StopCode = Literal[
-    "reauthorize", "reconsent", "join_forbidden", "invalid_client", "fix_request", "unexpected", "shut_down"
-]
-FailureCode = Literal[
-    "problem", "quota_blocked", "invalid_body", "pager", "transport", "cancelled", "queue_full", "stopped"
-]
-FrameErrorCode = Literal["invalid_json", "invalid_event", "frame_too_large", "incomplete_frame"]
-ArrivalKind = Literal["first", "back"]
-MilestoneKind = Literal["hearts", "donated"]
-Method = Literal["GET", "POST"]
 
 
 class _Kind(str, Enum):

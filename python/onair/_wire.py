@@ -13,19 +13,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable, ClassVar, Literal, TypeVar, Union, cast
 
 from ._values import (
-    Allowed,
-    ArrivalKind,
-    Endpoint,
-    FailureCode,
-    FrameErrorCode,
-    Method,
-    MilestoneKind,
     Notice,
     OtherAction,
     OtherEvent,
     People,
-    Role,
-    StopCode,
     _DoneMixin,
     _EndMixin,
     _Kind,
@@ -39,7 +30,42 @@ from ._values import (
 Json = dict[str, Any]
 _T = TypeVar("_T")
 
+FrameErrorCode = Literal["invalid_json", "invalid_event", "frame_too_large", "incomplete_frame"]
+"""What went wrong with a frame."""
 CloseReason = Literal["ended", "silent", "timed_out", "stopping"]
+"""Why the bot asks for a connection to be closed or a request dropped
+(``Action.CloseStream``)."""
+Level = Literal["warn", "info"]
+"""A notice's level: ``warn`` deserves a default log line, ``info`` does not."""
+Endpoint = Literal["token", "revoke", "live", "listeners", "fans", "events", "chat"]
+"""One endpoint of the service. A response is classified per endpoint: the
+same status means different things on the token and the bot endpoints."""
+Role = Literal["listener", "manager", "dj"]
+"""What the poster of a chat is, as far as the bot can tell."""
+Allowed = Literal["anyone", "managers", "dj"]
+"""Who may run a command."""
+Unreached = Literal["not_sent", "no_response", "timed_out"]
+"""How a request failed to reach the service (see ``Notice.Unreachable``)."""
+GiveUpReason = Literal["cancelled", "quota_blocked", "refused", "queue_full", "transport", "invalid_answer"]
+"""Why an app call was given up on (see ``Notice.GaveUp``); the
+``CallFailure`` of its ``Done``, grouped."""
+ReplyKind = Literal["welcome", "welcome_back", "thanks", "milestone", "command"]
+"""What a reply is for (``Bot.reply``, ``RepliesDropped``, ``ReplyCounters``): its
+freshness, and whether replies of its kind waiting together go out as one message
+(``welcome``, ``welcome_back``, ``thanks``; never ``milestone`` or ``command``)."""
+REPLY_KINDS: tuple[ReplyKind, ...] = ("welcome", "welcome_back", "thanks", "milestone", "command",)
+DropReason = Literal["stale", "ended", "refused", "given_up", "queue_full", "stopped"]
+"""Why replies were dropped (see ``Notice.RepliesDropped``)."""
+FailureCode = Literal["problem", "quota_blocked", "invalid_body", "pager", "transport", "cancelled", "queue_full", "stopped"]
+"""Why a call failed (``CallFailure``)."""
+StopCode = Literal["reauthorize", "reconsent", "join_forbidden", "invalid_client", "fix_request", "unexpected", "shut_down"]
+"""A stop's code (``Stop.code``)."""
+ArrivalKind = Literal["first", "back"]
+"""An arrival's kind: ``first`` in this broadcast, or ``back`` after an absence."""
+MilestoneKind = Literal["hearts", "donated"]
+"""What a milestone counts: ``hearts`` for the broadcast, ``donated`` by one person."""
+Method = Literal["GET", "POST"]
+"""An HTTP method used by the service."""
 ProblemKind = Literal["ok", "malformed_request", "chat_empty", "chat_too_long", "unauthorized", "permission_missing", "chat_blocked", "join_forbidden", "not_on_air", "chat_rate_limited", "quota_per_second", "quota_daily", "server_error", "broadcast_server_error", "chat_server_error", "invalid_request", "unsupported_grant_type", "invalid_grant", "invalid_client", "unexpected"]
 Advice = Literal["none", "fix_request", "refresh_token", "reconsent", "retry_soon", "stop", "wait_not_on_air", "retry_backoff", "retry_after", "reauthorize"]
 
@@ -244,7 +270,7 @@ class FrameSkipped(Notice):
 
     error: FrameError
     message: str = field(default="", compare=False)
-    level: str = field(default="info", compare=False)
+    level: Level = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +280,7 @@ class UnknownEvent(Notice):
     event: str
     data: str
     message: str = field(default="", compare=False)
-    level: str = field(default="info", compare=False)
+    level: Level = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +290,7 @@ class ProblemNotice(Notice):
     endpoint: Endpoint
     problem: Problem
     message: str = field(default="", compare=False)
-    level: str = field(default="info", compare=False)
+    level: Level = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +299,7 @@ class CallHeld(Notice):
 
     call_id: int
     message: str = field(default="", compare=False)
-    level: str = field(default="info", compare=False)
+    level: Level = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,7 +308,7 @@ class ReconnectStormBraked(Notice):
 
     until_ms: int
     message: str = field(default="", compare=False)
-    level: str = field(default="info", compare=False)
+    level: Level = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +320,7 @@ class CommandRefused(Notice):
     role: Role
     needed: Allowed
     message: str = field(default="", compare=False)
-    level: str = field(default="info", compare=False)
+    level: Level = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,11 +331,11 @@ class Unreachable(Notice):
     failure's; ``failures`` failed requests since ``since_ms``."""
 
     endpoint: Endpoint
-    failure: str
+    failure: Unreached
     failures: int
     since_ms: int
     message: str = field(default="", compare=False)
-    level: str = field(default="warn", compare=False)
+    level: Level = field(default="warn", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,7 +345,7 @@ class Reachable(Notice):
     failures: int
     since_ms: int
     message: str = field(default="", compare=False)
-    level: str = field(default="info", compare=False)
+    level: Level = field(default="info", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,10 +356,10 @@ class GaveUp(Notice):
     and reason."""
 
     endpoint: Endpoint
-    reason: str
+    reason: GiveUpReason
     count: int
     message: str = field(default="", compare=False)
-    level: str = field(default="warn", compare=False)
+    level: Level = field(default="warn", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,7 +370,7 @@ class DailyQuotaReached(Notice):
     scope: str | None
     until_ms: int
     message: str = field(default="", compare=False)
-    level: str = field(default="warn", compare=False)
+    level: Level = field(default="warn", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,12 +380,12 @@ class RepliesDropped(Notice):
     within their freshness; ``ended``, ``refused``, ``given_up``, ``queue_full``,
     ``stopped``); one notice per kind and reason at a time."""
 
-    reply_kind: str
+    reply_kind: ReplyKind
     """``kind`` is the notice's tag: the replies' kind is ``replyKind``."""
     people: int
-    reason: str
+    reason: DropReason
     message: str = field(default="", compare=False)
-    level: str = field(default="warn", compare=False)
+    level: Level = field(default="warn", compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -700,7 +726,9 @@ Action = Union[
 __all__ = [
     "Action",
     "Advice",
+    "Allowed",
     "Arrival",
+    "ArrivalKind",
     "Broadcast",
     "BroadcastEnded",
     "CallHeld",
@@ -715,23 +743,31 @@ __all__ = [
     "DailyQuotaReached",
     "Donation",
     "Done",
+    "DropReason",
     "EVENT_TYPES",
     "End",
     "EndReason",
+    "Endpoint",
     "Event",
     "Failed",
+    "FailureCode",
     "Fan",
     "Fans",
     "FrameError",
+    "FrameErrorCode",
     "FrameSkipped",
     "GaveUp",
+    "GiveUpReason",
     "Heartbeat",
     "Item",
+    "Level",
     "Like",
     "LikeType",
     "Listener",
     "Listeners",
+    "Method",
     "Milestone",
+    "MilestoneKind",
     "NeedsAuthorization",
     "OpenStream",
     "PersistState",
@@ -746,15 +782,19 @@ __all__ = [
     "ReconnectStormBraked",
     "RepliesDropped",
     "ReplyCounters",
+    "ReplyKind",
     "Request",
     "Retry",
+    "Role",
     "Send",
+    "StopCode",
     "Stopped",
     "Tally",
     "Timer",
     "UnknownEvent",
     "UnknownFrame",
     "Unreachable",
+    "Unreached",
     "User",
     "Wait",
 ]

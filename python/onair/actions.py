@@ -20,19 +20,23 @@ into ``onair._wire``; this module names them.
 from __future__ import annotations
 
 from ._values import (
+    Notice as Notice,
+    OtherAction as OtherAction,
+    People as People,
+)
+from ._wire import *  # noqa: F403 (every value class, generated)
+from ._wire import (
     REPLY_KINDS as REPLY_KINDS,
     Allowed as Allowed,
     Endpoint as Endpoint,
     FailureCode as FailureCode,
-    Notice as Notice,
-    OtherAction as OtherAction,
-    People as People,
+    NeedsAuthorization,
     ReplyKind as ReplyKind,
     Role as Role,
+    Stopped,
     StopCode as StopCode,
+    Wait,
 )
-from ._wire import *  # noqa: F403 (every value class, generated)
-from ._wire import NeedsAuthorization, Stopped, Wait
 
 
 def ends_drain(action: object) -> bool:

@@ -18,7 +18,8 @@ Schema (``schema/item.json``) into ``onair._wire``; this module names them.
 
 from __future__ import annotations
 
-from ._values import FrameErrorCode, OtherEvent
+from ._values import OtherEvent
+from ._wire import FrameErrorCode
 from ._wire import (
     EVENT_TYPES,
     Chat,

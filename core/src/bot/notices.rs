@@ -51,7 +51,9 @@ impl CloseReason {
 }
 
 /// How a request failed to reach the service (see [`Notice::Unreachable`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Unreached {
     /// The request never left this machine (connection refused, DNS, TLS,
@@ -88,7 +90,9 @@ impl fmt::Display for Unreached {
 
 /// Why an app call was given up on (see [`Notice::GaveUp`]); the
 /// [`CallFailure`] of its `Done`, grouped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum GiveUpReason {
     /// Cancelled: chat still queued when its broadcast ended (`LIVE_ENDED`),

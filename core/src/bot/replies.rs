@@ -21,7 +21,9 @@ pub const MAX_QUEUED_REPLIES: usize = 2_000;
 const MERGE_LOOKAHEAD: usize = 64;
 
 /// Why replies were dropped (see [`Notice::RepliesDropped`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum DropReason {
     /// Not sent within its kind's freshness (the chat limit held it back).

@@ -17,7 +17,9 @@ use std::fmt;
 use crate::proto::scope::Permission;
 
 /// An HTTP method used by the service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "UPPERCASE")]
 pub enum Method {
     /// `GET`
     Get,
@@ -43,7 +45,9 @@ impl fmt::Display for Method {
 
 /// One endpoint of the service. A response is classified per endpoint: the
 /// same status means different things on the token and the bot endpoints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum Endpoint {
     /// `POST /v1/oauth/token` (issue and refresh).
     Token,
