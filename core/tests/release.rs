@@ -11,8 +11,7 @@
 //!   licences;
 //! - libonair's header says the version (`ONAIR_VERSION_*`) and the ABI
 //!   of ffi/Cargo.toml (the soname's number);
-//! - the Python package's version and `onair.__version__` (ignored until the
-//!   Python package takes the workspace's version);
+//! - the Python package's version and `onair.__version__`;
 //! - CHANGELOG.md has the version's entry, in the Keep a Changelog form.
 
 use std::collections::BTreeSet;
@@ -340,7 +339,6 @@ fn libonair_says_the_version_and_its_abi() {
 }
 
 #[test]
-#[ignore = "the Python package says 0.3.0 until it takes the workspace's version"]
 fn the_python_package_has_the_version() {
     let (_, version) = workspace();
     let pyproject = toml_at(&repo().join("python/pyproject.toml"));

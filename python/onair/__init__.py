@@ -118,7 +118,7 @@ from .text import split_chat, truncate, utf16_len
 if TYPE_CHECKING:
     from .aio import Driver, StoreFailed
 
-__version__ = "0.3.0"
+__version__ = "0.1.0"
 
 
 def library_version() -> str:
