@@ -16,10 +16,10 @@ use std::process::ExitCode;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Parser, Subcommand};
 
-use crate::{auth, decode, demo, serve};
+use crate::{auth, ctl, decode, demo, serve};
 
 /// Every environment variable a flag may come from.
-pub const SETTINGS: [&str; 11] = [
+pub const SETTINGS: [&str; 12] = [
     "ONAIR_BASE_URL",
     "ONAIR_CLIENT_ID",
     "ONAIR_CLIENT_SECRET",
@@ -31,13 +31,15 @@ pub const SETTINGS: [&str; 11] = [
     "ONAIR_STATE_FILE",
     "ONAIR_ENDS_OUT",
     "ONAIR_WATCHDOG_MS",
+    "ONAIR_EMULATOR",
 ];
 
 const EXIT_CODES: &str = "\
 Exit codes: 0 done; 2 a usage error (one line on stderr). `onair demo`: 1 when
 the bot's tally differs from the emulator's ledger. `onair auth exchange |
 refresh | revoke | show`: 1 the service refused (kind and advice printed),
-3 no saved tokens / unreadable file, 4 network failure (`onair auth --help`).";
+3 no saved tokens / unreadable file, 4 network failure (`onair auth --help`).
+`onair ctl`: 1 the emulator refused (its error text) or could not be reached.";
 
 /// `onair`: tools for bot authors over the onair core. (No `Debug` here or
 /// in the commands' arguments: they hold secrets.)
@@ -71,6 +73,8 @@ pub enum Command {
     Demo(demo::Args),
     /// Run the service emulator on 127.0.0.1
     Serve(serve::Args),
+    /// Drive a running `onair serve`: end or freeze streams, inject faults, emit events, read the ledger
+    Ctl(ctl::Args),
     /// The token chores of your own bot: exchange, refresh, revoke, show
     Auth(auth::Args),
     /// Many DJs' bots in one service: the consent flow, a store, a dashboard (onair-host)
@@ -110,7 +114,8 @@ pub fn parse_failure(e: &clap::Error, args: &[OsString]) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let word = |i: usize| args.get(i).and_then(|a| a.to_str());
-    let command = word(1).filter(|c| ["decode", "explain", "demo", "serve", "auth"].contains(c));
+    let command =
+        word(1).filter(|c| ["decode", "explain", "demo", "serve", "auth", "ctl"].contains(c));
     let line = match command {
         Some("auth") => {
             let sub = word(2).filter(|s| ["exchange", "refresh", "revoke", "show"].contains(s));

@@ -10,6 +10,8 @@
 //!   the service emulator on 127.0.0.1 (see `onair-emulator`).
 //! - `onair auth exchange | refresh | revoke | show`: the token chores of
 //!   one's own bot (the core's token machine, a 0600 token file).
+//! - `onair ctl COMMAND`: drives a running `onair serve` through its
+//!   control API (streams, faults, events, the clock, the ledger).
 //! - `onair host --config host.toml`: many DJs' bots in one service
 //!   (`onair-host`: the consent flow, a store, a dashboard).
 //!
@@ -24,6 +26,7 @@ use clap::Parser;
 
 mod auth;
 mod cli;
+mod ctl;
 mod decode;
 mod demo;
 mod explain;
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
         Command::Explain => explain::run(),
         Command::Serve(args) => serve::run(args),
         Command::Auth(args) => return auth::run(args),
+        Command::Ctl(args) => return ctl::run(args),
         Command::Host(args) => return onair_host::main(&args.config),
         Command::Demo(args) => match demo::run(args) {
             Ok(code) => return code,

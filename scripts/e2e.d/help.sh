@@ -13,7 +13,7 @@ ln -s "$(command -v cat)" "$bin/cat"
 ln -s "$(python3 -c 'import sys; print(sys.executable)')" "$bin/python3"
 bash=$(command -v bash)
 failed=0 checked=0
-for script in scripts/* python/build-wheel; do
+for script in scripts/* python/build-wheel python/build-dist; do
     [ -f "$script" ] && [ -x "$script" ] || continue
     case "$script" in *.py | */need.sh) continue ;; esac
     checked=$((checked + 1))
