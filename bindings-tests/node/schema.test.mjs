@@ -1,11 +1,13 @@
 // The TypeScript declarations of the JSON lines (wasm/npm/types.d.ts) against
 // the wire form's JSON Schema (schema/, generated from the core's Rust types).
-// The payloads in types.d.ts are generated from the same Rust types (ts-rs);
-// the unions of the lines (actions, notices, call results, stops, items) are
-// written in wasm/src/types.rs, so they are checked here, variant by
-// variant: the same tags, the same properties, a property nullable in one
-// exactly when it is in the other, optional (or absent from some members of
-// the variant) exactly when the schema lets it be absent.
+// wasm/src/types/lines.rs writes the lines' unions (actions, notices, call
+// results, stops, items) from that schema, and scripts/regen-wire rewrites
+// both; this checks the committed files agree, variant by variant: the same
+// tags, the same properties, a property nullable in one exactly when it is in
+// the other, optional (or absent from some members of the variant) exactly
+// when the schema lets it be absent. It fails when one was regenerated and not
+// the other, or when the generator's narrowing (a stop split by `code`) loses
+// a property.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
