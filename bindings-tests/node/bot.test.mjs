@@ -329,7 +329,7 @@ test('shutdownGraceMs: a shutdown waits that long for a token request in flight,
       if (a.type === 'stopped') stopped = a;
       else if (a.type === 'wait' && a.untilMs != null) now = a.untilMs;
     }
-    assert.equal(stopped?.code, 'shut_down');
+    assert.equal(stopped?.stop.code, 'shut_down');
     assert.equal(now, 1000 + grace, `stopped after the grace of ${grace} ms`);
   }
   assert.throws(
