@@ -77,6 +77,8 @@ pub enum Command {
     Ctl(ctl::Args),
     /// The token chores of your own bot: exchange, refresh, revoke, show
     Auth(auth::Args),
+    /// Record a broadcast as a bot into a cassette (replay: `onair serve --replay`)
+    Record(crate::record::Args),
     /// Many DJs' bots in one service: the consent flow, a store, a dashboard (onair-host)
     #[command(after_help = "\
 The client secret, the token encryption key and the admin token come from
@@ -114,8 +116,12 @@ pub fn parse_failure(e: &clap::Error, args: &[OsString]) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let word = |i: usize| args.get(i).and_then(|a| a.to_str());
-    let command =
-        word(1).filter(|c| ["decode", "explain", "demo", "serve", "auth", "ctl"].contains(c));
+    let command = word(1).filter(|c| {
+        [
+            "decode", "explain", "demo", "serve", "auth", "ctl", "record",
+        ]
+        .contains(c)
+    });
     let line = match command {
         Some("auth") => {
             let sub = word(2).filter(|s| ["exchange", "refresh", "revoke", "show"].contains(s));
@@ -124,7 +130,7 @@ pub fn parse_failure(e: &clap::Error, args: &[OsString]) -> ExitCode {
         }
         Some(c) => format!(
             "onair: {c}: {} (try `onair {c} --help`)",
-            message(e, c == "demo")
+            message(e, c == "demo" || c == "record")
         ),
         None => format!("onair: {} (try `onair --help`)", message(e, false)),
     };

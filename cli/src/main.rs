@@ -30,6 +30,8 @@ mod ctl;
 mod decode;
 mod demo;
 mod explain;
+mod privacy;
+mod record;
 mod refbot;
 mod serve;
 mod values;
@@ -50,6 +52,10 @@ fn main() -> ExitCode {
         Command::Auth(args) => return auth::run(args),
         Command::Ctl(args) => return ctl::run(args),
         Command::Host(args) => return onair_host::main(&args.config),
+        Command::Record(args) => match record::run(args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Demo(args) => match demo::run(args) {
             Ok(code) => return code,
             Err(e) => Err(e),

@@ -44,6 +44,17 @@ pub struct Args {
     /// Print {baseUrl, controlUrl, clientId, clientSecret, redirectUri} as the first line, then nothing
     #[arg(long)]
     json: bool,
+    /// Play a cassette of `onair record` to the bots (its times divided by --speed)
+    #[arg(
+        long,
+        value_name = "CASSETTE",
+        allow_hyphen_values = true,
+        conflicts_with = "scenario"
+    )]
+    replay: Option<String>,
+    /// With --replay: a request the cassette has no answer for fails the run (named on stderr, exit 1)
+    #[arg(long, requires = "replay")]
+    strict: bool,
 }
 
 /// What `onair serve` runs with, its scenario read.
@@ -54,6 +65,8 @@ struct Options {
     heartbeat_ms: Option<i64>,
     djs: usize,
     json: bool,
+    replay: Option<onair_emulator::cassette::Cassette>,
+    strict: bool,
 }
 
 /// Most DJs `--djs` takes (each is a little state and, with a scenario, a
@@ -81,6 +94,13 @@ fn scenario(v: &str) -> Result<Scenario, UsageError> {
     Scenario::from_json(&text).map_err(|e| UsageError(format!("{v}: {e}")))
 }
 
+/// A cassette file.
+fn cassette(path: &str) -> Result<onair_emulator::cassette::Cassette, UsageError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| UsageError(format!("--replay {path:?}: {e}")))?;
+    onair_emulator::cassette::Cassette::parse(&text).map_err(|e| UsageError(format!("{path}: {e}")))
+}
+
 /// Runs `onair serve` until Ctrl-C or SIGTERM.
 pub fn run(args: Args) -> Result<(), UsageError> {
     let o = Options {
@@ -90,6 +110,8 @@ pub fn run(args: Args) -> Result<(), UsageError> {
         heartbeat_ms: args.heartbeat_ms,
         djs: args.djs,
         json: args.json,
+        replay: args.replay.as_deref().map(cassette).transpose()?,
+        strict: args.strict,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -106,6 +128,10 @@ async fn serve(o: Options) -> Result<(), UsageError> {
     }
     if let Some(h) = o.heartbeat_ms {
         b = b.heartbeat_ms(h);
+    }
+    let replaying = o.replay.is_some();
+    if let Some(c) = o.replay {
+        b = b.replay(c, o.strict);
     }
     let emu = b
         .start()
@@ -184,13 +210,21 @@ async fn serve(o: Options) -> Result<(), UsageError> {
         }
         let _ = writeln!(out, "stopping");
     }
+    let unrecorded = emu.unrecorded();
     emu.shutdown().await;
+    if replaying && o.strict && !unrecorded.is_empty() {
+        for line in &unrecorded {
+            eprintln!("onair serve --replay --strict: no recorded answer for {line}");
+        }
+        // The run failed: exit 1 (a usage error would be 2).
+        std::process::exit(1);
+    }
     Ok(())
 }
 
 /// Ctrl-C or SIGTERM. The handlers are installed when this is called, not
 /// when the future is first polled (an `async fn` would install them late).
-fn stop_signal() -> impl std::future::Future<Output = ()> {
+pub(crate) fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

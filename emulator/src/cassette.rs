@@ -221,6 +221,7 @@ impl Cassette {
         let mut connections: Vec<Connection> = Vec::new();
         let mut opened_at: Vec<u64> = Vec::new();
         let mut rest: HashMap<String, Vec<RestAnswer>> = HashMap::new();
+        let mut live_answers: Vec<(u64, u64)> = Vec::new();
         for (i, line) in lines {
             let n = i + 1;
             let entry: Entry = serde_json::from_str(line).map_err(|e| format!("line {n}: {e}"))?;
@@ -264,6 +265,7 @@ impl Cassette {
                     c.close = Some((at_ms.saturating_sub(opened_at[conn as usize]), how));
                 }
                 Entry::Rest {
+                    at_ms,
                     method,
                     path,
                     query,
@@ -272,15 +274,35 @@ impl Cassette {
                     body,
                     ..
                 } => {
+                    let body = decode(&body)?;
+                    if path == "/v1/live" && status == 200 {
+                        let id = serde_json::from_slice::<Value>(&body)
+                            .ok()
+                            .and_then(|v| v.get("liveId").and_then(Value::as_u64));
+                        live_answers.extend(id.map(|id| (at_ms, id)));
+                    }
                     rest.entry(format!("{method} {path}"))
                         .or_default()
                         .push(RestAnswer {
                             query,
                             status,
                             headers,
-                            body: decode(&body)?,
+                            body,
                         });
                 }
+            }
+        }
+        // A stream opened before the first `GET /v1/live` was answered
+        // belongs to the broadcast that answer names.
+        let mut lives: Vec<(u64, u64)> = live_answers;
+        lives.sort_by_key(|(at, _)| *at);
+        for (c, at) in connections.iter_mut().zip(&opened_at) {
+            if c.live_id.is_none() {
+                c.live_id = lives
+                    .iter()
+                    .find(|(t, _)| t >= at)
+                    .or(lives.last())
+                    .map(|(_, id)| *id);
             }
         }
         Ok(Cassette {
