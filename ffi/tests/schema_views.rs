@@ -1,112 +1,106 @@
-//! Every property of an action's JSON form (`schema/action.json`, generated
-//! from the core's types) has a field of the typed view `onair_action` in
-//! `include/onair.h`, or is listed in ffi/README.md as read from the JSON
-//! (`onair_bot_action_json`). A property added to an action in Rust (and the
-//! schema regenerated) fails here until the view or the README says where C
-//! finds it.
+//! The typed view `onair_action` in `include/onair.h` against the actions'
+//! JSON form (`schema/action.json`, generated from the core's types). C keeps
+//! its views for what a C bot's loop uses and reads everything else from the
+//! JSON (`onair_bot_action_json`), so a property the core adds to an action
+//! is JSON-only with no C edit. What this guarantees:
+//!
+//! - every field of a view maps to a property the schema still has: a
+//!   property removed or renamed in Rust fails here until the view follows
+//!   (a stale view);
+//! - every field [`VIEWS`] names is a field of `onair_action`, and every
+//!   field of `onair_action` is named by [`VIEWS`] (or is one of the few
+//!   [`DERIVED`] from a tag): a field the map forgets fails too.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// Where C reads a property: a field of `onair_action` (several when the
-/// value spans them), or the JSON only.
-enum View {
-    Fields(&'static [&'static str]),
-    Json,
-}
-use View::{Fields, Json};
+/// The fields of `onair_action` that hold no one property: the action's
+/// `type` (`kind`), a notice's `kind` (`notice`), and what a stop's `code`
+/// implies (`resumes_with_new_consent`).
+const DERIVED: &[&str] = &["kind", "notice", "resumes_with_new_consent"];
 
+/// The properties C reads from the view, each with the fields of
+/// `onair_action` that hold it (several when the value spans them), by
 /// `variant.property`; a notice's `notice.<kind>.<property>`, a call
-/// result's `done.<kind>.<property>`, a stop's `stopped.<property>`.
-const VIEWS: &[(&str, View)] = &[
-    ("send.id", Fields(&["request_id"])),
-    ("send.request", Fields(&["request"])),
-    ("send.timeoutMs", Fields(&["timeout_ms"])),
-    ("openStream.id", Fields(&["request_id"])),
-    ("openStream.request", Fields(&["request"])),
-    ("closeStream.id", Fields(&["request_id"])),
-    ("closeStream.reason", Fields(&["code"])),
-    ("event.event", Fields(&["event"])),
-    ("event.id", Fields(&["event"])),
-    ("event.data", Fields(&["event"])),
-    ("notice.message", Fields(&["message"])),
-    ("notice.level", Fields(&["is_warning"])),
-    ("notice.frameSkipped.error", Fields(&["code"])),
-    ("notice.unknownEvent.event", Fields(&["code"])),
-    ("notice.unknownEvent.data", Json),
-    ("notice.problem.endpoint", Json),
-    ("notice.problem.problem", Fields(&["code"])),
-    ("notice.callHeld.call", Fields(&["call_id"])),
+/// result's `done.<kind>.<property>`, a stop's `stopped.<property>`. Any
+/// other property is read from the JSON.
+const VIEWS: &[(&str, &[&str])] = &[
+    ("send.id", &["request_id"]),
+    ("send.request", &["request"]),
+    ("send.timeoutMs", &["timeout_ms"]),
+    ("openStream.id", &["request_id"]),
+    ("openStream.request", &["request"]),
+    ("closeStream.id", &["request_id"]),
+    ("closeStream.reason", &["code"]),
+    ("event.event", &["event"]),
+    ("event.id", &["event"]),
+    ("event.data", &["event"]),
+    ("notice.message", &["message"]),
+    ("notice.level", &["is_warning"]),
+    ("notice.frameSkipped.error", &["code"]),
+    ("notice.unknownEvent.event", &["code"]),
+    ("notice.problem.problem", &["code"]),
+    ("notice.callHeld.call", &["call_id"]),
     (
         "notice.reconnectStormBraked.untilMs",
-        Fields(&["has_until_ms", "until_ms"]),
+        &["has_until_ms", "until_ms"],
     ),
-    ("notice.commandRefused.name", Fields(&["name"])),
-    (
-        "notice.commandRefused.user",
-        Fields(&["user_id", "nickname"]),
-    ),
-    ("notice.commandRefused.role", Fields(&["role"])),
-    ("notice.commandRefused.needed", Fields(&["needed"])),
-    ("notice.unreachable.endpoint", Fields(&["name"])),
-    ("notice.unreachable.failure", Fields(&["code"])),
-    ("notice.unreachable.failures", Fields(&["count"])),
-    ("notice.unreachable.sinceMs", Fields(&["since_ms"])),
-    ("notice.reachable.failures", Fields(&["count"])),
-    ("notice.reachable.sinceMs", Fields(&["since_ms"])),
-    ("notice.gaveUp.endpoint", Fields(&["name"])),
-    ("notice.gaveUp.reason", Fields(&["code"])),
-    ("notice.gaveUp.count", Fields(&["count"])),
-    ("notice.dailyQuotaReached.scope", Fields(&["code"])),
+    ("notice.commandRefused.name", &["name"]),
+    ("notice.commandRefused.user", &["user_id", "nickname"]),
+    ("notice.commandRefused.role", &["role"]),
+    ("notice.commandRefused.needed", &["needed"]),
+    ("notice.unreachable.endpoint", &["name"]),
+    ("notice.unreachable.failure", &["code"]),
+    ("notice.unreachable.failures", &["count"]),
+    ("notice.unreachable.sinceMs", &["since_ms"]),
+    ("notice.reachable.failures", &["count"]),
+    ("notice.reachable.sinceMs", &["since_ms"]),
+    ("notice.gaveUp.endpoint", &["name"]),
+    ("notice.gaveUp.reason", &["code"]),
+    ("notice.gaveUp.count", &["count"]),
+    ("notice.dailyQuotaReached.scope", &["code"]),
     (
         "notice.dailyQuotaReached.untilMs",
-        Fields(&["has_until_ms", "until_ms"]),
+        &["has_until_ms", "until_ms"],
     ),
-    ("notice.repliesDropped.replyKind", Fields(&["name"])),
-    ("notice.repliesDropped.people", Fields(&["count"])),
-    ("notice.repliesDropped.reason", Fields(&["code"])),
-    ("done.call", Fields(&["call_id"])),
-    ("done.result", Fields(&["done"])),
-    ("done.broadcast.broadcast", Json),
-    ("done.listeners.listeners", Json),
-    ("done.fans.fans", Json),
-    ("done.failed.failure", Fields(&["failure"])),
-    ("done.failed.problem", Fields(&["code"])),
-    ("done.failed.untilMs", Fields(&["has_until_ms", "until_ms"])),
-    ("done.failed.message", Fields(&["message"])),
-    ("done.failed.stop", Fields(&["code"])),
-    ("persistTokens.generation", Json),
-    ("persistTokens.tokens", Fields(&["tokens_json"])),
-    ("timer.tag", Fields(&["tag"])),
-    ("wait.untilMs", Fields(&["has_until_ms", "until_ms"])),
-    ("stopped.code", Fields(&["code"])),
-    ("stopped.message", Fields(&["message"])),
-    ("stopped.reason", Json),
-    ("stopped.missing", Json),
-    ("stopped.problem", Json),
-    ("command.name", Fields(&["name"])),
-    ("command.args", Fields(&["args", "args_len"])),
-    ("command.rest", Fields(&["rest"])),
-    ("command.user", Fields(&["user_id", "nickname"])),
-    ("command.role", Fields(&["role"])),
-    ("command.event", Fields(&["event"])),
-    ("arrival.kind", Fields(&["arrival"])),
-    ("arrival.awayMs", Fields(&["away_ms"])),
-    ("arrival.user", Fields(&["user_id", "nickname"])),
-    ("arrival.isManager", Fields(&["is_manager"])),
-    ("arrival.liveId", Fields(&["has_live_id", "live_id"])),
-    ("arrival.event", Fields(&["event"])),
-    ("milestone.kind", Fields(&["milestone"])),
-    ("milestone.reached", Fields(&["reached"])),
-    ("milestone.total", Fields(&["total"])),
-    ("milestone.user", Fields(&["user_id", "nickname"])),
-    ("milestone.event", Fields(&["event"])),
-    ("broadcastEnded.liveId", Fields(&["has_live_id", "live_id"])),
-    ("broadcastEnded.tally", Fields(&["tally_json"])),
-    ("broadcastEnded.event", Fields(&["event"])),
-    ("persistState.state", Fields(&["state_json"])),
+    ("notice.repliesDropped.replyKind", &["name"]),
+    ("notice.repliesDropped.people", &["count"]),
+    ("notice.repliesDropped.reason", &["code"]),
+    ("done.call", &["call_id"]),
+    ("done.result", &["done"]),
+    ("done.failed.failure", &["failure"]),
+    ("done.failed.problem", &["code"]),
+    ("done.failed.untilMs", &["has_until_ms", "until_ms"]),
+    ("done.failed.message", &["message"]),
+    ("done.failed.stop", &["code"]),
+    ("persistTokens.tokens", &["tokens_json"]),
+    ("timer.tag", &["tag"]),
+    ("wait.untilMs", &["has_until_ms", "until_ms"]),
+    ("stopped.code", &["code"]),
+    ("stopped.message", &["message"]),
+    ("command.name", &["name"]),
+    ("command.args", &["args", "args_len"]),
+    ("command.rest", &["rest"]),
+    ("command.user", &["user_id", "nickname"]),
+    ("command.role", &["role"]),
+    ("command.event", &["event"]),
+    ("arrival.kind", &["arrival"]),
+    ("arrival.awayMs", &["away_ms"]),
+    ("arrival.user", &["user_id", "nickname"]),
+    ("arrival.isManager", &["is_manager"]),
+    ("arrival.liveId", &["has_live_id", "live_id"]),
+    ("arrival.event", &["event"]),
+    ("milestone.kind", &["milestone"]),
+    ("milestone.reached", &["reached"]),
+    ("milestone.total", &["total"]),
+    ("milestone.user", &["user_id", "nickname"]),
+    ("milestone.event", &["event"]),
+    ("broadcastEnded.liveId", &["has_live_id", "live_id"]),
+    ("broadcastEnded.tally", &["tally_json"]),
+    ("broadcastEnded.event", &["event"]),
+    ("persistState.state", &["state_json"]),
 ];
 
 fn root() -> PathBuf {
@@ -227,66 +221,93 @@ fn struct_fields(header: &str, name: &str) -> BTreeSet<String> {
     fields
 }
 
-#[test]
-fn every_action_property_has_a_view_field_or_is_documented_json_only() {
-    let schema: Value = serde_json::from_str(
+fn schema() -> Value {
+    serde_json::from_str(
         &std::fs::read_to_string(root().join("schema/action.json")).expect("schema/action.json"),
     )
-    .expect("JSON");
+    .expect("JSON")
+}
+
+fn view_fields() -> BTreeSet<String> {
     let header = std::fs::read_to_string(root().join("include/onair.h")).expect("the header");
-    let readme = std::fs::read_to_string(root().join("ffi/README.md")).expect("the README");
     let fields = struct_fields(&header, "onair_action");
     assert!(fields.contains("request_id") && fields.contains("since_ms"));
+    fields
+}
 
+/// What is wrong with [`VIEWS`] for this schema and these view fields.
+fn problems(schema: &Value, fields: &BTreeSet<String>) -> Vec<String> {
     let mut problems = Vec::new();
-    let schema_paths = paths(&schema);
-    let table: BTreeSet<String> = VIEWS.iter().map(|(p, _)| (*p).to_owned()).collect();
-    for path in schema_paths.difference(&table) {
-        problems.push(format!(
-            "`{path}` has no field in onair_action and is not listed as JSON-only \
-             (add it to the view, or to ffi/README.md's JSON-only list and VIEWS)"
-        ));
-    }
-    for path in table.difference(&schema_paths) {
-        problems.push(format!(
-            "`{path}` is in VIEWS but not in schema/action.json"
-        ));
-    }
-    for (path, view) in VIEWS {
-        match view {
-            Fields(names) => {
-                for name in *names {
-                    if !fields.contains(*name) {
-                        problems.push(format!("`{path}`: onair_action has no field `{name}`"));
-                    }
-                }
-            }
-            Json => {
-                if !readme.contains(&format!("`{path}`")) {
-                    problems.push(format!(
-                        "`{path}` is JSON-only but ffi/README.md does not list it"
-                    ));
-                }
+    let schema_paths = paths(schema);
+    let mut mapped: BTreeSet<&str> = DERIVED.iter().copied().collect();
+    for (path, names) in VIEWS {
+        if !schema_paths.contains(*path) {
+            problems.push(format!(
+                "`{path}` (onair_action's {names:?}) is not in schema/action.json: \
+                 the view is stale; follow the core's change in the view and in VIEWS"
+            ));
+        }
+        for name in *names {
+            mapped.insert(name);
+            if !fields.contains(*name) {
+                problems.push(format!("`{path}`: onair_action has no field `{name}`"));
             }
         }
     }
+    for field in fields {
+        if !mapped.contains(field.as_str()) {
+            problems.push(format!(
+                "onair_action's `{field}` maps to no property in VIEWS (nor DERIVED)"
+            ));
+        }
+    }
+    problems
+}
+
+/// The action `tag` of the schema.
+fn action<'a>(schema: &'a mut Value, tag: &str) -> &'a mut Value {
+    schema["oneOf"]
+        .as_array_mut()
+        .expect("a union")
+        .iter_mut()
+        .find(|m| m["properties"]["type"]["const"] == tag)
+        .expect("the action")
+}
+
+#[test]
+fn every_view_field_maps_to_a_property_of_the_schema() {
+    let problems = problems(&schema(), &view_fields());
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
-fn the_check_sees_a_property_the_view_lacks() {
-    let mut schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schema/action.json")).expect("schema/action.json"),
-    )
-    .expect("JSON");
-    let timer = schema["oneOf"]
-        .as_array_mut()
-        .expect("a union")
-        .iter_mut()
-        .find(|m| m["properties"]["type"]["const"] == "timer")
-        .expect("the timer action");
-    timer["properties"]["firedAtMs"] = serde_json::json!({"type": "integer"});
-    let paths = paths(&schema);
-    assert!(paths.contains("timer.firedAtMs"));
-    assert!(!VIEWS.iter().any(|(p, _)| *p == "timer.firedAtMs"));
+fn a_property_added_to_an_action_is_json_only_with_no_c_edit() {
+    let mut schema = schema();
+    action(&mut schema, "timer")["properties"]["firedAtMs"] =
+        serde_json::json!({"type": "integer"});
+    assert!(paths(&schema).contains("timer.firedAtMs"));
+    let problems = problems(&schema, &view_fields());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_view_of_a_property_the_schema_no_longer_has_fails() {
+    let mut schema = schema();
+    let arrival = action(&mut schema, "arrival");
+    arrival["properties"]
+        .as_object_mut()
+        .expect("its properties")
+        .remove("awayMs");
+    let found = problems(&schema, &view_fields());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("`arrival.awayMs` (onair_action's [\"away_ms\"]) is not in"),
+        "{found:?}"
+    );
+    let mut fields = view_fields();
+    fields.insert("spare".to_owned());
+    assert_eq!(
+        problems(&self::schema(), &fields),
+        ["onair_action's `spare` maps to no property in VIEWS (nor DERIVED)"]
+    );
 }
