@@ -127,6 +127,27 @@ def admin_browser(host_url, admin):
     return opener
 
 
+def events_handled(host_url, opener):
+    """The host's count of stream events its bots handled (/metrics, as the admin)."""
+    _, text = fetch(opener, f"{host_url}/metrics")
+    return sum(float(v) for v in re.findall(r"^onair_host_events_total\{[^}]*\} (\S+)$", text, re.M))
+
+
+def wait_until_handled(host_url, opener, quiet_s=1.5, limit_s=20):
+    """With the emulator's clock paused, waits until the host has handled what
+    the emulator already wrote: its event count unchanged for `quiet_s`. A fixed
+    sleep is not enough on a loaded machine, where bytes still in a socket at
+    the stop are lost to the tally though the ledger counts them."""
+    last, since, deadline = events_handled(host_url, opener), time.monotonic(), time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = events_handled(host_url, opener)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return
+
+
 def check_tenants(host_url, bots, admin_opener):
     """Each DJ sees only their own bot; the admin every bot; nobody none."""
     problems = []
@@ -346,7 +367,7 @@ watchdog_ms = {args.watchdog_ms}
                 states = e2e.http_json(f"{control}/djs")["djs"]
                 if sum(1 for s in states if s.get("onAir") and s.get("openStreams", 0) > 0) >= len(djs) // 2:
                     e2e.http_json(f"{control}/clock/pause", {})
-                    time.sleep(0.5)
+                    wait_until_handled(host_url, admin_browser(host_url, admin))
                     code = host.stop()
                     if code != 0:
                         print(f"e2e host: the host exited with {code} on SIGTERM; log: {log_path}")
