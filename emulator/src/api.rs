@@ -8,13 +8,13 @@ use base64::Engine;
 use bytes::Bytes;
 use serde::Serialize;
 
-use crate::clock::iso;
+use crate::clock::{iso, next_midnight_ms};
 use crate::oauth::{self, Auth, Form};
 use crate::quota::Refusal;
 use crate::reply::{Reply, ReplyBody};
 use crate::requests::{fingerprint, RequestFacts};
 use crate::scope::Perm;
-use crate::world::{ApiError, World};
+use crate::world::{ApiError, FailQuota, World};
 
 /// What the HTTP layer extracted from one request.
 #[derive(Debug)]
@@ -114,6 +114,19 @@ struct Fan<'a> {
 struct FansBody<'a> {
     total_count: usize,
     fans: Vec<Fan<'a>>,
+}
+
+/// The bot endpoints a call quota counts (not the stream, not the token endpoints).
+pub(crate) const COUNTED: [&str; 4] = [
+    "/v1/live",
+    "/v1/live/listeners",
+    "/v1/live/fans",
+    "/v1/live/chat",
+];
+
+/// The counted bot endpoint needing `perm` (none for the stream's `events.*`).
+pub(crate) fn path_of(perm: Perm) -> Option<&'static str> {
+    COUNTED.into_iter().find(|p| permission_of(p) == Some(perm))
 }
 
 /// The permission a bot endpoint needs (`None` for the stream and others).
@@ -225,6 +238,16 @@ fn answer(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) ->
             f.status,
             f.detail_code.as_deref().unwrap_or("")
         ));
+        if let Some(q) = f.quota {
+            let refusal = match q {
+                FailQuota::PerSecond => Refusal::PerSecond,
+                FailQuota::Daily { scope } => Refusal::Daily {
+                    scope,
+                    retry_after: ((next_midnight_ms(now) - now) + 999) / 1000,
+                },
+            };
+            return quota_refusal(w, path, refusal, facts);
+        }
         return if path == "/v1/live/events" {
             Reply::stream_error(f.status, f.detail_code.as_deref(), "Injected failure.")
         } else if path.starts_with("/v1/oauth/") {
@@ -279,25 +302,7 @@ fn answer(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) ->
     let app = w.integrations[auth.integration].app;
     let headers = match w.quotas.take(now, app, auth.integration, perm) {
         Ok(h) => h,
-        Err(Refusal::PerSecond) => {
-            facts.quota = Some("perSecond");
-            w.log(format!("429 per-second quota on {path}"));
-            return Reply::empty(429).header("x-ratelimit-remaining", "0");
-        }
-        Err(Refusal::Daily { scope, retry_after }) => {
-            facts.quota = Some("daily");
-            facts.daily_scope = scope.map(Perm::name);
-            facts.retry_after = Some(retry_after);
-            w.log(format!(
-                "429 daily quota on {path} ({})",
-                scope.map_or("app", |p| p.name())
-            ));
-            let mut reply = Reply::empty(429).header("retry-after", retry_after.to_string());
-            if let Some(p) = scope {
-                reply = reply.header("x-ratelimit-daily-scope", p.name());
-            }
-            return reply;
-        }
+        Err(refusal) => return quota_refusal(w, path, refusal, facts),
     };
     let reply = match path {
         "/v1/live" => live(w, auth, now),
@@ -309,6 +314,33 @@ fn answer(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) ->
         headers.into_iter().fold(reply, |r, (k, v)| r.header(k, v))
     } else {
         reply
+    }
+}
+
+/// A call-quota 429 (empty body): per-second with `x-ratelimit-remaining: 0`,
+/// daily with `Retry-After` and, when one permission's limit was hit,
+/// `x-ratelimit-daily-scope`; the request log learns which.
+fn quota_refusal(w: &World, path: &str, refusal: Refusal, facts: &mut RequestFacts) -> Reply {
+    match refusal {
+        Refusal::PerSecond => {
+            facts.quota = Some("perSecond");
+            w.log(format!("429 per-second quota on {path}"));
+            Reply::empty(429).header("x-ratelimit-remaining", "0")
+        }
+        Refusal::Daily { scope, retry_after } => {
+            facts.quota = Some("daily");
+            facts.daily_scope = scope.map(Perm::name);
+            facts.retry_after = Some(retry_after);
+            w.log(format!(
+                "429 daily quota on {path} ({})",
+                scope.map_or("app", |p| p.name())
+            ));
+            let mut reply = Reply::empty(429).header("retry-after", retry_after.to_string());
+            if let Some(p) = scope {
+                reply = reply.header("x-ratelimit-daily-scope", p.name());
+            }
+            reply
+        }
     }
 }
 

@@ -9,10 +9,10 @@ use crate::clock::iso;
 use crate::events::Kind;
 use crate::oauth;
 use crate::reply::Reply;
-use crate::scope::Scope;
+use crate::scope::{Perm, Scope};
 use crate::shared::Shared;
 use crate::wire::WireConfig;
-use crate::world::{Fail, World};
+use crate::world::{Fail, FailQuota, RefireError, World};
 
 fn ok(v: Value) -> Reply {
     Reply::json(200, &v)
@@ -107,6 +107,17 @@ struct FailReq {
     detail_code: Option<String>,
     times: Option<u64>,
     dj: Option<String>,
+    /// `perSecond` or `daily`: a 429 answered as that call quota answers.
+    quota: Option<String>,
+    /// With `quota` `daily`: the permission named in `x-ratelimit-daily-scope`.
+    scope: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct RefireReq {
+    id: String,
+    dj: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -121,6 +132,7 @@ struct WireReq {
     unknown_fields: Option<bool>,
     unknown_events: Option<bool>,
     fraction_digits: Option<u8>,
+    heartbeats: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -152,6 +164,53 @@ const MAX_ADVANCE_MS: i64 = 10 * 366 * 86_400_000;
 #[serde(rename_all = "camelCase", default)]
 struct AppReq {
     redirect_uri: Option<String>,
+}
+
+/// A `/fail` request's `quota` and `scope`, checked: only on a 429 of a
+/// counted bot endpoint; a daily one's `scope` a counted permission, whose
+/// endpoint is the path when none is given.
+fn fail_quota(req: &mut FailReq) -> Result<Option<FailQuota>, Reply> {
+    let Some(kind) = req.quota.as_deref() else {
+        if req.scope.is_some() {
+            return Err(bad("scope goes with \"quota\":\"daily\""));
+        }
+        return Ok(None);
+    };
+    if req.status != 429 {
+        return Err(bad("quota goes with status 429"));
+    }
+    let quota = match kind {
+        "perSecond" if req.scope.is_some() => {
+            return Err(bad("scope goes with \"quota\":\"daily\""))
+        }
+        "perSecond" => FailQuota::PerSecond,
+        "daily" => {
+            let scope = match req.scope.as_deref() {
+                None => None,
+                Some(name) => {
+                    let perm = Perm::from_name(name)
+                        .filter(|p| crate::api::path_of(*p).is_some())
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "scope {name:?} is not a counted permission (live.read, listeners.read, fans.read or chat.send)"
+                            ))
+                        })?;
+                    if req.path.is_empty() {
+                        req.path = crate::api::path_of(perm).unwrap_or_default().to_owned();
+                    }
+                    Some(perm)
+                }
+            };
+            FailQuota::Daily { scope }
+        }
+        _ => return Err(bad("quota must be perSecond or daily")),
+    };
+    if !crate::api::COUNTED.contains(&req.path.as_str()) {
+        return Err(bad(
+            "a quota 429 is answered by /v1/live, /v1/live/listeners, /v1/live/fans or /v1/live/chat (the stream and the token endpoints are not counted)",
+        ));
+    }
+    Ok(Some(quota))
 }
 
 /// The state of one DJ as the control API shows it.
@@ -188,6 +247,7 @@ fn wire_json(wire: &WireConfig) -> Value {
         "unknownFields": wire.unknown_fields,
         "unknownEvents": wire.unknown_events,
         "fractionDigits": wire.fraction_digits.unwrap_or(3),
+        "heartbeats": !wire.heartbeats_off,
     })
 }
 
@@ -500,8 +560,9 @@ fn run(
             })))
         }
         ("/fail", _, true) => {
-            let req: FailReq = parse(body)?;
+            let mut req: FailReq = parse(body)?;
             let _ = req.dj;
+            let quota = fail_quota(&mut req)?;
             if !req.path.starts_with('/') || !(400..=599).contains(&req.status) {
                 return Err(bad("path must start with / and status be 400..599"));
             }
@@ -517,10 +578,39 @@ fn run(
                 status: req.status,
                 detail_code: detail.clone(),
                 times,
+                quota,
             });
-            Ok(ok(
-                json!({"path": req.path, "status": req.status, "detailCode": detail, "times": times}),
-            ))
+            let mut answer = json!({"path": req.path, "status": req.status, "detailCode": detail, "times": times});
+            if let Some(q) = quota {
+                answer["quota"] = json!(match q {
+                    FailQuota::PerSecond => "perSecond",
+                    FailQuota::Daily { .. } => "daily",
+                });
+                if let FailQuota::Daily { scope: Some(p) } = q {
+                    answer["scope"] = json!(p.name());
+                }
+            }
+            Ok(ok(answer))
+        }
+        ("/refire", _, true) => {
+            let req: RefireReq = parse(body)?;
+            if req.id.is_empty() {
+                return Err(bad("id must name a frame (GET /frames lists them)"));
+            }
+            let mut w = shared.world();
+            let dj = dj_of(&w, req.dj.as_deref())?;
+            match w.refire(dj, &req.id) {
+                Ok(delivered) => Ok(ok(json!({"id": req.id, "delivered": delivered}))),
+                Err(RefireError::NotOnAir) => Err(Reply::control_error(409, "not on air")),
+                Err(RefireError::Unknown) => Err(Reply::control_error(
+                    404,
+                    &format!(
+                        "no event {:?} among the latest {} of this broadcast",
+                        req.id,
+                        crate::world::RECENT_EVENTS
+                    ),
+                )),
+            }
         }
         ("/chat", true, _) => {
             let w = shared.world();
@@ -624,6 +714,9 @@ fn run(
             if let Some(v) = p.fraction_digits {
                 wire.fraction_digits = Some(v.min(9));
             }
+            if let Some(v) = p.heartbeats {
+                wire.heartbeats_off = !v;
+            }
             Ok(ok(wire_json(&w.djs[dj].wire)))
         }
         ("/ban", _, true) => {
@@ -683,6 +776,7 @@ fn run(
             | "/state"
             | "/quota"
             | "/fail"
+            | "/refire"
             | "/chat"
             | "/requests"
             | "/ledger"

@@ -173,6 +173,9 @@ pub struct WireConfig {
     pub unknown_events: bool,
     /// Fractional-second digits of default timestamps (0–9; `None`: 3).
     pub fraction_digits: Option<u8>,
+    /// No heartbeat comments: the stream carries only events and end frames
+    /// (control `"heartbeats": false`).
+    pub heartbeats_off: bool,
 }
 
 impl WireConfig {

@@ -163,6 +163,23 @@ pub struct Fail {
     pub detail_code: Option<String>,
     /// Calls left.
     pub times: u64,
+    /// A 429 answered as the call quota answers it (its headers, the
+    /// request log's facts); `None`: as `status` and `detail_code` say.
+    pub quota: Option<FailQuota>,
+}
+
+/// Which call quota an injected 429 stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailQuota {
+    /// The per-second bucket (empty body, `x-ratelimit-remaining: 0`).
+    PerSecond,
+    /// The daily quota (empty body, `Retry-After` to midnight UTC of
+    /// emulator time); `scope`: the permission named in
+    /// `x-ratelimit-daily-scope` (`None`: the whole app).
+    Daily {
+        /// The permission whose daily limit was hit.
+        scope: Option<crate::scope::Perm>,
+    },
 }
 
 /// A chat message a bot posted.
@@ -223,6 +240,30 @@ impl ApiError {
 
 const MAX_REQUESTS: usize = 20_000;
 
+/// How many of the latest event frames (all DJs together) can be sent again
+/// by `POST /_emulator/refire`.
+pub const RECENT_EVENTS: usize = 10_000;
+
+/// An event frame as it was sent, kept for `refire`.
+#[derive(Debug)]
+struct Recent {
+    dj: usize,
+    live_id: u64,
+    id: String,
+    kind: Kind,
+    frame: Arc<Frame>,
+}
+
+/// Why an event could not be sent again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefireError {
+    /// The DJ is not on air.
+    NotOnAir,
+    /// No event with that id among the latest [`RECENT_EVENTS`] of the
+    /// DJ's current broadcast.
+    Unknown,
+}
+
 /// A stalled stream (`POST /_emulator/streams/stall`): out of its broadcast's
 /// fan-out, its handle kept so that the connection stays open.
 #[derive(Debug)]
@@ -268,6 +309,8 @@ pub struct World {
     pub path_counts: HashMap<String, u64>,
     /// Stalled streams, until their bot closes them or the emulator gives up.
     pub stalled: Vec<Stalled>,
+    /// The latest [`RECENT_EVENTS`] event frames sent, for `refire`.
+    recent: VecDeque<Recent>,
     ledger: Vec<(usize, u64, Vec<Arc<BotLedger>>)>,
     /// The ledger's write sequence (frames written, connections opened and
     /// closed), shared by every bot's ledger: `POST /_emulator/mark` reads it.
@@ -298,6 +341,7 @@ impl World {
             request_count: 0,
             path_counts: HashMap::new(),
             stalled: Vec::new(),
+            recent: VecDeque::new(),
             ledger: Vec::new(),
             writes: Arc::new(WriteSeq::new()),
             next_live_id: 1_000_001 + (seed % 1000) * 1000,
@@ -714,40 +758,18 @@ impl World {
             end: None,
             counted: true,
         });
-        let user = frame
-            .info
-            .as_ref()
-            .map(|i| i.user_id.clone())
-            .unwrap_or_default();
-        let mut delivered = 0;
-        let mut cut = Vec::new();
-        live.streams.retain(|s| {
-            if s.bot_user_id == user {
-                return s.is_open(); // no echo of the bot's own posts and join
-            }
-            if let Some(p) = kind.perm() {
-                if !s.scope.has(p) || (kind == Kind::Presence && !s.manager) {
-                    return s.is_open();
-                }
-            }
-            if let Some(u) = &unknown {
-                if s.offer(u) != Offer::Queued {
-                    cut.push(s.id);
-                    return false;
-                }
-            }
-            match s.offer(&frame) {
-                Offer::Queued => {
-                    delivered += 1;
-                    true
-                }
-                Offer::Gone => false,
-                Offer::Cut => {
-                    cut.push(s.id);
-                    false
-                }
-            }
+        if self.recent.len() >= RECENT_EVENTS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(Recent {
+            dj,
+            live_id: live.live_id,
+            id: id.to_owned(),
+            kind,
+            frame: Arc::clone(&frame),
         });
+        let mut cut = Vec::new();
+        let delivered = fan_out(&mut live.streams, kind, &frame, unknown.as_ref(), &mut cut);
         if self.log.receiver_count() > 0 {
             self.log(format!(
                 "[{dj_name}] {} {summary} → {delivered} stream(s)",
@@ -760,6 +782,40 @@ impl World {
             ));
         }
         delivered
+    }
+
+    /// Sends an event of `dj`'s current broadcast again: the same frame,
+    /// byte for byte (its `id:` line included), to every open stream that
+    /// may see it (spec 4.6's filter, as for a new event); the room is not
+    /// touched. Only the latest [`RECENT_EVENTS`] events are known. Returns
+    /// how many streams it was queued to.
+    pub fn refire(&mut self, dj: usize, id: &str) -> Result<usize, RefireError> {
+        let d = &mut self.djs[dj];
+        let dj_name = d.name.clone();
+        let Some(live) = d.live.as_mut() else {
+            return Err(RefireError::NotOnAir);
+        };
+        let Some(recent) = self
+            .recent
+            .iter()
+            .rev()
+            .find(|r| r.dj == dj && r.live_id == live.live_id && r.id == id)
+        else {
+            return Err(RefireError::Unknown);
+        };
+        let (kind, frame) = (recent.kind, Arc::clone(&recent.frame));
+        let mut cut = Vec::new();
+        let delivered = fan_out(&mut live.streams, kind, &frame, None, &mut cut);
+        self.log(format!(
+            "[{dj_name}] {} {id} sent again → {delivered} stream(s)",
+            kind.name()
+        ));
+        for id in cut {
+            self.log(format!(
+                "stream {id} cut: its reader fell behind (queue full)"
+            ));
+        }
+        Ok(delivered)
     }
 
     /// Puts the bot of `integration` in the room of its DJ's broadcast (on
@@ -935,7 +991,9 @@ impl World {
             let Some(live) = d.live.as_mut() else {
                 continue;
             };
-            let due = hb_ms > 0 && live.streams.iter().any(|s| now >= s.next_heartbeat);
+            let due = hb_ms > 0
+                && !d.wire.heartbeats_off
+                && live.streams.iter().any(|s| now >= s.next_heartbeat);
             let hb = due.then(|| {
                 Arc::new(Frame {
                     bytes: d.wire.heartbeat(),
@@ -1084,6 +1142,54 @@ impl World {
         let name = self.djs[dj].name.clone();
         self.log(format!("[{name}] bots kicked ({n} stream(s) cut)"));
     }
+}
+
+/// Offers an event `frame` of `kind` (after `unknown`, the wire variation's
+/// made-up event, when given) to each open stream that may see it (spec 4.6:
+/// the permission, presence only to streams opened as a manager, no echo of
+/// the bot's own user); drops the streams that are gone, pushes the ids of
+/// those cut as slow readers to `cut`. Returns how many queued the frame.
+fn fan_out(
+    streams: &mut Vec<StreamHandle>,
+    kind: Kind,
+    frame: &Arc<Frame>,
+    unknown: Option<&Arc<Frame>>,
+    cut: &mut Vec<u64>,
+) -> usize {
+    let user = frame
+        .info
+        .as_ref()
+        .map(|i| i.user_id.as_str())
+        .unwrap_or_default();
+    let mut delivered = 0;
+    streams.retain(|s| {
+        if s.bot_user_id == user {
+            return s.is_open(); // no echo of the bot's own posts and join
+        }
+        if let Some(p) = kind.perm() {
+            if !s.scope.has(p) || (kind == Kind::Presence && !s.manager) {
+                return s.is_open();
+            }
+        }
+        if let Some(u) = unknown {
+            if s.offer(u) != Offer::Queued {
+                cut.push(s.id);
+                return false;
+            }
+        }
+        match s.offer(frame) {
+            Offer::Queued => {
+                delivered += 1;
+                true
+            }
+            Offer::Gone => false,
+            Offer::Cut => {
+                cut.push(s.id);
+                false
+            }
+        }
+    });
+    delivered
 }
 
 fn summarize(kind: Kind, info: &EventInfo) -> String {
