@@ -237,3 +237,148 @@ async fn the_dj_query_is_form_decoded() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 404, "`+` is a space");
 }
+
+/// `POST /refire`: the same frame again, byte for byte, to the streams that
+/// may see it; the room untouched; the ledger's totals count the id once.
+#[tokio::test]
+async fn refire_sends_the_same_frame_again_to_whom_may_see_it() {
+    let env = Env::start().await;
+    env.live_start().await;
+    let (access, _) = env.tokens("events.chat events.donation").await;
+    let mut s = env.stream(&access).await;
+    let chat = env
+        .emit("chat", json!({"user": {"id": "u1", "nickname": "Mina"}}))
+        .await;
+    let like = env.emit("like", json!({"user": {"id": "u1"}})).await;
+    let gift = env
+        .emit("donation", json!({"user": {"id": "u2"}, "amount": 500}))
+        .await;
+    assert_eq!(like["delivered"], 0, "no events.like");
+    let first_chat = s.event().await;
+    let first_gift = s.event().await;
+
+    let again = env.ctl("/refire", json!({"id": chat["id"]})).await;
+    assert_eq!(again, json!({"id": chat["id"], "delivered": 1}));
+    assert_eq!(s.event().await, first_chat, "byte for byte, id included");
+    let again = env.ctl("/refire", json!({"id": like["id"]})).await;
+    assert_eq!(again["delivered"], 0, "the permission filter holds");
+    env.ctl("/refire", json!({"id": gift["id"]})).await;
+    assert_eq!(s.event().await, first_gift);
+
+    let bot = env.bot_ledger().await;
+    assert_eq!(bot["connections"][0]["events"]["chat"], 2);
+    assert_eq!(bot["totals"]["donated"], 500, "an id counts once");
+    assert_eq!(bot["totals"]["people"]["u2"]["donations"], 1);
+    let frames = env.ctl_get("/frames").await;
+    let listed = frames["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == chat["id"])
+        .count();
+    assert_eq!(listed, 2);
+    assert_eq!(
+        env.ctl_get("/state").await["listenerCount"],
+        3,
+        "the bot, u1 and u2"
+    );
+
+    assert_eq!(env.ctl_status("/refire", json!({"id": "1-0"})).await, 404);
+    assert_eq!(env.ctl_status("/refire", json!({})).await, 400);
+    env.ctl("/live/end", json!({})).await;
+    assert_eq!(
+        env.ctl_status("/refire", json!({"id": chat["id"]})).await,
+        409
+    );
+    env.live_start().await;
+    assert_eq!(
+        env.ctl_status("/refire", json!({"id": chat["id"]})).await,
+        404,
+        "an event of an earlier broadcast"
+    );
+}
+
+/// `"heartbeats": false` in `POST /wire`: the DJ's streams carry none until
+/// it is true again.
+#[tokio::test]
+async fn heartbeats_can_be_stopped_and_resumed() {
+    let env = Env::start().await;
+    env.live_start().await;
+    let (access, _) = env.tokens(ALL).await;
+    let mut s = env.stream(&access).await;
+    let wire = env.ctl("/wire", json!({"heartbeats": false})).await;
+    assert_eq!(wire["heartbeats"], false);
+    assert_eq!(env.ctl_get("/wire").await["heartbeats"], false);
+    env.advance(60_000).await;
+    assert!(s.quiet(300).await, "no heartbeat while off");
+    env.ctl("/wire", json!({"heartbeats": true})).await;
+    env.advance(15_000).await;
+    assert_eq!(s.next().await, Next::Frame(":heartbeat\n\n".to_owned()));
+}
+
+/// `POST /fail` with `quota`: the call quota's own 429, logged as one; bad
+/// combinations are refused.
+#[tokio::test]
+async fn a_quota_fault_answers_as_the_quota_does() {
+    let env = Env::start().await;
+    env.live_start().await;
+    let (access, _) = env.tokens(ALL).await;
+    let f = env
+        .ctl(
+            "/fail",
+            json!({"status": 429, "quota": "daily", "scope": "fans.read"}),
+        )
+        .await;
+    assert_eq!(f["path"], "/v1/live/fans", "the scope's endpoint");
+    assert_eq!(f["scope"], "fans.read");
+    let r = env.get("/v1/live/fans", &access).await;
+    assert_eq!(r.status().as_u16(), 429);
+    assert_eq!(r.headers()["x-ratelimit-daily-scope"], "fans.read");
+    let retry: i64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=86_400).contains(&retry));
+    assert_eq!(r.text().await.unwrap(), "");
+    env.ctl(
+        "/fail",
+        json!({"path": "/v1/live", "status": 429, "quota": "daily"}),
+    )
+    .await;
+    let r = env.get("/v1/live", &access).await;
+    assert_eq!(r.status().as_u16(), 429);
+    assert!(
+        r.headers().get("x-ratelimit-daily-scope").is_none(),
+        "the whole app"
+    );
+    env.ctl(
+        "/fail",
+        json!({"path": "/v1/live", "status": 429, "quota": "perSecond"}),
+    )
+    .await;
+    let r = env.get("/v1/live", &access).await;
+    assert_eq!(r.headers()["x-ratelimit-remaining"], "0");
+    let log = env.ctl_get("/requests").await;
+    let quotas: Vec<&Value> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == 429)
+        .map(|r| &r["quota"])
+        .collect();
+    assert_eq!(
+        quotas,
+        [&json!("daily"), &json!("daily"), &json!("perSecond")]
+    );
+    for bad in [
+        json!({"path": "/v1/live", "status": 502, "quota": "perSecond"}),
+        json!({"path": "/v1/live", "status": 429, "quota": "hourly"}),
+        json!({"status": 429, "quota": "daily", "scope": "events.chat"}),
+        json!({"path": "/v1/live/events", "status": 429, "quota": "perSecond"}),
+        json!({"path": "/v1/live", "status": 429, "scope": "live.read"}),
+        json!({"path": "/v1/live", "status": 429, "quota": "perSecond", "scope": "live.read"}),
+    ] {
+        assert_eq!(env.ctl_status("/fail", bad.clone()).await, 400, "{bad}");
+    }
+}
