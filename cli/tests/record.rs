@@ -423,9 +423,11 @@ fn a_faulty_night_recorded_and_replayed_to_the_reference_bot() {
 
 /// A one-byte-chunked, CR-only, BOM-prefixed wire: the cassette keeps it
 /// (the original's bytes but for the data JSON), the replay serves the
-/// cassette's bytes exactly; `--strict` fails on an unrecorded request.
+/// cassette's bytes exactly; `--strict` fails on an unrecorded request;
+/// `--to-scenario` makes a scenario `onair serve` plays.
 #[test]
-fn a_one_byte_cr_bom_wire_replays_byte_for_byte_and_strict_fails_on_chat() {
+fn a_one_byte_cr_bom_wire_replays_byte_for_byte_strict_fails_on_chat_and_it_converts_to_a_scenario()
+{
     let dir = scratch("wire");
     let (tokens, cassette) = (dir.join("tokens.json"), dir.join("wire.cassette"));
     let original = Serve::start(&["--speed", "1"]);
@@ -551,6 +553,73 @@ fn a_one_byte_cr_bom_wire_replays_byte_for_byte_and_strict_fails_on_chat() {
         "{err}"
     );
     drop(original);
+
+    // The cassette as an ordinary scenario, played by `onair serve`.
+    let out = Command::new(BIN)
+        .args(["record", "--to-scenario"])
+        .arg(&cassette)
+        .output()
+        .expect("--to-scenario");
+    assert!(out.status.success());
+    let scenario_file = dir.join("converted.json");
+    std::fs::write(&scenario_file, &out.stdout).expect("write the scenario");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let steps: Vec<String> = onair_emulator::Scenario::from_json(&text)
+        .expect("a scenario")
+        .steps
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {}",
+                s.get("do").and_then(Value::as_str).unwrap_or(""),
+                s.get("event").and_then(Value::as_str).unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "state ",
+            "liveStart ",
+            "waitForStream ",
+            "emit chat",
+            "emit like",
+            "emit donation",
+            "liveEnd "
+        ]
+    );
+    let played = Serve::start(&[
+        "--scenario",
+        scenario_file.to_str().unwrap_or_default(),
+        "--speed",
+        "10",
+    ]);
+    let base = played.get("baseUrl");
+    let code = played.code(None);
+    let (id, secret, redirect) = (
+        played.get("clientId"),
+        played.get("clientSecret"),
+        played.get("redirectUri"),
+    );
+    rt().block_on(async {
+        let token = access_token(&base, &id, &secret, &code, &redirect).await;
+        read_stream(&base, &token).await
+    });
+    let ledger = bot_entries(&played.control("/ledger", None), &id);
+    let conn = &ledger[0].1["connections"][0];
+    assert_eq!(
+        conn["events"],
+        json!({"chat": 1, "like": 1, "donation": 1, "presence": 0})
+    );
+    assert_eq!(conn["end"], "LIVE_ENDED");
+    let people = ledger[0].1["totals"]["people"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !people.is_empty() && people.keys().all(|k| k.starts_with("person-")),
+        "{people:?}"
+    );
 }
 
 /// Until `n` streams are open in the main DJ's broadcast.
