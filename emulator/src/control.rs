@@ -605,9 +605,8 @@ fn run(
                 Err(RefireError::Unknown) => Err(Reply::control_error(
                     404,
                     &format!(
-                        "no event {:?} among the latest {} of this broadcast",
-                        req.id,
-                        crate::world::RECENT_EVENTS
+                        "no event {:?} of this broadcast among the latest kept (GET /frames lists the ids)",
+                        req.id
                     ),
                 )),
             }

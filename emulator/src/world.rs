@@ -244,6 +244,10 @@ const MAX_REQUESTS: usize = 20_000;
 /// by `POST /_emulator/refire`.
 pub const RECENT_EVENTS: usize = 10_000;
 
+/// At most this many bytes of frames are kept for `refire` (the oldest go
+/// first): 10 000 frames of the usual few hundred bytes fit many times over.
+pub const RECENT_BYTES: usize = 16 << 20;
+
 /// An event frame as it was sent, kept for `refire`.
 #[derive(Debug)]
 struct Recent {
@@ -309,8 +313,11 @@ pub struct World {
     pub path_counts: HashMap<String, u64>,
     /// Stalled streams, until their bot closes them or the emulator gives up.
     pub stalled: Vec<Stalled>,
-    /// The latest [`RECENT_EVENTS`] event frames sent, for `refire`.
+    /// The latest [`RECENT_EVENTS`] event frames sent (at most
+    /// [`RECENT_BYTES`] of them), for `refire`.
     recent: VecDeque<Recent>,
+    /// The bytes of the frames in `recent`.
+    recent_bytes: usize,
     ledger: Vec<(usize, u64, Vec<Arc<BotLedger>>)>,
     /// The ledger's write sequence (frames written, connections opened and
     /// closed), shared by every bot's ledger: `POST /_emulator/mark` reads it.
@@ -342,6 +349,7 @@ impl World {
             path_counts: HashMap::new(),
             stalled: Vec::new(),
             recent: VecDeque::new(),
+            recent_bytes: 0,
             ledger: Vec::new(),
             writes: Arc::new(WriteSeq::new()),
             next_live_id: 1_000_001 + (seed % 1000) * 1000,
@@ -758,8 +766,12 @@ impl World {
             end: None,
             counted: true,
         });
-        if self.recent.len() >= RECENT_EVENTS {
-            self.recent.pop_front();
+        self.recent_bytes += frame.bytes.len();
+        while self.recent.len() >= RECENT_EVENTS || self.recent_bytes > RECENT_BYTES {
+            let Some(old) = self.recent.pop_front() else {
+                break;
+            };
+            self.recent_bytes -= old.frame.bytes.len();
         }
         self.recent.push_back(Recent {
             dj,
@@ -787,7 +799,8 @@ impl World {
     /// Sends an event of `dj`'s current broadcast again: the same frame,
     /// byte for byte (its `id:` line included), to every open stream that
     /// may see it (spec 4.6's filter, as for a new event); the room is not
-    /// touched. Only the latest [`RECENT_EVENTS`] events are known. Returns
+    /// touched. Only the latest [`RECENT_EVENTS`] events (at most
+    /// [`RECENT_BYTES`]) are known. Returns
     /// how many streams it was queued to.
     pub fn refire(&mut self, dj: usize, id: &str) -> Result<usize, RefireError> {
         let d = &mut self.djs[dj];
@@ -1203,5 +1216,35 @@ fn summarize(kind: Kind, info: &EventInfo) -> String {
         Kind::Donation => format!("{who} donated {}", info.donated),
         Kind::Chat if info.is_dj => format!("{who} (DJ)"),
         _ => who.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `refire` keeps is bounded in bytes as well as in frames: 300
+    /// chats of 60 kB (18 MB) push the first ones out.
+    #[test]
+    fn refire_keeps_at_most_recent_bytes_of_frames() {
+        let clock = Arc::new(Clock::new(1_763_880_000_000, 0.0));
+        let (log, _) = broadcast::channel(16);
+        let mut w = World::new(Config::default(), 7, clock, log);
+        let now = 1_763_880_000_000;
+        w.live_start(0, None, now);
+        let data = serde_json::json!({"message": "x".repeat(60_000)});
+        let ids: Vec<String> = (0..300)
+            .map(|_| match w.emit(0, Kind::Chat, &data, now) {
+                Ok((Some(id), _)) => id,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert!(w.recent_bytes <= RECENT_BYTES);
+        assert_eq!(
+            w.recent_bytes,
+            w.recent.iter().map(|r| r.frame.bytes.len()).sum::<usize>()
+        );
+        assert_eq!(w.refire(0, &ids[0]), Err(RefireError::Unknown));
+        assert_eq!(w.refire(0, &ids[299]), Ok(0));
     }
 }
