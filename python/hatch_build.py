@@ -81,7 +81,7 @@ def trimmed_manifest(workspace_toml: str) -> str:
         "# made for the Python sdist by python/hatch_build.py.",
         "[workspace]",
         'resolver = "2"',
-        f"members = [{', '.join(repr(c).replace(chr(39), chr(34)) for c in CRATES)}]",
+        "members = [" + ", ".join(f'"{crate}"' for crate in CRATES) + "]",
         "",
     ]
     keep = False
