@@ -685,3 +685,37 @@ async fn read_stream(base: &str, token: &str) -> Vec<u8> {
     }
     out
 }
+
+/// Ctrl-C mid-broadcast: the recorder stops at once with its summary and
+/// leaves a valid cassette, the open stream closed as the recorder's.
+#[test]
+fn ctrl_c_leaves_a_valid_cassette() {
+    let dir = scratch("ctrl-c");
+    let (tokens, cassette) = (dir.join("tokens.json"), dir.join("cut.cassette"));
+    let original = Serve::start(&["--speed", "1"]);
+    original.control("/live/start", Some(json!({"title": "cut short"})));
+    exchange(&original, &tokens);
+    let recorder = record(&original, &tokens, &cassette);
+    wait_streams(&original, 1);
+    original.control(
+        "/emit",
+        Some(json!({"event": "chat", "data": {"message": "still here"}})),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = Command::new("kill")
+        .args(["-INT", &recorder.id().to_string()])
+        .status();
+    let (status, err) = finish(recorder, Duration::from_secs(20));
+    assert!(status.success(), "{err}");
+    assert!(err.contains("1 connection(s), 1 frame(s)"), "{err}");
+    let text = std::fs::read_to_string(&cassette).expect("cassette");
+    let c = Cassette::parse(&text).expect("valid");
+    assert_eq!(c.connections.len(), 1);
+    assert_eq!(
+        c.connections[0].close.map(|(_, how)| how),
+        Some(onair_emulator::cassette::CloseHow::Client)
+    );
+    assert!(text
+        .lines()
+        .all(|l| serde_json::from_str::<Value>(l).is_ok()));
+}
