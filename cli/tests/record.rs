@@ -546,6 +546,10 @@ fn a_one_byte_cr_bom_wire_replays_byte_for_byte_strict_fails_on_chat_and_it_conv
     });
     assert_eq!(served, recorded);
     assert_eq!(chat, 204);
+    // Kept in the chat log, under the replayed broadcast, for a judge.
+    let log = replay.control("/chat", None);
+    assert_eq!(log["messages"][0]["message"], "hi");
+    assert_eq!(log["messages"][0]["liveId"], json!(conn.live_id));
     let (status, err) = replay.stop();
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(

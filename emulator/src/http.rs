@@ -155,6 +155,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
             &path,
             query.as_deref(),
             authorization,
+            body.as_deref().unwrap_or_default(),
             now,
         );
         if let Some(resp) = replayed {

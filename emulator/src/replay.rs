@@ -8,7 +8,7 @@
 //! where the recorder closed it — nothing until the bot closes it); `GET
 //! /v1/live`, listeners and fans get the recorded answers of that endpoint
 //! in order (the last one again once they run out). A valid Bearer token of
-//! the emulator is needed, as ever. Chat is accepted (204) and not recorded.
+//! the emulator is needed, as ever. Chat is accepted (204) and kept in the chat log.
 //!
 //! The ledger counts what the replay delivered (frames with an `event:`
 //! line, handed to the connection), in the emulator's usual shape, under
@@ -53,6 +53,7 @@ pub struct Replay {
 #[derive(Debug, Default)]
 struct State {
     next_conn: usize,
+    live_id: Option<u64>,
     rest_next: HashMap<String, usize>,
     unrecorded: Vec<String>,
 }
@@ -113,6 +114,9 @@ fn replayed(path: &str) -> bool {
 
 /// Answers one bot request from the cassette; `None` leaves it to the
 /// emulator (another path, a Bearer it refuses, or nothing recorded).
+/// A chat post (`body`) is taken and kept in the chat log (`GET
+/// /_emulator/chat`) under the broadcast being replayed.
+#[allow(clippy::too_many_arguments)]
 pub fn handle(
     shared: &Shared,
     replay: &Replay,
@@ -120,6 +124,7 @@ pub fn handle(
     path: &str,
     query: Option<&str>,
     authorization: Option<&str>,
+    body: &[u8],
     now: i64,
 ) -> Option<Response<EmuBody>> {
     if !replayed(path) {
@@ -136,6 +141,24 @@ pub fn handle(
         None => format!("{method} {path}"),
     };
     if path == "/v1/live/chat" {
+        let message = serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_default();
+        let live_id = replay.lock().live_id.unwrap_or(0);
+        {
+            let mut w = shared.world();
+            let dj = w.djs[0].name.clone();
+            w.chat_log.push(crate::world::ChatRecord {
+                at_ms: now,
+                time: crate::clock::iso(now),
+                dj,
+                live_id,
+                client_id: auth.0.clone(),
+                integration: auth.1.clone(),
+                message,
+            });
+        }
         replay.note(shared, what);
         return Some(respond(204, &[], EmuBody::Full(None)));
     }
@@ -146,6 +169,9 @@ pub fn handle(
             s.next_conn += 1;
             n
         };
+        if let Some(id) = replay.cassette.connections.get(n).and_then(|c| c.live_id) {
+            replay.lock().live_id = Some(id);
+        }
         let Some(conn) = replay.cassette.connections.get(n) else {
             replay.note(
                 shared,
