@@ -631,11 +631,8 @@ pub struct Bot {
     replies: replies::Replies,
     /// The latest `now` polled (unix ms).
     clock_ms: u64,
-    /// How long the drain after a stop for good waits for a token request
-    /// or the revocation ([`BotConfig::shutdown_grace_ms`]).
-    shutdown_grace_ms: u64,
-    /// When that drain gives up on them (set at its first poll).
-    drain_until_ms: Option<u64>,
+    /// The drain after a stop for good.
+    drain: drain::Drain,
 }
 
 impl Bot {
@@ -686,8 +683,7 @@ impl Bot {
             end_seen: false,
             stream_generation: 0,
             clock_ms: 0,
-            shutdown_grace_ms: config.shutdown_grace_ms,
-            drain_until_ms: None,
+            drain: drain::Drain::new(config.shutdown_grace_ms),
             replies: replies::Replies::new(config.kit.replies.clone().unwrap_or_default()),
             kit: (!config.kit.is_empty()).then(|| Kit::new(config.kit)),
             exchange: None,

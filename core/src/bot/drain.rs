@@ -18,6 +18,43 @@ use super::*;
 /// or the revocation in flight ([`BotConfig::shutdown_grace_ms`]).
 pub const SHUTDOWN_GRACE_MS: u64 = 30_000;
 
+/// The drain of a stop for good: how long it waits for a token request or
+/// the revocation, and when it gives up on them. Keeps: the deadline is
+/// fixed at the drain's first poll and moves only for a revocation asked
+/// once it has passed (which gets a grace of its own).
+#[derive(Debug)]
+pub(super) struct Drain {
+    /// [`BotConfig::shutdown_grace_ms`].
+    grace_ms: u64,
+    /// When the drain gives up (set at its first poll).
+    until_ms: Option<u64>,
+}
+
+impl Drain {
+    pub(super) fn new(grace_ms: u64) -> Self {
+        Self {
+            grace_ms,
+            until_ms: None,
+        }
+    }
+
+    /// When the drain gives up: `now_ms` plus the grace at its first poll,
+    /// the same ever after.
+    fn until(&mut self, now_ms: u64) -> u64 {
+        *self
+            .until_ms
+            .get_or_insert(now_ms.saturating_add(self.grace_ms))
+    }
+
+    /// A revocation asked at `now_ms`: when the grace is over by then, it
+    /// gets a grace of its own (from the next poll).
+    pub(super) fn regrace_if_over(&mut self, now_ms: u64) {
+        if self.until_ms.is_some_and(|t| t <= now_ms) {
+            self.until_ms = None;
+        }
+    }
+}
+
 impl Bot {
     /// Whether the bot has stopped for good (not waiting for consent).
     pub(super) fn stopped_for_good(&self) -> bool {
@@ -55,9 +92,7 @@ impl Bot {
         if !self.stopped_for_good() || self.in_flight.is_empty() {
             return None;
         }
-        let until = *self
-            .drain_until_ms
-            .get_or_insert(now_ms.saturating_add(self.shutdown_grace_ms));
+        let until = self.drain.until(now_ms);
         if now_ms >= until {
             for request in std::mem::take(&mut self.in_flight) {
                 self.out.push_back(Action::CloseStream {

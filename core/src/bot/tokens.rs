@@ -95,9 +95,7 @@ impl Bot {
         if revoke {
             self.revoke_pending = true;
             // Asked after the grace was over: the revocation gets its own.
-            if self.drain_until_ms.is_some_and(|t| t <= self.clock_ms) {
-                self.drain_until_ms = None;
-            }
+            self.drain.regrace_if_over(self.clock_ms);
         }
         self.try_revoke();
         self.halt(Stop::ShutDown);
