@@ -349,21 +349,30 @@ fn a_faulty_night_recorded_and_replayed_to_the_reference_bot() {
     let demo = demo.spawn().expect("onair demo");
     let want = served.iter().filter(|s| **s == 200).count();
     let until = Instant::now() + Duration::from_secs(120);
-    let replayed = loop {
-        let l = bot_entries(&replay.control("/ledger", None), &replay.get("clientId"));
-        let conns: Vec<Value> = l
-            .iter()
-            .flat_map(|(_, b)| b["connections"].as_array().cloned().unwrap_or_default())
-            .collect();
-        if conns.len() >= want && conns.iter().all(|k| !k["closedAtMs"].is_null()) {
-            break l;
+    // Done (GET /_emulator/scenario) once every recorded connection was played.
+    loop {
+        let progress = replay.control("/scenario", None);
+        assert_eq!(progress["name"], "replay");
+        assert_eq!(progress["total"], json!(served.len()));
+        if progress["done"] == true {
+            break;
         }
         assert!(
             Instant::now() < until,
-            "the replay did not finish: {conns:?}"
+            "the replay did not finish: {progress}"
         );
         std::thread::sleep(Duration::from_millis(200));
-    };
+    }
+    let replayed = bot_entries(&replay.control("/ledger", None), &replay.get("clientId"));
+    let conns = replayed[0].1["connections"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(conns.len(), want);
+    assert!(
+        conns.iter().all(|k| !k["closedAtMs"].is_null()),
+        "{conns:?}"
+    );
     std::thread::sleep(Duration::from_millis(500));
     let _ = Command::new("kill")
         .args(["-TERM", &demo.id().to_string()])

@@ -230,6 +230,13 @@ impl Builder {
             stop_rx.clone(),
         ))];
         tasks.push(tokio::spawn(ticker(Arc::clone(&shared), stop_rx.clone())));
+        if let Some(r) = &shared.replay {
+            shared.progress.send_replace(replay_state(r.progress()));
+            tasks.push(tokio::spawn(replay_progress(
+                Arc::clone(&shared),
+                stop_rx.clone(),
+            )));
+        }
         if let Some(s) = self.scenario {
             let sh = Arc::clone(&shared);
             shared.progress.send_replace(shared::Progress {
@@ -252,6 +259,43 @@ impl Builder {
             tasks,
             log,
         })
+    }
+}
+
+/// A replay's progress shown as the scenario `replay`: its position the
+/// recorded connections played to their end, done when all were.
+fn replay_state((played, total): (usize, usize)) -> shared::Progress {
+    shared::Progress {
+        name: Some("replay".to_owned()),
+        position: played,
+        total,
+        done: played >= total,
+        waiting: (played < total)
+            .then(|| format!("{} more recorded connection(s)", total - played)),
+        error: None,
+    }
+}
+
+/// Keeps a replay's progress up to date (every 100 ms) until it is done.
+async fn replay_progress(shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let Some(replay) = shared.replay.as_ref() else {
+        return;
+    };
+    loop {
+        let now = replay.progress();
+        shared.progress.send_if_modified(|p| {
+            let next = replay_state(now);
+            let changed = *p != next;
+            *p = next;
+            changed
+        });
+        if now.0 >= now.1 {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+            _ = stop.changed() => return,
+        }
     }
 }
 

@@ -48,6 +48,8 @@ pub struct Replay {
     speed: f64,
     strict: bool,
     state: Mutex<State>,
+    /// Recorded connections played to their end (or closed by the bot).
+    finished: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 #[derive(Debug, Default)]
@@ -66,7 +68,18 @@ impl Replay {
             speed,
             strict,
             state: Mutex::new(State::default()),
+            finished: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         }
+    }
+
+    /// (recorded connections played to their end, recorded connections).
+    /// The replay is done when the two are equal: `GET /_emulator/scenario`
+    /// shows it as the scenario `replay`.
+    pub fn progress(&self) -> (usize, usize) {
+        (
+            self.finished.load(std::sync::atomic::Ordering::Acquire),
+            self.cassette.connections.len(),
+        )
     }
 
     /// Whether `--strict` was asked for.
@@ -252,6 +265,7 @@ fn stream(
         .map(|(t, b)| (replay.delay(*t), b.clone()))
         .collect();
     let close = conn.close.map(|(t, how)| (replay.delay(t), how));
+    let finished = Arc::clone(&replay.finished);
     tokio::spawn(async move {
         let start = Instant::now();
         let mut reader = SseReader::default();
@@ -293,6 +307,7 @@ fn stream(
         if let (Some(l), Some(i)) = (&ledger, index) {
             l.close(i, clock.now_ms());
         }
+        finished.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     });
     respond(
         conn.status,
