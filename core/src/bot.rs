@@ -612,13 +612,8 @@ pub struct Bot {
     /// When the exchange of a code that was not sent goes again.
     code_retry_at_ms: u64,
     code_backoff: Backoff,
-    /// The credentials check, built at start.
-    check_request: Option<HttpRequest>,
-    /// The credentials check still to send: not before then (unix ms).
-    check_due_ms: Option<u64>,
-    /// Credentials checks sent so far.
-    check_attempts: u32,
-    check_backoff: Backoff,
+    /// The credentials check at start.
+    check: tokens::CredentialsCheck,
     /// Whether the service can be reached (`Notice::Unreachable`).
     reach: notices::Reach,
     /// Calls given up on, told at a bounded rate (`Notice::GaveUp`).
@@ -649,7 +644,6 @@ impl Bot {
                     .ok()
             })
             .flatten();
-        let check_request_ok = check_request.is_some();
         let tokens = match saved {
             Some(t) => TokenManager::with_tokens(config.token_client, config.refresh, t),
             None => TokenManager::new(config.token_client, config.refresh),
@@ -690,10 +684,7 @@ impl Bot {
             code_first_sent_ms: None,
             code_retry_at_ms: 0,
             code_backoff: Backoff::with_limits(500, 5_000, seed ^ 0xC0DE_0000_0000_0004),
-            check_request,
-            check_due_ms: check_request_ok.then_some(0),
-            check_attempts: 0,
-            check_backoff: Backoff::new(seed ^ 0xC4EC_0000_0000_0003),
+            check: tokens::CredentialsCheck::new(check_request, seed ^ 0xC4EC_0000_0000_0003),
             reach: notices::Reach::default(),
             give_ups: notices::GiveUps::default(),
             failed_calls: Vec::new(),

@@ -2,6 +2,56 @@
 
 use super::*;
 
+/// The credentials check at start ([`BotConfig::check_credentials`]): a
+/// revocation of a token that does not exist, which only an authenticated
+/// client gets a 200 for. Keeps: it is due only while its request was
+/// built, and it is sent at most [`CHECK_MAX_ATTEMPTS`] times.
+#[derive(Debug)]
+pub(super) struct CredentialsCheck {
+    /// The check's request, built at start.
+    request: Option<HttpRequest>,
+    /// When the check still to send goes: not before then (unix ms).
+    due_ms: Option<u64>,
+    /// Checks sent so far.
+    attempts: u32,
+    backoff: Backoff,
+}
+
+impl CredentialsCheck {
+    /// Due at once when `request` was built.
+    pub(super) fn new(request: Option<HttpRequest>, seed: u64) -> Self {
+        Self {
+            due_ms: request.is_some().then_some(0),
+            request,
+            attempts: 0,
+            backoff: Backoff::new(seed),
+        }
+    }
+
+    /// When the check still to send goes.
+    pub(super) fn due_ms(&self) -> Option<u64> {
+        self.due_ms
+    }
+
+    /// The check's request, to send now: it is no longer due, and counts as
+    /// an attempt.
+    fn start(&mut self) -> Option<HttpRequest> {
+        let request = self.request.clone()?;
+        self.due_ms = None;
+        self.attempts += 1;
+        Some(request)
+    }
+
+    /// No answer at `now_ms`: due again after a backoff (at least a
+    /// second), while attempts remain.
+    fn on_failure(&mut self, now_ms: u64) {
+        if self.attempts < CHECK_MAX_ATTEMPTS {
+            let delay = self.backoff.next_delay_ms().max(1_000);
+            self.due_ms = Some(now_ms.saturating_add(delay));
+        }
+    }
+}
+
 impl Bot {
     /// Exchanges the code from DJ consent (single use: sent once, never
     /// retried). The answer to [`Action::NeedsAuthorization`], and the way
@@ -282,9 +332,7 @@ impl Bot {
         if now_ms < due {
             return None;
         }
-        let request = self.check_request.clone()?;
-        self.check_due_ms = None;
-        self.check_attempts += 1;
+        let request = self.check.start()?;
         Some(self.send(Purpose::Check, request, now_ms))
     }
 
@@ -293,7 +341,7 @@ impl Bot {
         if self.stopped.is_some() || self.tokens.problem().is_some() {
             return None;
         }
-        self.check_due_ms
+        self.check.due_ms()
     }
 
     /// The answer to the credentials check: 401 (or `invalid_client`) stops
@@ -318,9 +366,6 @@ impl Bot {
     /// No answer to the credentials check: tried again later, a few times
     /// (a wrong secret is found at the first refresh otherwise).
     pub(super) fn on_check_failure(&mut self, now_ms: u64) {
-        if self.check_attempts < CHECK_MAX_ATTEMPTS {
-            let delay = self.check_backoff.next_delay_ms().max(1_000);
-            self.check_due_ms = Some(now_ms.saturating_add(delay));
-        }
+        self.check.on_failure(now_ms);
     }
 }
