@@ -579,8 +579,6 @@ pub struct Bot {
     conn: Option<Conn>,
     /// The connect-loop asked for a refresh and waits for it.
     stream_wants_refresh: bool,
-    /// A code to exchange: (code, redirect_uri).
-    pending_code: Option<(Secret, String)>,
     /// Backoff for refreshes that failed in a way that may pass.
     token_backoff: Backoff,
     token_retry_at_ms: u64,
@@ -604,14 +602,8 @@ pub struct Bot {
     stream_generation: u64,
     /// The configured kit, when one is.
     kit: Option<Kit>,
-    /// The code exchange in flight: its code and redirect URI, to send it
-    /// again when it never left (`on_not_sent`).
-    exchange: Option<(Secret, String)>,
-    /// When the current consent code was first sent.
-    code_first_sent_ms: Option<u64>,
-    /// When the exchange of a code that was not sent goes again.
-    code_retry_at_ms: u64,
-    code_backoff: Backoff,
+    /// The consent code and its exchange.
+    code: tokens::CodeExchange,
     /// The credentials check at start.
     check: tokens::CredentialsCheck,
     /// Whether the service can be reached (`Notice::Unreachable`).
@@ -662,7 +654,6 @@ impl Bot {
             in_flight: Vec::new(),
             conn: None,
             stream_wants_refresh: false,
-            pending_code: None,
             token_backoff: Backoff::new(seed ^ 0x7070_7070_0000_0001),
             token_retry_at_ms: 0,
             calls: VecDeque::new(),
@@ -680,10 +671,7 @@ impl Bot {
             drain: drain::Drain::new(config.shutdown_grace_ms),
             replies: replies::Replies::new(config.kit.replies.clone().unwrap_or_default()),
             kit: (!config.kit.is_empty()).then(|| Kit::new(config.kit)),
-            exchange: None,
-            code_first_sent_ms: None,
-            code_retry_at_ms: 0,
-            code_backoff: Backoff::with_limits(500, 5_000, seed ^ 0xC0DE_0000_0000_0004),
+            code: tokens::CodeExchange::new(seed ^ 0xC0DE_0000_0000_0004),
             check: tokens::CredentialsCheck::new(check_request, seed ^ 0xC4EC_0000_0000_0003),
             reach: notices::Reach::default(),
             give_ups: notices::GiveUps::default(),
@@ -933,7 +921,7 @@ impl Bot {
     }
 
     fn needs_authorization(&self) -> bool {
-        self.pending_code.is_none()
+        !self.code.is_pending()
             && !self.token_request_in_flight()
             && self.tokens.problem() == Some(&AuthProblem::NotAuthorized)
     }
@@ -970,8 +958,8 @@ impl Bot {
         add(self.reach.deadline());
         add(self.give_ups.deadline());
         add(self.check_deadline());
-        if self.pending_code.is_some() && !self.token_request_in_flight() {
-            add(Some(self.code_retry_at_ms));
+        if !self.token_request_in_flight() {
+            add(self.code.retry_at_ms());
         }
         earliest
     }
@@ -989,7 +977,7 @@ impl Bot {
             Some(waiting)
                 if waiting.resumes_with_new_consent() && !stop.resumes_with_new_consent() =>
             {
-                self.pending_code = None;
+                self.code.forget();
                 self.restart_stream = false;
             }
             Some(_) => return,

@@ -195,7 +195,7 @@ impl Bot {
     pub(super) fn on_no_response(&mut self, purpose: Purpose, now_ms: u64) {
         match purpose {
             Purpose::Token => {
-                self.exchange = None;
+                self.code.spent();
                 if let Ok(outcome) = self.tokens.on_transport_failure(now_ms) {
                     self.on_token_outcome(outcome, now_ms);
                 }

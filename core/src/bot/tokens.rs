@@ -52,6 +52,87 @@ impl CredentialsCheck {
     }
 }
 
+/// The consent code: the one waiting to be exchanged, the exchange in
+/// flight, and the retries of one that was not sent. Keeps: a code is
+/// either waiting or in flight, never both; one that was not sent goes
+/// again only while fresh ([`CODE_FRESH_MS`] from when it was first sent).
+#[derive(Debug)]
+pub(super) struct CodeExchange {
+    /// A code to exchange: (code, redirect_uri).
+    pending: Option<(Secret, String)>,
+    /// The exchange in flight: its code and redirect URI, to send it again
+    /// when it never left (`on_not_sent`).
+    sent: Option<(Secret, String)>,
+    /// When the current code was first sent.
+    first_sent_ms: Option<u64>,
+    /// When the exchange of a code that was not sent goes again.
+    retry_at_ms: u64,
+    backoff: Backoff,
+}
+
+impl CodeExchange {
+    pub(super) fn new(seed: u64) -> Self {
+        Self {
+            pending: None,
+            sent: None,
+            first_sent_ms: None,
+            retry_at_ms: 0,
+            backoff: Backoff::with_limits(500, 5_000, seed),
+        }
+    }
+
+    /// A new code from consent: to exchange at once.
+    fn give(&mut self, code: &str, redirect_uri: &str) {
+        self.pending = Some((Secret::new(code), redirect_uri.to_owned()));
+        self.first_sent_ms = None;
+        self.retry_at_ms = 0;
+        self.backoff.reset();
+    }
+
+    /// Whether a code waits to be exchanged.
+    pub(super) fn is_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// When the code waiting goes (again), if one waits.
+    pub(super) fn retry_at_ms(&self) -> Option<u64> {
+        self.pending.as_ref().map(|_| self.retry_at_ms)
+    }
+
+    /// The waiting code is dropped (a stop for good replaced the wait).
+    pub(super) fn forget(&mut self) {
+        self.pending = None;
+    }
+
+    /// The exchange in flight was answered, or got no answer: its code is
+    /// spent.
+    pub(super) fn spent(&mut self) {
+        self.sent = None;
+    }
+
+    /// The exchange of `code` goes out at `now_ms`.
+    fn sending(&mut self, code: Secret, redirect_uri: String, now_ms: u64) {
+        self.first_sent_ms.get_or_insert(now_ms);
+        self.sent = Some((code, redirect_uri));
+    }
+
+    /// The exchange in flight was not sent at `now_ms`: `None` when none
+    /// was in flight (a refresh was); `Some(true)` when its code waits to go
+    /// again after a backoff, `Some(false)` when it would no longer be
+    /// fresh by then (it is dropped).
+    fn on_not_sent(&mut self, now_ms: u64) -> Option<bool> {
+        let (code, redirect_uri) = self.sent.take()?;
+        let first = *self.first_sent_ms.get_or_insert(now_ms);
+        let retry_at = now_ms.saturating_add(self.backoff.next_delay_ms().max(250));
+        if retry_at >= first.saturating_add(CODE_FRESH_MS) {
+            return Some(false);
+        }
+        self.pending = Some((code, redirect_uri));
+        self.retry_at_ms = retry_at;
+        Some(true)
+    }
+}
+
 impl Bot {
     /// Exchanges the code from DJ consent (single use: sent once, never
     /// retried). The answer to [`Action::NeedsAuthorization`], and the way
@@ -64,10 +145,7 @@ impl Bot {
         {
             return;
         }
-        self.pending_code = Some((Secret::new(code), redirect_uri.to_owned()));
-        self.code_first_sent_ms = None;
-        self.code_retry_at_ms = 0;
-        self.code_backoff.reset();
+        self.code.give(code, redirect_uri);
         if self.stopped.take().is_some() {
             // The stream starts over once the new pair is in. Until then it
             // waits: the connect-loop may hold the stop itself (a second 401
@@ -159,18 +237,17 @@ impl Bot {
         if self.token_request_in_flight() {
             return None;
         }
-        if self.pending_code.is_some() && now_ms < self.code_retry_at_ms {
+        if self.code.retry_at_ms().is_some_and(|at| now_ms < at) {
             // An exchange that was not sent goes again after its backoff.
             return None;
         }
-        if let Some((code, redirect_uri)) = self.pending_code.take() {
+        if let Some((code, redirect_uri)) = self.code.pending.take() {
             return match self
                 .tokens
                 .start_exchange(code.expose(), &redirect_uri, now_ms)
             {
                 Ok(request) => {
-                    self.code_first_sent_ms.get_or_insert(now_ms);
-                    self.exchange = Some((code, redirect_uri));
+                    self.code.sending(code, redirect_uri, now_ms);
                     Some(self.send(Purpose::Token, request, now_ms))
                 }
                 Err(_) => {
@@ -242,7 +319,7 @@ impl Bot {
         body: &[u8],
         now_ms: u64,
     ) {
-        self.exchange = None;
+        self.code.spent();
         let problem = classify(Endpoint::Token, status, headers, body);
         if let Ok(outcome) = self.tokens.on_response(status, body, now_ms) {
             if !matches!(outcome, TokenOutcome::Persist(_)) {
@@ -310,19 +387,12 @@ impl Bot {
     /// ([`CODE_FRESH_MS`]), then the DJ must consent again (the service could
     /// not be reached); a refresh is retried with backoff.
     pub(super) fn on_token_not_sent(&mut self, outcome: TokenOutcome, now_ms: u64) {
-        let Some((code, redirect_uri)) = self.exchange.take() else {
-            self.on_token_outcome(outcome, now_ms);
-            return;
-        };
-        let first = *self.code_first_sent_ms.get_or_insert(now_ms);
-        let retry_at = now_ms.saturating_add(self.code_backoff.next_delay_ms().max(250));
-        if retry_at >= first.saturating_add(CODE_FRESH_MS) {
-            self.halt(Stop::Reauthorize(AuthProblem::ExchangeFailed(
+        match self.code.on_not_sent(now_ms) {
+            None => self.on_token_outcome(outcome, now_ms),
+            Some(true) => {}
+            Some(false) => self.halt(Stop::Reauthorize(AuthProblem::ExchangeFailed(
                 crate::proto::oauth::TokenFailure::NotSent,
-            )));
-        } else {
-            self.pending_code = Some((code, redirect_uri));
-            self.code_retry_at_ms = retry_at;
+            ))),
         }
     }
 
