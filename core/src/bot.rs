@@ -137,7 +137,7 @@ use crate::proto::time::FrameId;
 use crate::proto::timers::{Tag, Timer, TimerError, Timers};
 
 use calls::{Call, Op};
-use requests::{InFlight, Purpose};
+use requests::Purpose;
 use stream::Conn;
 
 mod calls;
@@ -568,14 +568,13 @@ pub struct Bot {
     base_url: BaseUrl,
     events: bool,
     max_attempts: u32,
-    request_timeout_ms: u64,
     max_queued_calls: usize,
     tokens: TokenManager,
     stream: ConnectLoop,
     quota: QuotaTracker,
-    next_request: u64,
     next_call: u64,
-    in_flight: Vec<InFlight>,
+    /// The requests handed out, and those awaiting their report.
+    requests: requests::InFlightRequests,
     conn: Option<Conn>,
     /// The connect-loop asked for a refresh and waits for it.
     stream_wants_refresh: bool,
@@ -644,14 +643,12 @@ impl Bot {
             base_url: config.base_url,
             events: config.events,
             max_attempts: config.max_attempts.max(1),
-            request_timeout_ms: config.request_timeout_ms.max(1),
             max_queued_calls: config.max_queued_calls,
             tokens,
             stream: ConnectLoop::new(config.stream, seed),
             quota: QuotaTracker::new(seed ^ 0x9E37_79B9_7F4A_7C15),
-            next_request: 0,
             next_call: 0,
-            in_flight: Vec::new(),
+            requests: requests::InFlightRequests::new(config.request_timeout_ms.max(1)),
             conn: None,
             stream_wants_refresh: false,
             token_backoff: Backoff::new(seed ^ 0x7070_7070_0000_0001),
@@ -936,8 +933,8 @@ impl Bot {
                 earliest = Some(earliest.map_or(at, |e| e.min(at)));
             }
         };
-        for request in &self.in_flight {
-            add(Some(request.deadline_ms));
+        for deadline in self.requests.deadlines() {
+            add(Some(deadline));
         }
         if self.events {
             add(self.stream.deadline());

@@ -94,11 +94,7 @@ impl Bot {
     pub fn pending_calls(&self) -> usize {
         let app = |op: &Op| !matches!(op, Op::LiveId | Op::Reply { .. });
         self.calls.iter().filter(|c| app(&c.op)).count()
-            + self
-                .in_flight
-                .iter()
-                .filter(|f| matches!(&f.purpose, Purpose::Call(c, _) if app(&c.op)))
-                .count()
+            + self.requests.calls().filter(|c| app(&c.op)).count()
     }
 
     /// Asks which broadcast this is (the kit's `GET /v1/live`, once per
@@ -110,10 +106,7 @@ impl Bot {
             .tokens()
             .is_some_and(|t| t.scope().contains(&crate::Permission::LiveRead));
         let asked = self.calls.iter().any(|c| matches!(c.op, Op::LiveId))
-            || self
-                .in_flight
-                .iter()
-                .any(|f| matches!(&f.purpose, Purpose::Call(c, _) if matches!(c.op, Op::LiveId)));
+            || self.requests.calls().any(|c| matches!(c.op, Op::LiveId));
         if self.kit.is_some() && granted && !asked {
             self.calls.push_back(Call {
                 id: CallId(0),
@@ -170,10 +163,7 @@ impl Bot {
     /// When the head call could go, if it waits only for time.
     pub(super) fn call_deadline(&self, now_ms: u64) -> Option<u64> {
         let head = self.calls.front()?;
-        let blocked = self
-            .in_flight
-            .iter()
-            .any(|f| matches!(f.purpose, Purpose::Call(..)))
+        let blocked = self.requests.calls().next().is_some()
             || head
                 .wait_for_newer_than
                 .is_some_and(|seen| self.generation() <= seen)

@@ -68,11 +68,7 @@ impl Bot {
     /// them answered `Cancelled` (its outcome is not known: a chat message
     /// may have been posted).
     pub(super) fn drop_unwanted_requests(&mut self) {
-        let (kept, dropped): (Vec<InFlight>, Vec<InFlight>) = std::mem::take(&mut self.in_flight)
-            .into_iter()
-            .partition(|f| matches!(f.purpose, Purpose::Token | Purpose::Revoke));
-        self.in_flight = kept;
-        for request in dropped {
+        for request in self.requests.take_unwanted() {
             self.out.push_back(Action::CloseStream {
                 id: request.id,
                 reason: CloseReason::Stopping,
@@ -89,12 +85,12 @@ impl Bot {
     /// earliest of those. `None` once nothing is in flight (or the stop
     /// resumes with consent): the stop is next.
     pub(super) fn poll_drain(&mut self, now_ms: u64) -> Option<Action> {
-        if !self.stopped_for_good() || self.in_flight.is_empty() {
+        if !self.stopped_for_good() || self.requests.is_empty() {
             return None;
         }
         let until = self.drain.until(now_ms);
         if now_ms >= until {
-            for request in std::mem::take(&mut self.in_flight) {
+            for request in self.requests.take_all() {
                 self.out.push_back(Action::CloseStream {
                     id: request.id,
                     reason: CloseReason::Stopping,
@@ -106,12 +102,8 @@ impl Bot {
         if let Some(action) = self.out.pop_front() {
             return Some(action);
         }
-        let earliest = self
-            .in_flight
-            .iter()
-            .map(|f| f.deadline_ms)
-            .fold(until, u64::min);
-        (!self.in_flight.is_empty()).then_some(Action::Wait {
+        let earliest = self.requests.deadlines().fold(until, u64::min);
+        (!self.requests.is_empty()).then_some(Action::Wait {
             until_ms: Some(earliest),
         })
     }

@@ -29,30 +29,146 @@ pub(super) struct InFlight {
     pub(super) deadline_ms: u64,
 }
 
-impl Bot {
-    pub(super) fn request_id(&mut self) -> RequestId {
-        self.next_request += 1;
-        RequestId(self.next_request)
+/// The requests handed out ([`Action::Send`], [`Action::OpenStream`]) and,
+/// for plain requests, awaiting their report. Keeps: ids are issued once
+/// each, counting up from 1 (a stream's too), and every plain request in
+/// flight carries its own deadline.
+#[derive(Debug)]
+pub(super) struct InFlightRequests {
+    /// The last id issued.
+    last_id: u64,
+    /// Plain requests sent and not yet answered.
+    requests: Vec<InFlight>,
+    /// [`BotConfig::request_timeout_ms`].
+    timeout_ms: u64,
+}
+
+impl InFlightRequests {
+    pub(super) fn new(timeout_ms: u64) -> Self {
+        Self {
+            last_id: 0,
+            requests: Vec::new(),
+            timeout_ms,
+        }
     }
 
-    pub(super) fn send(&mut self, purpose: Purpose, request: HttpRequest, now_ms: u64) -> Action {
-        let id = self.request_id();
-        self.in_flight.push(InFlight {
+    /// A new id, never issued before.
+    pub(super) fn next_id(&mut self) -> RequestId {
+        self.last_id += 1;
+        RequestId(self.last_id)
+    }
+
+    /// How long a plain request may take ([`Action::Send`]'s `timeout_ms`).
+    pub(super) fn timeout_ms(&self) -> u64 {
+        self.timeout_ms
+    }
+
+    /// A request sent at `now_ms`, due by then plus the timeout: its id.
+    fn push(&mut self, purpose: Purpose, now_ms: u64) -> RequestId {
+        let id = self.next_id();
+        self.requests.push(InFlight {
             id,
             purpose,
-            deadline_ms: now_ms.saturating_add(self.request_timeout_ms),
+            deadline_ms: now_ms.saturating_add(self.timeout_ms),
         });
+        id
+    }
+
+    /// A request whose deadline never passes (the revocation as the bot
+    /// stops: it is kept only to match its report): its id.
+    pub(super) fn push_undated(&mut self, purpose: Purpose) -> RequestId {
+        let id = self.next_id();
+        self.requests.push(InFlight {
+            id,
+            purpose,
+            deadline_ms: u64::MAX,
+        });
+        id
+    }
+
+    /// A request whose deadline is `now_ms` or earlier, taken out.
+    fn take_expired(&mut self, now_ms: u64) -> Option<InFlight> {
+        let index = self.requests.iter().position(|f| f.deadline_ms <= now_ms)?;
+        Some(self.requests.swap_remove(index))
+    }
+
+    /// Whether a token request (an exchange or a refresh) is in flight.
+    pub(super) fn has_token_request(&self) -> bool {
+        self.requests
+            .iter()
+            .any(|f| matches!(f.purpose, Purpose::Token))
+    }
+
+    /// The token request in flight, if any, is dropped (its report will be
+    /// ignored).
+    pub(super) fn drop_token_request(&mut self) {
+        self.requests
+            .retain(|f| !matches!(f.purpose, Purpose::Token));
+    }
+
+    /// Whether `id` was ever issued.
+    fn issued(&self, id: RequestId) -> bool {
+        (1..=self.last_id).contains(&id.0)
+    }
+
+    /// The plain request `id`, taken out, when it is in flight.
+    fn take(&mut self, id: RequestId) -> Option<Purpose> {
+        let index = self.requests.iter().position(|f| f.id == id)?;
+        Some(self.requests.swap_remove(index).purpose)
+    }
+
+    /// Whether `id` is a plain request in flight.
+    fn contains(&self, id: RequestId) -> bool {
+        self.requests.iter().any(|f| f.id == id)
+    }
+
+    /// The calls in flight.
+    pub(super) fn calls(&self) -> impl Iterator<Item = &Call> + '_ {
+        self.requests.iter().filter_map(|f| match &f.purpose {
+            Purpose::Call(call, _) => Some(&**call),
+            _ => None,
+        })
+    }
+
+    /// Whether nothing is in flight.
+    pub(super) fn is_empty(&self) -> bool {
+        self.requests.is_empty()
+    }
+
+    /// The deadlines of the requests in flight.
+    pub(super) fn deadlines(&self) -> impl Iterator<Item = u64> + '_ {
+        self.requests.iter().map(|f| f.deadline_ms)
+    }
+
+    /// Every request in flight but a token request and the revocation,
+    /// taken out (the bot stops for good).
+    pub(super) fn take_unwanted(&mut self) -> Vec<InFlight> {
+        let (kept, dropped) = std::mem::take(&mut self.requests)
+            .into_iter()
+            .partition(|f| matches!(f.purpose, Purpose::Token | Purpose::Revoke));
+        self.requests = kept;
+        dropped
+    }
+
+    /// Every request in flight, taken out.
+    pub(super) fn take_all(&mut self) -> Vec<InFlight> {
+        std::mem::take(&mut self.requests)
+    }
+}
+
+impl Bot {
+    pub(super) fn send(&mut self, purpose: Purpose, request: HttpRequest, now_ms: u64) -> Action {
+        let id = self.requests.push(purpose, now_ms);
         Action::Send {
             id,
             request,
-            timeout_ms: self.request_timeout_ms,
+            timeout_ms: self.requests.timeout_ms(),
         }
     }
 
     /// Requests whose deadline passed without a report: failed by the bot.
     pub(super) fn expire_requests(&mut self, now_ms: u64) {
-        while let Some(index) = self.in_flight.iter().position(|f| f.deadline_ms <= now_ms) {
-            let expired = self.in_flight.swap_remove(index);
+        while let Some(expired) = self.requests.take_expired(now_ms) {
             let endpoint = expired.purpose.endpoint();
             self.out.push_back(Action::CloseStream {
                 id: expired.id,
@@ -64,14 +180,12 @@ impl Bot {
     }
 
     pub(super) fn token_request_in_flight(&self) -> bool {
-        self.in_flight
-            .iter()
-            .any(|f| matches!(f.purpose, Purpose::Token))
+        self.requests.has_token_request()
     }
 
     /// Whether `id` was ever issued by this bot.
     pub(super) fn issued(&self, id: RequestId) -> bool {
-        (1..=self.next_request).contains(&id.0)
+        self.requests.issued(id)
     }
 
     /// Finds the plain request `id`: `Ok(Some)` in flight, `Ok(None)` a late
@@ -80,15 +194,11 @@ impl Bot {
         if !self.issued(id) {
             return Err(Misuse::UnknownRequest(id));
         }
-        Ok(self
-            .in_flight
-            .iter()
-            .position(|f| f.id == id)
-            .map(|index| self.in_flight.swap_remove(index).purpose))
+        Ok(self.requests.take(id))
     }
 
     pub(super) fn is_plain_request(&self, id: RequestId) -> bool {
-        self.in_flight.iter().any(|f| f.id == id)
+        self.requests.contains(id)
     }
 
     /// The complete response to [`Action::Send`] (or a stream open reported

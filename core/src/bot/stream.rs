@@ -63,7 +63,7 @@ impl Bot {
                     };
                     match api::events(&self.base_url, token) {
                         Ok(request) => {
-                            let id = self.request_id();
+                            let id = self.requests.next_id();
                             self.conn = Some(Conn::Opening(id));
                             self.stream_generation = self.generation();
                             return Some(Action::OpenStream { id, request });

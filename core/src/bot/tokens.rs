@@ -188,8 +188,7 @@ impl Bot {
             return false;
         }
         // Only a refresh can have been in flight: an exchange refuses.
-        self.in_flight
-            .retain(|f| !matches!(f.purpose, Purpose::Token));
+        self.requests.drop_token_request();
         if self.stopped.take().is_some() {
             self.restart_stream = true;
         }
@@ -294,16 +293,11 @@ impl Bot {
                 self.revoke_pending = false;
                 // Sent at "time 0" of its own: the bot is stopping, so its
                 // deadline never matters; it is kept only to match the report.
-                let id = self.request_id();
-                self.in_flight.push(InFlight {
-                    id,
-                    purpose: Purpose::Revoke,
-                    deadline_ms: u64::MAX,
-                });
+                let id = self.requests.push_undated(Purpose::Revoke);
                 self.out.push_back(Action::Send {
                     id,
                     request,
-                    timeout_ms: self.request_timeout_ms,
+                    timeout_ms: self.requests.timeout_ms(),
                 });
             }
             // A refresh or exchange is in flight: its answer comes first.
