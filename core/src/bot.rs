@@ -567,12 +567,9 @@ pub enum CallFailure {
 pub struct Bot {
     base_url: BaseUrl,
     events: bool,
-    max_attempts: u32,
-    max_queued_calls: usize,
     tokens: TokenManager,
     stream: ConnectLoop,
     quota: QuotaTracker,
-    next_call: u64,
     /// The requests handed out, and those awaiting their report.
     requests: requests::InFlightRequests,
     conn: Option<Conn>,
@@ -581,8 +578,8 @@ pub struct Bot {
     /// Backoff for refreshes that failed in a way that may pass.
     token_backoff: Backoff,
     token_retry_at_ms: u64,
-    calls: VecDeque<Call>,
-    call_backoff: Backoff,
+    /// The app calls.
+    calls: calls::Calls,
     out: VecDeque<Action>,
     stopped: Option<Stop>,
     /// [`Bot::shutdown`] asked to revoke; sent once no token request is in flight.
@@ -592,8 +589,6 @@ pub struct Bot {
     restart_stream: bool,
     timers: Timers,
     counters: Counters,
-    /// Chat calls not yet answered, to count their fate.
-    chat_calls: Vec<CallId>,
     /// The open connection is finished with: its end frame came, or the app
     /// asked for a reconnect (its close is not a drop).
     end_seen: bool,
@@ -609,8 +604,6 @@ pub struct Bot {
     reach: notices::Reach,
     /// Calls given up on, told at a bounded rate (`Notice::GaveUp`).
     give_ups: notices::GiveUps,
-    /// App calls answered by a failure not yet polled, with their endpoint.
-    failed_calls: Vec<(CallId, Endpoint)>,
     /// Daily-quota blocks told (`Notice::DailyQuotaReached`).
     quota_told: notices::QuotaAnnounced,
     /// Replies waiting for the chat limit.
@@ -642,26 +635,25 @@ impl Bot {
         Self {
             base_url: config.base_url,
             events: config.events,
-            max_attempts: config.max_attempts.max(1),
-            max_queued_calls: config.max_queued_calls,
             tokens,
             stream: ConnectLoop::new(config.stream, seed),
             quota: QuotaTracker::new(seed ^ 0x9E37_79B9_7F4A_7C15),
-            next_call: 0,
             requests: requests::InFlightRequests::new(config.request_timeout_ms.max(1)),
             conn: None,
             stream_wants_refresh: false,
             token_backoff: Backoff::new(seed ^ 0x7070_7070_0000_0001),
             token_retry_at_ms: 0,
-            calls: VecDeque::new(),
-            call_backoff: Backoff::new(seed ^ 0xCA11_0000_0000_0002),
+            calls: calls::Calls::new(
+                config.max_queued_calls,
+                config.max_attempts.max(1),
+                seed ^ 0xCA11_0000_0000_0002,
+            ),
             out: VecDeque::new(),
             stopped: None,
             revoke_pending: false,
             restart_stream: false,
             timers: Timers::new(),
             counters: Counters::default(),
-            chat_calls: Vec::new(),
             end_seen: false,
             stream_generation: 0,
             clock_ms: 0,
@@ -672,7 +664,6 @@ impl Bot {
             check: tokens::CredentialsCheck::new(check_request, seed ^ 0xC4EC_0000_0000_0003),
             reach: notices::Reach::default(),
             give_ups: notices::GiveUps::default(),
-            failed_calls: Vec::new(),
             quota_told: notices::QuotaAnnounced::default(),
         }
     }
@@ -827,8 +818,7 @@ impl Bot {
         let action = self.next_action(now_ms);
         match &action {
             Action::Done { call, result } => {
-                if let Some(i) = self.chat_calls.iter().position(|c| c == call) {
-                    self.chat_calls.swap_remove(i);
+                if self.calls.take_chat(*call) {
                     match result {
                         CallResult::ChatSent => self.counters.chats_sent += 1,
                         _ => self.counters.chats_failed += 1,
@@ -991,7 +981,7 @@ impl Bot {
             // run: a restart sends the ones still fresh.
             unsent = Some(self.unsent_replies());
             self.drop_queued_replies(replies::DropReason::Stopped, self.clock_ms);
-            for call in std::mem::take(&mut self.calls) {
+            for call in self.calls.take_all() {
                 self.answer(call, CallResult::Failed(CallFailure::Cancelled));
             }
             self.drop_unwanted_requests();

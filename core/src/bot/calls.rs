@@ -43,6 +43,103 @@ impl Op {
     }
 }
 
+/// The app calls: their ids, the queue, the retry pacing, and the
+/// answers still to count. Keeps: ids count up from 1, never reused; at
+/// most `max_queued` app calls (replies aside) wait in the queue; a call is
+/// tried at most `max_attempts` times.
+#[derive(Debug)]
+pub(super) struct Calls {
+    /// The last id given.
+    last_id: u64,
+    /// The calls waiting, the head first (replies among them).
+    pub(super) queue: VecDeque<Call>,
+    /// Backoff between retries; reset by a success.
+    backoff: Backoff,
+    /// [`BotConfig::max_queued_calls`].
+    max_queued: usize,
+    /// [`BotConfig::max_attempts`].
+    max_attempts: u32,
+    /// Chat calls not yet answered, to count their fate.
+    chats: Vec<CallId>,
+    /// App calls answered by a failure not yet polled, with their endpoint.
+    failed: Vec<(CallId, Endpoint)>,
+}
+
+impl Calls {
+    pub(super) fn new(max_queued: usize, max_attempts: u32, seed: u64) -> Self {
+        Self {
+            last_id: 0,
+            queue: VecDeque::new(),
+            backoff: Backoff::new(seed),
+            max_queued,
+            max_attempts,
+            chats: Vec::new(),
+            failed: Vec::new(),
+        }
+    }
+
+    /// A new call's id.
+    fn next_id(&mut self) -> CallId {
+        self.last_id += 1;
+        CallId(self.last_id)
+    }
+
+    /// The limit, when the queue holds that many app calls (replies aside).
+    fn full(&self) -> Option<usize> {
+        let app_calls = self
+            .queue
+            .iter()
+            .filter(|c| !matches!(c.op, Op::Reply { .. }))
+            .count();
+        (app_calls >= self.max_queued).then_some(self.max_queued)
+    }
+
+    /// `call` is a chat call whose fate is counted when it is answered.
+    fn watch_chat(&mut self, call: CallId) {
+        self.chats.push(call);
+    }
+
+    /// Whether `call` was a chat call not yet answered (now it is).
+    pub(super) fn take_chat(&mut self, call: CallId) -> bool {
+        let Some(i) = self.chats.iter().position(|c| *c == call) else {
+            return false;
+        };
+        self.chats.swap_remove(i);
+        true
+    }
+
+    /// `call` (of `endpoint`) is answered by a failure.
+    pub(super) fn note_failed(&mut self, call: CallId, endpoint: Endpoint) {
+        self.failed.push((call, endpoint));
+    }
+
+    /// The endpoint of `call` when it was answered by a failure not yet
+    /// polled (now it is).
+    pub(super) fn take_failed(&mut self, call: CallId) -> Option<Endpoint> {
+        let i = self.failed.iter().position(|(c, _)| *c == call)?;
+        Some(self.failed.swap_remove(i).1)
+    }
+
+    /// Whether `call` was tried as many times as it may be.
+    fn attempts_used_up(&self, call: &Call) -> bool {
+        call.attempts >= self.max_attempts
+    }
+
+    /// Every queued call, taken out.
+    pub(super) fn take_all(&mut self) -> VecDeque<Call> {
+        std::mem::take(&mut self.queue)
+    }
+
+    /// The queued chat calls (not replies), taken out.
+    fn take_chat_queued(&mut self) -> VecDeque<Call> {
+        let (chat, others) = std::mem::take(&mut self.queue)
+            .into_iter()
+            .partition(|c| matches!(c.op, Op::Chat(_)));
+        self.queue = others;
+        chat
+    }
+}
+
 impl Bot {
     /// Queues a chat message after checking it locally (at most 200 UTF-16
     /// units, not blank), so no quota call is spent on one the server would
@@ -62,7 +159,7 @@ impl Bot {
     pub fn send_chat(&mut self, message: &str) -> Result<CallId, ChatError> {
         crate::proto::chat::validate_chat(message)?;
         let call = self.queue(Op::Chat(message.to_owned()));
-        self.chat_calls.push(call);
+        self.calls.watch_chat(call);
         Ok(call)
     }
 
@@ -93,7 +190,7 @@ impl Bot {
     /// App calls queued and not yet answered (in flight included).
     pub fn pending_calls(&self) -> usize {
         let app = |op: &Op| !matches!(op, Op::LiveId | Op::Reply { .. });
-        self.calls.iter().filter(|c| app(&c.op)).count()
+        self.calls.queue.iter().filter(|c| app(&c.op)).count()
             + self.requests.calls().filter(|c| app(&c.op)).count()
     }
 
@@ -105,10 +202,10 @@ impl Bot {
             .tokens
             .tokens()
             .is_some_and(|t| t.scope().contains(&crate::Permission::LiveRead));
-        let asked = self.calls.iter().any(|c| matches!(c.op, Op::LiveId))
+        let asked = self.calls.queue.iter().any(|c| matches!(c.op, Op::LiveId))
             || self.requests.calls().any(|c| matches!(c.op, Op::LiveId));
         if self.kit.is_some() && granted && !asked {
-            self.calls.push_back(Call {
+            self.calls.queue.push_back(Call {
                 id: CallId(0),
                 op: Op::LiveId,
                 attempts: 0,
@@ -121,28 +218,20 @@ impl Bot {
     /// Takes a call: queued, held for consent, or refused at once with its
     /// reason (a `Done` on the next poll, never a silent drop).
     pub(super) fn queue(&mut self, op: Op) -> CallId {
-        self.next_call += 1;
-        let id = CallId(self.next_call);
+        let id = self.calls.next_id();
         if let Some(stop) = self
             .stopped
             .as_ref()
             .filter(|s| !s.resumes_with_new_consent())
         {
             let failure = CallFailure::Stopped(stop.clone());
-            self.failed_calls.push((id, op.endpoint()));
+            self.calls.note_failed(id, op.endpoint());
             self.out.push_back(done(id, CallResult::Failed(failure)));
             return id;
         }
-        let app_calls = self
-            .calls
-            .iter()
-            .filter(|c| !matches!(c.op, Op::Reply { .. }))
-            .count();
-        if app_calls >= self.max_queued_calls {
-            let failure = CallFailure::QueueFull {
-                limit: self.max_queued_calls,
-            };
-            self.failed_calls.push((id, op.endpoint()));
+        if let Some(limit) = self.calls.full() {
+            let failure = CallFailure::QueueFull { limit };
+            self.calls.note_failed(id, op.endpoint());
             self.out.push_back(done(id, CallResult::Failed(failure)));
             return id;
         }
@@ -150,7 +239,7 @@ impl Bot {
             self.out
                 .push_back(Action::Notice(Notice::CallHeld { call: id }));
         }
-        self.calls.push_back(Call {
+        self.calls.queue.push_back(Call {
             id,
             op,
             attempts: 0,
@@ -162,7 +251,7 @@ impl Bot {
 
     /// When the head call could go, if it waits only for time.
     pub(super) fn call_deadline(&self, now_ms: u64) -> Option<u64> {
-        let head = self.calls.front()?;
+        let head = self.calls.queue.front()?;
         let blocked = self.requests.calls().next().is_some()
             || head
                 .wait_for_newer_than
@@ -178,10 +267,10 @@ impl Bot {
     pub(super) fn poll_calls(&mut self, now_ms: u64) -> Option<Action> {
         self.settle_reply_head(now_ms);
         let at = self.call_deadline(now_ms)?;
-        let head = self.calls.front()?;
+        let head = self.calls.queue.front()?;
         let quota_at = self.quota.next_call_at_endpoint(head.op.endpoint(), now_ms);
         if quota_at > now_ms.saturating_add(MAX_QUEUE_WAIT_MS) {
-            let call = self.calls.pop_front()?;
+            let call = self.calls.queue.pop_front()?;
             self.answer(
                 call,
                 CallResult::Failed(CallFailure::QuotaBlocked { until_ms: quota_at }),
@@ -193,7 +282,7 @@ impl Bot {
         }
         let generation = self.generation();
         self.tokens.access_token(now_ms)?;
-        let mut call = self.calls.pop_front()?;
+        let mut call = self.calls.queue.pop_front()?;
         let mut reply_text = None;
         if let Op::Reply { first, batch } = &mut call.op {
             let (taken, text) = self.take_reply_batch(*first)?;
@@ -247,7 +336,7 @@ impl Bot {
             self.tokens.on_accepted(sent_generation);
         }
         if problem.is_ok() {
-            self.call_backoff.reset();
+            self.calls.backoff.reset();
             self.on_call_success(call, body);
             return;
         }
@@ -315,7 +404,7 @@ impl Bot {
             Op::Listeners(pager) => match pager.on_body(body) {
                 Ok(PagerProgress::More) => {
                     call.attempts = 0;
-                    self.calls.push_front(call);
+                    self.calls.queue.push_front(call);
                     return;
                 }
                 Ok(PagerProgress::Complete) => {
@@ -343,7 +432,7 @@ impl Bot {
         }
         if !matches!(call.op, Op::LiveId) {
             if matches!(result, CallResult::Failed(_)) {
-                self.failed_calls.push((call.id, call.op.endpoint()));
+                self.calls.note_failed(call.id, call.op.endpoint());
             }
             self.out.push_back(done(call.id, result));
             return;
@@ -364,11 +453,7 @@ impl Bot {
     /// end goes out.
     pub(super) fn cancel_queued_chat(&mut self, now_ms: u64) {
         self.drop_queued_replies(super::replies::DropReason::Ended, now_ms);
-        let (chat, others): (VecDeque<Call>, VecDeque<Call>) = std::mem::take(&mut self.calls)
-            .into_iter()
-            .partition(|c| matches!(c.op, Op::Chat(_)));
-        self.calls = others;
-        for call in chat {
+        for call in self.calls.take_chat_queued() {
             self.answer(call, CallResult::Failed(CallFailure::Cancelled));
         }
     }
@@ -389,7 +474,7 @@ impl Bot {
             pager.retry_page();
         }
         call.not_before_ms = call.not_before_ms.max(now_ms);
-        self.calls.push_front(call);
+        self.calls.queue.push_front(call);
     }
 
     /// Queues the call again after a backoff delay, or fails it when its
@@ -405,7 +490,7 @@ impl Bot {
             self.answer(call, CallResult::Failed(failure));
             return;
         }
-        let delay = self.call_backoff.next_delay_ms();
+        let delay = self.calls.backoff.next_delay_ms();
         self.retry_in(call, delay, failure, now_ms);
     }
 
@@ -416,7 +501,7 @@ impl Bot {
         failure: CallFailure,
         now_ms: u64,
     ) {
-        if call.attempts >= self.max_attempts {
+        if self.calls.attempts_used_up(&call) {
             self.answer(call, CallResult::Failed(failure));
             return;
         }

@@ -500,10 +500,9 @@ impl Bot {
     /// A failed app call's `Done` was polled: counted by reason, and told
     /// ([`Notice::GaveUp`], at a bounded rate).
     pub(super) fn gave_up(&mut self, call: CallId, failure: &CallFailure, now_ms: u64) {
-        let Some(i) = self.failed_calls.iter().position(|(c, _)| *c == call) else {
+        let Some(endpoint) = self.calls.take_failed(call) else {
             return;
         };
-        let (_, endpoint) = self.failed_calls.swap_remove(i);
         let reason = GiveUpReason::of(failure);
         let counters = &mut self.counters;
         match reason {

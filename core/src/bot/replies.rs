@@ -231,6 +231,7 @@ impl Bot {
     pub(super) fn unsent_replies(&self) -> Vec<QueuedReply> {
         // A message sent back holds the earliest: its replies come first.
         self.calls
+            .queue
             .iter()
             .filter_map(|c| match &c.op {
                 Op::Reply { batch, .. } => Some(batch.iter().map(|e| e.reply.clone())),
@@ -310,10 +311,10 @@ impl Bot {
         self.replies.next_id += 1;
         let id = self.replies.next_id;
         self.replies.queue.push_back(Entry { id, reply });
-        if self.calls.len() > 4 * MAX_QUEUED_REPLIES {
+        if self.calls.queue.len() > 4 * MAX_QUEUED_REPLIES {
             self.prune_reply_places();
         }
-        self.calls.push_back(Call {
+        self.calls.queue.push_back(Call {
             id: CallId(0),
             op: Op::Reply {
                 first: id,
@@ -373,7 +374,7 @@ impl Bot {
     /// dropped.
     fn prune_reply_places(&mut self) {
         let queue = &self.replies.queue;
-        self.calls.retain(|c| match &c.op {
+        self.calls.queue.retain(|c| match &c.op {
             Op::Reply { first, batch } => !batch.is_empty() || queue.iter().any(|e| e.id == *first),
             _ => true,
         });
@@ -443,7 +444,7 @@ impl Bot {
     /// Every reply waiting (not in flight) is dropped for `reason`.
     pub(super) fn drop_queued_replies(&mut self, reason: DropReason, now_ms: u64) {
         let mut dropped: Vec<QueuedReply> = Vec::new();
-        self.calls.retain_mut(|c| match &mut c.op {
+        self.calls.queue.retain_mut(|c| match &mut c.op {
             Op::Reply { batch, .. } => {
                 dropped.extend(batch.drain(..).map(|e| e.reply));
                 false
@@ -469,7 +470,7 @@ impl Bot {
             let Some(Call {
                 op: Op::Reply { first, batch },
                 ..
-            }) = self.calls.front_mut()
+            }) = self.calls.queue.front_mut()
             else {
                 return;
             };
@@ -492,7 +493,7 @@ impl Bot {
             if self.replies.queue.iter().any(|e| e.id == first) {
                 return;
             }
-            self.calls.pop_front();
+            self.calls.queue.pop_front();
         }
     }
 
