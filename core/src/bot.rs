@@ -566,15 +566,12 @@ pub enum CallFailure {
 #[derive(Debug)]
 pub struct Bot {
     base_url: BaseUrl,
-    events: bool,
     tokens: TokenManager,
-    stream: ConnectLoop,
+    /// The event stream.
+    stream: stream::StreamState,
     quota: QuotaTracker,
     /// The requests handed out, and those awaiting their report.
     requests: requests::InFlightRequests,
-    conn: Option<Conn>,
-    /// The connect-loop asked for a refresh and waits for it.
-    stream_wants_refresh: bool,
     /// Backoff for refreshes that failed in a way that may pass.
     token_backoff: Backoff,
     token_retry_at_ms: u64,
@@ -584,16 +581,8 @@ pub struct Bot {
     stopped: Option<Stop>,
     /// [`Bot::shutdown`] asked to revoke; sent once no token request is in flight.
     revoke_pending: bool,
-    /// A stop was lifted by a new consent code: reconnect once the new pair
-    /// is in.
-    restart_stream: bool,
     timers: Timers,
     counters: Counters,
-    /// The open connection is finished with: its end frame came, or the app
-    /// asked for a reconnect (its close is not a drop).
-    end_seen: bool,
-    /// The token generation the stream connection was opened with.
-    stream_generation: u64,
     /// The configured kit, when one is.
     kit: Option<Kit>,
     /// The consent code and its exchange.
@@ -634,13 +623,10 @@ impl Bot {
         };
         Self {
             base_url: config.base_url,
-            events: config.events,
             tokens,
-            stream: ConnectLoop::new(config.stream, seed),
+            stream: stream::StreamState::new(config.events, config.stream, seed),
             quota: QuotaTracker::new(seed ^ 0x9E37_79B9_7F4A_7C15),
             requests: requests::InFlightRequests::new(config.request_timeout_ms.max(1)),
-            conn: None,
-            stream_wants_refresh: false,
             token_backoff: Backoff::new(seed ^ 0x7070_7070_0000_0001),
             token_retry_at_ms: 0,
             calls: calls::Calls::new(
@@ -651,11 +637,8 @@ impl Bot {
             out: VecDeque::new(),
             stopped: None,
             revoke_pending: false,
-            restart_stream: false,
             timers: Timers::new(),
             counters: Counters::default(),
-            end_seen: false,
-            stream_generation: 0,
             clock_ms: 0,
             drain: drain::Drain::new(config.shutdown_grace_ms),
             replies: replies::Replies::new(config.kit.replies.clone().unwrap_or_default()),
@@ -926,15 +909,13 @@ impl Bot {
         for deadline in self.requests.deadlines() {
             add(Some(deadline));
         }
-        if self.events {
-            add(self.stream.deadline());
-        }
+        add(self.stream.deadline());
         if !self.token_request_in_flight() && self.tokens.problem().is_none() {
             add(self
                 .tokens
                 .refresh_at_ms()
                 .map(|at| at.max(self.token_retry_at_ms)));
-            if self.stream_wants_refresh {
+            if self.stream.wants_refresh {
                 add(Some(self.token_retry_at_ms));
             }
         }
@@ -953,7 +934,7 @@ impl Bot {
 
     /// Whether the event stream is open.
     fn connected(&self) -> bool {
-        matches!(self.conn, Some(Conn::Open(_)))
+        self.stream.connected()
     }
 
     fn halt(&mut self, stop: Stop) {
@@ -965,11 +946,11 @@ impl Bot {
                 if waiting.resumes_with_new_consent() && !stop.resumes_with_new_consent() =>
             {
                 self.code.forget();
-                self.restart_stream = false;
+                self.stream.restart = false;
             }
             Some(_) => return,
         }
-        if let Some(conn) = self.conn.take() {
+        if let Some(conn) = self.stream.conn.take() {
             self.out.push_back(Action::CloseStream {
                 id: conn.id(),
                 reason: CloseReason::Stopping,

@@ -213,12 +213,12 @@ impl Bot {
         body: &[u8],
         now_ms: u64,
     ) -> Result<(), Misuse> {
-        if matches!(&self.conn, Some(Conn::Opening(open)) if *open == id) {
+        if matches!(&self.stream.conn, Some(Conn::Opening(open)) if *open == id) {
             self.on_stream_open(id, status, headers, now_ms)?;
             self.on_stream_bytes(id, body, now_ms)?;
             return self.on_stream_closed(id, now_ms);
         }
-        if self.conn.as_ref().is_some_and(|c| c.id() == id) {
+        if self.stream.conn.as_ref().is_some_and(|c| c.id() == id) {
             return Err(Misuse::NotAStream(id));
         }
         let purpose = self.take_in_flight(id)?;
@@ -242,7 +242,7 @@ impl Bot {
     /// sent again (it may have been posted). When the request surely never
     /// left this machine, report [`Bot::on_not_sent`] instead.
     pub fn on_transport_error(&mut self, id: RequestId, now_ms: u64) -> Result<(), Misuse> {
-        if let Some(conn) = self.conn.as_ref().filter(|c| c.id() == id) {
+        if let Some(conn) = self.stream.conn.as_ref().filter(|c| c.id() == id) {
             if matches!(conn, Conn::Opening(_)) {
                 self.unreached(Endpoint::Events, Unreached::NoResponse, now_ms);
             }
@@ -277,7 +277,7 @@ impl Bot {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn on_not_sent(&mut self, id: RequestId, now_ms: u64) -> Result<(), Misuse> {
-        if let Some(conn) = self.conn.as_ref().filter(|c| c.id() == id) {
+        if let Some(conn) = self.stream.conn.as_ref().filter(|c| c.id() == id) {
             if matches!(conn, Conn::Opening(_)) {
                 self.unreached(Endpoint::Events, Unreached::NotSent, now_ms);
             }

@@ -184,22 +184,32 @@ impl Bot {
             }
         } else if self.tokens.problem() == Some(&AuthProblem::NotAuthorized) {
             Connection::NeedsAuthorization
-        } else if !self.events {
+        } else if !self.stream.enabled {
             Connection::Off
         } else {
-            match self.stream.phase() {
+            match self.stream.connect.phase() {
                 Phase::Open => Connection::Connected {
-                    since_ms: self.stream.open_since_ms().unwrap_or(now_ms),
+                    since_ms: self.stream.connect.open_since_ms().unwrap_or(now_ms),
                 },
                 Phase::Connecting => Connection::Connecting { since_ms: None },
                 Phase::Refreshing => Connection::Refreshing,
                 Phase::Stopped => Connection::Stopped {
-                    code: self.stream.stop().map_or("stopped", Stop::code).to_owned(),
-                    message: self.stream.stop().map(Stop::to_string).unwrap_or_default(),
+                    code: self
+                        .stream
+                        .connect
+                        .stop()
+                        .map_or("stopped", Stop::code)
+                        .to_owned(),
+                    message: self
+                        .stream
+                        .connect
+                        .stop()
+                        .map(Stop::to_string)
+                        .unwrap_or_default(),
                 },
                 _ => {
-                    let at = self.stream.next_connect_at_ms().unwrap_or(now_ms);
-                    if self.stream.waiting_for_broadcast() {
+                    let at = self.stream.connect.next_connect_at_ms().unwrap_or(now_ms);
+                    if self.stream.connect.waiting_for_broadcast() {
                         Connection::WaitingForBroadcast {
                             next_attempt_ms: at,
                         }

@@ -26,46 +26,117 @@ impl Conn {
     }
 }
 
+/// The event stream: the connect-loop, the connection the driver holds,
+/// and what the bot remembers of it. Keeps: at most one connection at a
+/// time, opened with the pair of `generation`; `end_seen` speaks of the
+/// open connection only (cleared as one opens); nothing connects while the
+/// stream is off (`enabled` false).
+#[derive(Debug)]
+pub(super) struct StreamState {
+    /// Whether to open the event stream at all ([`BotConfig::events`]).
+    pub(super) enabled: bool,
+    /// The connect-loop, with its SSE parser and event decoder.
+    pub(super) connect: ConnectLoop,
+    /// The connection the driver holds.
+    pub(super) conn: Option<Conn>,
+    /// The connect-loop asked for a refresh and waits for it.
+    pub(super) wants_refresh: bool,
+    /// The open connection is finished with: its end frame came, or the app
+    /// asked for a reconnect (its close is not a drop).
+    end_seen: bool,
+    /// The token generation the connection was opened with.
+    generation: u64,
+    /// A stop was lifted by a new consent code: reconnect once the new pair
+    /// is in.
+    pub(super) restart: bool,
+}
+
+impl StreamState {
+    pub(super) fn new(enabled: bool, config: StreamConfig, seed: u64) -> Self {
+        Self {
+            enabled,
+            connect: ConnectLoop::new(config, seed),
+            conn: None,
+            wants_refresh: false,
+            end_seen: false,
+            generation: 0,
+            restart: false,
+        }
+    }
+
+    /// Whether the connection is open (2xx, its bytes are events).
+    pub(super) fn connected(&self) -> bool {
+        matches!(self.conn, Some(Conn::Open(_)))
+    }
+
+    /// When the connect-loop acts next, while the stream is on.
+    pub(super) fn deadline(&self) -> Option<u64> {
+        self.connect.deadline().filter(|_| self.enabled)
+    }
+
+    /// A stop was lifted by a new consent code: the stream waits for the
+    /// new pair, then starts over.
+    pub(super) fn await_new_pair(&mut self) {
+        self.restart = true;
+        self.connect.await_new_tokens();
+    }
+
+    /// A new pair is in at `now_ms`: the connect-loop that waited for it
+    /// goes on; unless the bot is `stopped`, one stopped starts over.
+    pub(super) fn on_new_pair(&mut self, stopped: bool, now_ms: u64) {
+        if self.wants_refresh {
+            self.wants_refresh = false;
+            let _ = self.connect.on_token_refreshed(now_ms);
+        }
+        let restart = std::mem::take(&mut self.restart);
+        if !stopped && (restart || self.connect.phase() == Phase::Stopped) {
+            self.connect.restart(now_ms);
+        }
+    }
+}
+
 impl Bot {
     /// Reconnects the stream at once without backoff: after the DJ makes the
     /// bot a manager, presence events start on the next connection.
     pub fn request_reconnect(&mut self, now_ms: u64) {
-        if matches!(self.conn, Some(Conn::Open(_))) {
-            self.end_seen = true; // closed by request: it ended, not dropped
+        if matches!(self.stream.conn, Some(Conn::Open(_))) {
+            self.stream.end_seen = true; // closed by request: it ended, not dropped
         }
-        self.stream.request_reconnect(now_ms);
+        self.stream.connect.request_reconnect(now_ms);
     }
 
     pub(super) fn poll_stream(&mut self, now_ms: u64) -> Option<Action> {
-        if !self.events {
+        if !self.stream.enabled {
             return None;
         }
         loop {
-            if self.stream.deadline().is_some_and(|at| at > now_ms) {
+            if self.stream.connect.deadline().is_some_and(|at| at > now_ms) {
                 return None;
             }
             // Only a usable token can open the stream. Without one a refresh is
             // due or under way (or a person must act), and its answer moves
             // the loop on; a connection the loop is done with is closed now.
-            if self.stream.phase() == Phase::Waiting && self.tokens.access_token(now_ms).is_none() {
-                let conn = self.conn.take()?;
+            if self.stream.connect.phase() == Phase::Waiting
+                && self.tokens.access_token(now_ms).is_none()
+            {
+                let conn = self.stream.conn.take()?;
                 return Some(Action::CloseStream {
                     id: conn.id(),
                     reason: CloseReason::Ended,
                 });
             }
-            match self.stream.poll(now_ms) {
+            match self.stream.connect.poll(now_ms) {
                 Step::Connect => {
                     let Some(token) = self.tokens.access_token(now_ms) else {
                         // Cannot happen (checked above); fail the attempt.
-                        let _ = self.stream.on_connect_failed(now_ms);
+                        let _ = self.stream.connect.on_connect_failed(now_ms);
                         return None;
                     };
                     match api::events(&self.base_url, token) {
                         Ok(request) => {
                             let id = self.requests.next_id();
-                            self.conn = Some(Conn::Opening(id));
-                            self.stream_generation = self.generation();
+                            self.stream.conn = Some(Conn::Opening(id));
+                            self.stream.generation = self.generation();
                             return Some(Action::OpenStream { id, request });
                         }
                         Err(_) => {
@@ -77,9 +148,9 @@ impl Bot {
                     }
                 }
                 Step::Close => {
-                    if let Some(conn) = self.conn.take() {
+                    if let Some(conn) = self.stream.conn.take() {
                         let reason = match conn {
-                            Conn::Open(_) if self.end_seen => CloseReason::Ended,
+                            Conn::Open(_) if self.stream.end_seen => CloseReason::Ended,
                             Conn::Open(_) => {
                                 // The watchdog found it silent.
                                 self.counters.drops += 1;
@@ -101,20 +172,20 @@ impl Bot {
                 Step::RefreshToken { unauthorized } => {
                     // A 401 goes through the one-refresh rule, like a call's.
                     if unauthorized
-                        && self.on_unauthorized(self.stream_generation) == Unauthorized::Reauthorize
+                        && self.on_unauthorized(self.stream.generation) == Unauthorized::Reauthorize
                     {
                         return None;
                     }
                     // When the bot has refreshed since that connection
                     // opened, the new pair is the refresh: reconnect with it
                     // (one refresh per expiry or 401).
-                    if self.generation() > self.stream_generation
+                    if self.generation() > self.stream.generation
                         && self.tokens.access_token(now_ms).is_some()
                     {
-                        let _ = self.stream.on_token_refreshed(now_ms);
+                        let _ = self.stream.connect.on_token_refreshed(now_ms);
                         continue;
                     }
-                    self.stream_wants_refresh = true;
+                    self.stream.wants_refresh = true;
                     return None;
                 }
                 Step::Notice(StreamNotice::ReconnectStormBraked { until_ms }) => {
@@ -139,7 +210,7 @@ impl Bot {
         headers: impl IntoIterator<Item = H>,
         now_ms: u64,
     ) -> Result<(), Misuse> {
-        match &self.conn {
+        match &self.stream.conn {
             Some(Conn::Opening(open)) if *open == id => {}
             Some(conn) if conn.id() == id => return Err(Misuse::NotAStream(id)),
             _ => return self.late_stream_report(id),
@@ -147,16 +218,17 @@ impl Bot {
         self.reached();
         if (200..300).contains(&status) {
             self.stream
+                .connect
                 .on_response(status, headers, b"", now_ms)
                 .map_err(|_| Misuse::NotAStream(id))?;
-            self.conn = Some(Conn::Open(id));
-            self.tokens.on_accepted(self.stream_generation);
+            self.stream.conn = Some(Conn::Open(id));
+            self.tokens.on_accepted(self.stream.generation);
             // Which broadcast is this? (The kit's once-per-connection ask.)
             self.ask_live_id();
-            self.end_seen = false;
+            self.stream.end_seen = false;
             self.counters.connects += 1;
         } else {
-            self.conn = Some(Conn::Failed {
+            self.stream.conn = Some(Conn::Failed {
                 id,
                 status,
                 headers: headers
@@ -189,7 +261,7 @@ impl Bot {
         chunk: &[u8],
         now_ms: u64,
     ) -> Result<(), Misuse> {
-        match &mut self.conn {
+        match &mut self.stream.conn {
             Some(Conn::Open(open)) if *open == id => {}
             Some(Conn::Failed {
                 id: failed, body, ..
@@ -207,7 +279,7 @@ impl Bot {
         let mut events = Vec::new();
         let mut live_ended = false;
         let counters = &mut self.counters;
-        for item in self.stream.on_bytes(chunk, now_ms) {
+        for item in self.stream.connect.on_bytes(chunk, now_ms) {
             match item {
                 Item::Event { id, event } => {
                     match &event {
@@ -216,7 +288,7 @@ impl Bot {
                         Event::Like(_) => counters.like += 1,
                         Event::Donation(_) => counters.donation += 1,
                         Event::End(end) => {
-                            self.end_seen = true;
+                            self.stream.end_seen = true;
                             match end.reason {
                                 EndReason::LiveEnded => {
                                     counters.ends_live_ended += 1;
@@ -274,7 +346,7 @@ impl Bot {
     /// it for a connection the bot asked to close is allowed and changes
     /// nothing.
     pub fn on_stream_closed(&mut self, id: RequestId, now_ms: u64) -> Result<(), Misuse> {
-        let Some(conn) = self.conn.take_if(|c| c.id() == id) else {
+        let Some(conn) = self.stream.conn.take_if(|c| c.id() == id) else {
             return self.late_stream_report(id);
         };
         match conn {
@@ -284,10 +356,14 @@ impl Bot {
                 body,
                 ..
             } => {
-                if let Ok(problem) = self.stream.on_response(status, &headers, &body, now_ms) {
+                if let Ok(problem) = self
+                    .stream
+                    .connect
+                    .on_response(status, &headers, &body, now_ms)
+                {
                     if problem.advice != Advice::RefreshToken {
                         // Past the gateway: the token was accepted.
-                        self.tokens.on_accepted(self.stream_generation);
+                        self.tokens.on_accepted(self.stream.generation);
                     }
                     if problem.advice == Advice::WaitNotOnAir {
                         // A broadcast the kit remembers is over.
@@ -298,13 +374,13 @@ impl Bot {
                 }
             }
             Conn::Opening(_) => {
-                let _ = self.stream.on_connect_failed(now_ms);
+                let _ = self.stream.connect.on_connect_failed(now_ms);
             }
             Conn::Open(_) => {
-                if !self.end_seen {
+                if !self.stream.end_seen {
                     self.counters.drops += 1;
                 }
-                self.stream.on_closed(now_ms);
+                self.stream.connect.on_closed(now_ms);
             }
         }
         Ok(())

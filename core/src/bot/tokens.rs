@@ -150,8 +150,7 @@ impl Bot {
             // The stream starts over once the new pair is in. Until then it
             // waits: the connect-loop may hold the stop itself (a second 401
             // on the stream), and must not report it again meanwhile.
-            self.restart_stream = true;
-            self.stream.await_new_tokens();
+            self.stream.await_new_pair();
         }
     }
 
@@ -190,7 +189,7 @@ impl Bot {
         // Only a refresh can have been in flight: an exchange refuses.
         self.requests.drop_token_request();
         if self.stopped.take().is_some() {
-            self.restart_stream = true;
+            self.stream.restart = true;
         }
         self.on_new_pair(now_ms);
         self.try_revoke();
@@ -267,7 +266,7 @@ impl Bot {
             }
         }
         // A 401 makes the refresh due at once (TokenManager::on_unauthorized).
-        let wanted = self.stream_wants_refresh || self.tokens.refresh_due(now_ms);
+        let wanted = self.stream.wants_refresh || self.tokens.refresh_due(now_ms);
         if !wanted || now_ms < self.token_retry_at_ms {
             return None;
         }
@@ -342,14 +341,7 @@ impl Bot {
     fn on_new_pair(&mut self, now_ms: u64) {
         self.token_backoff.reset();
         self.token_retry_at_ms = 0;
-        if self.stream_wants_refresh {
-            self.stream_wants_refresh = false;
-            let _ = self.stream.on_token_refreshed(now_ms);
-        }
-        let restart = std::mem::take(&mut self.restart_stream);
-        if self.stopped.is_none() && (restart || self.stream.phase() == Phase::Stopped) {
-            self.stream.restart(now_ms);
-        }
+        self.stream.on_new_pair(self.stopped.is_some(), now_ms);
     }
 
     /// The one-refresh rule ([`TokenManager::on_unauthorized`]) for a 401 of
