@@ -277,7 +277,9 @@ impl Recorder {
         self.bot.fetch_broadcast();
         loop {
             if let Some(e) = &self.write_error {
-                return Err(format!("cannot write the cassette: {e}"));
+                let why = format!("cannot write the cassette: {e}");
+                self.finish();
+                return Err(why);
             }
             let now = SystemClock.now_ms();
             if !self.stopping
@@ -308,7 +310,8 @@ impl Recorder {
                     }
                 }
                 Action::NeedsAuthorization => {
-                    return Err("the bot needs a new consent: run `onair auth exchange`".into())
+                    self.finish();
+                    return Err("the bot needs a new consent: run `onair auth exchange`".into());
                 }
                 Action::Stopped(stop) => {
                     self.finish();

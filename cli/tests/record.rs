@@ -732,3 +732,23 @@ fn ctrl_c_leaves_a_valid_cassette() {
         .lines()
         .all(|l| serde_json::from_str::<Value>(l).is_ok()));
 }
+
+/// The DJ disconnected the bot: the recorder says the bot stopped, exits 1
+/// and still leaves a valid cassette.
+#[test]
+fn a_withdrawn_consent_stops_the_recording_with_exit_1() {
+    let dir = scratch("withdrawn");
+    let (tokens, cassette) = (dir.join("tokens.json"), dir.join("refused.cassette"));
+    let original = Serve::start(&["--speed", "1"]);
+    original.control("/live/start", Some(json!({"title": "refused"})));
+    exchange(&original, &tokens);
+    original.control("/integration/disconnect", Some(json!({})));
+    let (status, err) = finish(
+        record(&original, &tokens, &cassette),
+        Duration::from_secs(60),
+    );
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("cassette"), "{err}");
+    let text = std::fs::read_to_string(&cassette).expect("cassette");
+    Cassette::parse(&text).expect("valid");
+}
