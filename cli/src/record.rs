@@ -42,15 +42,14 @@ Records as the bot of the token file (saved by `onair auth exchange` or a bot):
 the event stream byte for byte and the read calls' answers, never chat. Stops
 after LIVE_ENDED or on Ctrl-C / SIGTERM (the cassette stays valid). Ids,
 nicknames and message texts are pseudonymised unless --keep-text keeps the
-texts; no token or secret is written. Replay: onair serve --replay FILE.")]
+texts; no token or secret is written. Replay: onair serve --replay FILE.
+
+exit codes: 0 recorded (a one-line summary on stderr); 1 the bot stopped for
+good (consent withdrawn, app refused) or the cassette could not be written;
+2 usage error; 3 no saved tokens or an unreadable token file.")]
 pub struct Args {
-    /// The cassette to write (JSON Lines)
-    #[arg(
-        long,
-        value_name = "FILE",
-        allow_hyphen_values = true,
-        required_unless_present = "to_scenario"
-    )]
+    /// The cassette to write (JSON Lines; required unless --to-scenario)
+    #[arg(long, value_name = "FILE", allow_hyphen_values = true)]
     out: Option<String>,
     /// Print CASSETTE as a scenario file (JSON) on stdout instead of recording
     #[arg(
@@ -127,6 +126,11 @@ pub fn run(args: Args) -> Result<std::process::ExitCode, UsageError> {
         );
         return Ok(std::process::ExitCode::SUCCESS);
     }
+    let Some(out_path) = args.out.clone() else {
+        return Err(UsageError(
+            "record needs --out FILE (or --to-scenario CASSETTE)".to_owned(),
+        ));
+    };
     let need = |v: &Option<String>, flag: &str| {
         v.clone()
             .ok_or_else(|| UsageError(format!("record needs {flag} (or its ONAIR_ variable)")))
@@ -153,7 +157,6 @@ pub fn run(args: Args) -> Result<std::process::ExitCode, UsageError> {
             return Ok(std::process::ExitCode::from(3));
         }
     };
-    let out_path = args.out.clone().unwrap_or_default();
     let file =
         File::create(&out_path).map_err(|e| UsageError(format!("--out {out_path:?}: {e}")))?;
     let mut config = BotConfig::new(base, creds);

@@ -752,3 +752,85 @@ fn a_withdrawn_consent_stops_the_recording_with_exit_1() {
     let text = std::fs::read_to_string(&cassette).expect("cassette");
     Cassette::parse(&text).expect("valid");
 }
+
+/// One line and exit 2 for each mistake; a secret given is never quoted;
+/// help exits 0; no saved tokens is exit 3.
+#[test]
+fn usage_errors_help_and_a_missing_token_file() {
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .args(args)
+            .env_remove("ONAIR_BASE_URL")
+            .env_remove("ONAIR_CLIENT_ID")
+            .env_remove("ONAIR_CLIENT_SECRET")
+            .env_remove("ONAIR_TOKENS")
+            .output()
+            .expect("onair")
+    };
+    let dir = scratch("usage");
+    let bad_version = dir.join("v2.cassette");
+    std::fs::write(
+        &bad_version,
+        "{\"format\":\"onair.cassette\",\"version\":2,\"recordedAtMs\":0,\"pseudonymised\":true,\"keepText\":false}\n",
+    )
+    .expect("write");
+    let bad = bad_version.to_str().unwrap_or_default();
+    for (args, says) in [
+        (&["record"][..], "--out"),
+        (&["record", "--out", "x.cassette"], "--base-url"),
+        (
+            &["record", "--client-secret", "s3cret-word", "stray"],
+            "unexpected argument",
+        ),
+        (
+            &["record", "--to-scenario", "/no/such/cassette"],
+            "/no/such/cassette",
+        ),
+        (&["record", "--to-scenario", bad], "version 2"),
+        (&["serve", "--strict"], "--replay"),
+        (
+            &["serve", "--replay", "/no/such/cassette"],
+            "/no/such/cassette",
+        ),
+        (&["serve", "--replay", bad], "version 2"),
+        (
+            &["serve", "--replay", bad, "--scenario", "quiet"],
+            "--scenario",
+        ),
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("s3cret-word"), "{err}");
+    }
+    for args in [&["record", "--help"][..], &["help", "record"]] {
+        let out = run(args);
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("--keep-text") && text.contains("exit codes"),
+            "{text}"
+        );
+    }
+    let out = run(&[
+        "record",
+        "--out",
+        dir.join("none.cassette").to_str().unwrap_or_default(),
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--client-id",
+        "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+        "--client-secret",
+        "s3cret-word",
+        "--tokens",
+        dir.join("no-such-tokens.json").to_str().unwrap_or_default(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("no saved tokens") && !err.contains("s3cret-word"),
+        "{err}"
+    );
+}
