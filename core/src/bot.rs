@@ -572,9 +572,8 @@ pub struct Bot {
     quota: QuotaTracker,
     /// The requests handed out, and those awaiting their report.
     requests: requests::InFlightRequests,
-    /// Backoff for refreshes that failed in a way that may pass.
-    token_backoff: Backoff,
-    token_retry_at_ms: u64,
+    /// The wait before a failed refresh goes again.
+    refresh: tokens::RefreshRetry,
     /// The app calls.
     calls: calls::Calls,
     out: VecDeque<Action>,
@@ -589,12 +588,8 @@ pub struct Bot {
     code: tokens::CodeExchange,
     /// The credentials check at start.
     check: tokens::CredentialsCheck,
-    /// Whether the service can be reached (`Notice::Unreachable`).
-    reach: notices::Reach,
-    /// Calls given up on, told at a bounded rate (`Notice::GaveUp`).
-    give_ups: notices::GiveUps,
-    /// Daily-quota blocks told (`Notice::DailyQuotaReached`).
-    quota_told: notices::QuotaAnnounced,
+    /// What the bot tells of by itself, at bounded rates.
+    notices: notices::Notices,
     /// Replies waiting for the chat limit.
     replies: replies::Replies,
     /// The latest `now` polled (unix ms).
@@ -627,8 +622,7 @@ impl Bot {
             stream: stream::StreamState::new(config.events, config.stream, seed),
             quota: QuotaTracker::new(seed ^ 0x9E37_79B9_7F4A_7C15),
             requests: requests::InFlightRequests::new(config.request_timeout_ms.max(1)),
-            token_backoff: Backoff::new(seed ^ 0x7070_7070_0000_0001),
-            token_retry_at_ms: 0,
+            refresh: tokens::RefreshRetry::new(seed ^ 0x7070_7070_0000_0001),
             calls: calls::Calls::new(
                 config.max_queued_calls,
                 config.max_attempts.max(1),
@@ -645,9 +639,7 @@ impl Bot {
             kit: (!config.kit.is_empty()).then(|| Kit::new(config.kit)),
             code: tokens::CodeExchange::new(seed ^ 0xC0DE_0000_0000_0004),
             check: tokens::CredentialsCheck::new(check_request, seed ^ 0xC4EC_0000_0000_0003),
-            reach: notices::Reach::default(),
-            give_ups: notices::GiveUps::default(),
-            quota_told: notices::QuotaAnnounced::default(),
+            notices: notices::Notices::default(),
         }
     }
 
@@ -834,7 +826,12 @@ impl Bot {
         if let Some(action) = self.out.pop_front() {
             return action;
         }
-        if let Some(notice) = self.reach.due(now_ms).or_else(|| self.give_ups.due(now_ms)) {
+        if let Some(notice) = self
+            .notices
+            .reach
+            .due(now_ms)
+            .or_else(|| self.notices.give_ups.due(now_ms))
+        {
             return Action::Notice(notice);
         }
         if let Some(action) = self.poll_check(now_ms) {
@@ -884,7 +881,7 @@ impl Bot {
             return Some(action);
         }
         // What was given up and not yet told is told before the stop.
-        Some(match self.give_ups.flush(now_ms) {
+        Some(match self.notices.give_ups.flush(now_ms) {
             Some(notice) => Action::Notice(notice),
             None => Action::Stopped(stop),
         })
@@ -914,17 +911,17 @@ impl Bot {
             add(self
                 .tokens
                 .refresh_at_ms()
-                .map(|at| at.max(self.token_retry_at_ms)));
+                .map(|at| at.max(self.refresh.at_ms())));
             if self.stream.wants_refresh {
-                add(Some(self.token_retry_at_ms));
+                add(Some(self.refresh.at_ms()));
             }
         }
         add(self.call_deadline(now_ms));
         add(self.replies.deadline());
         add(self.timers.next_deadline(self.connected()));
         add(self.kit.as_ref().and_then(Kit::checkpoint_at));
-        add(self.reach.deadline());
-        add(self.give_ups.deadline());
+        add(self.notices.reach.deadline());
+        add(self.notices.give_ups.deadline());
         add(self.check_deadline());
         if !self.token_request_in_flight() {
             add(self.code.retry_at_ms());

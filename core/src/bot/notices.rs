@@ -288,6 +288,20 @@ impl fmt::Display for Notice {
     }
 }
 
+/// What the bot tells of by itself, each at its bounded rate: whether the
+/// service can be reached, the calls given up on, the daily-quota blocks.
+/// Keeps: nothing is told twice, and nothing counted is left untold before
+/// the bot stops.
+#[derive(Debug, Default)]
+pub(super) struct Notices {
+    /// Whether the service can be reached (`Notice::Unreachable`).
+    pub(super) reach: Reach,
+    /// Calls given up on, told at a bounded rate (`Notice::GaveUp`).
+    pub(super) give_ups: GiveUps,
+    /// Daily-quota blocks told (`Notice::DailyQuotaReached`).
+    pub(super) quota: QuotaAnnounced,
+}
+
 /// One episode of a service that cannot be reached.
 #[derive(Debug, Clone)]
 struct Episode {
@@ -513,14 +527,14 @@ impl Bot {
             GiveUpReason::Transport => counters.gave_up_transport += 1,
             GiveUpReason::InvalidAnswer => counters.gave_up_invalid_answer += 1,
         }
-        if let Some(notice) = self.give_ups.record(endpoint, reason, now_ms) {
+        if let Some(notice) = self.notices.give_ups.record(endpoint, reason, now_ms) {
             self.out.push_front(Action::Notice(notice));
         }
     }
 
     /// Notices for daily-quota blocks not yet told.
     pub(super) fn announce_quota(&mut self, now_ms: u64) {
-        for notice in self.quota_told.news(&self.quota, now_ms) {
+        for notice in self.notices.quota.news(&self.quota, now_ms) {
             self.out.push_back(Action::Notice(notice));
         }
     }
@@ -528,14 +542,14 @@ impl Bot {
     /// A request did not reach the service.
     pub(super) fn unreached(&mut self, endpoint: Endpoint, how: Unreached, now_ms: u64) {
         self.counters.unreached += 1;
-        if let Some(notice) = self.reach.failed(endpoint, how, now_ms) {
+        if let Some(notice) = self.notices.reach.failed(endpoint, how, now_ms) {
             self.out.push_back(Action::Notice(notice));
         }
     }
 
     /// The service answered (any status).
     pub(super) fn reached(&mut self) {
-        if let Some(notice) = self.reach.reached() {
+        if let Some(notice) = self.notices.reach.reached() {
             self.out.push_back(Action::Notice(notice));
         }
     }

@@ -2,6 +2,42 @@
 
 use super::*;
 
+/// The wait before a refresh that failed in a way that may pass is tried
+/// again. Keeps: no wait (`at_ms` 0) and a fresh backoff once a new pair
+/// is in.
+#[derive(Debug)]
+pub(super) struct RefreshRetry {
+    backoff: Backoff,
+    /// Not before then (unix ms).
+    at_ms: u64,
+}
+
+impl RefreshRetry {
+    pub(super) fn new(seed: u64) -> Self {
+        Self {
+            backoff: Backoff::new(seed),
+            at_ms: 0,
+        }
+    }
+
+    /// When a refresh may go (unix ms; 0: at once).
+    pub(super) fn at_ms(&self) -> u64 {
+        self.at_ms
+    }
+
+    /// A refresh failed at `now_ms` in a way that may pass: the next waits
+    /// a backoff.
+    fn failed(&mut self, now_ms: u64) {
+        self.at_ms = now_ms.saturating_add(self.backoff.next_delay_ms());
+    }
+
+    /// A new pair is in.
+    fn reset(&mut self) {
+        self.backoff.reset();
+        self.at_ms = 0;
+    }
+}
+
 /// The credentials check at start ([`BotConfig::check_credentials`]): a
 /// revocation of a token that does not exist, which only an authenticated
 /// client gets a 200 for. Keeps: it is due only while its request was
@@ -267,7 +303,7 @@ impl Bot {
         }
         // A 401 makes the refresh due at once (TokenManager::on_unauthorized).
         let wanted = self.stream.wants_refresh || self.tokens.refresh_due(now_ms);
-        if !wanted || now_ms < self.token_retry_at_ms {
+        if !wanted || now_ms < self.refresh.at_ms() {
             return None;
         }
         match self.tokens.start_refresh(now_ms) {
@@ -329,7 +365,7 @@ impl Bot {
                 self.out.push_back(Action::PersistTokens(tokens));
             }
             TokenOutcome::RetryLater(_) => {
-                self.token_retry_at_ms = now_ms.saturating_add(self.token_backoff.next_delay_ms());
+                self.refresh.failed(now_ms);
             }
             TokenOutcome::Blocked(problem) => self.halt(Stop::from(problem)),
         }
@@ -339,8 +375,7 @@ impl Bot {
     /// A new pair is in (a refresh, an exchange, or adopted from a store):
     /// the stream that waited for it goes on, a stopped one starts over.
     fn on_new_pair(&mut self, now_ms: u64) {
-        self.token_backoff.reset();
-        self.token_retry_at_ms = 0;
+        self.refresh.reset();
         self.stream.on_new_pair(self.stopped.is_some(), now_ms);
     }
 
