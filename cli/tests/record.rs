@@ -260,6 +260,8 @@ fn a_faulty_night_recorded_and_replayed_to_the_reference_bot() {
     assert!(err.contains("connection(s)"), "{err}");
     let client_id = original.get("clientId");
     let truth = bot_entries(&original.control("/ledger", None), &client_id);
+    // It never chats.
+    assert_eq!(original.control("/chat", None)["messages"], json!([]));
     let last_pair = token_values(
         &serde_json::from_str(&std::fs::read_to_string(&tokens).unwrap_or_default())
             .unwrap_or_default(),
