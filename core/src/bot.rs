@@ -565,37 +565,46 @@ pub enum CallFailure {
 /// The bot machine. See the [module docs](self).
 #[derive(Debug)]
 pub struct Bot {
-    base_url: BaseUrl,
+    // The owners of the bot's parts, each keeping its own invariants.
+    /// The token pair, its refreshes and the one-refresh rule.
     tokens: TokenManager,
-    /// The event stream.
-    stream: stream::StreamState,
-    quota: QuotaTracker,
-    /// The requests handed out, and those awaiting their report.
-    requests: requests::InFlightRequests,
     /// The wait before a failed refresh goes again.
     refresh: tokens::RefreshRetry,
-    /// The app calls.
-    calls: calls::Calls,
-    out: VecDeque<Action>,
-    stopped: Option<Stop>,
-    /// [`Bot::shutdown`] asked to revoke; sent once no token request is in flight.
-    revoke_pending: bool,
-    timers: Timers,
-    counters: Counters,
-    /// The configured kit, when one is.
-    kit: Option<Kit>,
     /// The consent code and its exchange.
     code: tokens::CodeExchange,
     /// The credentials check at start.
     check: tokens::CredentialsCheck,
-    /// What the bot tells of by itself, at bounded rates.
-    notices: notices::Notices,
-    /// Replies waiting for the chat limit.
-    replies: replies::Replies,
-    /// The latest `now` polled (unix ms).
-    clock_ms: u64,
+    /// The event stream.
+    stream: stream::StreamState,
+    /// The requests handed out, and those awaiting their report.
+    requests: requests::InFlightRequests,
+    /// The app calls.
+    calls: calls::Calls,
     /// The drain after a stop for good.
     drain: drain::Drain,
+    /// The per-second and daily quotas.
+    quota: QuotaTracker,
+    /// Replies waiting for the chat limit.
+    replies: replies::Replies,
+    /// The app's timers ([`Bot::schedule`], [`Bot::every`]).
+    timers: Timers,
+    /// What the bot tells of by itself, at bounded rates.
+    notices: notices::Notices,
+    /// The configured kit, when one is.
+    kit: Option<Kit>,
+    // Shared by all of them.
+    /// The region's base address.
+    base_url: BaseUrl,
+    /// Actions decided and not yet polled.
+    out: VecDeque<Action>,
+    /// Why the bot stopped, once it has.
+    stopped: Option<Stop>,
+    /// [`Bot::shutdown`] asked to revoke; sent once no token request is in flight.
+    revoke_pending: bool,
+    /// What the bot counted ([`Status`]).
+    counters: Counters,
+    /// The latest `now` polled (unix ms).
+    clock_ms: u64,
 }
 
 impl Bot {

@@ -69,6 +69,27 @@ impl StreamState {
         matches!(self.conn, Some(Conn::Open(_)))
     }
 
+    /// The app asked for a reconnect at `now_ms`: an open connection is
+    /// finished with (its close is not a drop).
+    fn request_reconnect(&mut self, now_ms: u64) {
+        if self.connected() {
+            self.end_seen = true;
+        }
+        self.connect.request_reconnect(now_ms);
+    }
+
+    /// Connection `id` is asked for, with the pair of `generation`.
+    fn opening(&mut self, id: RequestId, generation: u64) {
+        self.conn = Some(Conn::Opening(id));
+        self.generation = generation;
+    }
+
+    /// Connection `id` opened (2xx): its end is still to come.
+    fn opened(&mut self, id: RequestId) {
+        self.conn = Some(Conn::Open(id));
+        self.end_seen = false;
+    }
+
     /// When the connect-loop acts next, while the stream is on.
     pub(super) fn deadline(&self) -> Option<u64> {
         self.connect.deadline().filter(|_| self.enabled)
@@ -99,10 +120,7 @@ impl Bot {
     /// Reconnects the stream at once without backoff: after the DJ makes the
     /// bot a manager, presence events start on the next connection.
     pub fn request_reconnect(&mut self, now_ms: u64) {
-        if matches!(self.stream.conn, Some(Conn::Open(_))) {
-            self.stream.end_seen = true; // closed by request: it ended, not dropped
-        }
-        self.stream.connect.request_reconnect(now_ms);
+        self.stream.request_reconnect(now_ms);
     }
 
     pub(super) fn poll_stream(&mut self, now_ms: u64) -> Option<Action> {
@@ -135,8 +153,8 @@ impl Bot {
                     match api::events(&self.base_url, token) {
                         Ok(request) => {
                             let id = self.requests.next_id();
-                            self.stream.conn = Some(Conn::Opening(id));
-                            self.stream.generation = self.generation();
+                            let generation = self.generation();
+                            self.stream.opening(id, generation);
                             return Some(Action::OpenStream { id, request });
                         }
                         Err(_) => {
@@ -221,11 +239,10 @@ impl Bot {
                 .connect
                 .on_response(status, headers, b"", now_ms)
                 .map_err(|_| Misuse::NotAStream(id))?;
-            self.stream.conn = Some(Conn::Open(id));
+            self.stream.opened(id);
             self.tokens.on_accepted(self.stream.generation);
             // Which broadcast is this? (The kit's once-per-connection ask.)
             self.ask_live_id();
-            self.stream.end_seen = false;
             self.counters.connects += 1;
         } else {
             self.stream.conn = Some(Conn::Failed {
