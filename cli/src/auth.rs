@@ -97,26 +97,27 @@ impl Chore {
     }
 }
 
-/// What every chore may be told: where the service and the token file are.
+/// What every chore may be told: where the service and the token file are
+/// (shared with `onair record`).
 #[derive(clap::Args)]
-struct Settings {
+pub(crate) struct Settings {
     /// The service's base address
     #[arg(long, value_name = "URL", env = "ONAIR_BASE_URL", hide_env_values = true,
           value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
-    base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// The app's client id
     #[arg(long, value_name = "ID", env = "ONAIR_CLIENT_ID", hide_env_values = true,
           value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
-    client_id: Option<String>,
-    /// The app's client secret (never printed)
+    pub(crate) client_id: Option<String>,
+    /// The app's client secret (never printed, never written)
     #[arg(long, value_name = "S", env = "ONAIR_CLIENT_SECRET", hide_env_values = true,
           value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
-    client_secret: Option<String>,
-    /// The token file (written atomically, mode 0600)
+    pub(crate) client_secret: Option<String>,
+    /// The token file (each new pair written there atomically, mode 0600)
     #[arg(long, value_name = "FILE", env = "ONAIR_TOKENS", hide_env_values = true,
           default_value = DEFAULT_TOKENS, value_parser = NonEmptyStringValueParser::new(),
           allow_hyphen_values = true)]
-    tokens: String,
+    pub(crate) tokens: String,
 }
 
 /// An outcome of the command, as an exit code and the line(s) to print.

@@ -24,7 +24,6 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::time::{Duration, Instant};
 
-use clap::builder::NonEmptyStringValueParser;
 use onair::event::{EndReason, Event};
 use onair::{Action, BaseUrl, Bot, BotConfig, ClientCredentials, Endpoint, HttpRequest, RequestId};
 use onair_emulator::cassette::{encode, Cassette, CloseHow, Entry, Header};
@@ -62,23 +61,8 @@ pub struct Args {
     /// Keep message texts as they were (ids and nicknames are replaced all the same)
     #[arg(long)]
     keep_text: bool,
-    /// The service's base address
-    #[arg(long, value_name = "URL", env = "ONAIR_BASE_URL", hide_env_values = true,
-          value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
-    base_url: Option<String>,
-    /// The app's client id
-    #[arg(long, value_name = "ID", env = "ONAIR_CLIENT_ID", hide_env_values = true,
-          value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
-    client_id: Option<String>,
-    /// The app's client secret (never printed, never written)
-    #[arg(long, value_name = "S", env = "ONAIR_CLIENT_SECRET", hide_env_values = true,
-          value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
-    client_secret: Option<String>,
-    /// The token file (the new pair is saved there after each refresh)
-    #[arg(long, value_name = "FILE", env = "ONAIR_TOKENS", hide_env_values = true,
-          default_value = crate::auth::DEFAULT_TOKENS,
-          value_parser = NonEmptyStringValueParser::new(), allow_hyphen_values = true)]
-    tokens: String,
+    #[command(flatten)]
+    settings: crate::auth::Settings,
 }
 
 /// What a spawned request reports to the loop.
@@ -135,25 +119,25 @@ pub fn run(args: Args) -> Result<std::process::ExitCode, UsageError> {
         v.clone()
             .ok_or_else(|| UsageError(format!("record needs {flag} (or its ONAIR_ variable)")))
     };
-    let base = need(&args.base_url, "--base-url")?;
+    let base = need(&args.settings.base_url, "--base-url")?;
     let base = BaseUrl::new(&base).map_err(|e| UsageError(format!("--base-url: {e}")))?;
     let creds = ClientCredentials::new(
-        &need(&args.client_id, "--client-id")?,
-        &need(&args.client_secret, "--client-secret")?,
+        &need(&args.settings.client_id, "--client-id")?,
+        &need(&args.settings.client_secret, "--client-secret")?,
     )
     .map_err(|e| UsageError(format!("the app's credentials: {e}")))?;
-    let store = FileStore::new(&args.tokens);
+    let store = FileStore::new(&args.settings.tokens);
     let tokens = match store.load() {
         Ok(Some(t)) => t,
         Ok(None) => {
             eprintln!(
                 "onair record: no saved tokens at {}: run `onair auth exchange` first",
-                args.tokens
+                args.settings.tokens
             );
             return Ok(std::process::ExitCode::from(3));
         }
         Err(e) => {
-            eprintln!("onair record: {}: {e}", args.tokens);
+            eprintln!("onair record: {}: {e}", args.settings.tokens);
             return Ok(std::process::ExitCode::from(3));
         }
     };
