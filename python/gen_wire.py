@@ -71,6 +71,7 @@ BASES: dict[str, str] = {
     "Request": "_RequestMixin",
     "Stopped": "_StoppedMixin",
     "Done": "_DoneMixin",
+    "Failed": "_FailedMixin",
     "Tally": "_TallyMixin",
 }
 CLASS_ARGS: dict[str, str] = {"Request": ", repr=False"}
@@ -588,6 +589,7 @@ from ._values import (
     People,
     _DoneMixin,
     _EndMixin,
+    _FailedMixin,
     _Kind,
     _LikeMixin,
     _ProblemMixin,

@@ -13,10 +13,28 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Protocol
 
-if TYPE_CHECKING:
-    from ._wire import PersonTotals
+
+class PersonTotals(Protocol):
+    """One person's totals in a broadcast, as read here (``onair._wire.PersonTotals``
+    is the class; this module names only what it reads, so it imports nothing
+    from the generated module)."""
+
+    @property
+    def nickname(self) -> str | None: ...
+    @property
+    def hearts(self) -> int: ...
+    @property
+    def paid_hearts(self) -> int: ...
+    @property
+    def donated(self) -> int: ...
+    @property
+    def donations(self) -> int: ...
+    @property
+    def joins(self) -> int: ...
+    @property
+    def chats(self) -> int: ...
 
 
 
@@ -98,9 +116,13 @@ class _DoneMixin:
 
     @property
     def ok(self) -> bool:
-        from ._wire import Failed
+        return not getattr(self.result, "FAILED", False)
 
-        return not isinstance(self.result, Failed)
+
+class _FailedMixin:
+    __slots__ = ()
+    FAILED: ClassVar[bool] = True
+    """A call result that is a failure (``Done.ok`` is false)."""
 
 
 class _TallyMixin:

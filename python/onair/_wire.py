@@ -19,6 +19,7 @@ from ._values import (
     People,
     _DoneMixin,
     _EndMixin,
+    _FailedMixin,
     _Kind,
     _LikeMixin,
     _ProblemMixin,
@@ -446,7 +447,7 @@ class ChatSent:
 
 
 @dataclass(frozen=True, slots=True)
-class Failed:
+class Failed(_FailedMixin):
     """A call failed for good: ``failure`` says why; ``problem`` (the service's answer),
     ``until_ms`` (a daily quota's end), ``message`` or ``stop`` when it has one."""
 
