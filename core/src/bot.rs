@@ -599,8 +599,6 @@ pub struct Bot {
     out: VecDeque<Action>,
     /// Why the bot stopped, once it has.
     stopped: Option<Stop>,
-    /// [`Bot::shutdown`] asked to revoke; sent once no token request is in flight.
-    revoke_pending: bool,
     /// What the bot counted ([`Status`]).
     counters: Counters,
     /// The latest `now` polled (unix ms).
@@ -639,7 +637,6 @@ impl Bot {
             ),
             out: VecDeque::new(),
             stopped: None,
-            revoke_pending: false,
             timers: Timers::new(),
             counters: Counters::default(),
             clock_ms: 0,

@@ -18,39 +18,52 @@ use super::*;
 /// or the revocation in flight ([`BotConfig::shutdown_grace_ms`]).
 pub const SHUTDOWN_GRACE_MS: u64 = 30_000;
 
-/// The drain of a stop for good: how long it waits for a token request or
-/// the revocation, and when it gives up on them. Keeps: the deadline is
-/// fixed at the drain's first poll and moves only for a revocation asked
-/// once it has passed (which gets a grace of its own).
+/// The drain of a stop for good: the revocation asked for, how long the
+/// drain waits for it or a token request, and when it gives up on them.
+/// Keeps: the deadline is fixed at the drain's first poll and moves only
+/// for a revocation asked once it has passed (which gets a grace of its
+/// own).
 #[derive(Debug)]
 pub(super) struct Drain {
     /// [`BotConfig::shutdown_grace_ms`].
     grace_ms: u64,
-    /// When the drain gives up (set at its first poll).
-    until_ms: Option<u64>,
+    /// Whether the deadline is set (at the drain's first poll): kept apart
+    /// from `until_ms` rather than as an `Option`, it packs with `revoke`.
+    started: bool,
+    /// When the drain gives up, once `started`.
+    until_ms: u64,
+    /// [`Bot::shutdown`] asked to revoke; sent once no token request is in
+    /// flight.
+    pub(super) revoke: bool,
 }
 
 impl Drain {
     pub(super) fn new(grace_ms: u64) -> Self {
         Self {
             grace_ms,
-            until_ms: None,
+            started: false,
+            until_ms: 0,
+            revoke: false,
         }
     }
 
     /// When the drain gives up: `now_ms` plus the grace at its first poll,
     /// the same ever after.
     fn until(&mut self, now_ms: u64) -> u64 {
-        *self
-            .until_ms
-            .get_or_insert(now_ms.saturating_add(self.grace_ms))
+        if !self.started {
+            self.started = true;
+            self.until_ms = now_ms.saturating_add(self.grace_ms);
+        }
+        self.until_ms
     }
 
-    /// A revocation asked at `now_ms`: when the grace is over by then, it
-    /// gets a grace of its own (from the next poll).
-    pub(super) fn regrace_if_over(&mut self, now_ms: u64) {
-        if self.until_ms.is_some_and(|t| t <= now_ms) {
-            self.until_ms = None;
+    /// [`Bot::shutdown`] asked at `now_ms` to revoke: when the grace is
+    /// over by then, the revocation gets a grace of its own (from the next
+    /// poll).
+    pub(super) fn ask_revoke(&mut self, now_ms: u64) {
+        self.revoke = true;
+        if self.started && self.until_ms <= now_ms {
+            self.started = false;
         }
     }
 }

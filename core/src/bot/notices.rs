@@ -290,8 +290,8 @@ impl fmt::Display for Notice {
 
 /// What the bot tells of by itself, each at its bounded rate: whether the
 /// service can be reached, the calls given up on, the daily-quota blocks.
-/// Keeps: nothing is told twice, and nothing counted is left untold before
-/// the bot stops.
+/// Keeps: each at its bounded rate; a quota block is told once, and every
+/// call given up on is told before the bot stops.
 #[derive(Debug, Default)]
 pub(super) struct Notices {
     /// Whether the service can be reached (`Notice::Unreachable`).

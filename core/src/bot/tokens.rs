@@ -46,8 +46,11 @@ impl RefreshRetry {
 pub(super) struct CredentialsCheck {
     /// The check's request, built at start.
     request: Option<HttpRequest>,
+    /// Whether a check is still to send, at `due_ms` (kept apart from
+    /// `due_ms` rather than as an `Option`: it packs with `attempts`).
+    due: bool,
     /// When the check still to send goes: not before then (unix ms).
-    due_ms: Option<u64>,
+    due_ms: u64,
     /// Checks sent so far.
     attempts: u32,
     backoff: Backoff,
@@ -57,7 +60,8 @@ impl CredentialsCheck {
     /// Due at once when `request` was built.
     pub(super) fn new(request: Option<HttpRequest>, seed: u64) -> Self {
         Self {
-            due_ms: request.is_some().then_some(0),
+            due: request.is_some(),
+            due_ms: 0,
             request,
             attempts: 0,
             backoff: Backoff::new(seed),
@@ -66,14 +70,14 @@ impl CredentialsCheck {
 
     /// When the check still to send goes.
     pub(super) fn due_ms(&self) -> Option<u64> {
-        self.due_ms
+        self.due.then_some(self.due_ms)
     }
 
     /// The check's request, to send now: it is no longer due, and counts as
     /// an attempt.
     fn start(&mut self) -> Option<HttpRequest> {
         let request = self.request.clone()?;
-        self.due_ms = None;
+        self.due = false;
         self.attempts += 1;
         Some(request)
     }
@@ -83,15 +87,17 @@ impl CredentialsCheck {
     fn on_failure(&mut self, now_ms: u64) {
         if self.attempts < CHECK_MAX_ATTEMPTS {
             let delay = self.backoff.next_delay_ms().max(1_000);
-            self.due_ms = Some(now_ms.saturating_add(delay));
+            self.due = true;
+            self.due_ms = now_ms.saturating_add(delay);
         }
     }
 }
 
 /// The consent code: the one waiting to be exchanged, the exchange in
-/// flight, and the retries of one that was not sent. Keeps: a code is
-/// either waiting or in flight, never both; one that was not sent goes
-/// again only while fresh ([`CODE_FRESH_MS`] from when it was first sent).
+/// flight, and the retries of one that was not sent. Keeps: a code waiting
+/// goes out only once no token request is in flight, and one that was not
+/// sent goes again only while fresh ([`CODE_FRESH_MS`] from when it was
+/// first sent).
 #[derive(Debug)]
 pub(super) struct CodeExchange {
     /// A code to exchange: (code, redirect_uri).
@@ -255,9 +261,8 @@ impl Bot {
     /// when the first was over); without, it changes nothing.
     pub fn shutdown(&mut self, revoke: bool) {
         if revoke {
-            self.revoke_pending = true;
-            // Asked after the grace was over: the revocation gets its own.
-            self.drain.regrace_if_over(self.clock_ms);
+            // Asked after the grace was over, the revocation gets its own.
+            self.drain.ask_revoke(self.clock_ms);
         }
         self.try_revoke();
         self.halt(Stop::ShutDown);
@@ -320,12 +325,12 @@ impl Bot {
     }
 
     pub(super) fn try_revoke(&mut self) {
-        if !self.revoke_pending {
+        if !self.drain.revoke {
             return;
         }
         match self.tokens.revoke() {
             Ok(request) => {
-                self.revoke_pending = false;
+                self.drain.revoke = false;
                 // Sent at "time 0" of its own: the bot is stopping, so its
                 // deadline never matters; it is kept only to match the report.
                 let id = self.requests.push_undated(Purpose::Revoke);
@@ -337,7 +342,7 @@ impl Bot {
             }
             // A refresh or exchange is in flight: its answer comes first.
             Err(OAuthError::Misuse(Misuse::TokenRequestInFlight)) => {}
-            Err(_) => self.revoke_pending = false,
+            Err(_) => self.drain.revoke = false,
         }
     }
 
