@@ -8,14 +8,10 @@
 //! `OAPI_MNGR_0103`; a body that does not arrive in time gets 408.
 
 use std::convert::Infallible;
-use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
@@ -31,50 +27,12 @@ use crate::control;
 use crate::reply::{Reply, ReplyBody};
 use crate::requests::{RequestFacts, RequestRecord};
 use crate::shared::Shared;
-use crate::stream::StreamBody;
 
 /// Largest request body read (bigger ones get 413).
 pub const MAX_BODY: usize = 64 * 1024;
 
-/// A response body: a whole buffer or an open event stream.
-#[derive(Debug)]
-pub enum EmuBody {
-    /// Whole (`None` once sent or when empty).
-    Full(Option<Bytes>),
-    /// An event stream.
-    Stream(Box<StreamBody>),
-    /// A replayed event stream (`onair serve --replay`).
-    Replay(Box<crate::replay::ReplayBody>),
-}
-
-impl Body for EmuBody {
-    type Data = Bytes;
-    type Error = io::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        match self.get_mut() {
-            EmuBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            EmuBody::Stream(s) => Pin::new(&mut **s).poll_frame(cx),
-            EmuBody::Replay(s) => Pin::new(&mut **s).poll_frame(cx),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        matches!(self, EmuBody::Full(None))
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            EmuBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            EmuBody::Full(None) => SizeHint::with_exact(0),
-            EmuBody::Stream(s) => s.size_hint(),
-            EmuBody::Replay(s) => s.size_hint(),
-        }
-    }
-}
+pub use crate::body::EmuBody;
+pub use crate::requests::redact_query;
 
 /// Accepts connections until `stop` changes.
 pub async fn serve(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
@@ -235,33 +193,6 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
         });
     }
     to_response(reply)
-}
-
-/// Query parameters that could carry a secret keep their name only.
-///
-/// ```
-/// use onair_emulator::http::redact_query;
-/// assert_eq!(redact_query("cursor=abc&access_token=xyz"), "cursor=abc&access_token=[redacted]");
-/// ```
-pub fn redact_query(query: &str) -> String {
-    const SECRET: [&str; 6] = [
-        "access_token",
-        "refresh_token",
-        "token",
-        "code",
-        "client_secret",
-        "password",
-    ];
-    query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((k, _)) if SECRET.contains(&k.to_ascii_lowercase().as_str()) => {
-                format!("{k}=[redacted]")
-            }
-            _ => pair.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("&")
 }
 
 fn to_response(reply: Reply) -> Response<EmuBody> {

@@ -42,6 +42,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod body;
 pub mod cassette;
 pub mod clock;
 pub mod consent;
@@ -50,6 +51,7 @@ pub mod events;
 pub mod http;
 pub mod ledger;
 pub mod oauth;
+pub mod playback;
 pub mod quota;
 pub mod replay;
 pub mod reply;

@@ -19,101 +19,31 @@
 //! ([`Replay::unrecorded`]): with `--strict`, `onair serve` names each and
 //! exits 1.
 
-use std::collections::HashMap;
 use std::io;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body::{Body, Frame, SizeHint};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Response, StatusCode};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::cassette::{Cassette, CloseHow, Connection, SseFrame, SseReader};
+use crate::body::EmuBody;
+use crate::cassette::{CloseHow, Connection, SseFrame, SseReader};
 use crate::events::{EventInfo, Kind};
-use crate::http::EmuBody;
 use crate::ledger::BotLedger;
 use crate::oauth;
+pub use crate::playback::{Replay, ReplayBody};
 use crate::shared::Shared;
 
-/// A cassette being played.
-#[derive(Debug)]
-pub struct Replay {
-    cassette: Arc<Cassette>,
-    speed: f64,
-    strict: bool,
-    state: Mutex<State>,
-    /// Recorded connections played to their end (or closed by the bot).
-    finished: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    next_conn: usize,
-    live_id: Option<u64>,
-    rest_next: HashMap<String, usize>,
-    unrecorded: Vec<String>,
-}
-
-impl Replay {
-    /// Plays `cassette` with its times divided by `speed` (0: no waiting).
-    pub fn new(cassette: Cassette, speed: f64, strict: bool) -> Self {
-        Self {
-            cassette: Arc::new(cassette),
-            speed,
-            strict,
-            state: Mutex::new(State::default()),
-            finished: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        }
-    }
-
-    /// (recorded connections played to their end, recorded connections).
-    /// The replay is done when the two are equal: `GET /_emulator/scenario`
-    /// shows it as the scenario `replay`.
-    pub fn progress(&self) -> (usize, usize) {
-        (
-            self.finished.load(std::sync::atomic::Ordering::Acquire),
-            self.cassette.connections.len(),
-        )
-    }
-
-    /// Whether `--strict` was asked for.
-    pub fn strict(&self) -> bool {
-        self.strict
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Each request the cassette had no answer for, as a line naming it.
-    pub fn unrecorded(&self) -> Vec<String> {
-        self.lock().unrecorded.clone()
-    }
-
-    /// Stream connections served so far.
-    pub fn connections_served(&self) -> usize {
-        self.lock().next_conn
-    }
-
-    fn note(&self, shared: &Shared, line: String) {
-        shared
-            .world()
-            .log(format!("replay: no recorded answer for {line}"));
-        self.lock().unrecorded.push(line);
-    }
-
-    fn delay(&self, ms: u64) -> Duration {
-        if self.speed <= 0.0 {
-            return Duration::ZERO;
-        }
-        Duration::from_secs_f64(ms as f64 / 1000.0 / self.speed)
-    }
+/// Logs and remembers a request the cassette had no answer for.
+fn note(shared: &Shared, replay: &Replay, line: String) {
+    shared
+        .world()
+        .log(format!("replay: no recorded answer for {line}"));
+    replay.push_unrecorded(line);
 }
 
 /// Whether the replay answers `path` (the bot endpoints; the token
@@ -150,7 +80,7 @@ pub fn handle(
         (w.apps[i.app].client_id.clone(), i.id.clone())
     };
     let what = match query {
-        Some(q) => format!("{method} {path}?{}", crate::http::redact_query(q)),
+        Some(q) => format!("{method} {path}?{}", crate::requests::redact_query(q)),
         None => format!("{method} {path}"),
     };
     if path == "/v1/live/chat" {
@@ -172,7 +102,7 @@ pub fn handle(
                 message,
             });
         }
-        replay.note(shared, what);
+        note(shared, replay, what);
         return Some(respond(204, &[], EmuBody::Full(None)));
     }
     if path == "/v1/live/events" {
@@ -186,8 +116,9 @@ pub fn handle(
             replay.lock().live_id = Some(id);
         }
         let Some(conn) = replay.cassette.connections.get(n) else {
-            replay.note(
+            note(
                 shared,
+                replay,
                 format!(
                     "{what} (connection {} of {} recorded)",
                     n + 1,
@@ -212,7 +143,7 @@ pub fn handle(
         }
     };
     let Some(a) = answer else {
-        replay.note(shared, what);
+        note(shared, replay, what);
         return None;
     };
     Some(respond(
@@ -366,32 +297,4 @@ fn count(ledger: &BotLedger, conn: usize, f: &SseFrame, counter: &mut u64) {
         seq,
     };
     ledger.record(conn, Some(&info), None);
-}
-
-/// The body of a replayed stream: what its task hands over, an error
-/// aborting the connection (a recorded drop).
-#[derive(Debug)]
-pub struct ReplayBody {
-    rx: mpsc::Receiver<io::Result<Bytes>>,
-}
-
-impl Body for ReplayBody {
-    type Data = Bytes;
-    type Error = io::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        match self.rx.poll_recv(cx) {
-            Poll::Ready(Some(Ok(b))) => Poll::Ready(Some(Ok(Frame::data(b)))),
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::default()
-    }
 }

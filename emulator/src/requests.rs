@@ -127,3 +127,30 @@ impl RequestFilter {
                 .is_none_or(|c| r.facts.client_id.as_ref() == Some(c))
     }
 }
+
+/// Query parameters that could carry a secret keep their name only.
+///
+/// ```
+/// use onair_emulator::requests::redact_query;
+/// assert_eq!(redact_query("cursor=abc&access_token=xyz"), "cursor=abc&access_token=[redacted]");
+/// ```
+pub fn redact_query(query: &str) -> String {
+    const SECRET: [&str; 6] = [
+        "access_token",
+        "refresh_token",
+        "token",
+        "code",
+        "client_secret",
+        "password",
+    ];
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) if SECRET.contains(&k.to_ascii_lowercase().as_str()) => {
+                format!("{k}=[redacted]")
+            }
+            _ => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}

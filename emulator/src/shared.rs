@@ -35,7 +35,7 @@ pub struct Shared {
     /// Scenario progress; watchers learn when it is done.
     pub progress: watch::Sender<Progress>,
     /// A cassette played to the bots (`onair serve --replay`), if any.
-    pub replay: Option<crate::replay::Replay>,
+    pub replay: Option<crate::playback::Replay>,
 }
 
 impl Shared {
