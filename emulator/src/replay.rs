@@ -1,4 +1,4 @@
-//! Replay: `onair serve --replay CASSETTE` plays a [`Cassette`] to any bot.
+//! Replay: `onair serve --replay CASSETTE` plays a [`Cassette`](crate::cassette::Cassette) to any bot.
 //!
 //! The emulator runs as ever (OAuth, the consent page, the control API), but
 //! the bot endpoints answer from the cassette: the n-th `GET
