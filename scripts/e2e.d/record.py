@@ -11,11 +11,13 @@ import argparse
 import json
 import os
 import select
-import signal
 import subprocess
 import sys
 import tempfile
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import e2e  # noqa: E402
 
 
 def post(url, body):
@@ -64,11 +66,7 @@ def main():
         )
         return done.returncode
     finally:
-        serve.send_signal(signal.SIGTERM)
-        try:
-            serve.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            serve.kill()
+        e2e.stop_all(None, serve)
 
 
 if __name__ == "__main__":
