@@ -179,6 +179,6 @@ pub mod api {
     pub use crate::proto::problem::{classify, codes, Explanation};
     pub use crate::proto::ratelimit::{QuotaHeaders, RetryAfter, MAX_RETRY_AFTER_MS};
     pub use crate::proto::stream::{
-        ConnectLoop, Phase, Step, StreamConfig, StreamItems, StreamNotice,
+        ConnectLoop, Phase, Step, StreamConfig, StreamItems, StreamNotice, NOT_ON_AIR_FLOOR_MS,
     };
 }

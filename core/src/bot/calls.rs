@@ -438,6 +438,12 @@ impl Bot {
             return;
         }
         if let CallResult::Broadcast(broadcast) = result {
+            if self.stream.connected() {
+                self.stream.started_ms = broadcast
+                    .started_at
+                    .unix_ms()
+                    .and_then(|ms| u64::try_from(ms).ok());
+            }
             let ended = self
                 .kit
                 .as_mut()

@@ -49,6 +49,9 @@ pub(super) struct StreamState {
     /// A stop was lifted by a new consent code: reconnect once the new pair
     /// is in.
     pub(super) restart: bool,
+    /// When the broadcast of the open connection started (unix ms), as the
+    /// kit's `GET /v1/live` on that connection said.
+    pub(super) started_ms: Option<u64>,
 }
 
 impl StreamState {
@@ -61,6 +64,7 @@ impl StreamState {
             end_seen: false,
             generation: 0,
             restart: false,
+            started_ms: None,
         }
     }
 
@@ -88,6 +92,7 @@ impl StreamState {
     fn opened(&mut self, id: RequestId) {
         self.conn = Some(Conn::Open(id));
         self.end_seen = false;
+        self.started_ms = None;
     }
 
     /// When the connect-loop acts next, while the stream is on.
@@ -121,6 +126,44 @@ impl Bot {
     /// bot a manager, presence events start on the next connection.
     pub fn request_reconnect(&mut self, now_ms: u64) {
         self.stream.request_reconnect(now_ms);
+    }
+
+    /// Changes the wait between two connects that find the DJ not on air
+    /// (a 404, or a broadcast that ended): each wait is drawn uniformly in
+    /// `[wait, 2 × wait]`, `wait` never below the spec's few seconds
+    /// ([`NOT_ON_AIR_FLOOR_MS`](crate::api::NOT_ON_AIR_FLOOR_MS), 3 s: a
+    /// shorter one is raised to it). A shorter wait than the one in force
+    /// also cuts a wait under way (the next connect goes at the sooner of
+    /// the one planned and a fresh draw from `now_ms`); a longer one applies
+    /// from the next probe. Returns the wait in force (ms). For a host that
+    /// spreads many off-air bots' probes over a request budget; the default
+    /// is [`StreamConfig`]'s (3–6 s).
+    ///
+    /// ```
+    /// use onair::{BaseUrl, Bot, BotConfig, ClientCredentials};
+    ///
+    /// let id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+    /// let config = BotConfig::new(
+    ///     BaseUrl::new("https://api.example.com").unwrap(),
+    ///     ClientCredentials::new(id, "secret").unwrap(),
+    /// );
+    /// let mut bot = Bot::new(config, None, 7);
+    /// // A DJ who has not been on air for a week: probed every 2–4 min.
+    /// assert_eq!(bot.set_not_on_air_wait(0, 120_000), 120_000);
+    /// // Never below the spec's floor.
+    /// assert_eq!(bot.set_not_on_air_wait(0, 500), 3_000);
+    /// ```
+    pub fn set_not_on_air_wait(&mut self, now_ms: u64, wait_ms: u64) -> u64 {
+        self.stream.connect.set_not_on_air_wait(now_ms, wait_ms)
+    }
+
+    /// When the broadcast the open stream belongs to started (unix ms): the
+    /// `startedAt` of the kit's `GET /v1/live` on that connection. `None`
+    /// until that answer, when the stream is not open, or without a kit or
+    /// `live.read`. A host measures with it how long after a broadcast's
+    /// start its bot found it.
+    pub fn broadcast_started_ms(&self) -> Option<u64> {
+        self.stream.started_ms.filter(|_| self.stream.connected())
     }
 
     pub(super) fn poll_stream(&mut self, now_ms: u64) -> Option<Action> {

@@ -2981,3 +2981,44 @@ fn what_was_given_up_is_all_told_before_the_stop() {
 
 mod drain;
 mod replies;
+
+// ---- the off-air wait a host sets, and when the broadcast found started ----
+
+#[test]
+fn a_host_spaces_off_air_probes_and_a_shorter_wait_cuts_in() {
+    let (mut bot, after) = authorized("events.chat", true);
+    let (id, _) = stream_open(&after).unwrap();
+    assert_eq!(bot.set_not_on_air_wait(T0, 120_000), 120_000);
+    let not_on_air = b"data:{\"status\":404,\"detailCode\":\"OAPI_MNGR_0301\"}";
+    bot.on_response(id, 404, NO_HEADERS, not_on_air, T0)
+        .unwrap();
+    let at = wait_until(&drain(&mut bot, T0)).unwrap();
+    assert!((T0 + 120_000..=T0 + 240_000).contains(&at), "{}", at - T0);
+    assert!(stream_open(&drain(&mut bot, at - 1)).is_none());
+    // Asked below the floor: 3 s, and the wait under way is cut to 3–6 s.
+    let now = T0 + 10_000;
+    assert_eq!(bot.set_not_on_air_wait(now, 1), 3_000);
+    let sooner = wait_until(&drain(&mut bot, now)).unwrap();
+    assert!(
+        (now + 3_000..=now + 6_000).contains(&sooner),
+        "{}",
+        sooner - now
+    );
+    assert!(stream_open(&drain(&mut bot, sooner)).is_some());
+}
+
+#[test]
+fn the_broadcast_start_is_known_once_the_kit_asked_and_forgotten_at_the_end() {
+    let (mut bot, stream, after) = kit_streaming(ALL_SCOPES, None);
+    assert_eq!(bot.broadcast_started_ms(), None, "not asked yet");
+    let (id, _) = only_send(&after);
+    let body = br#"{"liveId":42,"title":"t","startedAt":"2024-01-01T00:00:01.5Z","closeAirTime":"2024-01-01T01:00:00Z","listenerCount":2,"totalListenerCount":5,"welcomeMessage":"","isChatFrozen":false,"categories":[],"tags":[]}"#;
+    bot.on_response(id, 200, NO_HEADERS, body, T0).unwrap();
+    drain(&mut bot, T0);
+    assert_eq!(bot.broadcast_started_ms(), Some(1_704_067_201_500));
+    bot.on_stream_bytes(stream, end_frame("LIVE_ENDED").as_bytes(), T0)
+        .unwrap();
+    drain(&mut bot, T0);
+    bot.on_stream_closed(stream, T0).unwrap();
+    assert_eq!(bot.broadcast_started_ms(), None, "no stream open");
+}

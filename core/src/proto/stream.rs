@@ -25,6 +25,9 @@ pub struct StreamConfig {
     /// timeout: the watchdog covers it.
     pub connect_timeout_ms: u64,
     /// Shortest wait before retrying after a 404 or `LIVE_ENDED` (default 3 s).
+    /// A driver may change it (and the longest) at run time with
+    /// [`ConnectLoop::set_not_on_air_wait`], never below
+    /// [`NOT_ON_AIR_FLOOR_MS`].
     pub not_on_air_min_ms: u64,
     /// Longest such wait (default 6 s); the wait is uniform in between.
     pub not_on_air_max_ms: u64,
@@ -46,6 +49,11 @@ impl Default for StreamConfig {
         }
     }
 }
+
+/// The shortest wait between two connects that find the DJ not on air
+/// ([`ConnectLoop::set_not_on_air_wait`] never goes below it): spec 4.6 asks
+/// for retries after a 404 spaced by a few seconds.
+pub const NOT_ON_AIR_FLOOR_MS: u64 = 3_000;
 
 /// What the driver should do next.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -519,6 +527,61 @@ impl ConnectLoop {
             self.pending_close = true;
             self.state = State::ConnectAt(now_ms);
         }
+    }
+
+    /// Changes the wait between two connects that find the DJ not on air
+    /// (a 404, or a broadcast that ended) at run time, for a driver that
+    /// spreads many bots' probes over a request budget. The wait becomes
+    /// `wait_ms`, never below [`NOT_ON_AIR_FLOOR_MS`] (a shorter one is
+    /// raised to it); each wait is then drawn uniformly in
+    /// `[wait, 2 × wait]` (the jitter keeps many bots from probing in step).
+    /// Returns the wait in force.
+    ///
+    /// A shorter wait than the one in force also shortens a wait under way:
+    /// the next connect goes at the sooner of the one planned and a fresh
+    /// draw from `now_ms` (a DJ who has become likely to start is probed
+    /// sooner). A longer one applies from the next probe on; a connect
+    /// planned for another reason (a backoff, a refresh) is never moved.
+    ///
+    /// ```
+    /// use onair::api::{ConnectLoop, Step, StreamConfig, NOT_ON_AIR_FLOOR_MS};
+    ///
+    /// let mut lp = ConnectLoop::new(StreamConfig::default(), 7);
+    /// assert_eq!(lp.poll(0), Step::Connect);
+    /// lp.on_response(404, &[("content-type", "application/json")],
+    ///     br#"{"detailCode":"OAPI_MNGR_0301"}"#, 0).unwrap();
+    /// // Probe this DJ every 60–120 s from now on.
+    /// assert_eq!(lp.set_not_on_air_wait(0, 60_000), 60_000);
+    /// // The wait under way (3–6 s by default) is shorter: it stands.
+    /// assert!(lp.next_connect_at_ms().is_some_and(|at| at <= 6_000));
+    /// assert_eq!(lp.poll(6_000), Step::Connect);
+    /// lp.on_response(404, &[("content-type", "application/json")],
+    ///     br#"{"detailCode":"OAPI_MNGR_0301"}"#, 6_000).unwrap();
+    /// let at = lp.next_connect_at_ms().unwrap();
+    /// assert!((66_000..=126_000).contains(&at));
+    /// // Asked for 1 s: the spec's floor holds, and the wait under way is
+    /// // cut to at most 6 s from now.
+    /// assert_eq!(lp.set_not_on_air_wait(7_000, 1_000), NOT_ON_AIR_FLOOR_MS);
+    /// assert!(lp.next_connect_at_ms().is_some_and(|at| (10_000..=13_000).contains(&at)));
+    /// ```
+    pub fn set_not_on_air_wait(&mut self, now_ms: u64, wait_ms: u64) -> u64 {
+        let wait = wait_ms.max(NOT_ON_AIR_FLOOR_MS);
+        let shorter = wait < self.config.not_on_air_min_ms;
+        self.config.not_on_air_min_ms = wait;
+        self.config.not_on_air_max_ms = wait.saturating_mul(2);
+        if let (true, true, State::ConnectAt(at)) = (shorter, self.not_on_air, self.state) {
+            let sooner = now_ms.saturating_add(self.not_on_air_ms());
+            if sooner < at {
+                self.state = State::ConnectAt(sooner);
+            }
+        }
+        wait
+    }
+
+    /// The wait in force between two connects that find the DJ not on air:
+    /// each is drawn in `[min, max]` (ms).
+    pub fn not_on_air_wait(&self) -> (u64, u64) {
+        (self.config.not_on_air_min_ms, self.config.not_on_air_max_ms)
     }
 
     /// Starts over after a stop (for example once the DJ authorized the bot

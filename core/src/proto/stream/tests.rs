@@ -659,3 +659,107 @@ fn a_stream_only_driver_hands_its_stop_decision_back() {
     s.lp.on_token_refreshed(s.now).unwrap();
     s.expect(Step::Connect);
 }
+
+// ---- the off-air wait set at run time ----
+
+/// A loop that has just been told the DJ is not on air (a 404 at `s.now`).
+fn off_air(seed: u64) -> Script {
+    let mut s = Script::new(seed);
+    s.expect(Step::Connect);
+    s.respond(404, &sse_error(404, Some("OAPI_MNGR_0301")));
+    s
+}
+
+#[test]
+fn the_off_air_wait_is_drawn_in_wait_to_twice_wait() {
+    let mut s = off_air(11);
+    assert_eq!(s.lp.set_not_on_air_wait(s.now, 20_000), 20_000);
+    assert_eq!(s.lp.not_on_air_wait(), (20_000, 40_000));
+    let mut waits = Vec::new();
+    for _ in 0..200 {
+        s.expect(Step::Connect);
+        let before = s.now;
+        s.respond(404, &sse_error(404, Some("OAPI_MNGR_0301")));
+        s.expect(Step::Connect);
+        waits.push(s.now - before);
+        s.lp.on_connect_failed(s.now).unwrap();
+        s.lp.restart(s.now);
+    }
+    assert!(
+        waits.iter().all(|w| (20_000..=40_000).contains(w)),
+        "{waits:?}"
+    );
+    // Jittered over the whole range, not a fixed period.
+    let (lo, hi) = (waits.iter().min(), waits.iter().max());
+    assert!(lo.is_some_and(|w| *w < 24_000) && hi.is_some_and(|w| *w > 36_000));
+    // A LIVE_ENDED waits the same.
+    s.lp = ConnectLoop::new(StreamConfig::default(), 12);
+    s.lp.set_not_on_air_wait(s.now, 20_000);
+    s.open();
+    s.bytes(1_000, &end("LIVE_ENDED"));
+    let ended = s.now;
+    s.expect(Step::Connect);
+    assert!(
+        (20_000..=40_000).contains(&(s.now - ended)),
+        "{}",
+        s.now - ended
+    );
+}
+
+#[test]
+fn the_floor_is_kept_whatever_is_asked() {
+    for asked in [0, 1, 999, 2_999, 3_000] {
+        let mut s = off_air(13);
+        assert_eq!(s.lp.set_not_on_air_wait(s.now, asked), NOT_ON_AIR_FLOOR_MS);
+        assert_eq!(s.lp.not_on_air_wait(), (3_000, 6_000));
+        for _ in 0..20 {
+            let before = s.now;
+            s.expect(Step::Connect);
+            assert!(s.now - before >= NOT_ON_AIR_FLOOR_MS, "asked {asked}");
+            s.respond(404, &sse_error(404, Some("OAPI_MNGR_0301")));
+        }
+    }
+}
+
+#[test]
+fn a_shorter_wait_cuts_the_wait_under_way_and_a_longer_one_waits_its_turn() {
+    let mut s = off_air(14);
+    s.lp.set_not_on_air_wait(s.now, 300_000);
+    s.expect(Step::Connect);
+    s.respond(404, &sse_error(404, Some("OAPI_MNGR_0301")));
+    let planned = s.lp.next_connect_at_ms().unwrap();
+    assert!(planned - s.now >= 300_000);
+    // 10 s later the DJ's usual hour comes: probed within 5–10 s from then.
+    let now = s.now + 10_000;
+    s.lp.set_not_on_air_wait(now, 5_000);
+    let at = s.lp.next_connect_at_ms().unwrap();
+    assert!((now + 5_000..=now + 10_000).contains(&at), "{}", at - now);
+    // The same wait again moves nothing (no redraw toward the early side).
+    s.lp.set_not_on_air_wait(now + 1_000, 5_000);
+    assert_eq!(s.lp.next_connect_at_ms(), Some(at));
+    // A longer wait leaves the planned connect alone…
+    s.lp.set_not_on_air_wait(now + 2_000, 600_000);
+    assert_eq!(s.lp.next_connect_at_ms(), Some(at));
+    s.now = now + 2_000;
+    s.expect(Step::Connect);
+    assert_eq!(s.now, at);
+    // …and applies from the next probe.
+    s.respond(404, &sse_error(404, Some("OAPI_MNGR_0301")));
+    let next = s.lp.next_connect_at_ms().unwrap();
+    assert!((at + 600_000..=at + 1_200_000).contains(&next));
+}
+
+#[test]
+fn a_backoff_or_a_refresh_is_not_moved_by_the_off_air_wait() {
+    let mut s = Script::new(15);
+    s.lp.set_not_on_air_wait(s.now, 600_000);
+    s.expect(Step::Connect);
+    s.respond(503, b"");
+    let planned = s.lp.next_connect_at_ms().unwrap();
+    s.lp.set_not_on_air_wait(s.now, 3_000);
+    assert_eq!(s.lp.next_connect_at_ms(), Some(planned), "a backoff stands");
+    assert!(
+        planned - s.now <= 1_000,
+        "the backoff's own 1 s, not the wait"
+    );
+}
