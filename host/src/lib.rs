@@ -41,6 +41,7 @@ pub mod lease;
 pub mod limits;
 pub mod metrics;
 pub mod pages;
+pub mod probe;
 pub mod replicas;
 pub mod store;
 pub mod tenants;

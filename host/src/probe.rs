@@ -1,0 +1,565 @@
+//! Finding DJs on air within a request budget.
+//!
+//! The service offers no signal for a broadcast's start: a bot learns of
+//! one by opening `GET /v1/live/events` and no longer getting a 404. Each
+//! off-air bot probes so, and the host spreads those probes over a budget
+//! (`[host] probe_budget_per_s`, for the whole app), divided among the live
+//! replicas: this replica's **share**. Every bot off air gets a weight from
+//! what the host knows of it ([`History`]):
+//!
+//! | the DJ | weight |
+//! |---|---|
+//! | broadcast ended within the last hour ([`RECENT_MS`]), or within an hour of a usual start time ([`History::near_usual_start`]) | [`WEIGHT_HOT`] (8) |
+//! | on air within the last week ([`IDLE_MS`]) | [`WEIGHT_NORMAL`] (1) |
+//! | idle for longer, or never seen on air | [`WEIGHT_IDLE`] (¼) |
+//!
+//! and a rate proportional to its weight, the rates summing to at most the
+//! share, none above one probe per [`FLOOR_MS`] (the spec's few seconds;
+//! what a capped bot cannot spend goes to the others, and what nobody can
+//! spend is left unspent). A bot's wait is `1 / rate`, rounded up to whole
+//! milliseconds; the core draws each actual wait uniformly in
+//! `[wait, 2 × wait]`, so the probes sent average two thirds of the
+//! planned rate. [`plan`] is the pure computation; [`Board`] holds the
+//! replica's bots, what it knows of them and their waits.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// The shortest wait between two probes of one DJ (ms): the spec's floor,
+/// which the core keeps whatever it is asked.
+pub const FLOOR_MS: u64 = onair::api::NOT_ON_AIR_FLOOR_MS;
+/// A broadcast that ended this recently (ms) makes its DJ likely to start
+/// again soon (a dropped broadcast, a restart).
+pub const RECENT_MS: i64 = 60 * 60 * 1000;
+/// How close (ms, time of day, either side) to a usual start time counts
+/// as near it.
+pub const NEAR_USUAL_MS: i64 = 60 * 60 * 1000;
+/// A DJ not on air for this long (ms) is probed least.
+pub const IDLE_MS: i64 = 7 * DAY_MS;
+/// How many broadcast starts a bot's history keeps.
+pub const KEPT_STARTS: usize = 8;
+/// The weight of a DJ likely to start soon.
+pub const WEIGHT_HOT: f64 = 8.0;
+/// The weight of a DJ seen on air this week.
+pub const WEIGHT_NORMAL: f64 = 1.0;
+/// The weight of a long-idle DJ.
+pub const WEIGHT_IDLE: f64 = 0.25;
+
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// What the host remembers of a DJ's broadcasts, to guess when the next
+/// one starts: when the last ended, and when the last few started. Stored
+/// per bot (`probe_history`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct History {
+    /// When its last broadcast ended (unix ms), if one was seen.
+    pub last_ended_ms: Option<i64>,
+    /// When its last broadcasts started (unix ms), oldest first, at most
+    /// [`KEPT_STARTS`].
+    pub starts_ms: Vec<i64>,
+}
+
+impl History {
+    /// A broadcast started at `at_ms` (the same start twice is kept once).
+    pub fn started(&mut self, at_ms: i64) {
+        if self.starts_ms.last() == Some(&at_ms) {
+            return;
+        }
+        self.starts_ms.push(at_ms);
+        let extra = self.starts_ms.len().saturating_sub(KEPT_STARTS);
+        self.starts_ms.drain(..extra);
+    }
+
+    /// A broadcast ended at `at_ms`.
+    pub fn ended(&mut self, at_ms: i64) {
+        self.last_ended_ms = Some(self.last_ended_ms.map_or(at_ms, |e| e.max(at_ms)));
+    }
+
+    /// The starts as stored: unix ms, comma-separated.
+    pub fn starts_text(&self) -> String {
+        let parts: Vec<String> = self.starts_ms.iter().map(i64::to_string).collect();
+        parts.join(",")
+    }
+
+    /// A history from its stored form; pieces that do not read are left
+    /// out (the history is a guide, never a reason to fail).
+    pub fn from_stored(last_ended_ms: Option<i64>, starts: &str) -> History {
+        let mut starts_ms: Vec<i64> = starts
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        let extra = starts_ms.len().saturating_sub(KEPT_STARTS);
+        starts_ms.drain(..extra);
+        History {
+            last_ended_ms,
+            starts_ms,
+        }
+    }
+
+    /// Whether `now_ms` is within [`NEAR_USUAL_MS`] of a usual start time
+    /// (time of day, UTC): one at which at least two kept starts fell
+    /// within [`NEAR_USUAL_MS`] of each other, or the one start known.
+    pub fn near_usual_start(&self, now_ms: i64) -> bool {
+        let usual = |s: i64| {
+            self.starts_ms.len() == 1
+                || self
+                    .starts_ms
+                    .iter()
+                    .filter(|o| day_distance(**o, s) <= NEAR_USUAL_MS)
+                    .count()
+                    >= 2
+        };
+        self.starts_ms
+            .iter()
+            .any(|s| day_distance(*s, now_ms) <= NEAR_USUAL_MS && usual(*s))
+    }
+
+    /// How much this DJ's probes weigh at `now_ms` (see the module's table).
+    pub fn weight(&self, now_ms: i64) -> f64 {
+        let since = |at: i64| now_ms.saturating_sub(at);
+        if self.last_ended_ms.is_some_and(|e| since(e) < RECENT_MS) || self.near_usual_start(now_ms)
+        {
+            return WEIGHT_HOT;
+        }
+        let last_seen = self
+            .last_ended_ms
+            .into_iter()
+            .chain(self.starts_ms.iter().copied())
+            .max();
+        if last_seen.is_some_and(|at| since(at) < IDLE_MS) {
+            WEIGHT_NORMAL
+        } else {
+            WEIGHT_IDLE
+        }
+    }
+}
+
+/// How far apart two instants are by time of day (ms, at most half a day).
+fn day_distance(a: i64, b: i64) -> i64 {
+    let d = (a.rem_euclid(DAY_MS) - b.rem_euclid(DAY_MS)).abs();
+    d.min(DAY_MS - d)
+}
+
+/// This replica's share of the app's probe budget (probes per second):
+/// the budget divided by the live replicas (at least one).
+pub fn share(budget_per_s: f64, live_replicas: i64) -> f64 {
+    let live = u32::try_from(live_replicas.max(1)).unwrap_or(u32::MAX);
+    budget_per_s / f64::from(live)
+}
+
+/// The waits (ms) for bots of these weights to share `share_per_s` probes
+/// a second: rates proportional to the weights, none above one probe per
+/// [`FLOOR_MS`] (the surplus goes to the others), each wait `1000 / rate`
+/// rounded up. The result is in the order of `weights`; Σ 1000 / wait ≤
+/// `share_per_s`. No share (zero, negative, not a number): `u64::MAX` each.
+pub fn plan(weights: &[f64], share_per_s: f64) -> Vec<u64> {
+    let mut waits = vec![u64::MAX; weights.len()];
+    if !(share_per_s > 0.0) || !share_per_s.is_finite() {
+        return waits;
+    }
+    let weight = |i: usize| {
+        let w = weights[i];
+        if w.is_finite() && w > 0.0 {
+            w
+        } else {
+            WEIGHT_IDLE
+        }
+    };
+    // Heaviest first: once one is under the cap, all the lighter ones are.
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|a, b| weight(*b).total_cmp(&weight(*a)));
+    let max_rate = 1000.0 / FLOOR_MS as f64;
+    let mut left = share_per_s;
+    let mut left_weight: f64 = order.iter().map(|i| weight(*i)).sum();
+    for i in order {
+        let w = weight(i);
+        let rate = if left_weight > 0.0 {
+            (left * w / left_weight).min(max_rate)
+        } else {
+            0.0
+        };
+        left = (left - rate).max(0.0);
+        left_weight -= w;
+        if rate > 0.0 {
+            // `as` saturates: a rate too small for a u64 of ms waits forever.
+            let wait = (1000.0 / rate).ceil() as u64;
+            waits[i] = wait.max(FLOOR_MS);
+        }
+    }
+    waits
+}
+
+/// Probes per second that `waits` plan at most (Σ 1000 / wait).
+pub fn planned_rate(waits: impl IntoIterator<Item = u64>) -> f64 {
+    waits
+        .into_iter()
+        .filter(|w| *w > 0 && *w != u64::MAX)
+        .map(|w| 1000.0 / w as f64)
+        .sum()
+}
+
+#[derive(Debug, Default)]
+struct Entry {
+    history: History,
+    off_air: bool,
+    wait_ms: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    bots: HashMap<i64, Entry>,
+    share_per_s: f64,
+    /// Σ weight of the off-air bots at the last plan.
+    weight: f64,
+    planned_per_s: f64,
+    changed: bool,
+}
+
+/// The replica's bots as the probe planner sees them: each one's history,
+/// whether it is off air (probing), and its wait. Bots report; a keeper
+/// calls [`Board::replan`] every few seconds and when one goes on or off
+/// air ([`Board::changed`]).
+#[derive(Debug, Default)]
+pub struct Board {
+    inner: Mutex<Inner>,
+}
+
+/// What a [`Board::replan`] came to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    /// Bots off air, probing.
+    pub off_air: usize,
+    /// The share planned for (probes per second).
+    pub share_per_s: f64,
+    /// Probes per second the waits allow at most (≤ the share).
+    pub planned_per_s: f64,
+}
+
+impl Board {
+    /// A board for a replica whose share starts at `share_per_s`.
+    pub fn new(share_per_s: f64) -> Board {
+        Board {
+            inner: Mutex::new(Inner {
+                share_per_s,
+                ..Inner::default()
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What the store remembers of bot `id`.
+    pub fn load(&self, id: i64, history: History) {
+        self.lock().bots.entry(id).or_default().history = history;
+    }
+
+    /// Bot `id` is off air (probing) or not (on air, stopped, elsewhere).
+    pub fn set_off_air(&self, id: i64, off_air: bool) {
+        let mut inner = self.lock();
+        let entry = inner.bots.entry(id).or_default();
+        if entry.off_air != off_air {
+            entry.off_air = off_air;
+            if !off_air {
+                entry.wait_ms = None;
+            }
+            inner.changed = true;
+        }
+    }
+
+    /// Bot `id` found a broadcast that started at `at_ms`: its history to
+    /// save.
+    pub fn started(&self, id: i64, at_ms: i64) -> History {
+        let mut inner = self.lock();
+        let entry = inner.bots.entry(id).or_default();
+        entry.history.started(at_ms);
+        entry.history.clone()
+    }
+
+    /// Bot `id`'s broadcast ended at `at_ms`: its history to save.
+    pub fn ended(&self, id: i64, at_ms: i64) -> History {
+        let mut inner = self.lock();
+        inner.changed = true;
+        let entry = inner.bots.entry(id).or_default();
+        entry.history.ended(at_ms);
+        entry.history.clone()
+    }
+
+    /// Bot `id` is gone from this replica.
+    pub fn forget(&self, id: i64) {
+        let mut inner = self.lock();
+        if inner.bots.remove(&id).is_some_and(|e| e.off_air) {
+            inner.changed = true;
+        }
+    }
+
+    /// Whether a bot went on or off air (or its history moved) since the
+    /// last plan.
+    pub fn changed(&self) -> bool {
+        self.lock().changed
+    }
+
+    /// The wait for bot `id`'s next probes (ms) at `now_ms`: the planned
+    /// one, or for a bot not planned yet (just started, or just gone off
+    /// air) its rate at the last plan's proportions.
+    pub fn wait_ms(&self, id: i64, now_ms: i64) -> u64 {
+        let inner = self.lock();
+        let entry = inner.bots.get(&id);
+        if let Some(wait) = entry.and_then(|e| e.wait_ms) {
+            return wait;
+        }
+        let w = entry.map_or(WEIGHT_IDLE, |e| e.history.weight(now_ms));
+        let total = inner.weight + w;
+        plan(&[w], inner.share_per_s * w / total)
+            .first()
+            .copied()
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Plans every off-air bot's wait for `share_per_s` at `now_ms`.
+    pub fn replan(&self, now_ms: i64, share_per_s: f64) -> Plan {
+        let mut inner = self.lock();
+        let ids: Vec<i64> = inner
+            .bots
+            .iter()
+            .filter(|(_, e)| e.off_air)
+            .map(|(id, _)| *id)
+            .collect();
+        let weights: Vec<f64> = ids
+            .iter()
+            .map(|id| {
+                inner
+                    .bots
+                    .get(id)
+                    .map_or(WEIGHT_IDLE, |e| e.history.weight(now_ms))
+            })
+            .collect();
+        let waits = plan(&weights, share_per_s);
+        for (id, wait) in ids.iter().zip(&waits) {
+            if let Some(e) = inner.bots.get_mut(id) {
+                e.wait_ms = Some(*wait);
+            }
+        }
+        inner.share_per_s = share_per_s;
+        inner.weight = weights.iter().sum();
+        inner.planned_per_s = planned_rate(waits);
+        inner.changed = false;
+        Plan {
+            off_air: ids.len(),
+            share_per_s,
+            planned_per_s: inner.planned_per_s,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: i64 = 60 * 60 * 1000;
+    /// 2026-11-28 21:00 UTC.
+    const NOW: i64 = 1_795_899_600_000;
+
+    fn idle() -> History {
+        History::default()
+    }
+
+    fn recently_live() -> History {
+        History {
+            last_ended_ms: Some(NOW - 20 * 60 * 1000),
+            starts_ms: vec![NOW - 3 * HOUR],
+        }
+    }
+
+    /// Started at 21:30 on the last three days.
+    fn evening_dj() -> History {
+        History {
+            last_ended_ms: Some(NOW - 22 * HOUR),
+            starts_ms: (1..=3).map(|d| NOW - d * 24 * HOUR + HOUR / 2).collect(),
+        }
+    }
+
+    fn weekly() -> History {
+        History {
+            last_ended_ms: Some(NOW - 3 * 24 * HOUR),
+            starts_ms: vec![NOW - 3 * 24 * HOUR - 5 * HOUR],
+        }
+    }
+
+    fn board_of(histories: &[History]) -> Board {
+        let board = Board::new(0.0);
+        for (id, h) in histories.iter().enumerate() {
+            let id = i64::try_from(id).unwrap();
+            board.load(id, h.clone());
+            board.set_off_air(id, true);
+        }
+        board
+    }
+
+    /// Σ 1000 / wait over the board's bots.
+    fn spent(board: &Board, n: usize) -> f64 {
+        let waits = (0..n).map(|id| board.wait_ms(i64::try_from(id).unwrap(), NOW));
+        planned_rate(waits)
+    }
+
+    #[test]
+    fn the_budget_holds_for_ten_a_thousand_and_ten_thousand_bots() {
+        let kinds = [idle(), recently_live(), evening_dj(), weekly()];
+        for n in [10, 1_000, 10_000] {
+            let histories: Vec<History> = (0..n).map(|i| kinds[i % 4].clone()).collect();
+            let board = board_of(&histories);
+            for share in [0.5, 66.7, 200.0] {
+                let plan = board.replan(NOW, share);
+                assert_eq!(plan.off_air, n);
+                let spent = spent(&board, n);
+                assert!(spent <= share + 1e-9, "{n} bots, share {share}: {spent}");
+                assert!((plan.planned_per_s - spent).abs() < 1e-6);
+                // Never faster than the floor.
+                for id in 0..n {
+                    assert!(board.wait_ms(i64::try_from(id).unwrap(), NOW) >= FLOOR_MS);
+                }
+                // The budget is spent, unless every bot is at the floor.
+                let all_at_floor = n as f64 * 1000.0 / FLOOR_MS as f64;
+                let expected = share.min(all_at_floor);
+                assert!(spent > expected * 0.99, "{n} bots, share {share}: {spent}");
+            }
+        }
+    }
+
+    #[test]
+    fn ten_bots_and_a_large_budget_probe_at_the_floor_and_leave_the_rest() {
+        let board = board_of(&vec![idle(); 10]);
+        let plan = board.replan(NOW, 200.0);
+        for id in 0..10 {
+            assert_eq!(board.wait_ms(id, NOW), FLOOR_MS);
+        }
+        assert!((plan.planned_per_s - 10.0 / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_share_halves_when_a_second_replica_joins_and_comes_back_when_it_leaves() {
+        let histories: Vec<History> = (0..1_000).map(|_| weekly()).collect();
+        let board = board_of(&histories);
+        let one = board.replan(NOW, share(200.0, 1));
+        let wait_one = board.wait_ms(0, NOW);
+        assert_eq!(one.share_per_s, 200.0);
+        let two = board.replan(NOW, share(200.0, 2));
+        assert_eq!(two.share_per_s, 100.0);
+        assert!(spent(&board, 1_000) <= 100.0 + 1e-9);
+        let wait_two = board.wait_ms(0, NOW);
+        assert!(
+            (wait_two as f64 / wait_one as f64 - 2.0).abs() < 0.01,
+            "{wait_one} → {wait_two}"
+        );
+        let back = board.replan(NOW, share(200.0, 1));
+        assert_eq!(back, one);
+        assert_eq!(board.wait_ms(0, NOW), wait_one);
+        // No replica counted yet: one.
+        assert_eq!(share(200.0, 0), 200.0);
+        assert!((share(200.0, 3) - 66.666).abs() < 0.001);
+    }
+
+    #[test]
+    fn recently_live_and_usual_hour_djs_are_probed_sooner_long_idle_ones_later() {
+        let board = board_of(&[idle(), recently_live(), evening_dj(), weekly()]);
+        let mut more: Vec<History> = vec![weekly(); 996];
+        more.extend([idle(), recently_live(), evening_dj(), weekly()]);
+        let board_big = board_of(&more);
+        for (board, base, share) in [(&board, 0, 0.5), (&board_big, 996, 10.0)] {
+            board.replan(NOW, share);
+            let wait = |i: i64| board.wait_ms(base + i, NOW);
+            let (idle, recent, usual, normal) = (wait(0), wait(1), wait(2), wait(3));
+            assert!(
+                recent < normal && usual < normal,
+                "{recent} {usual} {normal}"
+            );
+            assert!(normal < idle, "{normal} {idle}");
+        }
+        // With a thousand bots sharing 10/s: 8 times the rate, 4 times that
+        // of the long idle.
+        let wait = |i: i64| board_big.wait_ms(996 + i, NOW) as f64;
+        assert!((wait(3) / wait(1) - 8.0).abs() < 0.01);
+        assert!((wait(0) / wait(3) - 4.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn the_usual_hour_counts_from_an_hour_before_to_an_hour_after() {
+        let dj = evening_dj(); // 21:30 on three days
+        assert!(dj.near_usual_start(NOW)); // 21:00
+        assert!(dj.near_usual_start(NOW - HOUR / 2 + 1)); // 20:30
+        assert!(!dj.near_usual_start(NOW - HOUR)); // 20:00
+        assert!(dj.near_usual_start(NOW + 3 * HOUR / 2)); // 22:30
+        assert!(!dj.near_usual_start(NOW + 2 * HOUR)); // 23:00
+        assert_eq!(dj.weight(NOW), WEIGHT_HOT);
+        assert_eq!(dj.weight(NOW + 3 * HOUR), WEIGHT_NORMAL);
+        // Two starts at unrelated times are no habit.
+        let odd = History {
+            last_ended_ms: Some(NOW - 20 * HOUR),
+            starts_ms: vec![NOW - 31 * HOUR, NOW - 24 * HOUR],
+        };
+        assert!(!odd.near_usual_start(NOW));
+        assert!(!odd.near_usual_start(NOW - 7 * HOUR));
+        // The one start known is the usual one.
+        assert!(weekly().near_usual_start(NOW - 5 * HOUR));
+        // Around midnight, by time of day.
+        let late = History {
+            last_ended_ms: None,
+            starts_ms: vec![NOW + 3 * HOUR - 24 * HOUR + 10 * 60 * 1000], // 00:10
+        };
+        assert!(late.near_usual_start(NOW + 2 * HOUR + HOUR / 2)); // 23:30
+        assert_eq!(late.weight(NOW + 2 * HOUR + HOUR / 2), WEIGHT_HOT);
+        assert_eq!(idle().weight(NOW), WEIGHT_IDLE);
+        assert_eq!(recently_live().weight(NOW), WEIGHT_HOT);
+    }
+
+    #[test]
+    fn a_bot_not_planned_yet_gets_its_share_at_the_last_proportions() {
+        let board = board_of(&vec![weekly(); 99]);
+        board.replan(NOW, 10.0);
+        let planned = board.wait_ms(0, NOW);
+        board.load(500, weekly());
+        let fresh = board.wait_ms(500, NOW);
+        // 100 bots of one weight now: a little longer than the planned ones.
+        assert!(
+            fresh >= planned && fresh <= planned * 101 / 99 + 1,
+            "{planned} {fresh}"
+        );
+        board.set_off_air(500, true);
+        assert!(board.changed());
+        board.replan(NOW, 10.0);
+        assert!(!board.changed());
+        assert!(spent(&board, 99) + 1000.0 / board.wait_ms(500, NOW) as f64 <= 10.0 + 1e-9);
+        // On air: no planned wait kept; off the plan at the next replan.
+        board.set_off_air(500, false);
+        assert_eq!(board.replan(NOW, 10.0).off_air, 99);
+    }
+
+    #[test]
+    fn history_keeps_the_last_starts_and_reads_its_stored_form() {
+        let mut h = History::default();
+        for i in 0..12 {
+            h.started(i * 1000);
+        }
+        h.started(11_000);
+        assert_eq!(h.starts_ms, (4..12).map(|i| i * 1000).collect::<Vec<_>>());
+        h.ended(20_000);
+        h.ended(15_000);
+        assert_eq!(h.last_ended_ms, Some(20_000));
+        let back = History::from_stored(h.last_ended_ms, &h.starts_text());
+        assert_eq!(back, h);
+        let damaged = History::from_stored(None, "12,x,,-3");
+        assert_eq!(damaged.starts_ms, [12, -3]);
+        assert_eq!(History::from_stored(None, "").starts_ms, Vec::<i64>::new());
+    }
+
+    #[test]
+    fn no_share_means_no_probes_planned() {
+        assert_eq!(plan(&[1.0, 8.0], 0.0), [u64::MAX, u64::MAX]);
+        assert_eq!(plan(&[1.0], f64::NAN), [u64::MAX]);
+        assert_eq!(planned_rate(plan(&[1.0], 0.0)), 0.0);
+        assert!(plan(&[], 5.0).is_empty());
+    }
+}
