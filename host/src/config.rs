@@ -41,6 +41,12 @@ pub const HEARTBEAT_MS: u64 = 15_000;
 pub const LISTENERS_FLOOR_MS: u64 = 5_000;
 /// The longest start spread (`host.start_spread_ms`): an hour.
 pub const SPREAD_CAP_MS: u64 = 3_600_000;
+/// The default probe budget (`host.probe_budget_per_s`): off-air probes per
+/// second for the whole app, all replicas together.
+pub const PROBE_BUDGET_DEFAULT: u32 = 200;
+/// The largest probe budget: the service's per-second quota is the app's
+/// for every call, and probing is the least of them.
+pub const PROBE_BUDGET_CAP: u32 = 10_000;
 /// The shortest admin token, after trimming.
 pub const ADMIN_TOKEN_CHARS: usize = 16;
 
@@ -128,6 +134,7 @@ struct HostFile {
     max_connections: Option<u64>,
     max_connections_per_client: Option<u64>,
     max_streams: Option<u64>,
+    probe_budget_per_s: Option<u32>,
     max_streams_per_client: Option<u64>,
     max_streams_per_session: Option<u64>,
 }
@@ -277,6 +284,10 @@ pub struct HostConfig {
     pub seed: Option<u64>,
     /// Events kept per broadcast per bot in the log.
     pub events_per_broadcast: u32,
+    /// Off-air probes (`GET /v1/live/events` finding no broadcast) per
+    /// second the app's bots may send, all replicas together (each replica
+    /// spends its share: the budget divided by the live replicas).
+    pub probe_budget_per_s: u32,
     /// The stream's heartbeat watchdog, when not the core's default.
     pub watchdog_ms: Option<u64>,
     /// Optional: while on air, each bot lists the broadcast's listeners this
@@ -452,6 +463,13 @@ impl HostConfig {
                 format!("at most {SPREAD_CAP_MS} (an hour)"),
             ));
         }
+        let probe_budget_per_s = host.probe_budget_per_s.unwrap_or(PROBE_BUDGET_DEFAULT);
+        if !(1..=PROBE_BUDGET_CAP).contains(&probe_budget_per_s) {
+            return Err(ConfigError::at(
+                "host.probe_budget_per_s",
+                format!("from 1 to {PROBE_BUDGET_CAP} probes a second"),
+            ));
+        }
         let events_per_broadcast = host.events_per_broadcast.unwrap_or(200);
         if events_per_broadcast == 0 {
             return Err(ConfigError::at(
@@ -529,6 +547,7 @@ impl HostConfig {
             start_spread_ms,
             seed: host.seed,
             events_per_broadcast,
+            probe_budget_per_s,
             watchdog_ms: bot.watchdog_ms,
             listeners_every_ms: bot.listeners_every_ms,
             behaviour,
@@ -917,6 +936,21 @@ welcome = "Hi {nickname}"
                 "host.start_spread_ms",
             ),
             (
+                "[host]",
+                "[host]\nprobe_budget_per_s = 0",
+                "host.probe_budget_per_s",
+            ),
+            (
+                "[host]",
+                "[host]\nprobe_budget_per_s = 10001",
+                "host.probe_budget_per_s",
+            ),
+            (
+                "[host]",
+                "[host]\nprobe_budget_per_s = -5",
+                "host.probe_budget_per_s",
+            ),
+            (
                 "[bot.kit]",
                 "[bot]\nwatchdog_ms = 1\n[bot.kit]",
                 "bot.watchdog_ms",
@@ -984,6 +1018,18 @@ welcome = "Hi {nickname}"
         assert_eq!(c.watchdog_ms, Some(15_000));
         assert_eq!(c.listeners_every_ms, Some(5_000));
         assert_eq!(c.start_spread_ms, 3_600_000);
+        for budget in [1, 10_000] {
+            let text = GOOD.replacen(
+                "[host]",
+                &format!("[host]\nprobe_budget_per_s = {budget}"),
+                1,
+            );
+            assert_eq!(parse(&text).unwrap().probe_budget_per_s, budget);
+        }
+        assert_eq!(
+            parse(GOOD).unwrap().probe_budget_per_s,
+            PROBE_BUDGET_DEFAULT
+        );
         // In memory when asked for.
         let c = parse(&GOOD.replacen(
             "[host]",
