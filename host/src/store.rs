@@ -1093,6 +1093,44 @@ impl Store {
         Ok((live, bots))
     }
 
+    /// What the store remembers of every bot's broadcasts for the probe
+    /// planner ([`crate::probe`]), by bot id.
+    pub async fn probe_histories(&self) -> Result<Vec<(i64, crate::probe::History)>, StoreError> {
+        let rows: Vec<(i64, i64, String)> = sqlx::query_as(
+            "SELECT integration_id, last_ended_ms, starts FROM probe_history ORDER BY integration_id",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, ended, starts)| {
+                let ended = (ended > 0).then_some(ended);
+                (id, crate::probe::History::from_stored(ended, &starts))
+            })
+            .collect())
+    }
+
+    /// Saves bot `id`'s broadcast history for the probe planner (advisory:
+    /// unfenced, the last writer wins; nothing for a bot that is gone).
+    pub async fn save_probe_history(
+        &self,
+        id: i64,
+        history: &crate::probe::History,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO probe_history (integration_id, last_ended_ms, starts) \
+             SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM integrations WHERE id = $1) \
+             ON CONFLICT (integration_id) \
+             DO UPDATE SET last_ended_ms = excluded.last_ended_ms, starts = excluded.starts",
+        )
+        .bind(id)
+        .bind(history.last_ended_ms.unwrap_or(0))
+        .bind(history.starts_text())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     /// The highest integration id (0: none yet).
     pub async fn max_integration_id(&self) -> Result<i64, StoreError> {
         Ok(
@@ -1311,6 +1349,28 @@ mod tests {
             "refresh_token":"rt_SECRET{generation}","refresh_expires_at_ms":90000,"scope":"live.read"}}"#
         );
         Tokens::from_json(json.as_bytes()).unwrap()
+    }
+
+    on_both!(probe_history, probe_history_is_kept_per_bot);
+    async fn probe_history_is_kept_per_bot(db: &Db) {
+        let store = db.store().await;
+        let id = store.create_integration(10).await.unwrap();
+        let other = store.create_integration(11).await.unwrap();
+        assert!(store.probe_histories().await.unwrap().is_empty());
+        let mut h = crate::probe::History::default();
+        h.started(1_000);
+        store.save_probe_history(id, &h).await.unwrap();
+        h.started(90_000);
+        h.ended(95_000);
+        store.save_probe_history(id, &h).await.unwrap();
+        store
+            .save_probe_history(other, &crate::probe::History::default())
+            .await
+            .unwrap();
+        // A bot that is gone: nothing written, no error.
+        store.save_probe_history(id + 100, &h).await.unwrap();
+        let all = store.probe_histories().await.unwrap();
+        assert_eq!(all, [(id, h), (other, crate::probe::History::default())]);
     }
 
     on_both!(
