@@ -69,6 +69,14 @@ pub struct Metrics {
     pub replies_merged: Family<KindLabel, Counter>,
     /// Replies dropped (stale, the broadcast ended, refused, …), by kind.
     pub replies_dropped: Family<KindLabel, Counter>,
+    /// Off-air probes sent: stream connects of bots waiting for their DJ's
+    /// broadcast (answered 404, or finding the broadcast).
+    pub probes: Counter,
+    /// This replica's share of the app's probe budget (probes per second).
+    pub probe_share: Gauge<f64, std::sync::atomic::AtomicU64>,
+    /// Seconds from a broadcast's start (`startedAt`) to its bot's stream
+    /// open: how long finding a DJ on air took.
+    pub detect: Histogram,
 }
 
 impl Default for Metrics {
@@ -101,6 +109,26 @@ impl Default for Metrics {
         let replies_people = Family::<KindLabel, Counter>::default();
         let replies_merged = Family::<KindLabel, Counter>::default();
         let replies_dropped = Family::<KindLabel, Counter>::default();
+        let probes = Counter::default();
+        let probe_share = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        let detect = Histogram::new([
+            1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0,
+        ]);
+        registry.register(
+            "probes",
+            "Off-air probes sent (stream connects of bots waiting for a broadcast)",
+            probes.clone(),
+        );
+        registry.register(
+            "probe_budget_share",
+            "This replica's share of the app's off-air probe budget, probes per second",
+            probe_share.clone(),
+        );
+        registry.register(
+            "detect_seconds",
+            "From a broadcast's start to its bot's stream open",
+            detect.clone(),
+        );
         registry.register(
             "replies_sent",
             "Reply messages sent, by reply kind",
@@ -181,6 +209,9 @@ impl Default for Metrics {
             replies_people,
             replies_merged,
             replies_dropped,
+            probes,
+            probe_share,
+            detect,
         }
     }
 }
@@ -241,6 +272,9 @@ mod tests {
             .set(3);
         m.event_delay.observe(0.004);
         m.refresh_window.observe(0.0015);
+        m.probes.inc_by(3);
+        m.probe_share.set(66.5);
+        m.detect.observe(12.0);
         let mut seen = onair::bot::RepliesCounters::default();
         seen.welcome.messages = 1;
         seen.welcome.people = 3;
@@ -265,6 +299,10 @@ mod tests {
             "onair_host_refresh_window_seconds_bucket{le=\"0.001\"} 0",
             "onair_host_leases 0",
             "onair_host_leases_lost_total 0",
+            "onair_host_probes_total 3",
+            "onair_host_probe_budget_share 66.5",
+            "onair_host_detect_seconds_bucket{le=\"10.0\"} 0",
+            "onair_host_detect_seconds_bucket{le=\"15.0\"} 1",
             "# EOF",
         ] {
             assert!(text.contains(needle), "{needle} in\n{text}");
