@@ -13,12 +13,15 @@ use crate::oauth::{self, Auth, Form};
 use crate::quota::Refusal;
 use crate::reply::{Reply, ReplyBody};
 use crate::requests::{fingerprint, RequestFacts};
+use crate::routes::Endpoint;
 use crate::scope::Perm;
 use crate::world::{ApiError, FailQuota, World};
 
 /// What the HTTP layer extracted from one request.
 #[derive(Debug)]
 pub struct Request<'a> {
+    /// The endpoint routed to (`None`: no such path).
+    pub endpoint: Option<Endpoint>,
     /// Method.
     pub method: &'a str,
     /// Path.
@@ -116,28 +119,12 @@ struct FansBody<'a> {
     fans: Vec<Fan<'a>>,
 }
 
-/// The bot endpoints a call quota counts (not the stream, not the token endpoints).
-pub(crate) const COUNTED: [&str; 4] = [
-    "/v1/live",
-    "/v1/live/listeners",
-    "/v1/live/fans",
-    "/v1/live/chat",
-];
-
 /// The counted bot endpoint needing `perm` (none for the stream's `events.*`).
 pub(crate) fn path_of(perm: Perm) -> Option<&'static str> {
-    COUNTED.into_iter().find(|p| permission_of(p) == Some(perm))
-}
-
-/// The permission a bot endpoint needs (`None` for the stream and others).
-fn permission_of(path: &str) -> Option<Perm> {
-    match path {
-        "/v1/live" => Some(Perm::LiveRead),
-        "/v1/live/listeners" => Some(Perm::ListenersRead),
-        "/v1/live/fans" => Some(Perm::FansRead),
-        "/v1/live/chat" => Some(Perm::ChatSend),
-        _ => None,
-    }
+    Endpoint::ALL
+        .into_iter()
+        .find(|e| e.permission() == Some(perm))
+        .map(Endpoint::path)
 }
 
 /// What the request log can know of a request before it is answered: on a
@@ -145,8 +132,8 @@ fn permission_of(path: &str) -> Option<Perm> {
 /// on a bot endpoint the permission and the access token's app and integration.
 fn learn(w: &World, r: &Request<'_>) -> RequestFacts {
     let mut facts = RequestFacts::default();
-    match r.path {
-        "/v1/oauth/token" | "/v1/oauth/revoke" => {
+    match r.endpoint {
+        Some(Endpoint::Token | Endpoint::Revoke) => {
             let form = parse_form(r.body);
             let app = oauth::presented_app(w, r.authorization, &form);
             facts.client_id = app.map(|a| w.apps[a].client_id.clone());
@@ -155,7 +142,7 @@ fn learn(w: &World, r: &Request<'_>) -> RequestFacts {
                     .find(|(k, _)| k == name)
                     .map(|(_, v)| v.as_str())
             };
-            let (credential, integration) = if r.path == "/v1/oauth/revoke" {
+            let (credential, integration) = if r.endpoint == Some(Endpoint::Revoke) {
                 facts.grant = Some("revoke".to_owned());
                 let token = value("token");
                 let of = token.and_then(|t| {
@@ -188,9 +175,8 @@ fn learn(w: &World, r: &Request<'_>) -> RequestFacts {
                 .filter(|i| Some(w.integrations[*i].app) == app)
                 .map(|i| w.integrations[i].id.clone());
         }
-        "/v1/live" | "/v1/live/listeners" | "/v1/live/fans" | "/v1/live/chat"
-        | "/v1/live/events" => {
-            facts.permission = permission_of(r.path).map(Perm::name);
+        Some(e) => {
+            facts.permission = e.permission().map(Perm::name);
             let known = oauth::bearer_token(r.authorization).and_then(|t| w.access.get(t));
             if let Some(a) = known {
                 let i = &w.integrations[a.integration];
@@ -198,7 +184,7 @@ fn learn(w: &World, r: &Request<'_>) -> RequestFacts {
                 facts.client_id = Some(w.apps[i.app].client_id.clone());
             }
         }
-        _ => {}
+        None => {}
     }
     facts
 }
@@ -217,7 +203,7 @@ fn oauth_error_of(reply: &Reply) -> Option<String> {
 pub fn handle(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) -> Reply {
     *facts = learn(w, r);
     let reply = answer(w, r, now, facts);
-    if r.path.starts_with("/v1/oauth/") && reply.status >= 400 {
+    if r.endpoint.is_some_and(Endpoint::is_oauth) && reply.status >= 400 {
         facts.oauth_error = oauth_error_of(&reply);
     }
     reply
@@ -225,13 +211,11 @@ pub fn handle(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts
 
 fn answer(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) -> Reply {
     let path = r.path;
-    let allowed = match path {
-        "/v1/oauth/token" | "/v1/oauth/revoke" | "/v1/live/chat" => "POST",
-        "/v1/live" | "/v1/live/listeners" | "/v1/live/fans" | "/v1/live/events" => "GET",
-        _ => {
-            return Reply::problem(path, 404, None, "No such endpoint.", now);
-        }
+    let Some(endpoint) = r.endpoint else {
+        return Reply::problem(path, 404, None, "No such endpoint.", now);
     };
+    let path = endpoint.path();
+    let allowed = endpoint.method();
     if let Some(f) = w.take_fail(path) {
         w.log(format!(
             "fault injected: {path} → {} {}",
@@ -248,9 +232,9 @@ fn answer(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) ->
             };
             return quota_refusal(w, path, refusal, facts);
         }
-        return if path == "/v1/live/events" {
+        return if endpoint == Endpoint::Events {
             Reply::stream_error(f.status, f.detail_code.as_deref(), "Injected failure.")
-        } else if path.starts_with("/v1/oauth/") {
+        } else if endpoint.is_oauth() {
             Reply::oauth_error(
                 f.status,
                 f.detail_code.as_deref().unwrap_or("server_error"),
@@ -276,20 +260,20 @@ fn answer(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) ->
         )
         .header("allow", allowed);
     }
-    if path.starts_with("/v1/oauth/") {
+    if endpoint.is_oauth() {
         return token_endpoint(w, r, now);
     }
     let auth = match oauth::bearer(w, r.authorization, now) {
         Ok(a) => a,
-        Err(e) if path == "/v1/live/events" => {
+        Err(e) if endpoint == Endpoint::Events => {
             return Reply::stream_error(e.status, e.detail, &e.message)
         }
         Err(e) => return error(path, &e, now),
     };
-    if path == "/v1/live/events" {
+    if endpoint == Endpoint::Events {
         return events(w, r, auth, now);
     }
-    let perm = permission_of(path).unwrap_or(Perm::ChatSend);
+    let perm = endpoint.permission().unwrap_or(Perm::ChatSend);
     if !auth.scope.has(perm) {
         return Reply::problem(
             path,
@@ -304,10 +288,10 @@ fn answer(w: &mut World, r: &Request<'_>, now: i64, facts: &mut RequestFacts) ->
         Ok(h) => h,
         Err(refusal) => return quota_refusal(w, path, refusal, facts),
     };
-    let reply = match path {
-        "/v1/live" => live(w, auth, now),
-        "/v1/live/listeners" => listeners(w, r, auth, now),
-        "/v1/live/fans" => fans(w, auth, now),
+    let reply = match endpoint {
+        Endpoint::Live => live(w, auth, now),
+        Endpoint::Listeners => listeners(w, r, auth, now),
+        Endpoint::Fans => fans(w, auth, now),
         _ => chat(w, r, auth, now),
     };
     if (200..300).contains(&reply.status) {
@@ -359,7 +343,7 @@ fn token_endpoint(w: &mut World, r: &Request<'_>, now: i64) -> Reply {
         }
     }
     let form = parse_form(r.body);
-    if r.path == "/v1/oauth/token" {
+    if r.endpoint == Some(Endpoint::Token) {
         oauth::token(w, r.authorization, &form, now)
     } else {
         oauth::revoke(w, r.authorization, &form, now)
@@ -377,11 +361,11 @@ fn on_air(w: &World, auth: Auth) -> Result<usize, ApiError> {
 fn live(w: &mut World, auth: Auth, now: i64) -> Reply {
     let dj = match on_air(w, auth) {
         Ok(d) => d,
-        Err(e) => return error("/v1/live", &e, now),
+        Err(e) => return error(Endpoint::Live.path(), &e, now),
     };
     let d = &w.djs[dj];
     let Some(live) = d.live.as_ref() else {
-        return error("/v1/live", &ApiError::not_on_air(), now);
+        return error(Endpoint::Live.path(), &ApiError::not_on_air(), now);
     };
     let (listener_count, total_listener_count) = live.counts();
     Reply::json(
@@ -404,7 +388,7 @@ fn live(w: &mut World, auth: Auth, now: i64) -> Reply {
 const CURSOR: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 fn listeners(w: &mut World, r: &Request<'_>, auth: Auth, now: i64) -> Reply {
-    let path = "/v1/live/listeners";
+    let path = Endpoint::Listeners.path();
     let dj = match on_air(w, auth) {
         Ok(d) => d,
         Err(e) => return error(path, &e, now),
@@ -468,7 +452,7 @@ fn coin_count_hidden(id: &str) -> bool {
 }
 
 fn fans(w: &mut World, auth: Auth, now: i64) -> Reply {
-    let path = "/v1/live/fans";
+    let path = Endpoint::Fans.path();
     let dj = match on_air(w, auth) {
         Ok(d) => d,
         Err(e) => return error(path, &e, now),
@@ -501,7 +485,7 @@ pub fn is_blank(message: &str) -> bool {
 }
 
 fn chat(w: &mut World, r: &Request<'_>, auth: Auth, now: i64) -> Reply {
-    let path = "/v1/live/chat";
+    let path = Endpoint::Chat.path();
     let bad = |msg: &str| Reply::problem(path, 400, Some("OAPI_MNGR_0103"), msg, now);
     match media_type(r.content_type).as_deref() {
         Some("application/json") => {}

@@ -1,6 +1,8 @@
-//! The HTTP/1.1 server: accepts on 127.0.0.1, reads each request with a
-//! capped body and a deadline, hands it to the control API or the bot
-//! endpoints (or the consent page), and writes the reply (streaming for the event stream).
+//! The HTTP/1.1 server: accepts on 127.0.0.1 (hyper serves each
+//! connection), reads each request with a capped body and a deadline, lets a
+//! replayed cassette answer the bot endpoints, and hands the request to the
+//! router ([`routes`]: the control API, the bot endpoints, the consent page),
+//! whose reply it writes (streaming for the event stream).
 //!
 //! Bad input gets an answer, never a crash: hyper answers malformed request
 //! lines and headers with 400 (431 for oversized headers) and closes; a
@@ -21,11 +23,13 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 
-use crate::api;
-use crate::consent;
-use crate::control;
+use axum::body::Body;
+use axum::Router;
+use tower_service::Service;
+
 use crate::reply::{Reply, ReplyBody};
 use crate::requests::{RequestFacts, RequestRecord};
+use crate::routes;
 use crate::shared::Shared;
 
 /// Largest request body read (bigger ones get 413).
@@ -36,6 +40,7 @@ pub use crate::requests::redact_query;
 
 /// Accepts connections until `stop` changes.
 pub async fn serve(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
+    let router = routes::router(Arc::clone(&shared));
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -50,6 +55,7 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::
                 let _ = tcp.set_nodelay(true);
                 let deadline = shared.world().cfg.read_deadline;
                 let shared = Arc::clone(&shared);
+                let router = router.clone();
                 let mut stop = stop.clone();
                 tokio::spawn(async move {
                     let kill = Arc::new(Notify::new());
@@ -57,7 +63,8 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::
                     let svc = service_fn(move |req| {
                         let shared = Arc::clone(&shared);
                         let kill = Arc::clone(&killer);
-                        async move { Ok::<_, Infallible>(handle(&shared, req, kill).await) }
+                        let router = router.clone();
+                        async move { Ok::<_, Infallible>(handle(&shared, router, req, kill).await) }
                     });
                     let conn = hyper::server::conn::http1::Builder::new()
                         .timer(TokioTimer::new())
@@ -84,11 +91,16 @@ fn header<'a>(req: &'a hyper::http::request::Parts, name: &str) -> Option<&'a st
     req.headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> Response<EmuBody> {
+/// Reads the body (capped, with a deadline), lets a replayed cassette answer
+/// first, answers a body that could not be read, and hands the rest to the
+/// router ([`routes::router`]) with the body read ([`routes::Arrived`]).
+async fn handle(
+    shared: &Shared,
+    mut router: Router,
+    req: Request<Incoming>,
+    kill: Arc<Notify>,
+) -> Response<Body> {
     let (parts, body) = req.into_parts();
-    let method = parts.method.as_str().to_owned();
-    let path = parts.uri.path().to_owned();
-    let query = parts.uri.query().map(str::to_owned);
     let declared = header(&parts, "content-length").and_then(|v| v.parse::<u64>().ok());
     let deadline = shared.world().cfg.read_deadline;
     let body = if declared.is_some_and(|n| n > MAX_BODY as u64) {
@@ -102,21 +114,21 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
         }
     };
     let now = shared.clock.now_ms();
-    let control = path == "/_emulator" || path.starts_with("/_emulator/");
-    let consent = path == consent::PATH;
-    if let Some(replay) = shared.replay.as_ref().filter(|_| !control && !consent) {
-        let authorization = header(&parts, "authorization");
+    let path = parts.uri.path();
+    let own = routes::is_control(path) || path == routes::AUTHORIZE;
+    if let Some(replay) = shared.replay.as_ref().filter(|_| !own) {
         let replayed = crate::replay::handle(
             shared,
             replay,
-            &method,
-            &path,
-            query.as_deref(),
-            authorization,
+            parts.method.as_str(),
+            path,
+            parts.uri.query(),
+            header(&parts, "authorization"),
             body.as_deref().unwrap_or_default(),
             now,
         );
         if let Some(resp) = replayed {
+            let method = parts.method.as_str();
             let mut w = shared.world();
             w.log(format!(
                 "{method} {path} → {} (replayed)",
@@ -124,78 +136,58 @@ async fn handle(shared: &Shared, req: Request<Incoming>, kill: Arc<Notify>) -> R
             ));
             w.record_request(RequestRecord {
                 at_ms: now,
-                method,
-                path,
-                query: query.map(|q| redact_query(&q)),
+                method: method.to_owned(),
+                path: path.to_owned(),
+                query: parts.uri.query().map(redact_query),
                 status: resp.status().as_u16(),
                 seq: 0,
                 facts: RequestFacts::default(),
             });
-            return resp;
+            return resp.map(Body::new);
         }
     }
-    let mut facts = RequestFacts::default();
-    let reply = match body {
+    match body {
         Err(status) => {
             let msg = match status {
                 413 => "The request body is too large.",
                 408 => "The request body did not arrive in time.",
                 _ => "The request body could not be read.",
             };
-            Reply::problem(&path, status, Some("OAPI_MNGR_0103"), msg, now)
-                .header("connection", "close")
-        }
-        Ok(bytes) if control => {
-            let rest = &path["/_emulator".len()..];
-            let mut reply = control::handle(shared, &method, rest, query.as_deref(), &bytes);
-            reply.headers.push(("cache-control", "no-store".to_owned()));
-            reply
-        }
-        Ok(_) if consent => {
-            let mut w = shared.world();
-            let reply = consent::authorize(
-                &mut w,
-                &method,
-                query.as_deref(),
-                header(&parts, "accept"),
-                now,
-            );
-            w.log(format!("{method} {path} → {}", reply.status));
-            reply
+            let reply = Reply::problem(path, status, Some("OAPI_MNGR_0103"), msg, now)
+                .header("connection", "close");
+            if !own {
+                let method = parts.method.as_str();
+                let mut w = shared.world();
+                w.log(format!("{method} {path} → {}", reply.status));
+                w.record_request(RequestRecord {
+                    at_ms: now,
+                    method: method.to_owned(),
+                    path: path.to_owned(),
+                    query: parts.uri.query().map(redact_query),
+                    status: reply.status,
+                    seq: 0,
+                    facts: RequestFacts::default(),
+                });
+            }
+            to_response(reply).map(Body::new)
         }
         Ok(bytes) => {
-            let r = api::Request {
-                method: &method,
-                path: &path,
-                query: query.as_deref(),
-                authorization: header(&parts, "authorization"),
-                content_type: header(&parts, "content-type"),
-                accept: header(&parts, "accept"),
-                body: &bytes,
+            let mut req = Request::from_parts(parts, Body::empty());
+            req.extensions_mut().insert(routes::Arrived {
+                body: bytes,
+                now,
                 kill: Some(kill),
-            };
-            let mut w = shared.world();
-            api::handle(&mut w, &r, now, &mut facts)
+            });
+            match router.call(req).await {
+                Ok(resp) => resp,
+                Err(never) => match never {},
+            }
         }
-    };
-    if !control && !consent {
-        let query = query.map(|q| redact_query(&q));
-        let mut w = shared.world();
-        w.log(format!("{method} {path} → {}", reply.status));
-        w.record_request(RequestRecord {
-            at_ms: now,
-            method,
-            path,
-            query,
-            status: reply.status,
-            seq: 0,
-            facts,
-        });
     }
-    to_response(reply)
 }
 
-fn to_response(reply: Reply) -> Response<EmuBody> {
+/// A [`Reply`] as a response: its status, content type, headers and body.
+pub(crate) fn to_response(reply: Reply) -> Response<EmuBody> {
     let (content_type, body) = match reply.body {
         ReplyBody::Empty => (None, EmuBody::Full(None)),
         ReplyBody::Json(s) => (

@@ -34,8 +34,9 @@
 //! (payloads and defaults), [`stream`] (fan-out and the stream writer),
 //! [`ledger`], [`quota`], [`requests`] (the request log). State: [`room`]
 //! (a broadcast on air and who is in it), [`world`] (apps, tokens, DJs,
-//! fan-out, streams), [`oauth`]. Front: [`api`] (bot endpoints),
-//! [`consent`] (the consent page), [`control`], [`http`] (server),
+//! fan-out, streams), [`oauth`]. Front: [`routes`] (the route table and
+//! router), [`api`] (bot endpoints), [`consent`] (the consent page),
+//! [`control`], [`http`] (server),
 //! [`scenario`] (one timeline per DJ with [`Builder::djs`]).
 
 #![forbid(unsafe_code)]
@@ -58,6 +59,7 @@ pub mod reply;
 pub mod requests;
 pub mod rng;
 pub mod room;
+pub mod routes;
 pub mod scenario;
 pub mod scope;
 pub mod shared;
@@ -140,7 +142,7 @@ impl Builder {
         self
     }
 
-    /// Seed for ids, secrets and default payloads (default: from the wall clock).
+    /// Seed for ids, secrets and default payloads (default: a random one).
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
         self
@@ -212,9 +214,14 @@ impl Builder {
         let wall = Clock::wall_ms();
         let clock = Arc::new(Clock::new(self.start_ms.unwrap_or(wall), self.speed));
         let (log, _) = broadcast::channel(4096);
-        let seed = self
-            .seed
-            .unwrap_or(wall as u64 ^ u64::from(addr.port()) << 48);
+        // No seed given: one from the system's generator, so that tokens
+        // and ids differ between runs (the wall clock if it has none).
+        let seed = self.seed.unwrap_or_else(|| {
+            use rand::TryRng;
+            rand::rngs::SysRng
+                .try_next_u64()
+                .unwrap_or(wall as u64 ^ u64::from(addr.port()) << 48)
+        });
         let mut world = World::new(self.cfg, seed, Arc::clone(&clock), log.clone());
         let djs: Vec<String> = (1..=self.djs).map(|k| format!("dj-{k}")).collect();
         for name in &djs {

@@ -36,6 +36,7 @@ use crate::events::{EventInfo, Kind};
 use crate::ledger::BotLedger;
 use crate::oauth;
 pub use crate::playback::{Replay, ReplayBody};
+use crate::routes::Endpoint;
 use crate::shared::Shared;
 
 /// Logs and remembers a request the cassette had no answer for.
@@ -49,10 +50,7 @@ fn note(shared: &Shared, replay: &Replay, line: String) {
 /// Whether the replay answers `path` (the bot endpoints; the token
 /// endpoints, the consent page and the control API stay the emulator's).
 fn replayed(path: &str) -> bool {
-    matches!(
-        path,
-        "/v1/live" | "/v1/live/listeners" | "/v1/live/fans" | "/v1/live/events" | "/v1/live/chat"
-    )
+    Endpoint::of_path(path).is_some_and(|e| !e.is_oauth())
 }
 
 /// Answers one bot request from the cassette; `None` leaves it to the
@@ -83,7 +81,7 @@ pub fn handle(
         Some(q) => format!("{method} {path}?{}", crate::requests::redact_query(q)),
         None => format!("{method} {path}"),
     };
-    if path == "/v1/live/chat" {
+    if path == Endpoint::Chat.path() {
         let message = serde_json::from_slice::<Value>(body)
             .ok()
             .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_owned))
@@ -105,7 +103,7 @@ pub fn handle(
         note(shared, replay, what);
         return Some(respond(204, &[], EmuBody::Full(None)));
     }
-    if path == "/v1/live/events" {
+    if path == Endpoint::Events.path() {
         let n = {
             let mut s = replay.lock();
             let n = s.next_conn;

@@ -1,6 +1,8 @@
 //! A small deterministic generator (SplitMix64) for ids, secrets, tokens and
-//! the scenario generator. Seeded from the wall clock by default, so tokens
-//! differ between runs; scenarios seed their own copy, so replays are equal.
+//! the scenario generator. Seeded at random by default (`rand`), so tokens
+//! differ between runs; with a seed (`--seed`) a whole run draws the same ids,
+//! tokens and payloads again (the pinned bodies rely on it), and scenarios
+//! seed their own copy, so replays are equal.
 //!
 //! ```
 //! use onair_emulator::rng::Rng;

@@ -98,23 +98,13 @@ pub struct ControlError<'a> {
     pub error: &'a str,
 }
 
-/// The reason phrase of a status (the problem body's `title`).
+/// The reason phrase of a status (the problem body's `title`): the
+/// canonical one of `http::StatusCode`, `Error` for a status without one.
 pub fn reason_phrase(status: u16) -> &'static str {
-    match status {
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        413 => "Payload Too Large",
-        415 => "Unsupported Media Type",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        _ => "Error",
-    }
+    hyper::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Error")
 }
 
 /// The body of a stream open failure (spec 7.2): `data:{status,detailCode,message}`.

@@ -15,6 +15,7 @@ mod handling;
 mod marks;
 mod oauth;
 mod requests;
+mod routing;
 mod scenario;
 mod stall;
 mod stream;
