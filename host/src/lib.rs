@@ -96,6 +96,10 @@ pub async fn serve(
     let restored = hub.restore().await?;
     let (keeper_stop, keeper_stopping) = watch::channel(false);
     let keeper = tokio::spawn(replicas::keep(Arc::clone(&hub), keeper_stopping.clone()));
+    let probes = tokio::spawn(replicas::keep_probes(
+        Arc::clone(&hub),
+        keeper_stopping.clone(),
+    ));
     let quota = tokio::spawn(replicas::keep_quota(Arc::clone(&hub), keeper_stopping));
     tracing::info!(
         listen = %listener.local_addr()?,
@@ -119,6 +123,7 @@ pub async fn serve(
     let _ = keeper_stop.send(true);
     let _ = keeper.await;
     let _ = quota.await;
+    let _ = probes.await;
     hub.shutdown().await;
     // The others take this replica's bots at once.
     if let Err(e) = store.leave().await {

@@ -212,6 +212,8 @@ struct Inner {
     /// Σ weight of the off-air bots at the last plan.
     weight: f64,
     planned_per_s: f64,
+    off_air: usize,
+    spent_per_s: f64,
     changed: bool,
 }
 
@@ -224,8 +226,17 @@ pub struct Board {
     inner: Mutex<Inner>,
 }
 
+/// Where the replica's probing stands, for the dashboard.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Summary {
+    /// The last plan.
+    pub plan: Plan,
+    /// Probes per second sent lately (measured).
+    pub spent_per_s: f64,
+}
+
 /// What a [`Board::replan`] came to.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Plan {
     /// Bots off air, probing.
     pub off_air: usize,
@@ -319,6 +330,24 @@ impl Board {
             .unwrap_or(u64::MAX)
     }
 
+    /// Notes the probes per second measured lately.
+    pub fn note_spent(&self, per_s: f64) {
+        self.lock().spent_per_s = per_s;
+    }
+
+    /// The last plan and the rate measured.
+    pub fn summary(&self) -> Summary {
+        let inner = self.lock();
+        Summary {
+            plan: Plan {
+                off_air: inner.off_air,
+                share_per_s: inner.share_per_s,
+                planned_per_s: inner.planned_per_s,
+            },
+            spent_per_s: inner.spent_per_s,
+        }
+    }
+
     /// Plans every off-air bot's wait for `share_per_s` at `now_ms`.
     pub fn replan(&self, now_ms: i64, share_per_s: f64) -> Plan {
         let mut inner = self.lock();
@@ -346,6 +375,7 @@ impl Board {
         inner.share_per_s = share_per_s;
         inner.weight = weights.iter().sum();
         inner.planned_per_s = planned_rate(waits);
+        inner.off_air = ids.len();
         inner.changed = false;
         Plan {
             off_air: ids.len(),
@@ -456,6 +486,7 @@ mod tests {
         );
         let back = board.replan(NOW, share(200.0, 1));
         assert_eq!(back, one);
+        assert_eq!(board.summary().plan, one);
         assert_eq!(board.wait_ms(0, NOW), wait_one);
         // No replica counted yet: one.
         assert_eq!(share(200.0, 0), 200.0);

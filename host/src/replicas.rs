@@ -226,6 +226,50 @@ pub async fn sync_quota(hub: &Hub) {
     hub.quota_from_store(&app);
 }
 
+/// How often the probe keeper plans the off-air probes when nothing
+/// changed (a bot going on or off air plans within a second).
+pub const PROBE_PLAN_EVERY: Duration = Duration::from_secs(5);
+
+/// Plans the off-air probes of this replica's bots ([`crate::probe`]):
+/// its share of `[host] probe_budget_per_s` is the budget divided by the
+/// live replicas the lease keeper last counted (one until it has; SQLite is
+/// one), replanned every [`PROBE_PLAN_EVERY`] and within a second of a bot
+/// going on or off air. Measures the probes sent (over 10 s) for the
+/// dashboard.
+pub async fn keep_probes(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
+    let budget = f64::from(hub.config.probe_budget_per_s);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut planned_at: Option<Instant> = None;
+    let (mut counted, mut counted_at) = (hub.metrics.probes.get(), Instant::now());
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stopping.changed() => return,
+        }
+        let share = crate::probe::share(budget, hub.metrics.replicas.get());
+        let due = planned_at.is_none_or(|at| at.elapsed() >= PROBE_PLAN_EVERY);
+        if due || hub.probes.changed() || share != hub.probes.summary().plan.share_per_s {
+            let plan = hub.probes.replan(hub.now_ms(), share);
+            hub.metrics.probe_share.set(share);
+            planned_at = Some(Instant::now());
+            tracing::debug!(
+                off_air = plan.off_air,
+                share_per_s = plan.share_per_s,
+                planned_per_s = plan.planned_per_s,
+                "off-air probes planned"
+            );
+        }
+        let elapsed = counted_at.elapsed();
+        if elapsed >= Duration::from_secs(10) {
+            let now = hub.metrics.probes.get();
+            hub.probes
+                .note_spent(now.saturating_sub(counted) as f64 / elapsed.as_secs_f64());
+            (counted, counted_at) = (now, Instant::now());
+        }
+    }
+}
+
 /// Syncs the quota every second (faster than the keeper's tick: a daily
 /// block reaches the other replicas' bots within about a second).
 pub async fn keep_quota(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {

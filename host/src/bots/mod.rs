@@ -263,6 +263,9 @@ pub struct Hub {
     pub metrics: Metrics,
     /// Live updates for the dashboard.
     pub updates: broadcast::Sender<Update>,
+    /// The off-air probe planner: this replica's bots off air, what it
+    /// knows of each, their waits ([`crate::probe`]).
+    pub probes: crate::probe::Board,
     client: reqwest::Client,
     clock: SharedClock,
     bots: Mutex<BTreeMap<i64, Slot>>,
@@ -309,6 +312,10 @@ impl Hub {
             store: store.clone(),
             metrics: Metrics::default(),
             updates,
+            probes: crate::probe::Board::new(crate::probe::share(
+                f64::from(config.probe_budget_per_s),
+                1,
+            )),
             client: reqwest::Client::builder()
                 .build()
                 .unwrap_or_else(|_| reqwest::Client::new()),
@@ -377,6 +384,18 @@ impl Hub {
         let rows = self.store.integrations().await?;
         let mut started = 0;
         let known: std::collections::BTreeSet<i64> = lock(&self.bots).keys().copied().collect();
+        // What the store remembers of the new bots' broadcasts, for the
+        // probe planner (a failed read: they start without).
+        match self.store.probe_histories().await {
+            Ok(histories) => {
+                for (id, history) in histories {
+                    if !known.contains(&id) {
+                        self.probes.load(id, history);
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "probe histories not read"),
+        }
         for row in rows {
             if known.contains(&row.id) {
                 continue;
@@ -446,6 +465,7 @@ impl Hub {
         if let Some(slot) = slot {
             slot.task.abort();
         }
+        self.probes.set_off_air(id, false);
         let shown = self.view(id).map(|v| v.label.clone());
         self.spawn(id, None, 0, true, 0, None);
         self.set_view(BotView::idle(
@@ -533,6 +553,7 @@ impl Hub {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }
+        self.probes.forget(id);
         if let Ok(mut views) = self.views.write() {
             views.remove(&id);
         }
@@ -592,6 +613,7 @@ impl Hub {
             warning: None,
             paired: true,
             replies_seen: onair::bot::RepliesCounters::default(),
+            probe: task::Probe::default(),
         }
     }
 

@@ -8,7 +8,9 @@ use onair::bot::{Connection, DailyQuota, Notice};
 use onair::event::Event;
 use onair::json::TallyJson;
 use onair::kit::{ArrivalKind, KitState, Milestone};
-use onair::{BaseUrl, Bot, BotConfig, ClientCredentials, FrameId, ProblemKind, Stop, Tokens};
+use onair::{
+    BaseUrl, Bot, BotConfig, ClientCredentials, Endpoint, FrameId, ProblemKind, Stop, Tokens,
+};
 use onair_tokio::{BotEvent, Clock, Driver};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -59,6 +61,22 @@ pub(super) struct BotTask {
     /// The driver's reply counters as last added to the metrics (zero for
     /// a driver just made: its core counts from zero).
     pub(super) replies_seen: onair::bot::RepliesCounters,
+    /// The bot's part in the off-air probe budget.
+    pub(super) probe: Probe,
+}
+
+/// A bot's part in the off-air probe budget ([`crate::probe`]).
+#[derive(Debug, Default)]
+pub(super) struct Probe {
+    /// Off air, probing (as last told to the planner).
+    off_air: bool,
+    /// The wait last given to the bot (ms; 0: none yet).
+    wait_ms: u64,
+    /// When the stream opened after probing (unix ms), while the start of
+    /// its broadcast is not known yet.
+    detect_from: Option<u64>,
+    /// The start of the broadcast last noted (unix ms).
+    started_ms: Option<u64>,
 }
 
 /// The stop of a bot whose stored pair does not open.
@@ -202,10 +220,82 @@ impl BotTask {
             if last_tick.elapsed() >= Duration::from_secs(1) {
                 last_tick = Instant::now();
                 self.share_quota();
+                self.probe().await;
                 self.list_listeners();
                 self.publish(true);
             }
             self.stop_fenced();
+        }
+    }
+
+    /// Once a second: tells the probe planner whether the bot is off air
+    /// (probing), gives the bot the wait planned for it, and notes a
+    /// broadcast found (its start kept in the bot's history; the time from
+    /// it to the stream's open, after probing, in the detect histogram).
+    async fn probe(&mut self) {
+        let id = self.id;
+        let Some(driver) = &mut self.driver else {
+            self.probe.detect_from = None;
+            if std::mem::take(&mut self.probe.off_air) {
+                self.hub.probes.set_off_air(id, false);
+            }
+            return;
+        };
+        let now = driver.now_ms();
+        let (off_air, open_since) = match driver.bot().status(now).connection {
+            Connection::WaitingForBroadcast { .. } => (true, None),
+            // A probe under way, or a connect after a fault.
+            Connection::Connecting { .. } => (self.probe.off_air, None),
+            Connection::Connected { since_ms } => (false, Some(since_ms)),
+            _ => (false, None),
+        };
+        match open_since {
+            Some(since) if self.probe.off_air => {
+                // The probe that found the broadcast.
+                self.hub.metrics.probes.inc();
+                self.probe.detect_from = Some(since);
+            }
+            Some(_) => {}
+            None => self.probe.detect_from = None,
+        }
+        if off_air != self.probe.off_air {
+            self.probe.off_air = off_air;
+            self.hub.probes.set_off_air(id, off_air);
+        }
+        if off_air {
+            let wait = self
+                .hub
+                .probes
+                .wait_ms(id, i64::try_from(now).unwrap_or(i64::MAX));
+            // Small moves of the plan are left alone (a shorter wait redraws
+            // the one under way).
+            let applied = self.probe.wait_ms;
+            if wait.abs_diff(applied) > applied / 10 {
+                self.probe.wait_ms = driver.bot_mut().set_not_on_air_wait(now, wait);
+            }
+        }
+        let started = driver.bot().broadcast_started_ms();
+        if let Some(start) = started.filter(|s| self.probe.started_ms != Some(*s)) {
+            self.probe.started_ms = Some(start);
+            if let Some(opened) = self.probe.detect_from.take() {
+                let took_ms = opened.saturating_sub(start);
+                self.hub.metrics.detect.observe(took_ms as f64 / 1000.0);
+                tracing::info!(bot = id, took_ms, "broadcast found");
+            }
+            let history = self
+                .hub
+                .probes
+                .started(id, i64::try_from(start).unwrap_or(0));
+            self.save_probe_history(&history).await;
+        }
+    }
+
+    /// Saves the bot's broadcast history for the probe planner (advisory:
+    /// a failure is counted and logged).
+    async fn save_probe_history(&self, history: &crate::probe::History) {
+        if let Err(e) = self.hub.store.save_probe_history(self.id, history).await {
+            self.hub.metrics.store_errors.inc();
+            tracing::warn!(bot = self.id, error = %e, "probe history not saved");
         }
     }
 
@@ -265,6 +355,13 @@ impl BotTask {
         };
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut bot = Bot::new(config, tokens, self.seed);
+        // Off air, it probes at the pace the planner gives it.
+        let now = self.hub.clock.now_ms();
+        let wait = self
+            .hub
+            .probes
+            .wait_ms(self.id, i64::try_from(now).unwrap_or(i64::MAX));
+        self.probe.wait_ms = bot.set_not_on_air_wait(now, wait);
         if let Some(state) = state {
             bot = bot.with_kit_state(state);
         }
@@ -837,6 +934,8 @@ impl BotTask {
                     self.hub.store.save_broadcast(id, &row, lease)
                 })
                 .await;
+                let history = self.hub.probes.ended(id, row.ended_at_ms);
+                self.save_probe_history(&history).await;
                 tracing::info!(bot = id, live_id = ?b.live_id, "broadcast ended");
                 let detail = serde_json::json!({"liveId": b.live_id});
                 let summary = format!(
@@ -900,6 +999,10 @@ impl BotTask {
             BotEvent::Stopped(stop) => self.on_stop(&stop).await,
             BotEvent::Notice(Notice::Problem { endpoint, problem }) => {
                 let kind = problem.kind;
+                if endpoint == Endpoint::Events && kind == ProblemKind::NotOnAir {
+                    // An off-air probe: the DJ is not on air.
+                    self.hub.metrics.probes.inc();
+                }
                 if matches!(
                     kind,
                     ProblemKind::QuotaPerSecond

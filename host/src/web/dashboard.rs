@@ -63,11 +63,31 @@ pub(super) async fn index(State(web): State<Web>, headers: HeaderMap) -> Respons
     let visible = web.visible(&viewer).await;
     let views = web.views_of(visible.as_ref());
     let now = u64::try_from(web.now()).unwrap_or(0);
-    let controls = pages::controls(&viewer.csrf(), viewer.dj().is_some(), viewer.admin());
+    let mut controls = pages::controls(&viewer.csrf(), viewer.dj().is_some(), viewer.admin());
+    if viewer.admin() {
+        controls = maud::html! { (controls) (probe_line(&web)) };
+    }
     html(
         StatusCode::OK,
         pages::index(&views, &web.hub.daily_quota(), now, controls),
     )
+}
+
+/// The admin's line on off-air probing: the rate spent against this
+/// replica's share of the app's budget.
+fn probe_line(web: &Web) -> maud::Markup {
+    let summary = web.hub.probes.summary();
+    let budget = web.hub.config.probe_budget_per_s;
+    maud::html! {
+        p id="probes" {
+            "Finding DJs on air: "
+            span id="probes-spent" { (format!("{:.1}", summary.spent_per_s)) }
+            " probes/s sent of this replica's "
+            span id="probes-share" { (format!("{:.1}", summary.plan.share_per_s)) }
+            "/s (the app's budget: " (budget) "/s over all replicas) · "
+            (summary.plan.off_air) " bots off air"
+        }
+    }
 }
 
 pub(super) async fn bot_page(
