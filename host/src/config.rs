@@ -137,6 +137,16 @@ struct HostFile {
     probe_budget_per_s: Option<u32>,
     max_streams_per_client: Option<u64>,
     max_streams_per_session: Option<u64>,
+    #[serde(default)]
+    traces: TracesFile,
+}
+
+/// `[host.traces]` as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TracesFile {
+    otlp_endpoint: Option<String>,
+    sample_ratio: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -304,6 +314,10 @@ pub struct HostConfig {
     pub cipher: TokenCipher,
     /// The web side's timeouts and caps.
     pub limits: Limits,
+    /// Where the bots' spans are exported (`[host.traces]`, else
+    /// [`ENV_OTLP_ENDPOINT`](crate::traces::ENV_OTLP_ENDPOINT)); `None`:
+    /// no traces.
+    pub traces: Option<crate::traces::TracesConfig>,
 }
 
 impl HostConfig {
@@ -422,6 +436,7 @@ impl HostConfig {
 
         let host = file.host;
         let limits = limits(&host)?;
+        let traces = traces(&host.traces, env)?;
         let listen_text = host.listen.unwrap_or_else(|| "127.0.0.1:8088".to_owned());
         let listen: SocketAddr = listen_text
             .parse()
@@ -555,8 +570,51 @@ impl HostConfig {
             admin_token: Secret(Zeroizing::new(admin)),
             cipher,
             limits,
+            traces,
         })
     }
+}
+
+/// `[host.traces]`, the endpoint else from the environment's standard
+/// variable; `None` without either.
+fn traces(
+    file: &TracesFile,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<crate::traces::TracesConfig>, ConfigError> {
+    use crate::traces::ENV_OTLP_ENDPOINT;
+    let (endpoint, key) = match file.otlp_endpoint.clone() {
+        Some(url) => (url, "host.traces.otlp_endpoint"),
+        None => match env(ENV_OTLP_ENDPOINT).filter(|u| !u.trim().is_empty()) {
+            Some(url) => (url, ENV_OTLP_ENDPOINT),
+            None => {
+                if file.sample_ratio.is_some() {
+                    return Err(ConfigError::at(
+                        "host.traces.sample_ratio",
+                        format!("traces go nowhere: set host.traces.otlp_endpoint or {ENV_OTLP_ENDPOINT}"),
+                    ));
+                }
+                return Ok(None);
+            }
+        },
+    };
+    let endpoint = endpoint.trim().to_owned();
+    if !(endpoint.starts_with("http://") || endpoint.starts_with("https://")) {
+        return Err(ConfigError::at(
+            key,
+            "not an http(s) URL (the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318)",
+        ));
+    }
+    let sample_ratio = file.sample_ratio.unwrap_or(1.0);
+    if !(0.0..=1.0).contains(&sample_ratio) {
+        return Err(ConfigError::at(
+            "host.traces.sample_ratio",
+            "between 0 and 1",
+        ));
+    }
+    Ok(Some(crate::traces::TracesConfig {
+        otlp_endpoint: endpoint,
+        sample_ratio,
+    }))
 }
 
 /// `[host]`'s timeouts and caps, each within its bounds.

@@ -48,6 +48,7 @@ pub mod tenants;
 #[cfg(test)]
 mod testdb;
 pub mod text;
+pub mod traces;
 pub mod web;
 
 use std::future::Future;
@@ -149,13 +150,6 @@ pub fn main(config_path: &Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ONAIR_HOST_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -166,6 +160,35 @@ pub fn main(config_path: &Path) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The exporter sends from the runtime.
+    let traces = match &config.traces {
+        Some(c) => {
+            let _inside = runtime.enter();
+            match traces::Traces::start(c) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    eprintln!("onair host: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        None => None,
+    };
+    {
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+        use tracing_subscriber::Layer as _;
+        let filter = tracing_subscriber::EnvFilter::try_from_env("ONAIR_HOST_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,sqlx=warn"));
+        let log = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .with_filter(filter);
+        let _ = tracing_subscriber::registry()
+            .with(log)
+            .with(traces.as_ref().map(traces::Traces::layer))
+            .try_init();
+    }
     runtime.block_on(async move {
         let listener = match TcpListener::bind(config.listen).await {
             Ok(l) => l,
@@ -174,7 +197,12 @@ pub fn main(config_path: &Path) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        match serve(config, listener, Arc::new(SystemClock), stop_signal()).await {
+        let ran = serve(config, listener, Arc::new(SystemClock), stop_signal()).await;
+        // The last spans are sent before the process ends.
+        if let Some(traces) = traces {
+            traces.shutdown().await;
+        }
+        match ran {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("onair host: {e}");

@@ -189,6 +189,11 @@ impl Default for Metrics {
             "Store writes that failed",
             store_errors.clone(),
         );
+        registry.register(
+            "log_lines_dropped",
+            "Event log lines dropped because the writer was far behind",
+            log_dropped.clone(),
+        );
         Metrics {
             registry,
             bots,
@@ -307,5 +312,78 @@ mod tests {
         ] {
             assert!(text.contains(needle), "{needle} in\n{text}");
         }
+    }
+
+    /// Prometheus's naming conventions, on every metric registered: a
+    /// counter's samples end in `_total`, a histogram is named by its unit
+    /// (`_seconds`, `_bytes`), a gauge is not named as a counter, and no
+    /// label names a bot, a DJ or a person (their ids are unbounded: they
+    /// belong in traces and logs, not in series).
+    #[test]
+    fn every_metric_is_named_by_the_prometheus_conventions() {
+        let m = Metrics::default();
+        m.event("chat");
+        m.bots
+            .get_or_create(&StateLabel {
+                state: "connected".into(),
+            })
+            .set(1);
+        m.throttled
+            .get_or_create(&KindLabel {
+                kind: "quota_daily".into(),
+            })
+            .inc();
+        m.log_dropped.inc();
+        let text = m.encode();
+        let mut kinds = std::collections::HashMap::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let mut words = rest.split(' ');
+                if let (Some(name), Some(kind)) = (words.next(), words.next()) {
+                    kinds.insert(name.to_owned(), kind.to_owned());
+                }
+            }
+        }
+        assert!(kinds.len() >= 20, "{text}");
+        for (name, kind) in &kinds {
+            assert!(name.starts_with("onair_host_"), "{name}");
+            match kind.as_str() {
+                "counter" => assert!(!name.ends_with("_total"), "{name}: _total twice"),
+                "histogram" => assert!(
+                    name.ends_with("_seconds") || name.ends_with("_bytes"),
+                    "{name}: a histogram is named by its unit"
+                ),
+                "gauge" => assert!(
+                    !name.ends_with("_total"),
+                    "{name}: a gauge named as a counter"
+                ),
+                other => panic!("{name}: {other}"),
+            }
+        }
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let name = line.split(['{', ' ']).next().unwrap_or_default();
+            let family = kinds
+                .iter()
+                .find(|(n, _)| name.starts_with(n.as_str()))
+                .map(|(_, k)| k.as_str());
+            if family == Some("counter") {
+                assert!(name.ends_with("_total"), "{line}");
+            }
+            let labels = line
+                .split_once('{')
+                .and_then(|(_, rest)| rest.split_once('}'))
+                .map(|(labels, _)| labels)
+                .unwrap_or_default();
+            for label in labels.split(',').filter(|l| !l.is_empty()) {
+                let key = label.split('=').next().unwrap_or_default();
+                let personal = key.ends_with("id")
+                    || ["bot", "dj", "user", "nickname", "person", "listener"].contains(&key);
+                assert!(!personal, "{line}: label {key}");
+            }
+        }
+        assert!(
+            text.contains("onair_host_log_lines_dropped_total 1"),
+            "{text}"
+        );
     }
 }

@@ -72,6 +72,7 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
         match tokio::time::timeout(CALL.min(left), store.renew_leases(LEASE_MS)).await {
             Ok(Ok(held)) => {
                 renewed_at = sent;
+                hub.note_leases_renewed(true);
                 let held_ids: HashMap<i64, _> = held.iter().map(|l| (l.id, *l)).collect();
                 // Lost: no longer this replica's. A lease still held here
                 // under a newer generation was taken again by this
@@ -126,6 +127,7 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                 }
                 owned.clear();
                 hub.metrics.leases.set(0);
+                hub.note_leases_renewed(false);
             }
             continue;
         }

@@ -22,6 +22,8 @@
 //! | `GET, POST /admin/login`, `POST /admin/logout` | admin | the admin session (12 h); 5 wrong guesses a minute per address, then 429 |
 //! | `GET /api/bots`, `GET /api/bots/{id}` | admin, a DJ (theirs) | the same as JSON (tallies, the event log) |
 //! | `GET /metrics` | admin | Prometheus text (the bearer token works for scrapers) |
+//! | `GET /healthz` | anyone | `ok`: the process answers |
+//! | `GET /readyz` | anyone | `ready`, or 503 and why in one line: draining (stopping), the store not answering, the leases not renewed |
 //!
 //! Every POST proves its origin: an `Origin`, `Sec-Fetch-Site` or `Referer`
 //! that is present must be the public URL's (same-origin), and a request
@@ -101,11 +103,54 @@ pub fn router(hub: Arc<Hub>, stopping: watch::Receiver<bool>) -> Router {
         .route("/api/bots/{id}", get(dashboard::api_bot))
         .route("/metrics", get(dashboard::metrics))
         .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
         .layer(axum::middleware::from_fn_with_state(
             web.clone(),
             admin::bearer_guesses,
         ))
         .with_state(web)
+}
+
+/// `/readyz`: 200 `ready`, or 503 with the first reason it is not.
+async fn readyz(axum::extract::State(web): axum::extract::State<Web>) -> Response {
+    let stopping = *web.stopping.borrow();
+    let mut response = match readiness(&web.hub, stopping).await {
+        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
+    };
+    response
+        .headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// Whether this replica should get traffic: it is not stopping, its store
+/// answers a trivial query within 2 s, and its lease keeper renewed its
+/// leases within the time after which it would give its bots up (with no
+/// bots the renewal is as quick). The reason it should not, in one line
+/// (no detail of the store's error: the answer is public).
+pub async fn readiness(hub: &Hub, stopping: bool) -> Result<(), String> {
+    if stopping {
+        return Err("draining: the host is stopping".into());
+    }
+    let ping = sqlx::query("SELECT 1").execute(hub.store.pool());
+    match tokio::time::timeout(Duration::from_secs(2), ping).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "readyz: the store did not answer");
+            return Err("store: not answering".into());
+        }
+        Err(_) => return Err("store: no answer within 2 s".into()),
+    }
+    let give_up = Duration::from_millis(crate::lease::GIVE_UP_MS.unsigned_abs());
+    match hub.leases_renewed() {
+        None => Err("leases: not renewed yet".into()),
+        Some(at) if at.elapsed() >= give_up => Err(format!(
+            "leases: not renewed for {} s",
+            at.elapsed().as_secs()
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 fn html(status: StatusCode, markup: Markup) -> Response {
@@ -450,5 +495,91 @@ mod tests {
         assert!(!viewer.csrf_ok(Some("")));
         assert!(!viewer.csrf_ok(None));
         assert!(!Viewer::default().csrf_ok(Some(&csrf_of(""))));
+    }
+    /// A hub over a fresh SQLite store (no bot).
+    async fn hub(db: &crate::testdb::SqliteDb) -> Arc<Hub> {
+        use crate::config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
+        let text = r#"[app]
+base_url = "http://127.0.0.1:9"
+client_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+consent_url = "http://127.0.0.1:9/oauth?client_id={client_id}&redirect_uri={redirect_uri}&state={state}"
+"#;
+        let url = db.url.clone();
+        let env = move |name: &str| match name {
+            ENV_CLIENT_SECRET => Some("secret".to_owned()),
+            ENV_KEY => Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".to_owned()),
+            ENV_ADMIN_TOKEN => Some("admin-token-of-the-readyz-tests".to_owned()),
+            ENV_DATABASE => Some(url.clone()),
+            _ => None,
+        };
+        let config = crate::HostConfig::parse(text, &std::env::temp_dir(), &env).expect("config");
+        let store = crate::store::Store::open(config.database_url.expose(), config.cipher.clone())
+            .await
+            .expect("store");
+        Hub::new(Arc::new(config), store, Arc::new(onair_tokio::SystemClock))
+            .await
+            .expect("hub")
+    }
+
+    /// `/readyz`'s status and text, as anyone asks.
+    async fn ready(hub: &Arc<Hub>, stopping: bool) -> (u16, String) {
+        use tower::ServiceExt as _;
+        let (_tx, rx) = watch::channel(stopping);
+        let request = axum::http::Request::builder()
+            .uri("/readyz")
+            .body(axum::body::Body::empty())
+            .expect("request");
+        let response = router(Arc::clone(hub), rx)
+            .oneshot(request)
+            .await
+            .expect("answer");
+        let status = response.status().as_u16();
+        let body = axum::body::to_bytes(response.into_body(), 4096)
+            .await
+            .expect("body");
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn readyz_says_ready_only_with_the_store_answering_the_leases_renewed_and_no_stop() {
+        let db = crate::testdb::SqliteDb::new("readyz");
+        let hub = hub(&db).await;
+        // Before the lease keeper's first renewal.
+        assert_eq!(
+            ready(&hub, false).await,
+            (503, "leases: not renewed yet".to_owned())
+        );
+        hub.note_leases_renewed(true);
+        assert_eq!(ready(&hub, false).await, (200, "ready".to_owned()));
+        // A stop started: draining.
+        assert_eq!(
+            ready(&hub, true).await,
+            (503, "draining: the host is stopping".to_owned())
+        );
+        // Cut from the store: the keeper gave the leases up.
+        hub.note_leases_renewed(false);
+        assert_eq!(
+            ready(&hub, false).await,
+            (503, "leases: not renewed yet".to_owned())
+        );
+        hub.note_leases_renewed(true);
+        // The store closed: it answers no query.
+        hub.store.close().await;
+        assert_eq!(
+            ready(&hub, false).await,
+            (503, "store: not answering".to_owned())
+        );
+        // /healthz: the process answers, whatever the rest.
+        use tower::ServiceExt as _;
+        let (_tx, rx) = watch::channel(true);
+        let request = axum::http::Request::builder()
+            .uri("/healthz")
+            .body(axum::body::Body::empty())
+            .expect("request");
+        let response = router(Arc::clone(&hub), rx)
+            .oneshot(request)
+            .await
+            .expect("answer");
+        assert_eq!(response.status(), StatusCode::OK);
     }
 }

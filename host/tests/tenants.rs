@@ -256,6 +256,9 @@ async fn anonymous_visitors_see_nothing_about_any_dj() {
         ("/api/bots", 401),
         ("/api/bots/1", 401),
         ("/metrics", 401),
+        // Probes: unauthenticated, nothing of anyone.
+        ("/healthz", 200),
+        ("/readyz", 200),
     ];
     let mut shown = Vec::new();
     for (path, status) in expected {

@@ -194,6 +194,9 @@ struct Task {
     abort: AbortHandle,
     /// A stream's "hand over what you read, then stop reading".
     drain: Option<oneshot::Sender<()>>,
+    /// A stream's span (`stream`): the parent of its events' `process`
+    /// spans and of the calls made while it is open.
+    span: Option<tracing::Span>,
 }
 
 /// A driver's part in the Ctrl-C and SIGTERM listener of
@@ -296,6 +299,11 @@ pub struct Driver {
     closed: Closed,
     /// The first store failure while stopping.
     close_error: Option<StoreError>,
+    /// The bot's name in its spans ([`Driver::with_span_label`]).
+    label: Option<Arc<str>>,
+    /// The `process` span of the event last handed out: it ends when the
+    /// author asks for the next one.
+    processing: Option<tracing::Span>,
 }
 
 impl std::fmt::Debug for Driver {
@@ -331,6 +339,8 @@ impl Driver {
             stop_before_signal: None,
             closed: Closed::default(),
             close_error: None,
+            label: None,
+            processing: None,
         }
     }
 
@@ -399,6 +409,22 @@ impl Driver {
     /// total timeout: the bot keeps request deadlines and watches streams.
     pub fn with_client(mut self, client: reqwest::Client) -> Self {
         self.client = client;
+        self
+    }
+
+    /// Names the bot in the spans of its requests, streams and events (the
+    /// `onair.bot` attribute), e.g. its id in a service of many bots. Never
+    /// a person's name or a token: spans leave the process.
+    ///
+    /// The driver makes `tracing` spans at level DEBUG: `connect` (the
+    /// stream's request), `stream` (one per connection, a root), `process`
+    /// (each event, from its hand-out to the next [`next`](Self::next)),
+    /// `send` (a chat message), `refresh` (a token refresh) and `call`
+    /// (any other request), with the OpenTelemetry messaging and HTTP
+    /// attributes; a subscriber that exports them (`tracing-opentelemetry`)
+    /// makes them traces. Disabled, they cost a callsite check.
+    pub fn with_span_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(Arc::from(label.into()));
         self
     }
 
@@ -472,6 +498,8 @@ impl Driver {
     /// [`stop_on_signals`](Self::stop_on_signals)) the signals, and the next
     /// call goes on.
     pub async fn next(&mut self) -> Option<BotEvent> {
+        // The author is done with the event last handed out.
+        self.processing = None;
         self.listen();
         loop {
             if self.finished {
@@ -559,9 +587,22 @@ impl Driver {
 
     /// What the bot hands its author as it is (events, answers, notices, the
     /// kit's news), logging the notices a person should see.
-    fn handed_out(&self, action: Action) -> Option<BotEvent> {
+    fn handed_out(&mut self, action: Action) -> Option<BotEvent> {
         Some(match action {
-            Action::Event { id, event } => BotEvent::Event { id, event },
+            Action::Event { id, event } => {
+                self.processing = Some(tracing::debug_span!(
+                    parent: self.stream_span(),
+                    "process",
+                    otel.kind = "consumer",
+                    messaging.system = "onair",
+                    messaging.operation.name = "process",
+                    messaging.operation.type = "process",
+                    messaging.destination.name = Endpoint::Events.path(),
+                    onair.event.kind = event.name(),
+                    onair.bot = self.label.as_deref(),
+                ));
+                BotEvent::Event { id, event }
+            }
             Action::Done { call, result } => BotEvent::Done { call, result },
             Action::Notice(notice) => {
                 log_notice(&notice);
@@ -787,6 +828,13 @@ impl Driver {
         };
     }
 
+    /// The open stream's span, if any.
+    fn stream_span(&self) -> Option<tracing::Id> {
+        self.tasks
+            .values()
+            .find_map(|t| t.span.as_ref().and_then(tracing::Span::id))
+    }
+
     fn abort(&mut self, id: RequestId) {
         if let Some(task) = self.tasks.remove(&id) {
             task.abort.abort();
@@ -807,6 +855,7 @@ impl Driver {
     fn spawn_send(&mut self, id: RequestId, request: HttpRequest, now: u64) {
         let tx = self.tx.clone();
         let endpoint = request.endpoint;
+        let method = request.method.as_str();
         let Some(request) = self.build(request) else {
             let _ = self.bot.on_transport_error(id, now);
             return;
@@ -817,16 +866,44 @@ impl Driver {
             .bot
             .refreshing(now)
             .filter(|_| endpoint == Endpoint::Token);
+        // A chat message is a `send` (messaging); a token refresh, a
+        // `refresh`; anything else, a `call`.
+        let (name, operation) = match endpoint {
+            Endpoint::Chat => ("send", Some("send")),
+            Endpoint::Token if refreshing.is_some() => ("refresh", None),
+            _ => ("call", None),
+        };
+        let span = tracing::debug_span!(
+            parent: self.stream_span(),
+            "call",
+            otel.name = name,
+            otel.kind = if operation.is_some() { "producer" } else { "client" },
+            otel.status_code = tracing::field::Empty,
+            messaging.system = operation.map(|_| "onair"),
+            messaging.operation.name = operation,
+            messaging.operation.type = operation,
+            messaging.destination.name = operation.map(|_| endpoint.path()),
+            http.request.method = method,
+            url.template = endpoint.path(),
+            http.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            onair.refresh = tracing::field::Empty,
+            onair.endpoint = endpoint.as_str(),
+            onair.bot = self.label.as_deref(),
+        );
         let gate = self.refresh_gate.clone().zip(refreshing);
         let task = tokio::spawn(async move {
             if let Some((gate, generation)) = gate {
                 match gate.before_refresh(generation).await {
                     Ok(BeforeRefresh::Proceed) => {}
                     Ok(BeforeRefresh::Newer(tokens)) => {
+                        // Another holder of the pair refreshed it already.
+                        span.record("onair.refresh", "adopted");
                         let _ = tx.send(Report::Adopt { id, tokens }).await;
                         return;
                     }
                     Err(_) => {
+                        span.record("error.type", "gate");
                         let _ = tx.send(Report::TransportError { id }).await;
                         return;
                     }
@@ -835,6 +912,7 @@ impl Driver {
             let report = match client.execute(request).await {
                 Ok(response) => {
                     let status = response.status().as_u16();
+                    record_status(&span, status);
                     let headers = response.headers().clone();
                     match read_body(response).await {
                         Some(body) => Report::Response {
@@ -846,7 +924,10 @@ impl Driver {
                         None => Report::TransportError { id },
                     }
                 }
-                Err(e) => failed(id, &e),
+                Err(e) => {
+                    record_error(&span, &e);
+                    failed(id, &e)
+                }
             };
             let _ = tx.send(report).await;
         });
@@ -855,19 +936,52 @@ impl Driver {
             Task {
                 abort: task.abort_handle(),
                 drain: None,
+                span: None,
             },
         );
     }
 
     fn spawn_stream(&mut self, id: RequestId, request: HttpRequest, now: u64) {
         let tx = self.tx.clone();
+        let path = request.endpoint.path();
+        let method = request.method.as_str();
         let Some(request) = self.build(request) else {
             let _ = self.bot.on_transport_error(id, now);
             return;
         };
         let client = self.client.clone();
         let (drain, mut drained) = oneshot::channel::<()>();
+        // One trace per connection: `stream` from the request to the
+        // stream's end, `connect` until the answer's head.
+        let label = self.label.as_deref();
+        let stream = tracing::debug_span!(
+            parent: None,
+            "stream",
+            otel.kind = "consumer",
+            otel.status_code = tracing::field::Empty,
+            messaging.system = "onair",
+            messaging.operation.name = "receive",
+            messaging.operation.type = "receive",
+            messaging.destination.name = path,
+            http.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            onair.bot = label,
+        );
+        let connect = tracing::debug_span!(
+            parent: &stream,
+            "connect",
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            http.request.method = method,
+            url.template = path,
+            http.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            onair.bot = label,
+        );
+        let span = stream.clone();
         let task = tokio::spawn(async move {
+            // The span ends with the stream's task.
+            let stream = span;
             let response = tokio::select! {
                 biased;
                 // Stopping before the stream opened: nothing was read.
@@ -878,11 +992,18 @@ impl Driver {
                 response = client.execute(request) => match response {
                     Ok(response) => response,
                     Err(e) => {
+                        record_error(&connect, &e);
+                        record_error(&stream, &e);
                         let _ = tx.send(failed(id, &e)).await;
                         return;
                     }
                 },
             };
+            let status = response.status().as_u16();
+            record_status(&connect, status);
+            // Off air (404) is no error of the stream's: it was looked for.
+            stream.record("http.response.status_code", status);
+            drop(connect);
             let open = Report::StreamOpen {
                 id,
                 status: response.status().as_u16(),
@@ -918,9 +1039,33 @@ impl Driver {
             Task {
                 abort: task.abort_handle(),
                 drain: Some(drain),
+                span: Some(stream),
             },
         );
     }
+}
+
+/// Records an answer's status on a request's span (an error from 400 on,
+/// as OpenTelemetry's HTTP client spans say).
+fn record_status(span: &tracing::Span, status: u16) {
+    span.record("http.response.status_code", status);
+    if status >= 400 {
+        span.record("otel.status_code", "ERROR");
+        span.record("error.type", status);
+    }
+}
+
+/// Records a request that got no answer on its span.
+fn record_error(span: &tracing::Span, error: &reqwest::Error) {
+    span.record("otel.status_code", "ERROR");
+    let kind = if error.is_connect() {
+        "connect"
+    } else if error.is_timeout() {
+        "timeout"
+    } else {
+        "transport"
+    };
+    span.record("error.type", kind);
 }
 
 /// A request that failed: not sent when no connection was made (refused,

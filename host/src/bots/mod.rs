@@ -281,6 +281,8 @@ pub struct Hub {
     /// Leases a bot took here itself (a consent or a revoke through this
     /// replica), for the lease keeper to watch from its next look on.
     taken_here: Mutex<Vec<(i64, i64)>>,
+    /// When the lease keeper last renewed this replica's leases (`/readyz`).
+    leases_renewed: Mutex<Option<std::time::Instant>>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -329,6 +331,7 @@ impl Hub {
             rng: Mutex::new(rand::rngs::StdRng::seed_from_u64(seed)),
             tasks: Mutex::new(Vec::new()),
             taken_here: Mutex::new(Vec::new()),
+            leases_renewed: Mutex::new(None),
             config,
         });
         let writer = tokio::spawn(log_writer(
@@ -486,6 +489,17 @@ impl Hub {
     /// The leases bots took here since the last call, (bot, generation).
     pub fn taken_here(&self) -> Vec<(i64, i64)> {
         std::mem::take(&mut *lock(&self.taken_here))
+    }
+
+    /// The lease keeper renewed this replica's leases now (`None`: it gave
+    /// them up, cut from the store).
+    pub fn note_leases_renewed(&self, renewed: bool) {
+        *lock(&self.leases_renewed) = renewed.then(std::time::Instant::now);
+    }
+
+    /// When the lease keeper last renewed this replica's leases.
+    pub fn leases_renewed(&self) -> Option<std::time::Instant> {
+        *lock(&self.leases_renewed)
     }
 
     /// The highest bot id with a task here (0: none).

@@ -376,6 +376,7 @@ impl BotTask {
         }
         Some(
             Driver::new(bot)
+                .with_span_label(self.id.to_string())
                 .with_client(self.hub.client.clone())
                 .with_clock(self.hub.clock.clone())
                 .with_refresh_gate(StoreGate {
