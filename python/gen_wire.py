@@ -688,14 +688,18 @@ def reader_text(c: Cls) -> str:
     return f"\n\ndef {fn}(d: Json) -> {c.name}:\n    return {c.name}(\n        {args},\n    )\n"
 
 
-def event_reader(c: Cls) -> str:
-    """An event payload's fast reader: its twin, the user inlined."""
-    lines = [f"\n\n_{c.name}Twin = _twin({c.name})\n\n\ndef _{snake(c.name).lstrip('_')}(d: Json, id: str | None) -> {c.name}:\n"]
+def event_reader(c: Cls, extra_params: str) -> str:
+    """An event payload's fast reader: its twin, the user inlined; the line's own
+    fields (``extra_params``) given by the caller."""
+    lines = [
+        f"\n\n_{c.name}Twin = _twin({c.name})\n\n\n"
+        f"def _{snake(c.name).lstrip('_')}(d: Json, id: str | None{extra_params}) -> {c.name}:\n"
+    ]
     args = []
     user_inlined = False
     for f in sorted(c.fields, key=lambda f: f.order):
-        if f.key is None:
-            args.append("id")
+        if f.key is None or f.key.startswith("@"):
+            args.append(f.name)
         elif f.type == "User" and not user_inlined:
             lines.append(f'    u = d["{f.key}"]\n    key = (u["id"], u["nickname"])\n')
             args.append("_USERS.get(key) or _new_user(key)")
@@ -747,6 +751,34 @@ def generate(root: Path = SCHEMA) -> str:
         )
         events.append((wire, cls))
     event_classes = [cls for _, cls in events]
+
+    # The action's event line may carry fields of its own beside the event's
+    # (a donation's `replyKind`): each event class takes them, compared by
+    # nobody (the same event read from the decoder equals it), read from the
+    # line by read_event and absent (None) from an item line.
+    envelope: list[Field] = []
+    for _, member in s.tagged(action)[1]:  # type: ignore[index]
+        props, _ = s.props(member)
+        if "data" not in props or ref_name(props["data"]) != "Event":
+            continue
+        for key, node in props.items():
+            if key in ("type", "event", "id", "data"):
+                continue
+            pytype, _read, _kind, _null = s.type_of(node)
+            desc = node.get("description")
+            envelope.append(
+                Field(
+                    snake(key), f"@{key}", f"{pytype} | None", snake(key), False,
+                    "field(default=None, compare=False)",
+                    prose(desc) or None if desc else None, (1, 10_001 + len(envelope), snake(key)),
+                )
+            )
+    for cls in event_classes:
+        s.classes[cls].fields.extend(Field(**vars(f)) for f in envelope)
+    # The event readers' extra arguments: (parameter, what read_event passes, what an item line passes).
+    extra_params = "".join(f", {f.name}: {f.type}" for f in envelope)
+    from_line = "".join(f', line.get("{(f.key or "@")[1:]}")' for f in envelope)
+    from_item = ", None" * len(envelope)
 
     def dispatch(
         where: str, tag: str, members: list[tuple[str, Json]], **kw: Any
@@ -833,19 +865,20 @@ def generate(root: Path = SCHEMA) -> str:
     for c in s.classes.values():
         if c.name == "User":
             continue
-        out.append(event_reader(c) if c.event else reader_text(c))
-    out.append("\n\n_EVENTS: dict[str, Callable[[Json, str | None], Event]] = {\n")
+        out.append(event_reader(c, extra_params) if c.event else reader_text(c))
+    arg_types = "".join(f", {f.type}" for f in envelope)
+    out.append(f"\n\n_EVENTS: dict[str, Callable[[Json, str | None{arg_types}], Event]] = {{\n")
     out.extend(f'    "{wire}": _{snake(cls).lstrip("_")},\n' for wire, cls in events)
     out.append("}\n")
-    out.append('''
+    out.append(f'''
 
 def read_event(line: Json) -> Event:
-    """An event line (``{"event","id","data"}``, with or without ``type``)."""
+    """An event line (``{{"event","id","data"}}``, with or without ``type``)."""
     name = line["event"]
     read = _EVENTS.get(name)
     if read is None:
         return OtherEvent(name, line["data"], line["id"])
-    return read(line["data"], line["id"])
+    return read(line["data"], line["id"]{from_line})
 ''')
     for alias, (tag, members) in s.unions.items():
         if alias == notice_tag:
@@ -869,14 +902,14 @@ def read_event(line: Json) -> Event:
         fn = "read_event" if cls == "<event>" else f"read_{snake(cls).lstrip('_')}"
         out.append(f'    "{value}": {fn},\n')
     out.append("}\n")
-    out.append('''
+    out.append(f'''
 
 def read_item(line: Json) -> Item:
     """A typed item line (``onair decode``'s)."""
     t = line["type"]
     read = _ITEMS.get(t)
     if read is None:
-        raise ValueError(f"an item line of a type this package does not know: {t!r}")
+        raise ValueError(f"an item line of a type this package does not know: {{t!r}}")
     return read(line)
 
 
@@ -888,7 +921,7 @@ def read_items(lines: list[Json]) -> list[Item]:
     for line in lines:
         if line["type"] == "event":
             read = events.get(line["event"])
-            append(OtherEvent(line["event"], line["data"], line["id"]) if read is None else read(line["data"], line["id"]))
+            append(OtherEvent(line["event"], line["data"], line["id"]) if read is None else read(line["data"], line["id"]{from_item}))
         else:
             append(read_item(line))
     return out

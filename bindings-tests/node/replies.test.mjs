@@ -233,3 +233,68 @@ test('reply refuses bad input with a clear error and queues nothing', () => {
     [1, 1, 0],
   );
 });
+
+test("a handler's text is the reply the core names (replyKind), merged with the kit's of its kind; a heart's is said", async (t) => {
+  // The kit's configured replies are on: Ana gets only the kit's, Bo the
+  // handler's too; while the chat limit holds the first message, both join it.
+  const kit = { commands: [{ name: 'hello' }, { name: 'top' }], greetings: {}, replies: { commands: { hello: 'Hello, {nickname}!' } } };
+  const { emu, driver, running } = await connected(t, kit);
+  /** @type {[string, string | undefined][]} */
+  const kinds = [];
+  driver
+    .on('arrival', (a) => {
+      kinds.push([`arrival ${a.user.nickname}`, a.replyKind]);
+      return a.user.nickname === 'Bo' ? 'Hi Bo, lovely to see you!' : undefined;
+    })
+    .on('donation', (ev) => {
+      kinds.push([`donation ${ev.data.user.nickname}`, ev.replyKind]);
+      return ev.data.user.nickname === 'Bo' ? 'Bo, you star!' : undefined;
+    })
+    .command('top', (c) => {
+      kinds.push([`command ${c.user.nickname}`, c.replyKind]);
+      return `Top donors, asked by ${c.user.nickname}: Bo.`;
+    })
+    .on('like', (ev) => {
+      kinds.push([`like ${ev.data.user.nickname}`, ev.replyKind]);
+      return 'Thanks for the hearts!';
+    });
+  /** @param {number} n */
+  const said = (n) => until(async () => (await chatLog(emu)).length >= n, `${n} chat messages`);
+  const holdOne = () => emu.control('/fail', { path: '/v1/live/chat', status: 429, detailCode: 'OAPI_MNGR_0302', times: 1 });
+  await holdOne();
+  await arrive(emu, 'u1', 'Ana');
+  await arrive(emu, 'u2', 'Bo');
+  await said(1);
+  await holdOne();
+  await donate(emu, 'u1', 'Ana', 300);
+  await donate(emu, 'u2', 'Bo', 500);
+  await said(2);
+  await chat(emu, 'u1', 'Ana', '!hello');
+  await said(3);
+  await chat(emu, 'u2', 'Bo', '!top');
+  await said(4);
+  await emu.control('/emit', { event: 'like', data: { user: { id: 'u1', nickname: 'Ana' } } });
+  await said(5);
+  assert.deepEqual(await chatLog(emu), [
+    'Welcome, Ana and Bo! 🎧', // the kit's for Ana, the handler's (and the kit's) for Bo
+    'Thank you, Ana and Bo!',
+    'Hello, Ana!',
+    'Top donors, asked by Bo: Bo.', // a command answer: never merged
+    'Thanks for the hearts!', // no replyKind: said
+  ]);
+  assert.deepEqual(kinds, [
+    ['arrival Ana', 'welcome'],
+    ['arrival Bo', 'welcome'],
+    ['donation Ana', 'thanks'],
+    ['donation Bo', 'thanks'],
+    ['command Bo', 'command'],
+    ['like Ana', undefined],
+  ]);
+  await until(() => driver.bot.status().counters.replies.command.messages >= 2, 'the answers counted');
+  const replies = driver.bot.status().counters.replies;
+  assert.deepEqual([replies.welcome.messages, replies.welcome.people, replies.welcome.merged], [1, 3, 3]);
+  assert.deepEqual([replies.thanks.messages, replies.thanks.people, replies.thanks.merged], [1, 3, 3]);
+  assert.deepEqual([replies.command.messages, replies.command.people], [2, 2]);
+  driver.shutdown();
+  assert.equal((await running)?.code, 'shut_down');
+});

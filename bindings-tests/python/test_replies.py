@@ -206,6 +206,86 @@ def test_which_reply_a_handlers_text_is(emulator: Emulator) -> None:
     assert sum(c.messages for c in counters.values()) == 2  # "Nice one!" is no reply
 
 
+def test_a_handlers_text_is_the_reply_the_core_names_and_merges_with_the_kits(emulator: Emulator) -> None:
+    """The core names the reply an action's person gets (``reply_kind``): a handler's
+    text for an arrival, a donation or a command is that reply, so it merges with the
+    kit's configured replies of its kind waiting with it (one message names both
+    people); a heart's has no reply kind and is said as written."""
+    kit = {"greetings": {}, "commands": [{"name": "hello"}], "replies": {"commands": {"hello": "Hello, {nickname}!"}}}
+    driver = onair.aio.Driver(config(emulator, kit=kit), code=emulator.code(), redirect_uri=emulator.redirect_uri)
+    kinds: list[tuple[str, str | None]] = []
+
+    def note(action: Any) -> None:
+        kinds.append((f"{type(action).__name__} {action.user.nickname}", action.reply_kind))
+
+    @driver.on_arrival
+    def welcome(a: onair.Arrival) -> str | None:
+        note(a)
+        return "Hi Bo, lovely to see you!" if a.user.nickname == "Bo" else None  # Ana: the kit's alone
+
+    @driver.on_donation
+    def thanks(d: onair.Donation) -> str | None:
+        note(d)
+        return "Bo, you star!" if d.user.nickname == "Bo" else None
+
+    @driver.command("top")
+    def top(c: onair.Command) -> str:
+        note(c)
+        return f"Top donors, asked by {c.user.nickname}: Bo."
+
+    @driver.on_like
+    def hearts(h: onair.Like) -> str:
+        note(h)
+        return "Thanks for the hearts!"
+
+    async def main() -> dict[onair.ReplyKind, onair.ReplyCounters]:
+        task = asyncio.ensure_future(driver.run(signals=False))
+        await streaming(emulator)
+        await live_id_known(driver)
+        # Each pair: the first message is held back by the chat limit, the second
+        # person's replies join it while it waits.
+        await hold_chat(emulator, 1)
+        await emit(emulator, "presence", user=who("u1", "Ana"))
+        await emit(emulator, "presence", user=who("u2", "Bo"))
+        await until_said(emulator, 1)
+        await hold_chat(emulator, 1)
+        await emit(emulator, "donation", user=who("u1", "Ana"), amount=300)
+        await emit(emulator, "donation", user=who("u2", "Bo"), amount=500)
+        await until_said(emulator, 2)
+        await emit(emulator, "chat", user=who("u1", "Ana"), message="!hello")
+        await until_said(emulator, 3)
+        await emit(emulator, "chat", user=who("u2", "Bo"), message="!top")
+        await until_said(emulator, 4)
+        await emit(emulator, "like", user=who("u1", "Ana"))
+        await until_said(emulator, 5)
+        counters = await counted(driver, lambda c: c["command"].messages >= 2)
+        driver.shutdown()
+        await asyncio.wait_for(task, 30)
+        return counters
+
+    counters = run(main())
+    assert said(emulator) == [
+        "Welcome, Ana and Bo! 🎧",  # the kit's for Ana, the handler's (and the kit's) for Bo
+        "Thank you, Ana and Bo!",
+        "Hello, Ana!",  # the kit's configured answer
+        "Top donors, asked by Bo: Bo.",  # the handler's, a command answer (never merged)
+        "Thanks for the hearts!",  # no reply kind: said
+    ]
+    assert kinds == [
+        ("Arrival Ana", "welcome"),
+        ("Arrival Bo", "welcome"),
+        ("Donation Ana", "thanks"),
+        ("Donation Bo", "thanks"),
+        ("Command Bo", "command"),
+        ("Like Ana", None),
+    ]
+    # Bo's two welcomes (the kit's, the handler's) and Ana's went out as one message.
+    assert counters["welcome"] == onair.ReplyCounters(messages=1, people=3, merged=3)
+    assert counters["thanks"] == onair.ReplyCounters(messages=1, people=3, merged=3)
+    assert counters["command"] == onair.ReplyCounters(messages=2, people=2)
+    assert sum(c.messages for c in counters.values()) == 4  # the hearts' text is no reply
+
+
 def test_reply_refuses_bad_input_and_queues_nothing() -> None:
     bot = onair.Bot(onair.Config("http://127.0.0.1:9", CLIENT_ID, "secret"))  # nothing is sent
     ana = onair.User("u1", "Ana")

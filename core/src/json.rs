@@ -22,7 +22,12 @@
 //! JSON: an object with a `type` (`send`, `openStream`, `closeStream`,
 //! `event`, `notice`, `done`, `persistTokens`, `timer`,
 //! `needsAuthorization`, `wait`, `stopped`) and camelCase fields; an `event` action is the typed
-//! item line above with `"type":"event"`. A `send` carries the request whole
+//! item line above with `"type":"event"`. The actions about a person a
+//! reply answers carry that reply's kind as `replyKind`
+//! ([`Action::reply_kind`]): an `arrival` (`welcome`, `welcome_back`), a
+//! `command` (`command`), a donation's `event` (`thanks`); a driver sends a
+//! handler's text for one as that reply, naming the person, so it merges
+//! with the replies of its kind. A `send` carries the request whole
 //! (its `Authorization` header and form body included: it must be sent), so
 //! treat that JSON as a secret; so is an `openStream`'s (its request carries
 //! the access token); every other action holds no secret but
@@ -596,10 +601,17 @@ enum ActionLine<'a> {
         id: u64,
         reason: CloseReason,
     },
+    #[serde(rename_all = "camelCase")]
     Event {
         event: &'static str,
         id: &'a Option<FrameId>,
         data: &'a Event,
+        /// On a donation the bot hands out, the reply that answers the
+        /// donor: `thanks`. A driver sends a handler's text for the event
+        /// as this reply, so it merges with the others of its kind. Absent
+        /// on every other event (and on the decoder's lines).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reply_kind: Option<ReplyKind>,
     },
     Notice {
         notice: NoticeJson<'a>,
@@ -625,6 +637,7 @@ enum ActionLine<'a> {
     Stopped {
         stop: StopJson<'a>,
     },
+    #[serde(rename_all = "camelCase")]
     Command {
         name: &'a str,
         args: &'a [String],
@@ -632,6 +645,9 @@ enum ActionLine<'a> {
         user: &'a User,
         role: Role,
         event: EventRef<'a>,
+        /// The reply that answers whoever typed it: `command`. A driver
+        /// sends a handler's text for the command as this reply.
+        reply_kind: ReplyKind,
     },
     #[serde(rename_all = "camelCase")]
     Arrival {
@@ -642,6 +658,10 @@ enum ActionLine<'a> {
         is_manager: bool,
         live_id: Option<u64>,
         event: EventRef<'a>,
+        /// The reply that greets them: `welcome` (first) or
+        /// `welcome_back` (back). A driver sends a handler's text for the
+        /// arrival as this reply, so it merges with the others of its kind.
+        reply_kind: ReplyKind,
     },
     Milestone {
         #[cfg_attr(feature = "schema", schemars(with = "names::MilestoneKind"))]
@@ -719,6 +739,7 @@ impl Serialize for ActionJson<'_> {
                 event: event.name(),
                 id,
                 data: event,
+                reply_kind: self.0.reply_kind(),
             },
             Action::Notice(notice) => ActionLine::Notice {
                 notice: NoticeJson::of(notice),
@@ -746,6 +767,7 @@ impl Serialize for ActionJson<'_> {
                 user: &c.user,
                 role: c.role,
                 event: EventRef::of(&c.chat.id, "chat", EventData::Chat(&c.chat.event)),
+                reply_kind: c.reply_kind(),
             },
             Action::Arrival(a) => ActionLine::Arrival {
                 kind: match a.kind {
@@ -764,6 +786,7 @@ impl Serialize for ActionJson<'_> {
                     a.event.event.name(),
                     EventData::Any(&a.event.event),
                 ),
+                reply_kind: a.reply_kind(),
             },
             Action::Milestone(Milestone::Hearts {
                 reached,

@@ -31,6 +31,11 @@ from ._values import (
 Json = dict[str, Any]
 _T = TypeVar("_T")
 
+ReplyKind = Literal["welcome", "welcome_back", "thanks", "milestone", "command"]
+"""What a reply is for (``Bot.reply``, ``RepliesDropped``, ``ReplyCounters``): its
+freshness, and whether replies of its kind waiting together go out as one message
+(``welcome``, ``welcome_back``, ``thanks``; never ``milestone`` or ``command``)."""
+REPLY_KINDS: tuple[ReplyKind, ...] = ("welcome", "welcome_back", "thanks", "milestone", "command",)
 FrameErrorCode = Literal["invalid_json", "invalid_event", "frame_too_large", "incomplete_frame"]
 """What went wrong with a frame."""
 CloseReason = Literal["ended", "silent", "timed_out", "stopping"]
@@ -50,11 +55,6 @@ Unreached = Literal["not_sent", "no_response", "timed_out"]
 GiveUpReason = Literal["cancelled", "quota_blocked", "refused", "queue_full", "transport", "invalid_answer"]
 """Why an app call was given up on (see ``Notice.GaveUp``); the
 ``CallFailure`` of its ``Done``, grouped."""
-ReplyKind = Literal["welcome", "welcome_back", "thanks", "milestone", "command"]
-"""What a reply is for (``Bot.reply``, ``RepliesDropped``, ``ReplyCounters``): its
-freshness, and whether replies of its kind waiting together go out as one message
-(``welcome``, ``welcome_back``, ``thanks``; never ``milestone`` or ``command``)."""
-REPLY_KINDS: tuple[ReplyKind, ...] = ("welcome", "welcome_back", "thanks", "milestone", "command",)
 DropReason = Literal["stale", "ended", "refused", "given_up", "queue_full", "stopped"]
 """Why replies were dropped (see ``Notice.RepliesDropped``)."""
 FailureCode = Literal["problem", "quota_blocked", "invalid_body", "pager", "transport", "cancelled", "queue_full", "stopped"]
@@ -119,6 +119,11 @@ class Chat:
     """When it was sent."""
     id: str | None = None
     """The frame's id (``<epochMillis>-<offset>``), or ``None``."""
+    reply_kind: ReplyKind | None = field(default=None, compare=False)
+    """On a donation the bot hands out, the reply that answers the
+    donor: ``thanks``. A driver sends a handler's text for the event
+    as this reply, so it merges with the others of its kind. Absent
+    on every other event (and on the decoder's lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +146,11 @@ class Presence:
     """Join time."""
     id: str | None = None
     """The frame's id (``<epochMillis>-<offset>``), or ``None``."""
+    reply_kind: ReplyKind | None = field(default=None, compare=False)
+    """On a donation the bot hands out, the reply that answers the
+    donor: ``thanks``. A driver sends a handler's text for the event
+    as this reply, so it merges with the others of its kind. Absent
+    on every other event (and on the decoder's lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +175,11 @@ class Like(_LikeMixin):
     """When sent."""
     id: str | None = None
     """The frame's id (``<epochMillis>-<offset>``), or ``None``."""
+    reply_kind: ReplyKind | None = field(default=None, compare=False)
+    """On a donation the bot hands out, the reply that answers the
+    donor: ``thanks``. A driver sends a handler's text for the event
+    as this reply, so it merges with the others of its kind. Absent
+    on every other event (and on the decoder's lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +198,11 @@ class Donation:
     """When sent."""
     id: str | None = None
     """The frame's id (``<epochMillis>-<offset>``), or ``None``."""
+    reply_kind: ReplyKind | None = field(default=None, compare=False)
+    """On a donation the bot hands out, the reply that answers the
+    donor: ``thanks``. A driver sends a handler's text for the event
+    as this reply, so it merges with the others of its kind. Absent
+    on every other event (and on the decoder's lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +215,11 @@ class End(_EndMixin):
     """Why the stream ends."""
     id: str | None = None
     """The frame's id (``<epochMillis>-<offset>``), or ``None``."""
+    reply_kind: ReplyKind | None = field(default=None, compare=False)
+    """On a donation the bot hands out, the reply that answers the
+    donor: ``thanks``. A driver sends a handler's text for the event
+    as this reply, so it merges with the others of its kind. Absent
+    on every other event (and on the decoder's lines)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,6 +539,9 @@ class Command:
     user: User
     role: Role
     event: Chat
+    reply_kind: ReplyKind
+    """The reply that answers whoever typed it: ``command``. A driver
+    sends a handler's text for the command as this reply."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,6 +555,10 @@ class Arrival:
     is_manager: bool
     live_id: int | None
     event: Event
+    reply_kind: ReplyKind
+    """The reply that greets them: ``welcome`` (first) or
+    ``welcome_back`` (back). A driver sends a handler's text for the
+    arrival as this reply, so it merges with the others of its kind."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -860,10 +892,10 @@ _ENDREASON: dict[str, EndReason | str] = {m.value: m for m in EndReason}
 _ChatTwin = _twin(Chat)
 
 
-def _chat(d: Json, id: str | None) -> Chat:
+def _chat(d: Json, id: str | None, reply_kind: ReplyKind | None) -> Chat:
     u = d["user"]
     key = (u["id"], u["nickname"])
-    e: Any = _ChatTwin(_USERS.get(key) or _new_user(key), d["isDj"], d["message"], d["sentTime"], id)
+    e: Any = _ChatTwin(_USERS.get(key) or _new_user(key), d["isDj"], d["message"], d["sentTime"], id, reply_kind)
     e.__class__ = Chat
     return e  # type: ignore[no-any-return]
 
@@ -871,11 +903,11 @@ def _chat(d: Json, id: str | None) -> Chat:
 _PresenceTwin = _twin(Presence)
 
 
-def _presence(d: Json, id: str | None) -> Presence:
+def _presence(d: Json, id: str | None, reply_kind: ReplyKind | None) -> Presence:
     u = d["user"]
     key = (u["id"], u["nickname"])
     v_type: str = d["type"]
-    e: Any = _PresenceTwin(_USERS.get(key) or _new_user(key), _PRESENCETYPE.get(v_type, v_type), d["fanRank"], d["isManager"], d["favoriteTemperature"], d["time"], id)
+    e: Any = _PresenceTwin(_USERS.get(key) or _new_user(key), _PRESENCETYPE.get(v_type, v_type), d["fanRank"], d["isManager"], d["favoriteTemperature"], d["time"], id, reply_kind)
     e.__class__ = Presence
     return e  # type: ignore[no-any-return]
 
@@ -883,11 +915,11 @@ def _presence(d: Json, id: str | None) -> Presence:
 _LikeTwin = _twin(Like)
 
 
-def _like(d: Json, id: str | None) -> Like:
+def _like(d: Json, id: str | None, reply_kind: ReplyKind | None) -> Like:
     u = d["user"]
     key = (u["id"], u["nickname"])
     v_type: str = d["type"]
-    e: Any = _LikeTwin(_USERS.get(key) or _new_user(key), _LIKETYPE.get(v_type, v_type), d["totalAmount"], d["amount"], d["extraAmount"], d["combo"], d["time"], id)
+    e: Any = _LikeTwin(_USERS.get(key) or _new_user(key), _LIKETYPE.get(v_type, v_type), d["totalAmount"], d["amount"], d["extraAmount"], d["combo"], d["time"], id, reply_kind)
     e.__class__ = Like
     return e  # type: ignore[no-any-return]
 
@@ -895,10 +927,10 @@ def _like(d: Json, id: str | None) -> Like:
 _DonationTwin = _twin(Donation)
 
 
-def _donation(d: Json, id: str | None) -> Donation:
+def _donation(d: Json, id: str | None, reply_kind: ReplyKind | None) -> Donation:
     u = d["user"]
     key = (u["id"], u["nickname"])
-    e: Any = _DonationTwin(_USERS.get(key) or _new_user(key), d["amount"], d["message"], d["time"], id)
+    e: Any = _DonationTwin(_USERS.get(key) or _new_user(key), d["amount"], d["message"], d["time"], id, reply_kind)
     e.__class__ = Donation
     return e  # type: ignore[no-any-return]
 
@@ -906,9 +938,9 @@ def _donation(d: Json, id: str | None) -> Donation:
 _EndTwin = _twin(End)
 
 
-def _end(d: Json, id: str | None) -> End:
+def _end(d: Json, id: str | None, reply_kind: ReplyKind | None) -> End:
     v_reason: str = d["reason"]
-    e: Any = _EndTwin(_ENDREASON.get(v_reason, v_reason), id)
+    e: Any = _EndTwin(_ENDREASON.get(v_reason, v_reason), id, reply_kind)
     e.__class__ = End
     return e  # type: ignore[no-any-return]
 
@@ -1170,6 +1202,7 @@ def read_command(d: Json) -> Command:
         read_user(d["user"]),
         d["role"],
         cast("Chat", read_event(d["event"])),
+        d["replyKind"],
     )
 
 
@@ -1181,6 +1214,7 @@ def read_arrival(d: Json) -> Arrival:
         d["isManager"],
         d["liveId"],
         read_event(d["event"]),
+        d["replyKind"],
     )
 
 
@@ -1283,7 +1317,7 @@ def read_reply_counters(d: Json) -> ReplyCounters:
     )
 
 
-_EVENTS: dict[str, Callable[[Json, str | None], Event]] = {
+_EVENTS: dict[str, Callable[[Json, str | None, ReplyKind | None], Event]] = {
     "chat": _chat,
     "presence": _presence,
     "like": _like,
@@ -1298,7 +1332,7 @@ def read_event(line: Json) -> Event:
     read = _EVENTS.get(name)
     if read is None:
         return OtherEvent(name, line["data"], line["id"])
-    return read(line["data"], line["id"])
+    return read(line["data"], line["id"], line.get("replyKind"))
 
 
 def _call_result_broadcast(d: Json) -> Broadcast:
@@ -1350,7 +1384,7 @@ def read_items(lines: list[Json]) -> list[Item]:
     for line in lines:
         if line["type"] == "event":
             read = events.get(line["event"])
-            append(OtherEvent(line["event"], line["data"], line["id"]) if read is None else read(line["data"], line["id"]))
+            append(OtherEvent(line["event"], line["data"], line["id"]) if read is None else read(line["data"], line["id"], None))
         else:
             append(read_item(line))
     return out

@@ -26,12 +26,13 @@ Iterate, and ``match`` what comes::
                     print("stopped:", code, message)
 
 Or register handlers and run (a handler may be sync or async; what it raises is
-logged on the ``onair`` logger, and the bot goes on). A ``str`` it returns is a
-reply naming the person when the action names one, so it joins the merging of
-its kind when chat is behind; otherwise it is said (``say``):
+logged on the ``onair`` logger, and the bot goes on). A ``str`` it returns is
+the reply the action's ``reply_kind`` names (the core says which), naming the
+action's person, so it joins the merging of its kind when chat is behind; for an
+action without one it is said (``say``):
 
 ==================  ===========================================
-handler             its returned text
+handler             its returned text (the action's reply_kind)
 ==================  ===========================================
 ``on_arrival``      ``welcome`` (``first``) / ``welcome_back``
 ``on_donation``     ``thanks`` naming the donor
@@ -732,8 +733,8 @@ class Driver:
     def on(self, *types: type) -> Callable[[H], H]:
         """Registers a handler for these action types (``@bot.on(onair.Chat, onair.Like)``,
         ``@bot.on(onair.Notice)``); it may be sync or async, and a ``str`` it returns is
-        a reply naming the person for an ``Arrival`` or a ``Donation``, said otherwise
-        (see the module docs)."""
+        the reply the action's ``reply_kind`` names (an ``Arrival``, a ``Donation``, a
+        ``Command``), naming its person, said otherwise (see the module docs)."""
 
         def register(fn: H) -> H:
             self._handlers.append((types, fn))
@@ -862,13 +863,15 @@ class Driver:
             log.exception("the handler %s failed on %s", getattr(fn, "__name__", fn), type(action).__name__)
 
     def _answer(self, action: Any, text: str) -> None:
-        """A handler's returned text: a reply naming the person the action is about
-        (``_reply_of``), so it joins the merging; ``say`` otherwise, or when it is
-        not one chat message (a blank text says nothing)."""
-        of = _reply_of(action)
-        if of is not None:
+        """A handler's returned text: the reply the core names for the action
+        (its ``reply_kind``), naming the action's person, so it joins the merging;
+        ``say`` otherwise, or when it is not one chat message (a blank text says
+        nothing)."""
+        kind = getattr(action, "reply_kind", None)
+        user = getattr(action, "user", None)
+        if kind is not None and isinstance(user, User):
             try:
-                self.reply(of[0], of[1], text)
+                self.reply(kind, user, text)
                 return
             except ChatRejected:
                 pass
@@ -933,19 +936,6 @@ class Driver:
 _HANDED_OUT: frozenset[type] = frozenset(
     {Chat, Presence, Like, Donation, End, OtherEvent, Command, Arrival, Milestone, BroadcastEnded, Done, CommandRefused}
 )
-
-
-def _reply_of(action: object) -> tuple[ReplyKind, User] | None:
-    """Which reply a handler's returned text is, and whom it names: an ``Arrival``'s
-    a ``welcome`` (``first``) or ``welcome_back`` (``back``), a ``Donation``'s a
-    ``thanks``, a ``Command``'s a ``command`` answer; None (said) for the rest."""
-    if isinstance(action, Arrival):
-        return ("welcome" if action.kind == "first" else "welcome_back"), action.user
-    if isinstance(action, Donation):
-        return "thanks", action.user
-    if isinstance(action, Command):
-        return "command", action.user
-    return None
 
 
 def _level(notice: Notice) -> str:

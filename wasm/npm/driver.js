@@ -136,25 +136,6 @@ function notSent(error) {
 
 // ---- the driver ----------------------------------------------------------------
 
-/**
- * Whom a handler's returned text answers, and as what kind of reply: an
- * arrival is a welcome (`first`) or a welcome back (`back`), a donation a
- * thanks to the donor, a command an answer to whoever typed it. Any other
- * action: null (the text is said as it is).
- */
-function replyTo(action) {
-  switch (action?.type) {
-    case 'arrival':
-      return { kind: action.kind === 'first' ? 'welcome' : 'welcome_back', user: action.user };
-    case 'command':
-      return { kind: 'command', user: action.user };
-    case 'event':
-      return action.event === 'donation' && action.data?.user ? { kind: 'thanks', user: action.data.user } : null;
-    default:
-      return null;
-  }
-}
-
 /** setTimeout's largest delay. */
 const MAX_DELAY_MS = 0x7fffffff;
 /** The longest a stop waits for what the stream already delivered (turns of the event loop, no timer). */
@@ -392,8 +373,9 @@ export class Driver {
 
   /**
    * Drives the bot, calling the handlers (each awaited, in order), until it
-   * stops; the stop. A string a handler returns is said: as a reply naming
-   * the person of the action (`replyTo`), else with `say`.
+   * stops; the stop. A string a handler returns is said: as the reply the
+   * action's `replyKind` names (the core says which), naming its person,
+   * else with `say`.
    */
   async run() {
     for await (const action of this) {
@@ -406,16 +388,17 @@ export class Driver {
   }
 
   /**
-   * A handler's returned text: a reply of the kind the action names a person
-   * for (it joins the merging of its kind), `say` otherwise; not a string:
+   * A handler's returned text: the reply the action's `replyKind` names,
+   * naming the action's person (an event's is in its `data`), so it joins
+   * the merging of its kind; `say` for an action without one; not a string:
    * nothing. A text that is not one chat message is said in parts (`say`).
    */
   #answer(action, text) {
     if (typeof text !== 'string') return;
-    const to = replyTo(action);
-    if (to !== null) {
+    const user = action.type === 'event' ? action.data?.user : action.user;
+    if (action.replyKind && user) {
       try {
-        this.reply(to.kind, to.user, text);
+        this.reply(action.replyKind, user, text);
         return;
       } catch (e) {
         if (!(e instanceof OnairError) || (e.kind !== 'chat_too_long' && e.kind !== 'chat_empty')) throw e;

@@ -265,19 +265,21 @@ export class CallbackStore implements Store {
 export type DriverAction = Exclude<Action, { type: 'send' | 'openStream' | 'closeStream' | 'wait' }>;
 /** A handler's name: a driver action's `type`, an event's name, or `event` for every event. */
 export type HandlerName = DriverAction['type'] | EventName;
+/** An event as the driver hands it out: its line, with `replyKind` (`thanks`) on a donation. */
+export type EventAction = Extract<DriverAction, { type: 'event' }>;
 /** What a handler of `N` receives. */
 export type HandlerAction<N extends HandlerName> = N extends EventName
-  ? Extract<OnairEvent, { event: N }>
+  ? Extract<EventAction, { event: N }>
   : N extends 'event'
-    ? OnairEvent
+    ? EventAction
     : Extract<DriverAction, { type: N }>;
 /**
  * A handler: a string it returns (or resolves to) is said. Where the action
- * names a person, as a reply that joins the merging of its kind: an
- * `arrival`'s text is a `welcome` (`first`) or `welcome_back` (`back`), a
- * `donation` event's a `thanks` to the donor, a `command`'s a `command`
- * answer; any other action's text, or one longer than a chat message, goes
- * out with `say`.
+ * names a person, as the reply its `replyKind` names (the bot's choice),
+ * which joins the merging of its kind: an `arrival`'s text is a `welcome`
+ * (`first`) or `welcome_back` (`back`), a `donation` event's a `thanks` to
+ * the donor, a `command`'s a `command` answer; any other action's text (no
+ * `replyKind`), or one longer than a chat message, goes out with `say`.
  */
 export type Handler<A> = (action: A, driver: Driver) => void | string | Promise<void | string>;
 

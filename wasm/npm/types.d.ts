@@ -24,7 +24,16 @@ export type Action =
       id: number;
       reason: CloseReason;
     }
-  | ({ type: "event" } & EventLine)
+  | ({
+      type: "event";
+      /**
+       * On a donation the bot hands out, the reply that answers the
+       * donor: `thanks`. A driver sends a handler's text for the event
+       * as this reply, so it merges with the others of its kind. Absent
+       * on every other event (and on the decoder's lines).
+       */
+      replyKind?: ReplyKind;
+    } & EventLine)
   | {
       type: "notice";
       notice: Notice;
@@ -60,6 +69,11 @@ export type Action =
       user: User;
       role: Role;
       event: ChatRef;
+      /**
+       * The reply that answers whoever typed it: `command`. A driver
+       * sends a handler's text for the command as this reply.
+       */
+      replyKind: ReplyKind;
     }
   | {
       type: "arrival";
@@ -69,6 +83,12 @@ export type Action =
       isManager: boolean;
       liveId: number | null;
       event: EventLine;
+      /**
+       * The reply that greets them: `welcome` (first) or
+       * `welcome_back` (back). A driver sends a handler's text for the
+       * arrival as this reply, so it merges with the others of its kind.
+       */
+      replyKind: ReplyKind;
     }
   | ({ type: "milestone" } & Milestone)
   | {

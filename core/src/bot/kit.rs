@@ -112,6 +112,84 @@ impl Bot {
     }
 }
 
+/// What a person did that a reply answers: their arrival, a donation, a
+/// command they ran.
+#[derive(Debug, Clone, Copy)]
+enum Answered {
+    Arrival(ArrivalKind),
+    Donation,
+    Command,
+}
+
+impl Answered {
+    /// The one table of which reply answers what a person did: a first
+    /// arrival a welcome, a return a welcome back, a donation a thanks, a
+    /// command a command's answer. The kit's configured replies
+    /// ([`reply_of`]) and the kind an action hands its driver
+    /// ([`Action::reply_kind`], the action lines' `replyKind`) both read it.
+    fn reply_kind(self) -> ReplyKind {
+        match self {
+            Answered::Arrival(ArrivalKind::First) => ReplyKind::Welcome,
+            Answered::Arrival(ArrivalKind::Back { .. }) => ReplyKind::WelcomeBack,
+            Answered::Donation => ReplyKind::Thanks,
+            Answered::Command => ReplyKind::Command,
+        }
+    }
+}
+
+impl crate::kit::Arrival {
+    /// The reply that answers this arrival (see [`Action::reply_kind`]).
+    pub(crate) fn reply_kind(&self) -> ReplyKind {
+        Answered::Arrival(self.kind).reply_kind()
+    }
+}
+
+impl crate::kit::Command {
+    /// The reply that answers this command (see [`Action::reply_kind`]).
+    pub(crate) fn reply_kind(&self) -> ReplyKind {
+        Answered::Command.reply_kind()
+    }
+}
+
+impl Action {
+    /// The kind of reply that answers the person this action is about, for
+    /// a driver that sends a handler's text for it with
+    /// [`Bot::reply`]`(kind, person, text)` so it merges with the replies
+    /// of its kind: an [`Arrival`](Action::Arrival)'s
+    /// [`Welcome`](ReplyKind::Welcome) (first) or
+    /// [`WelcomeBack`](ReplyKind::WelcomeBack), a donation
+    /// [`Event`](Action::Event)'s [`Thanks`](ReplyKind::Thanks) (the person:
+    /// the donor), a [`Command`](Action::Command)'s
+    /// [`Command`](ReplyKind::Command) (whoever typed it). `None` for every
+    /// other action (a text for it is said, [`Bot::say`]). Its JSON line
+    /// carries it as `replyKind`.
+    ///
+    /// ```
+    /// use onair::event::Event;
+    /// use onair::kit::ReplyKind;
+    /// use onair::Action;
+    ///
+    /// let donation = Event::decode(
+    ///     "donation",
+    ///     r#"{"user":{"id":"u1","nickname":"Ana"},"amount":300,"message":null,"time":"t"}"#,
+    /// ).unwrap().unwrap();
+    /// let action = Action::Event { id: None, event: donation };
+    /// assert_eq!(action.reply_kind(), Some(ReplyKind::Thanks));
+    /// assert_eq!(Action::Wait { until_ms: None }.reply_kind(), None);
+    /// ```
+    pub fn reply_kind(&self) -> Option<ReplyKind> {
+        match self {
+            Action::Arrival(a) => Some(a.reply_kind()),
+            Action::Event {
+                event: Event::Donation(_),
+                ..
+            } => Some(Answered::Donation.reply_kind()),
+            Action::Command(c) => Some(c.reply_kind()),
+            _ => None,
+        }
+    }
+}
+
 fn action_of(action: KitAction) -> Option<Action> {
     Some(match action {
         KitAction::Arrival(a) => Action::Arrival(a),
@@ -134,15 +212,15 @@ fn reply_of(
     let nickname = |u: &User| u.nickname.clone().unwrap_or_else(|| "friend".to_owned());
     let (kind, user, template, values): (_, _, &str, Vec<(&str, String)>) = match action {
         KitAction::Arrival(a) => {
-            let (kind, template) = match a.kind {
-                ArrivalKind::First => (ReplyKind::Welcome, &config.welcome),
-                ArrivalKind::Back { .. } => (ReplyKind::WelcomeBack, &config.welcome_back),
+            let template = match a.kind {
+                ArrivalKind::First => &config.welcome,
+                ArrivalKind::Back { .. } => &config.welcome_back,
             };
             let values = vec![("nickname", nickname(&a.user))];
-            (kind, Some(a.user.clone()), template, values)
+            (a.reply_kind(), Some(a.user.clone()), template, values)
         }
         KitAction::Thanks(user) => (
-            ReplyKind::Thanks,
+            Answered::Donation.reply_kind(),
             Some(user.clone()),
             &config.thanks,
             vec![("nickname", nickname(user))],
@@ -168,7 +246,7 @@ fn reply_of(
             if template.contains("{top}") {
                 values.push(("top", kit.tally().top_donors_text(&config.no_donors)));
             }
-            (ReplyKind::Command, Some(c.user.clone()), template, values)
+            (c.reply_kind(), Some(c.user.clone()), template, values)
         }
         KitAction::Refused(_) | KitAction::BroadcastEnded(_) => return None,
     };

@@ -142,6 +142,16 @@ proptest! {
     }
 
     #[test]
+    fn an_event_action_names_its_reply_only_for_a_donation(event in event()) {
+        let is_donation = matches!(event, Event::Donation(_));
+        let action = Action::Event { id: None, event };
+        let line: serde_json::Value = serde_json::from_str(&ActionJson(&action).to_line()).unwrap();
+        let kind = action.reply_kind();
+        prop_assert_eq!(kind, is_donation.then_some(ReplyKind::Thanks));
+        prop_assert_eq!(line.get("replyKind").and_then(|k| k.as_str()), kind.map(ReplyKind::as_str));
+    }
+
+    #[test]
     fn the_tally_reads_back_what_it_writes(events in proptest::collection::vec(event(), 0..12)) {
         let mut tally = crate::kit::tally::Tally::new();
         for event in &events {
@@ -265,5 +275,81 @@ fn every_connection_state_and_a_status_are_objects() {
         let status = crate::Bot::new(config, saved, 1).status(0);
         object(&status);
         assert_eq!(status.to_json(), serde_json::to_string(&status).unwrap());
+    }
+}
+
+/// Arrivals and commands name the reply that answers their person, in the
+/// line as in [`Action::reply_kind`]; the kit's other actions name none.
+#[test]
+fn arrivals_and_commands_name_their_reply_kind() {
+    use crate::kit::{Arrival, ArrivalKind, Cause, Command, Milestone, Role};
+    let ana = User {
+        id: "u1".into(),
+        nickname: Some("Ana".into()),
+    };
+    let chat = Chat {
+        user: ana.clone(),
+        is_dj: false,
+        message: "!hello".into(),
+        sent_time: Timestamp::new("t"),
+    };
+    let arrival = |kind| {
+        Action::Arrival(Arrival {
+            kind,
+            user: ana.clone(),
+            is_manager: false,
+            live_id: None,
+            event: Cause {
+                id: None,
+                event: Event::Chat(chat.clone()),
+            },
+        })
+    };
+    let command = Action::Command(Command {
+        name: "hello".into(),
+        args: Vec::new(),
+        rest: String::new(),
+        user: ana.clone(),
+        role: Role::Listener,
+        chat: Cause {
+            id: None,
+            event: chat.clone(),
+        },
+    });
+    let like = Like {
+        user: ana.clone(),
+        kind: LikeType::Free,
+        total_amount: 100,
+        amount: 100,
+        extra_amount: 0,
+        combo: None,
+        time: Timestamp::new("t"),
+    };
+    let milestone = Action::Milestone(Milestone::Hearts {
+        reached: 100,
+        total: 100,
+        like: Cause {
+            id: None,
+            event: like,
+        },
+    });
+    let cases = [
+        (arrival(ArrivalKind::First), Some("welcome")),
+        (
+            arrival(ArrivalKind::Back { away_ms: 600_000 }),
+            Some("welcome_back"),
+        ),
+        (command, Some("command")),
+        (milestone, None),
+        (Action::Wait { until_ms: None }, None),
+    ];
+    for (action, expected) in cases {
+        let line: serde_json::Value = serde_json::from_str(&ActionJson(&action).to_line()).unwrap();
+        assert_eq!(
+            line.get("replyKind").and_then(|k| k.as_str()),
+            expected,
+            "{line}"
+        );
+        assert_eq!(action.reply_kind().map(ReplyKind::as_str), expected);
     }
 }

@@ -553,6 +553,17 @@ impl Gen<'_> {
                 .iter()
                 .any(|p| p.key == "data" && ref_name(&p.node) == Some("Event"));
             if data_is_event {
+                // The event line's own fields are `EventLine`'s; any other
+                // (a donation's `replyKind`) is the member's.
+                let own: Vec<Prop> = props
+                    .into_iter()
+                    .filter(|p| !matches!(p.key.as_str(), "event" | "id" | "data"))
+                    .collect();
+                let lead = if own.is_empty() {
+                    lead
+                } else {
+                    self.object(&ctx, Some((tag, value)), &own, "    ")
+                };
                 part.push_str(&format!("  | ({lead} & EventLine)"));
             } else if let Some(own) = lookup(NAMED, &ctx) {
                 self.use_entry("NAMED", &ctx);
