@@ -662,6 +662,8 @@ static void drain_kit(onair_bot *bot, uint64_t now, seen_t *s) {
       CHECK(a.event.kind == ONAIR_EVENT_PRESENCE);
       CHECK(a.event.user_id.len == a.user_id.len && memcmp(a.event.user_id.ptr, a.user_id.ptr, a.user_id.len) == 0);
       CHECK(has_json && contains(json, json_len, "\"type\":\"arrival\"") && contains(json, json_len, "\"liveId\":42"));
+      /* The reply that greets them, as the core names it. */
+      CHECK(contains(json, json_len, a.arrival == ONAIR_ARRIVAL_FIRST ? "\"replyKind\":\"welcome\"" : "\"replyKind\":\"welcome_back\""));
       break;
     case ONAIR_ACTION_COMMAND:
       s->commands++;
@@ -669,6 +671,7 @@ static void drain_kit(onair_bot *bot, uint64_t now, seen_t *s) {
       CHECK(eq(a.user_id, "u-1") && eq(a.nickname, "sky") && a.role == ONAIR_ROLE_LISTENER);
       CHECK(a.event.kind == ONAIR_EVENT_CHAT && eq(a.event.message, "!Hello  there"));
       CHECK(has_json && contains(json, json_len, "\"type\":\"command\"") && contains(json, json_len, "\"args\":[\"there\"]"));
+      CHECK(contains(json, json_len, "\"replyKind\":\"command\""));
       break;
     case ONAIR_ACTION_NOTICE:
       if (a.notice == ONAIR_NOTICE_FRAME_SKIPPED) s->skipped++;
