@@ -1165,4 +1165,53 @@ welcome = "Hi {nickname}"
             assert!(!shown.contains(secret), "{secret} in {shown}");
         }
     }
+
+    #[test]
+    fn traces_are_off_unless_an_endpoint_is_named_in_the_file_or_the_environment() {
+        assert_eq!(parse(GOOD).unwrap().traces, None);
+        let with = |host: &str| GOOD.replace("[host]", &format!("[host.traces]\n{host}\n[host]"));
+        let c = parse(&with("otlp_endpoint = \"http://127.0.0.1:4318/\"")).unwrap();
+        let traces = c.traces.expect("traces");
+        assert_eq!(traces.otlp_endpoint, "http://127.0.0.1:4318/");
+        assert!((traces.sample_ratio - 1.0).abs() < f64::EPSILON);
+        let c = parse(&with(
+            "otlp_endpoint = \"https://collector:4318\"\nsample_ratio = 0.25",
+        ))
+        .unwrap();
+        assert!((c.traces.expect("traces").sample_ratio - 0.25).abs() < f64::EPSILON);
+        // The standard variable, when the file names none; the file wins.
+        let standard = |n: &str| match n {
+            crate::traces::ENV_OTLP_ENDPOINT => Some("http://10.0.0.5:4318".to_owned()),
+            other => env(other),
+        };
+        let c = HostConfig::parse(GOOD, Path::new("."), &standard).unwrap();
+        assert_eq!(
+            c.traces.map(|t| t.otlp_endpoint).as_deref(),
+            Some("http://10.0.0.5:4318")
+        );
+        let text = with("otlp_endpoint = \"http://127.0.0.1:4318\"");
+        let c = HostConfig::parse(&text, Path::new("."), &standard).unwrap();
+        assert_eq!(
+            c.traces.map(|t| t.otlp_endpoint).as_deref(),
+            Some("http://127.0.0.1:4318")
+        );
+        for (host, key) in [
+            (
+                "otlp_endpoint = \"127.0.0.1:4318\"",
+                "host.traces.otlp_endpoint",
+            ),
+            (
+                "otlp_endpoint = \"http://127.0.0.1:4318\"\nsample_ratio = 1.5",
+                "host.traces.sample_ratio",
+            ),
+            ("sample_ratio = 0.5", "host.traces.sample_ratio"),
+            (
+                "endpoint = \"http://127.0.0.1:4318\"",
+                "host.traces.endpoint",
+            ),
+        ] {
+            let err = parse(&with(host)).unwrap_err();
+            assert_eq!(err.key, key, "{host}: {err}");
+        }
+    }
 }
