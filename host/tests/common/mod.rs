@@ -159,7 +159,11 @@ impl Setup {
     /// An emulator, an empty folder `onair-host-{name}-PID`, a free port and
     /// an app whose redirect is that port's /callback.
     pub async fn new(name: &str) -> Setup {
-        let emu = Emulator::builder().start().await.expect("emulator");
+        Setup::on(name, Emulator::builder().start().await.expect("emulator")).await
+    }
+
+    /// The same over an emulator of the test's own (its clock's speed, …).
+    pub async fn on(name: &str, emu: Running) -> Setup {
         let dir = std::env::temp_dir().join(format!("onair-host-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("dir");
