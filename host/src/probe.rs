@@ -154,7 +154,7 @@ pub fn share(budget_per_s: f64, live_replicas: i64) -> f64 {
 /// `share_per_s`. No share (zero, negative, not a number): `u64::MAX` each.
 pub fn plan(weights: &[f64], share_per_s: f64) -> Vec<u64> {
     let mut waits = vec![u64::MAX; weights.len()];
-    if !(share_per_s > 0.0) || !share_per_s.is_finite() {
+    if share_per_s.is_nan() || share_per_s <= 0.0 || !share_per_s.is_finite() {
         return waits;
     }
     let weight = |i: usize| {
