@@ -47,6 +47,7 @@ refresh | revoke | show`: 1 the service refused (kind and advice printed),
 #[command(
     name = "onair",
     bin_name = "onair",
+    version,
     about = "Tools for bot authors of the live-broadcast bot API, over the onair core",
     after_help = EXIT_CODES,
     args_override_self = true

@@ -289,3 +289,15 @@ fn settings_from_the_environment_and_empty_ones_count_as_unset() {
     assert!(usage_error(&run).contains("needs --client-secret"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `onair --version` (and `-V`) prints the release's one version and exits 0:
+/// what a user checks after `cargo install onair-cli`.
+#[test]
+fn version_is_the_workspace_version() {
+    for flag in ["--version", "-V"] {
+        let run = onair(&[flag]);
+        assert_eq!(run.code, 0, "{flag}: {}", run.stderr);
+        assert!(run.stderr.is_empty(), "{flag}: {}", run.stderr);
+        assert_eq!(run.stdout, format!("onair {}\n", env!("CARGO_PKG_VERSION")), "{flag}");
+    }
+}
