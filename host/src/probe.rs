@@ -10,8 +10,8 @@
 //! | the DJ | weight |
 //! |---|---|
 //! | broadcast ended within the last hour ([`RECENT_MS`]), or within an hour of a usual start time ([`History::near_usual_start`]) | [`WEIGHT_HOT`] (8) |
-//! | on air within the last week ([`IDLE_MS`]) | [`WEIGHT_NORMAL`] (1) |
-//! | idle for longer, or never seen on air | [`WEIGHT_IDLE`] (¼) |
+//! | on air within the last week ([`IDLE_MS`]), or not known yet (no broadcast seen) | [`WEIGHT_NORMAL`] (1) |
+//! | last on air longer ago | [`WEIGHT_IDLE`] (¼) |
 //!
 //! and a rate proportional to its weight, the rates summing to at most the
 //! share, none above one probe per [`FLOOR_MS`] (the spec's few seconds;
@@ -36,6 +36,8 @@ pub const RECENT_MS: i64 = 60 * 60 * 1000;
 pub const NEAR_USUAL_MS: i64 = 60 * 60 * 1000;
 /// A DJ not on air for this long (ms) is probed least.
 pub const IDLE_MS: i64 = 7 * DAY_MS;
+/// Starts older than this (ms) say nothing of a DJ's usual hours.
+pub const USUAL_WITHIN_MS: i64 = 28 * DAY_MS;
 /// How many broadcast starts a bot's history keeps.
 pub const KEPT_STARTS: usize = 8;
 /// The weight of a DJ likely to start soon.
@@ -97,19 +99,25 @@ impl History {
     }
 
     /// Whether `now_ms` is within [`NEAR_USUAL_MS`] of a usual start time
-    /// (time of day, UTC): one at which at least two kept starts fell
-    /// within [`NEAR_USUAL_MS`] of each other, or the one start known.
+    /// (time of day, UTC): one at which at least two of the starts of the
+    /// last [`USUAL_WITHIN_MS`] fell within [`NEAR_USUAL_MS`] of each other,
+    /// or the one such start.
     pub fn near_usual_start(&self, now_ms: i64) -> bool {
+        let recent: Vec<i64> = self
+            .starts_ms
+            .iter()
+            .copied()
+            .filter(|s| now_ms.saturating_sub(*s) < USUAL_WITHIN_MS)
+            .collect();
         let usual = |s: i64| {
-            self.starts_ms.len() == 1
-                || self
-                    .starts_ms
+            recent.len() == 1
+                || recent
                     .iter()
                     .filter(|o| day_distance(**o, s) <= NEAR_USUAL_MS)
                     .count()
                     >= 2
         };
-        self.starts_ms
+        recent
             .iter()
             .any(|s| day_distance(*s, now_ms) <= NEAR_USUAL_MS && usual(*s))
     }
@@ -126,7 +134,8 @@ impl History {
             .into_iter()
             .chain(self.starts_ms.iter().copied())
             .max();
-        if last_seen.is_some_and(|at| since(at) < IDLE_MS) {
+        // A DJ not seen on air yet (just connected) is not idle.
+        if last_seen.is_none_or(|at| since(at) < IDLE_MS) {
             WEIGHT_NORMAL
         } else {
             WEIGHT_IDLE
@@ -393,8 +402,12 @@ mod tests {
     /// 2026-11-28 21:00 UTC.
     const NOW: i64 = 1_795_899_600_000;
 
+    /// Last on air a month ago.
     fn idle() -> History {
-        History::default()
+        History {
+            last_ended_ms: Some(NOW - 30 * 24 * HOUR),
+            starts_ms: vec![NOW - 30 * 24 * HOUR - 5 * HOUR],
+        }
     }
 
     fn recently_live() -> History {
@@ -535,6 +548,8 @@ mod tests {
         assert!(!odd.near_usual_start(NOW - 7 * HOUR));
         // The one start known is the usual one.
         assert!(weekly().near_usual_start(NOW - 5 * HOUR));
+        // A start a month ago says nothing of the hours now.
+        assert!(!idle().near_usual_start(NOW - 5 * HOUR));
         // Around midnight, by time of day.
         let late = History {
             last_ended_ms: None,
@@ -543,6 +558,11 @@ mod tests {
         assert!(late.near_usual_start(NOW + 2 * HOUR + HOUR / 2)); // 23:30
         assert_eq!(late.weight(NOW + 2 * HOUR + HOUR / 2), WEIGHT_HOT);
         assert_eq!(idle().weight(NOW), WEIGHT_IDLE);
+        assert_eq!(
+            History::default().weight(NOW),
+            WEIGHT_NORMAL,
+            "not known yet"
+        );
         assert_eq!(recently_live().weight(NOW), WEIGHT_HOT);
     }
 
