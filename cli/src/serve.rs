@@ -1,6 +1,7 @@
 //! `onair serve`: the service emulator on 127.0.0.1.
 //!
-//! `onair serve [--port N] [--speed X] [--scenario FILE|NAME] [--heartbeat-ms N] [--djs N] [--json]`
+//! `onair serve [--port N] [--speed X] [--scenario FILE|NAME] [--heartbeat-ms N] [--djs N]
+//! [--on-air PCT] [--events-per-minute N] [--json]`
 //!
 //! With `--json` the first stdout line is exactly one JSON object
 //! `{"baseUrl","controlUrl","clientId","clientSecret","redirectUri"}` and
@@ -9,10 +10,14 @@
 //! curl line for a consent code and the consent page's address, then one
 //! readable line per thing that happens. Ctrl-C (or SIGTERM) stops it
 //! cleanly. `--djs N` adds the DJs `dj-1` … `dj-N` beside `main` and plays
-//! the scenario for each of them too (a hosted service's load).
+//! the scenario for each of them too (a hosted service's load); with
+//! `--scenario fleet` they run as a fleet instead (`onair_emulator::fleet`:
+//! each on air at its usual time of day, about `--on-air` % at a time,
+//! `--events-per-minute` events each while on air).
 
 use std::io::Write;
 
+use onair_emulator::fleet::Fleet;
 use onair_emulator::{Emulator, Scenario};
 use serde_json::json;
 
@@ -30,9 +35,17 @@ pub struct Args {
     #[arg(long, value_name = "X", default_value_t = 1.0,
           value_parser = crate::values::speed_or_frozen, allow_hyphen_values = true)]
     speed: f64,
-    /// A scenario file, or a built-in one: quiet, busy or faulty
+    /// A scenario file, or a built-in one: quiet, busy, faulty, or fleet (the DJs of --djs on a daily schedule)
     #[arg(long, value_name = "FILE|NAME", allow_hyphen_values = true)]
     scenario: Option<String>,
+    /// With --scenario fleet: the share of DJs on air at a time, 1 to 50 %
+    #[arg(long, value_name = "PCT", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=50))]
+    on_air: u32,
+    /// With --scenario fleet: events per live DJ per emulator minute (0: none)
+    #[arg(long, value_name = "N", default_value_t = 6.0, value_parser = events_per_minute,
+          allow_hyphen_values = true)]
+    events_per_minute: f64,
     /// The stream's heartbeat interval in emulator milliseconds [default: 15000]
     #[arg(long, value_name = "N", value_parser = crate::values::milliseconds,
           allow_hyphen_values = true)]
@@ -62,6 +75,7 @@ struct Options {
     port: u16,
     speed: f64,
     scenario: Option<Scenario>,
+    fleet: Option<Fleet>,
     heartbeat_ms: Option<i64>,
     djs: usize,
     json: bool,
@@ -81,6 +95,14 @@ fn djs(value: &str) -> Result<usize, String> {
     }
 }
 
+/// Events a minute: a number from 0 to 60 000.
+fn events_per_minute(value: &str) -> Result<f64, String> {
+    match value.parse::<f64>() {
+        Ok(n) if (0.0..=60_000.0).contains(&n) => Ok(n),
+        _ => Err("takes a number from 0 to 60000".to_owned()),
+    }
+}
+
 /// A built-in scenario's name, or a scenario file.
 fn scenario(v: &str) -> Result<Scenario, UsageError> {
     if let Some(s) = Scenario::builtin(v) {
@@ -88,7 +110,7 @@ fn scenario(v: &str) -> Result<Scenario, UsageError> {
     }
     let text = std::fs::read_to_string(v).map_err(|e| {
         UsageError(format!(
-            "--scenario {v:?} is neither quiet, busy, faulty nor a readable file: {e}"
+            "--scenario {v:?} is neither quiet, busy, faulty, fleet nor a readable file: {e}"
         ))
     })?;
     Scenario::from_json(&text).map_err(|e| UsageError(format!("{v}: {e}")))
@@ -103,10 +125,19 @@ fn cassette(path: &str) -> Result<onair_emulator::cassette::Cassette, UsageError
 
 /// Runs `onair serve` until Ctrl-C or SIGTERM.
 pub fn run(args: Args) -> Result<(), UsageError> {
+    let fleet = (args.scenario.as_deref() == Some("fleet")).then(|| Fleet {
+        on_air_percent: args.on_air,
+        events_per_minute: args.events_per_minute,
+        ..Fleet::default()
+    });
     let o = Options {
         port: args.port,
         speed: args.speed,
-        scenario: args.scenario.as_deref().map(scenario).transpose()?,
+        scenario: match fleet {
+            Some(_) => None,
+            None => args.scenario.as_deref().map(scenario).transpose()?,
+        },
+        fleet,
         heartbeat_ms: args.heartbeat_ms,
         djs: args.djs,
         json: args.json,
@@ -121,10 +152,16 @@ pub fn run(args: Args) -> Result<(), UsageError> {
 }
 
 async fn serve(o: Options) -> Result<(), UsageError> {
-    let scenario_name = o.scenario.as_ref().map(|s| s.name.clone());
+    let scenario_name = match &o.fleet {
+        Some(_) => Some("fleet".to_owned()),
+        None => o.scenario.as_ref().map(|s| s.name.clone()),
+    };
     let mut b = Emulator::builder().port(o.port).speed(o.speed).djs(o.djs);
     if let Some(s) = o.scenario {
         b = b.scenario(s);
+    }
+    if let Some(f) = o.fleet {
+        b = b.fleet(f);
     }
     if let Some(h) = o.heartbeat_ms {
         b = b.heartbeat_ms(h);

@@ -134,6 +134,8 @@ fn usage_errors_exit_2_with_one_line() {
         &["serve", "--speed", "inf"],
         &["serve", "--heartbeat-ms", "soon"],
         &["serve", "--scenario", "/no/such/file"],
+        &["serve", "--on-air", "0"],
+        &["serve", "--events-per-minute", "-1"],
         &["demo", "--speed", "0"],
         &["demo", "--remote"],
         &["demo", "--client-secret"],

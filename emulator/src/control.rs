@@ -435,6 +435,11 @@ pub const CALLS: &[Call] = &[
         method: "POST",
         run: leave,
     },
+    Call {
+        path: "/fleet",
+        method: "GET",
+        run: fleet,
+    },
 ];
 
 /// Answers one control call with its handler.
@@ -919,13 +924,11 @@ fn ledger(shared: &Shared, input: &Input<'_>) -> Result<Reply, Reply> {
         .collect();
     let param = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v);
     let w = shared.world();
-    if let Some(dj) = param("dj") {
-        dj_of(&w, Some(dj))?;
-    }
-    let mut ledger = w.ledger();
-    if let Some(dj) = param("dj") {
-        ledger.broadcasts.retain(|b| b.dj == *dj);
-    }
+    let dj = match param("dj") {
+        Some(name) => Some(dj_of(&w, Some(name))?),
+        None => None,
+    };
+    let mut ledger = w.ledger_of(dj);
     if let Some(client) = param("clientId") {
         for b in &mut ledger.broadcasts {
             b.bots.retain(|bot| bot.client_id == *client);
@@ -1067,4 +1070,24 @@ fn leave(shared: &Shared, input: &Input<'_>) -> Result<Reply, Reply> {
     let dj = dj_of(&w, req.dj.as_deref())?;
     let left = w.leave(dj, &req.user_id);
     Ok(ok(json!({"left": left})))
+}
+
+/// `GET /fleet`: the fleet's settings and every DJ's plan and sessions
+/// (`?dj=D`: one DJ's; `?onAir=true`: those on air); 404 when no fleet runs.
+fn fleet(shared: &Shared, input: &Input<'_>) -> Result<Reply, Reply> {
+    let mut dj = None;
+    let mut only_on_air = false;
+    let w = shared.world();
+    for (k, v) in form_urlencoded::parse(input.query.unwrap_or("").as_bytes()) {
+        match &*k {
+            "dj" => dj = Some(dj_of(&w, Some(&v))?),
+            "onAir" => only_on_air = v == "true",
+            _ => {}
+        }
+    }
+    crate::fleet::json(&w, dj, only_on_air)
+        .map(ok)
+        .ok_or_else(|| {
+            Reply::control_error(404, "no fleet runs (onair serve --djs N --scenario fleet)")
+        })
 }

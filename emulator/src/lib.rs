@@ -37,7 +37,8 @@
 //! fan-out, streams), [`oauth`]. Front: [`routes`] (the route table and
 //! router), [`api`] (bot endpoints), [`consent`] (the consent page),
 //! [`control`], [`http`] (server),
-//! [`scenario`] (one timeline per DJ with [`Builder::djs`]).
+//! [`scenario`] (one timeline per DJ with [`Builder::djs`]), [`fleet`] (many
+//! DJs on a daily schedule).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -49,6 +50,7 @@ pub mod clock;
 pub mod consent;
 pub mod control;
 pub mod events;
+pub mod fleet;
 pub mod http;
 pub mod ledger;
 pub mod oauth;
@@ -105,6 +107,7 @@ pub struct Builder {
     djs: usize,
     cfg: Config,
     replay: Option<(cassette::Cassette, bool)>,
+    fleet: Option<fleet::Fleet>,
 }
 
 impl Default for Builder {
@@ -118,6 +121,7 @@ impl Default for Builder {
             djs: 0,
             cfg: Config::default(),
             replay: None,
+            fleet: None,
         }
     }
 }
@@ -172,9 +176,33 @@ impl Builder {
         self
     }
 
-    /// A scenario to play from the start.
+    /// A scenario to play from the start (instead of a fleet).
     pub fn scenario(mut self, scenario: Scenario) -> Self {
         self.scenario = Some(scenario);
+        self.fleet = None;
+        self
+    }
+
+    /// Runs the DJs `dj-1` … `dj-n` of [`Builder::djs`] as a fleet
+    /// ([`fleet`]: each goes on air at its usual time of day for a while,
+    /// about `on_air_percent` % of them at a time, with events) instead of a
+    /// scenario, until the emulator stops. Its progress (`GET
+    /// /_emulator/scenario`, named `fleet`) counts the DJs on air; it is
+    /// never done.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// use onair_emulator::fleet::Fleet;
+    /// let emu = onair_emulator::Emulator::builder()
+    ///     .djs(100).speed(0.0).fleet(Fleet::default()).start().await?;
+    /// emu.advance_ms(86_400_000);
+    /// # emu.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub fn fleet(mut self, fleet: fleet::Fleet) -> Self {
+        self.fleet = Some(fleet);
+        self.scenario = None;
         self
     }
 
@@ -245,6 +273,21 @@ impl Builder {
                 Arc::clone(&shared),
                 stop_rx.clone(),
             )));
+        }
+        if let Some(f) = self.fleet {
+            let sh = Arc::clone(&shared);
+            shared.progress.send_replace(shared::Progress {
+                name: Some("fleet".to_owned()),
+                total: djs.len(),
+                ..shared::Progress::default()
+            });
+            let mut stop_rx = stop_rx.clone();
+            tasks.push(tokio::spawn(async move {
+                tokio::select! {
+                    () = fleet::run(sh, f, 1) => {}
+                    _ = stop_rx.changed() => {}
+                }
+            }));
         }
         if let Some(s) = self.scenario {
             let sh = Arc::clone(&shared);

@@ -287,6 +287,8 @@ pub struct World {
     pub cfg: Config,
     /// Randomness for ids and defaults.
     pub rng: Rng,
+    /// The fleet's plans, when a fleet runs ([`crate::fleet`]).
+    pub fleet: Option<crate::fleet::FleetState>,
     /// Apps; index 0 is the default app.
     pub apps: Vec<App>,
     /// DJs; index 0 is the default DJ.
@@ -335,6 +337,7 @@ impl World {
         let mut w = Self {
             cfg,
             rng: Rng::new(seed),
+            fleet: None,
             apps: Vec::new(),
             djs: Vec::new(),
             integrations: Vec::new(),
@@ -1079,10 +1082,16 @@ impl World {
 
     /// The ledger as a value.
     pub fn ledger(&self) -> Ledger {
+        self.ledger_of(None)
+    }
+
+    /// The ledger of `dj`'s broadcasts only (`None`: every DJ's).
+    pub fn ledger_of(&self, dj: Option<usize>) -> Ledger {
         Ledger {
             broadcasts: self
                 .ledger
                 .iter()
+                .filter(|(d, _, _)| dj.is_none_or(|want| want == *d))
                 .map(|(dj, live_id, bots)| crate::ledger::BroadcastEntry {
                     dj: self.djs[*dj].name.clone(),
                     live_id: *live_id,

@@ -11,6 +11,7 @@ mod consent;
 mod control;
 mod djs;
 mod endpoints;
+mod fleet;
 mod handling;
 mod marks;
 mod oauth;
