@@ -287,7 +287,75 @@ pub async fn keep_quota(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
 
 #[cfg(test)]
 mod tests {
-    use super::share;
+    use super::*;
+
+    /// A hub (a replica of its own) over `url`, its probe budget `budget`.
+    async fn hub(url: &str, budget: u32) -> Arc<Hub> {
+        use crate::config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
+        let text = format!(
+            r#"[app]
+base_url = "http://127.0.0.1:9"
+client_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+consent_url = "http://127.0.0.1:9/oauth?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}"
+[host]
+probe_budget_per_s = {budget}
+"#
+        );
+        let url = url.to_owned();
+        let env = move |name: &str| match name {
+            ENV_CLIENT_SECRET => Some("secret".to_owned()),
+            ENV_KEY => Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".to_owned()),
+            ENV_ADMIN_TOKEN => Some("admin-token-of-the-replica-tests".to_owned()),
+            ENV_DATABASE => Some(url.clone()),
+            _ => None,
+        };
+        let config = crate::HostConfig::parse(&text, &std::env::temp_dir(), &env).expect("config");
+        let store = crate::store::Store::open(config.database_url.expose(), config.cipher.clone())
+            .await
+            .expect("store");
+        Hub::new(Arc::new(config), store, Arc::new(onair_tokio::SystemClock))
+            .await
+            .expect("hub")
+    }
+
+    /// Runs the lease keeper and the probe keeper of `hub` until the
+    /// sender is dropped or says stop.
+    fn keepers(hub: &Arc<Hub>) -> watch::Sender<bool> {
+        let (stop, stopping) = watch::channel(false);
+        tokio::spawn(keep(Arc::clone(hub), stopping.clone()));
+        tokio::spawn(keep_probes(Arc::clone(hub), stopping));
+        stop
+    }
+
+    async fn until_shares(what: &str, hubs: &[&Arc<Hub>], share: f64) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while hubs.iter().any(|h| {
+            h.metrics.probe_share.get() != share || h.probes.summary().plan.share_per_s != share
+        }) {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: not {share}/s within 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_probe_share_halves_when_a_second_replica_joins_and_comes_back_when_it_leaves() {
+        let Some(pg) = crate::testdb::PgCluster::start("probe_share") else {
+            return;
+        };
+        let a = hub(&pg.url, 200).await;
+        let _stop_a = keepers(&a);
+        until_shares("one replica", &[&a], 200.0).await;
+        let b = hub(&pg.url, 200).await;
+        let stop_b = keepers(&b);
+        until_shares("a second replica joined", &[&a, &b], 100.0).await;
+        // The second leaves (as at SIGTERM): the first spends it all again.
+        let _ = stop_b.send(true);
+        b.store.leave().await.expect("leave");
+        until_shares("the second left", &[&a], 200.0).await;
+    }
 
     #[test]
     fn shares_add_up_and_differ_by_one_at_most() {
