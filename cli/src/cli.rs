@@ -86,7 +86,9 @@ The client secret, the token encryption key and the admin token come from
 ONAIR_HOST_CLIENT_SECRET, ONAIR_HOST_KEY (32 bytes, base64) and
 ONAIR_HOST_ADMIN_TOKEN, never from the file. A bad configuration: one line
 naming the key, exit 2. SIGTERM or Ctrl-C stops it cleanly (exit 0).
-Logs: ONAIR_HOST_LOG (a tracing filter, default info). See host/README.md.")]
+Logs: ONAIR_HOST_LOG (a tracing filter, default info). Traces: OTLP/HTTP to
+[host.traces] otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT, off by default.
+See host/README.md.")]
     Host(HostArgs),
 }
 
