@@ -5,17 +5,21 @@
 //! hour on, reads the broadcast's end; the host stops and the exporter
 //! flushes. Every span named in the host's README arrives with its
 //! attributes, each names bot 1, and none carries a token, the app's
-//! secret, or the listener's nickname or id.
+//! secret, or the listener's nickname or id. And `onair host` as a process
+//! (this test binary again) with only `OTEL_EXPORTER_OTLP_ENDPOINT` set
+//! sends its spans, the last ones at SIGTERM.
 
 mod common;
 
 use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use axum::routing::post;
-use common::{browser, consent, control, until, Setup, KEY};
+use common::{browser, consent, control, until, Setup, ADMIN, KEY};
 use onair_host::traces::Traces;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
@@ -25,6 +29,19 @@ use serde_json::json;
 use tracing_subscriber::layer::SubscriberExt;
 
 const WAIT: Duration = Duration::from_secs(20);
+const CONFIG_VAR: &str = "ONAIR_TRACES_TEST_HOST_CONFIG";
+
+/// The host process of the process test: `onair_host::main` on the file it
+/// names (it runs this binary again with `--ignored --exact`).
+#[test]
+#[ignore = "the host process the other test starts"]
+fn host_process() {
+    let Ok(config) = std::env::var(CONFIG_VAR) else {
+        return;
+    };
+    let code = onair_host::main(Path::new(&config));
+    std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 1 });
+}
 
 /// The spans the receiver got.
 type Received = Arc<Mutex<Vec<Span>>>;
@@ -233,5 +250,72 @@ async fn one_bots_night_arrives_at_the_collector_as_spans_without_a_person_or_a_
     ] {
         assert!(!shown.contains(secret), "{what} in the spans");
     }
+    s.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_process_sends_its_spans_to_the_standard_variables_collector_up_to_its_stop() {
+    let (endpoint, received) = receiver().await;
+    let s = Setup::new("traces-process").await;
+    let config = s.dir.join("host.toml");
+    std::fs::write(&config, &s.text).expect("config");
+    let log = s.dir.join("host.log");
+    let exe = std::env::current_exe().expect("this test binary");
+    let mut child = Command::new(exe)
+        .args(["host_process", "--exact", "--ignored", "--nocapture"])
+        .env(CONFIG_VAR, &config)
+        .env("ONAIR_HOST_CLIENT_SECRET", &s.secret)
+        .env("ONAIR_HOST_KEY", KEY)
+        .env("ONAIR_HOST_ADMIN_TOKEN", ADMIN)
+        .env("ONAIR_HOST_LOG", "info,sqlx=warn")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .env_remove("ONAIR_HOST_DATABASE")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log file"))
+        .spawn()
+        .expect("the host process");
+    let url = format!("http://127.0.0.1:{}", s.port);
+    until("the host answers", WAIT, || async {
+        reqwest::get(format!("{url}/readyz"))
+            .await
+            .is_ok_and(|r| r.status() == 200)
+    })
+    .await;
+    // A DJ connects while off air: the bot looks for a broadcast (404s).
+    let to = consent(&browser(), &format!("{url}/connect"), "ana")
+        .await
+        .to;
+    assert_eq!(to, "/bots/1");
+    until("a look for the broadcast", WAIT, || async {
+        control(&s.emu, "/requests?path=/v1/live/events", None).await["requests"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    })
+    .await;
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the host did not stop");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(status.success(), "{said}");
+    // Sent before the process ended (the batch's 5 s had not passed).
+    let spans = received.lock().expect("spans").clone();
+    let connects: Vec<&Span> = named(&spans, "connect")
+        .into_iter()
+        .filter(|s| {
+            let a = attributes(s);
+            a.get("http.response.status_code").map(String::as_str) == Some("404")
+                && a.get("onair.bot").map(String::as_str) == Some("1")
+        })
+        .collect();
+    assert!(!connects.is_empty(), "{spans:?}\n{said}");
     s.finish().await;
 }
