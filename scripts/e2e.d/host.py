@@ -249,24 +249,6 @@ def connect(host_url, dj, bot=None):
     return int(page.rsplit("/", 1)[1]), code
 
 
-def check_refreshes(requests, truth):
-    """One refresh per reason: a TOKEN_EXPIRED end, or a 401 (a bot that
-    was not connected when the clock jumped an hour learns of the expiry
-    from a 401 on its next call or connect, and refreshes once then)."""
-    refreshes = sum(1 for r in requests if r.get("grant") == "refresh_token")
-    expiries = sum(1 for _, bot in truth for c in bot.get("connections", [])
-                   if c.get("end") == "TOKEN_EXPIRED")
-    episodes, open_401 = 0, False
-    for r in requests:
-        if r["path"] == "/v1/oauth/token":
-            open_401 = False
-        elif r["status"] == 401 and not open_401:
-            episodes, open_401 = episodes + 1, True
-    if refreshes < expiries or refreshes > expiries + episodes:
-        return [f"{refreshes} refresh(es) for {expiries} token expiry(ies) and {episodes} 401(s)"]
-    return []
-
-
 def bot_runs(api):
     """The bot's output in the single-bot judge's shape: its broadcasts
     (ended ones, then the current one when not ended) and its greetings."""
@@ -448,7 +430,7 @@ watchdog_ms = {args.watchdog_ms}
                 mine = by_integration.get(integration, [])
                 checked = e2e.check_requests(mine, truth, args.speed)
                 found += [p for p in checked if "token expiry" not in p]
-                found += check_refreshes(mine, truth)
+                found += e2e.check_refreshes(mine, truth)
             view = apis[dj]["bot"]
             if view.get("stop"):
                 found.append(f"the bot stopped: {view['stop']}")
