@@ -187,3 +187,58 @@ fn serve_djs_plays_the_scenario_for_every_dj() {
     let exit = child.wait().expect("wait");
     assert!(exit.success(), "clean stop: {exit:?}");
 }
+
+/// `--scenario fleet`: the DJs of `--djs` on a daily schedule, `--on-air`
+/// of them on air at a time, `--events-per-minute` events each.
+#[test]
+fn serve_fleet_runs_the_djs_with_the_share_and_rate_asked() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
+        .args([
+            "serve",
+            "--json",
+            "--speed",
+            "0",
+            "--djs",
+            "400",
+            "--scenario",
+            "fleet",
+            "--on-air",
+            "20",
+            "--events-per-minute",
+            "3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn onair serve");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("first line");
+    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    let addr = v["baseUrl"]
+        .as_str()
+        .expect("baseUrl")
+        .trim_start_matches("http://")
+        .to_owned();
+    let fleet = http_get(&addr, "/_emulator/fleet?onAir=true");
+    let body = fleet.split("\r\n\r\n").nth(1).expect("a body");
+    let f: serde_json::Value = serde_json::from_str(body).expect("JSON");
+    assert_eq!(
+        (&f["djs"], &f["onAirPercent"], &f["eventsPerMinute"]),
+        (&400.into(), &20.into(), &3.0.into())
+    );
+    let on_air = f["onAir"].as_u64().expect("onAir");
+    assert!((50..=110).contains(&on_air), "{on_air} of 400 on air");
+    assert_eq!(
+        f["plans"].as_array().expect("plans").len() as u64,
+        on_air,
+        "onAir=true lists those on air"
+    );
+    let progress = http_get(&addr, "/_emulator/scenario");
+    assert!(progress.contains("\"name\":\"fleet\""), "{progress}");
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let exit = child.wait().expect("wait");
+    assert!(exit.success(), "clean stop: {exit:?}");
+}

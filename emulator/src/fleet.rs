@@ -19,16 +19,6 @@
 //! `GET /_emulator/fleet` shows every DJ's plan and sessions (when each went
 //! on air: a benchmark's time-to-detect), `GET /_emulator/ledger?dj=` its
 //! ledger.
-//!
-//! ```
-//! use onair_emulator::fleet::{Fleet, window};
-//! let fleet = Fleet::default();
-//! assert_eq!((fleet.on_air_percent, fleet.events_per_minute), (10, 6.0));
-//! // A DJ's window of day 0: near its usual start, 1.2–3.6 h long.
-//! let (start, end) = window(&fleet, 7, 3_600_000, 0);
-//! assert!((3_600_000 - 1_200_000..=3_600_000 + 1_200_000).contains(&start));
-//! assert!((4_320_000..=12_960_000).contains(&(end - start)));
-//! ```
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -276,8 +266,18 @@ fn note_next(w: &mut World, heap: &BinaryHeap<Entry>) {
     }
 }
 
-/// Runs the fleet of the world's DJs `first..` until the emulator stops.
-pub async fn run(shared: Arc<Shared>, config: Fleet, first: usize) {
+/// A fleet planned and started, its queue ready to run.
+#[derive(Debug)]
+pub struct Runner {
+    heap: BinaryHeap<Entry>,
+    rng: Rng,
+    size: usize,
+}
+
+/// Plans the fleet of the world's DJs `first..` and starts those whose
+/// window holds now (so `GET /_emulator/fleet` answers from the first
+/// request on); [`Runner::run`] plays the rest.
+pub fn start(shared: &Shared, config: Fleet, first: usize) -> Runner {
     let config = config.checked();
     let mut heap: BinaryHeap<Entry> = BinaryHeap::new();
     let mut rng = Rng::new(config.seed ^ 0xe7e7);
@@ -311,39 +311,51 @@ pub async fn run(shared: Arc<Shared>, config: Fleet, first: usize) {
         ));
         size
     };
-    loop {
-        let on_air = shared.world().fleet.as_ref().map_or(0, FleetState::on_air);
-        shared.progress.send_if_modified(|p| {
-            let changed = p.position != on_air || p.total != size;
-            p.position = on_air;
-            p.total = size;
-            p.waiting = Some(format!("{on_air} of {size} DJs on air"));
-            changed
-        });
-        let Some(Reverse((next, ..))) = heap.peek().copied() else {
-            // Nothing will ever be due (no DJs): idle until stopped.
-            tokio::time::sleep(Duration::from_secs(3600)).await;
-            continue;
-        };
-        if let Some(d) = shared.clock.real_wait(next, Duration::from_millis(50)) {
-            tokio::time::sleep(d).await;
-            continue;
-        }
-        {
-            let now = shared.clock.now_ms();
-            let mut w = shared.world();
-            for _ in 0..2_000 {
-                match heap.peek() {
-                    Some(Reverse((at, ..))) if *at <= now => {}
-                    _ => break,
-                }
-                if let Some(e) = heap.pop() {
-                    due(&mut w, &mut heap, &mut rng, e, now);
-                }
+    Runner { heap, rng, size }
+}
+
+impl Runner {
+    /// Plays the fleet until the emulator stops.
+    pub async fn run(self, shared: Arc<Shared>) {
+        let Runner {
+            mut heap,
+            mut rng,
+            size,
+        } = self;
+        loop {
+            let on_air = shared.world().fleet.as_ref().map_or(0, FleetState::on_air);
+            shared.progress.send_if_modified(|p| {
+                let changed = p.position != on_air || p.total != size;
+                p.position = on_air;
+                p.total = size;
+                p.waiting = Some(format!("{on_air} of {size} DJs on air"));
+                changed
+            });
+            let Some(Reverse((next, ..))) = heap.peek().copied() else {
+                // Nothing will ever be due (no DJs): idle until stopped.
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                continue;
+            };
+            if let Some(d) = shared.clock.real_wait(next, Duration::from_millis(50)) {
+                tokio::time::sleep(d).await;
+                continue;
             }
-            note_next(&mut w, &heap);
+            {
+                let now = shared.clock.now_ms();
+                let mut w = shared.world();
+                for _ in 0..2_000 {
+                    match heap.peek() {
+                        Some(Reverse((at, ..))) if *at <= now => {}
+                        _ => break,
+                    }
+                    if let Some(e) = heap.pop() {
+                        due(&mut w, &mut heap, &mut rng, e, now);
+                    }
+                }
+                note_next(&mut w, &heap);
+            }
+            tokio::task::yield_now().await;
         }
-        tokio::task::yield_now().await;
     }
 }
 
@@ -401,6 +413,18 @@ mod tests {
                 .filter(|&k| current_or_next(&fleet, k, usual[k], t).0 <= t)
                 .count();
             assert!((800..1_200).contains(&live), "{live} on air at {t}");
+        }
+    }
+
+    #[test]
+    fn a_window_is_near_the_usual_start_and_a_mean_session_long() {
+        let fleet = Fleet::default();
+        assert_eq!((fleet.on_air_percent, fleet.events_per_minute), (10, 6.0));
+        for k in 0..1_000 {
+            let (start, end) = window(&fleet, k, 3_600_000, 3);
+            let usual = 3 * DAY_MS + 3_600_000;
+            assert!((usual - 1_200_000..=usual + 1_200_000).contains(&start));
+            assert!((4_320_000..=12_960_000).contains(&(end - start)));
         }
     }
 

@@ -189,17 +189,6 @@ impl Builder {
     /// scenario, until the emulator stops. Its progress (`GET
     /// /_emulator/scenario`, named `fleet`) counts the DJs on air; it is
     /// never done.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> std::io::Result<()> {
-    /// use onair_emulator::fleet::Fleet;
-    /// let emu = onair_emulator::Emulator::builder()
-    ///     .djs(100).speed(0.0).fleet(Fleet::default()).start().await?;
-    /// emu.advance_ms(86_400_000);
-    /// # emu.shutdown().await;
-    /// # Ok(()) }
-    /// ```
     pub fn fleet(mut self, fleet: fleet::Fleet) -> Self {
         self.fleet = Some(fleet);
         self.scenario = None;
@@ -281,10 +270,11 @@ impl Builder {
                 total: djs.len(),
                 ..shared::Progress::default()
             });
+            let runner = fleet::start(&shared, f, 1);
             let mut stop_rx = stop_rx.clone();
             tasks.push(tokio::spawn(async move {
                 tokio::select! {
-                    () = fleet::run(sh, f, 1) => {}
+                    () = runner.run(sh) => {}
                     _ = stop_rx.changed() => {}
                 }
             }));
