@@ -99,8 +99,15 @@ impl Traces {
     where
         S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
     {
+        // Only the spans' own attributes: no source location, thread,
+        // target or busy time (the same for every span of a kind, or
+        // meaningless for spans never entered).
         tracing_opentelemetry::layer()
             .with_tracer(self.provider.tracer("onair-host"))
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_tracked_inactivity(false)
             .with_filter(spans())
     }
 
