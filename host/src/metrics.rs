@@ -334,6 +334,13 @@ mod tests {
             })
             .inc();
         m.log_dropped.inc();
+        // A family is shown once it has a series.
+        let mut replies = onair::bot::RepliesCounters::default();
+        replies.welcome.messages = 1;
+        replies.welcome.people = 1;
+        replies.welcome.merged = 1;
+        replies.thanks.dropped = 1;
+        m.replies(&Default::default(), &replies);
         let text = m.encode();
         let mut kinds = std::collections::HashMap::new();
         for line in text.lines() {
@@ -344,7 +351,7 @@ mod tests {
                 }
             }
         }
-        assert!(kinds.len() >= 20, "{text}");
+        assert!(kinds.len() >= 21, "{text}");
         for (name, kind) in &kinds {
             assert!(name.starts_with("onair_host_"), "{name}");
             match kind.as_str() {
