@@ -134,8 +134,8 @@ pub struct Dj {
     pub user_id: String,
     /// The DJ's nickname.
     pub nickname: String,
-    /// The broadcast on air, if any.
-    pub live: Option<Live>,
+    /// The broadcast on air, if any (boxed: an idle DJ stays small).
+    pub live: Option<Box<Live>>,
     /// Chat frozen.
     pub chat_frozen: bool,
     /// Bots of this DJ are managers (applies from the next connection).
@@ -496,7 +496,12 @@ impl World {
         d.chat_frozen = false;
         d.bot_kicked = false;
         d.bot_chat_banned = false;
-        d.live = Some(Live::new(live_id, title, now, self.ledger.len() - 1));
+        d.live = Some(Box::new(Live::new(
+            live_id,
+            title,
+            now,
+            self.ledger.len() - 1,
+        )));
         let name = d.name.clone();
         self.log(format!("live start: dj {name} liveId {live_id}"));
         live_id

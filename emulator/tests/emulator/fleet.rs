@@ -17,10 +17,11 @@ async fn fleet_env(djs: usize, fleet: Fleet) -> Env {
     Env::with(Emulator::builder().djs(djs).fleet(fleet)).await
 }
 
-/// The fleet once the runner has handled everything due by now.
+/// The fleet (one DJ's plan: the counts are the fleet's) once the runner
+/// has handled everything due by now.
 async fn caught_up(env: &Env) -> Value {
     for _ in 0..400 {
-        let f = env.ctl_get("/fleet").await;
+        let f = env.ctl_get("/fleet?dj=dj-1").await;
         let now = env.ctl_get("/clock").await["nowMs"].as_i64().unwrap();
         let behind = f["nextDueMs"].as_i64().unwrap() <= now;
         if !behind {
@@ -43,11 +44,12 @@ fn on_air_names(f: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn about_one_in_ten_is_on_air_and_they_start_and_end_through_the_night() {
-    let env = fleet_env(1_000, Fleet::default()).await;
-    let f = caught_up(&env).await;
-    assert_eq!(f["djs"], 1_000);
+    let env = fleet_env(500, Fleet::default()).await;
+    caught_up(&env).await;
+    let f = env.ctl_get("/fleet").await;
+    assert_eq!(f["djs"], 500);
     let first = on_air_names(&f);
-    assert!((60..=140).contains(&first.len()), "{} on air", first.len());
+    assert!((25..=80).contains(&first.len()), "{} on air", first.len());
     assert_eq!(f["onAir"], first.len());
     // Those on air at the start went on air at the start, and the world
     // agrees: their state is on air with the session's liveId.
@@ -68,18 +70,18 @@ async fn about_one_in_ten_is_on_air_and_they_start_and_end_through_the_night() {
         (Some("fleet"), Some(false))
     );
 
-    // Six hours of the night, ten minutes at a time.
+    // Six hours of the night, twenty minutes at a time.
     let mut shares = Vec::new();
-    for _ in 0..36 {
-        env.advance(600_000).await;
+    for _ in 0..18 {
+        env.advance(1_200_000).await;
         let f = caught_up(&env).await;
         shares.push(f["onAir"].as_u64().unwrap());
     }
     assert!(
-        shares.iter().all(|n| (50..=150).contains(n)),
+        shares.iter().all(|n| (25..=80).contains(n)),
         "on air along the night: {shares:?}"
     );
-    let f = caught_up(&env).await;
+    let f = env.ctl_get("/fleet").await;
     let plans = f["plans"].as_array().unwrap();
     let sessions: Vec<&Value> = plans
         .iter()
@@ -95,14 +97,14 @@ async fn about_one_in_ten_is_on_air_and_they_start_and_end_through_the_night() {
         .count();
     // 6 h of 24: about a quarter of the fleet starts (and as many end).
     assert!(
-        (150..=350).contains(&started_later),
+        (70..=180).contains(&started_later),
         "{started_later} started"
     );
-    assert!((100..=350).contains(&ended), "{ended} ended");
+    assert!((50..=180).contains(&ended), "{ended} ended");
     for s in &sessions {
         if let Some(end) = s["endedAtMs"].as_i64() {
             let planned = s["plannedEndMs"].as_i64().unwrap();
-            assert!(end >= planned && end - planned <= 600_000, "{s}");
+            assert!(end >= planned && end - planned <= 1_200_000, "{s}");
         }
     }
 
@@ -140,7 +142,8 @@ async fn a_live_dj_gets_events_at_the_rate_asked() {
         ..Fleet::default()
     };
     let env = fleet_env(200, fleet).await;
-    let f = caught_up(&env).await;
+    caught_up(&env).await;
+    let f = env.ctl_get("/fleet?onAir=true").await;
     // The on-air DJ with the most time left.
     let plan = f["plans"]
         .as_array()
