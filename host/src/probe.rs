@@ -277,6 +277,11 @@ impl Board {
         self.lock().bots.entry(id).or_default().history = history;
     }
 
+    /// What the planner knows of bot `id`'s broadcasts.
+    pub fn history(&self, id: i64) -> Option<History> {
+        self.lock().bots.get(&id).map(|e| e.history.clone())
+    }
+
     /// Bot `id` is off air (probing) or not (on air, stopped, elsewhere).
     pub fn set_off_air(&self, id: i64, off_air: bool) {
         let mut inner = self.lock();

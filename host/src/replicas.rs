@@ -232,22 +232,33 @@ pub async fn sync_quota(hub: &Hub) {
 /// changed (a bot going on or off air plans within a second).
 pub const PROBE_PLAN_EVERY: Duration = Duration::from_secs(5);
 
+/// How often the probe keeper reads every bot's history from the store.
+pub const PROBE_HISTORY_EVERY: Duration = Duration::from_secs(60);
+
 /// Plans the off-air probes of this replica's bots ([`crate::probe`]):
 /// its share of `[host] probe_budget_per_s` is the budget divided by the
 /// live replicas the lease keeper last counted (one until it has; SQLite is
 /// one), replanned every [`PROBE_PLAN_EVERY`] and within a second of a bot
-/// going on or off air. Measures the probes sent (over 10 s) for the
-/// dashboard.
+/// going on or off air. Reads every bot's history from the store every
+/// [`PROBE_HISTORY_EVERY`] (the other replicas write theirs). Measures the
+/// probes sent (over 10 s) for the dashboard.
 pub async fn keep_probes(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
     let budget = f64::from(hub.config.probe_budget_per_s);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut planned_at: Option<Instant> = None;
+    let mut read_at = Instant::now();
     let (mut counted, mut counted_at) = (hub.metrics.probes.get(), Instant::now());
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = stopping.changed() => return,
+        }
+        if read_at.elapsed() >= PROBE_HISTORY_EVERY {
+            // What the other replicas' bots saw (a bot moved here since
+            // brings its history).
+            read_at = Instant::now();
+            read_probe_histories(&hub).await;
         }
         let share = crate::probe::share(budget, hub.metrics.replicas.get());
         let due = planned_at.is_none_or(|at| at.elapsed() >= PROBE_PLAN_EVERY);
@@ -269,6 +280,21 @@ pub async fn keep_probes(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                 .note_spent(now.saturating_sub(counted) as f64 / elapsed.as_secs_f64());
             (counted, counted_at) = (now, Instant::now());
         }
+    }
+}
+
+/// Reads every bot's broadcast history from the store into the probe
+/// planner (at most [`CALL`]; a failure is logged, the plan goes on with
+/// what it knows).
+pub async fn read_probe_histories(hub: &Hub) {
+    match tokio::time::timeout(CALL, hub.store.probe_histories()).await {
+        Ok(Ok(histories)) => {
+            for (id, history) in histories {
+                hub.probes.load(id, history);
+            }
+        }
+        Ok(Err(e)) => tracing::warn!(error = %e, "probe histories not read"),
+        Err(_) => tracing::warn!("probe histories not read: the store did not answer in 3 s"),
     }
 }
 
@@ -351,6 +377,15 @@ probe_budget_per_s = {budget}
         let b = hub(&pg.url, 200).await;
         let stop_b = keepers(&b);
         until_shares("a second replica joined", &[&a, &b], 100.0).await;
+        // What one replica's bot saw reaches the other's planner.
+        let id = b.store.create_integration(1).await.expect("a bot");
+        let mut seen = crate::probe::History::default();
+        seen.started(1_000);
+        seen.ended(2_000);
+        b.store.save_probe_history(id, &seen).await.expect("saved");
+        assert_eq!(a.probes.history(id), None);
+        read_probe_histories(&a).await;
+        assert_eq!(a.probes.history(id), Some(seen));
         // The second leaves (as at SIGTERM): the first spends it all again.
         let _ = stop_b.send(true);
         b.store.leave().await.expect("leave");
