@@ -19,9 +19,9 @@
 //! | group | methods | what they do |
 //! |---|---|---|
 //! | reports (`on_*`) | [`on_response`](Bot::on_response), [`on_transport_error`](Bot::on_transport_error), [`on_not_sent`](Bot::on_not_sent), [`on_stream_open`](Bot::on_stream_open), [`on_stream_bytes`](Bot::on_stream_bytes), [`on_stream_closed`](Bot::on_stream_closed) | what happened to a request the bot asked for |
-//! | app commands | [`authorize`](Bot::authorize), [`send_chat`](Bot::send_chat), [`fetch_broadcast`](Bot::fetch_broadcast), [`list_listeners`](Bot::list_listeners), [`fetch_fans`](Bot::fetch_fans), [`request_reconnect`](Bot::request_reconnect), [`shutdown`](Bot::shutdown) | what your bot wants |
+//! | app commands | [`authorize`](Bot::authorize), [`send_chat`](Bot::send_chat), [`fetch_broadcast`](Bot::fetch_broadcast), [`list_listeners`](Bot::list_listeners), [`fetch_fans`](Bot::fetch_fans), [`request_reconnect`](Bot::request_reconnect), [`set_not_on_air_wait`](Bot::set_not_on_air_wait), [`shutdown`](Bot::shutdown) | what your bot wants |
 //! | polling | [`poll`](Bot::poll) | the next [`Action`] |
-//! | views | [`status`](Bot::status), [`token_pair`](Bot::token_pair), [`refreshing`](Bot::refreshing), [`daily_quota`](Bot::daily_quota), [`stop`](Bot::stop) | where things stand (snapshots, never the bot's parts) |
+//! | views | [`status`](Bot::status), [`token_pair`](Bot::token_pair), [`refreshing`](Bot::refreshing), [`daily_quota`](Bot::daily_quota), [`broadcast_started_ms`](Bot::broadcast_started_ms), [`stop`](Bot::stop) | where things stand (snapshots, never the bot's parts) |
 //!
 //! 1. After any report or app command, call `poll(now)` until it returns an
 //!    action that ends the drain ([`Action::ends_drain`]): [`Action::Wait`],
