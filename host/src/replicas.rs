@@ -284,7 +284,7 @@ pub async fn keep_probes(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
 }
 
 /// Reads every bot's broadcast history from the store into the probe
-/// planner (at most [`CALL`]; a failure is logged, the plan goes on with
+/// planner (within the store call's 3 s limit; a failure is logged, the plan goes on with
 /// what it knows).
 pub async fn read_probe_histories(hub: &Hub) {
     match tokio::time::timeout(CALL, hub.store.probe_histories()).await {
