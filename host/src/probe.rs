@@ -207,6 +207,124 @@ pub fn planned_rate(waits: impl IntoIterator<Item = u64>) -> f64 {
         .sum()
 }
 
+/// How fast this replica starts bots it takes over (or starts with): first
+/// connects per second. A taken bot's first connect is a probe of the
+/// service, so it comes out of the replica's share: while it takes leases,
+/// its off-air bots are planned for half the share ([`Board::set_taking`]),
+/// and the taken bots get the rest: the share less what that plan holds
+/// (`planned_per_s`), so at least half of it and all of it when nothing is
+/// off air yet. The two together stay within the share.
+pub fn takeover_pace(share_per_s: f64, planned_per_s: f64) -> f64 {
+    if share_per_s.is_nan() || share_per_s <= 0.0 || !share_per_s.is_finite() {
+        return 0.0;
+    }
+    let planned = if planned_per_s.is_finite() {
+        planned_per_s.clamp(0.0, share_per_s / 2.0)
+    } else {
+        share_per_s / 2.0
+    };
+    share_per_s - planned
+}
+
+/// The time between two first connects (ms) at `pace_per_s`, so that no
+/// second (any window of 1 000 ms) holds more than the pace rounded down:
+/// `⌈1000 / ⌊pace⌋⌉`, or `⌈1000 / pace⌉` below one a second (one first
+/// connect in any window of `1 / pace` seconds). No pace: `u64::MAX`.
+pub fn spacing_ms(pace_per_s: f64) -> u64 {
+    if pace_per_s.is_nan() || pace_per_s <= 0.0 || !pace_per_s.is_finite() {
+        return u64::MAX;
+    }
+    let per_s = if pace_per_s >= 1.0 {
+        pace_per_s.floor()
+    } else {
+        pace_per_s
+    };
+    // `as` saturates: a pace too small waits u64::MAX.
+    ((1000.0 / per_s).ceil() as u64).max(1)
+}
+
+/// The spacing of a replica's first start: at least `spread_ms` over the
+/// `bots` it starts with (`host.start_spread_ms`, a lower bound), and no
+/// closer than the pace allows ([`spacing_ms`]): the spread is then
+/// `bots ÷ pace` seconds.
+pub fn start_spacing_ms(pace_spacing_ms: u64, spread_ms: u64, bots: u64) -> u64 {
+    pace_spacing_ms.max(spread_ms / bots.max(1))
+}
+
+/// The slots of first connects a replica books, one after another,
+/// `spacing` apart. Time is the caller's (ms on a monotonic clock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pacer {
+    /// The earliest free slot (ms).
+    next_ms: u64,
+}
+
+impl Pacer {
+    /// How many slots fit before `now_ms + horizon_ms` at `spacing_ms`:
+    /// how many leases to take now (the rest stay free for the other
+    /// replicas until the next look).
+    pub fn room(&self, now_ms: u64, spacing_ms: u64, horizon_ms: u64) -> u64 {
+        if spacing_ms == u64::MAX {
+            return 0;
+        }
+        let from = self.next_ms.max(now_ms);
+        let end = now_ms.saturating_add(horizon_ms);
+        if from >= end {
+            return 0;
+        }
+        (end - from).div_ceil(spacing_ms.max(1))
+    }
+
+    /// Books the next slot: the delay (ms from `now_ms`) of the next
+    /// first connect.
+    pub fn book(&mut self, now_ms: u64, spacing_ms: u64) -> u64 {
+        let at = self.next_ms.max(now_ms);
+        self.next_ms = at.saturating_add(spacing_ms.max(1));
+        at - now_ms
+    }
+
+    /// Whether slots booked are still ahead of `now_ms`.
+    pub fn busy(&self, now_ms: u64) -> bool {
+        self.next_ms > now_ms
+    }
+}
+
+/// A takeover as the lease keeper runs it, for tests and the README: `n`
+/// expired leases, `replicas` live replicas each looking every `tick_ms`
+/// (one after another, `share_per_s` and `planned_per_s` each) with room
+/// for the slots of one tick. Returns, per replica, the instants (ms after
+/// the leases expired) of its taken bots' first connects.
+pub fn takeover_schedule(
+    n: u64,
+    replicas: u64,
+    share_per_s: f64,
+    planned_per_s: f64,
+    tick_ms: u64,
+) -> Vec<Vec<u64>> {
+    let replicas = replicas.max(1);
+    let spacing = spacing_ms(takeover_pace(share_per_s, planned_per_s));
+    let mut pacers = vec![Pacer::default(); usize::try_from(replicas).unwrap_or(1)];
+    let mut starts = vec![Vec::new(); pacers.len()];
+    let mut left = n;
+    let mut now = 0u64;
+    // Each replica's target: an even part of the dead one's bots.
+    let mut wanted: Vec<u64> = (0..replicas)
+        .map(|r| n / replicas + u64::from(r < n % replicas))
+        .collect();
+    while left > 0 && spacing != u64::MAX {
+        for (r, pacer) in pacers.iter_mut().enumerate() {
+            let batch = pacer.room(now, spacing, tick_ms).min(wanted[r]).min(left);
+            for _ in 0..batch {
+                starts[r].push(now + pacer.book(now, spacing));
+            }
+            wanted[r] -= batch;
+            left -= batch;
+        }
+        now += tick_ms;
+    }
+    starts
+}
+
 #[derive(Debug, Default)]
 struct Entry {
     history: History,
@@ -224,6 +342,8 @@ struct Inner {
     off_air: usize,
     spent_per_s: f64,
     changed: bool,
+    /// The lease keeper is taking bots over (or starting them).
+    taking: bool,
 }
 
 /// The replica's bots as the probe planner sees them: each one's history,
@@ -342,6 +462,28 @@ impl Board {
             .first()
             .copied()
             .unwrap_or(u64::MAX)
+    }
+
+    /// The lease keeper is taking bots over (or starting them) or not:
+    /// while it is, the off-air bots are planned for half the share (see
+    /// [`takeover_pace`]).
+    pub fn set_taking(&self, taking: bool) {
+        let mut inner = self.lock();
+        if inner.taking != taking {
+            inner.taking = taking;
+            inner.changed = true;
+        }
+    }
+
+    /// The share to plan the off-air bots for, of the replica's
+    /// `share_per_s`: half of it while bots are being taken, all of it
+    /// otherwise.
+    pub fn planned_share(&self, share_per_s: f64) -> f64 {
+        if self.lock().taking {
+            share_per_s / 2.0
+        } else {
+            share_per_s
+        }
     }
 
     /// Notes the probes per second measured lately.
@@ -609,6 +751,124 @@ mod tests {
         let damaged = History::from_stored(None, "12,x,,-3");
         assert_eq!(damaged.starts_ms, [12, -3]);
         assert_eq!(History::from_stored(None, "").starts_ms, Vec::<i64>::new());
+    }
+
+    /// The most first connects in any window of 1 000 ms of `starts`.
+    fn busiest_second(starts: &[u64]) -> usize {
+        let mut all = starts.to_vec();
+        all.sort_unstable();
+        (0..all.len())
+            .map(|i| all[i..].iter().take_while(|t| **t < all[i] + 1000).count())
+            .max()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn the_takeover_pace_is_the_share_less_the_plan_and_at_least_half_of_it() {
+        assert_eq!(takeover_pace(100.0, 0.0), 100.0);
+        assert_eq!(takeover_pace(100.0, 30.0), 70.0);
+        assert_eq!(takeover_pace(100.0, 80.0), 50.0);
+        assert_eq!(takeover_pace(100.0, f64::NAN), 50.0);
+        assert_eq!(takeover_pace(0.0, 0.0), 0.0);
+        assert_eq!(spacing_ms(100.0), 10);
+        // 66.7 a second: 16 ms apart, 63 in any second (never 67).
+        assert_eq!(spacing_ms(200.0 / 3.0), 16);
+        assert_eq!(spacing_ms(0.5), 2000);
+        assert_eq!(spacing_ms(1.0), 1000);
+        assert_eq!(spacing_ms(0.0), u64::MAX);
+        assert_eq!(spacing_ms(f64::NAN), u64::MAX);
+        // A start: the spread is a lower bound; thousands of bots go by the pace.
+        assert_eq!(start_spacing_ms(10, 5_000, 20), 250);
+        assert_eq!(start_spacing_ms(10, 5_000, 3_000), 10);
+        assert_eq!(start_spacing_ms(10, 0, 0), 10);
+    }
+
+    #[test]
+    fn the_pacer_books_slots_one_spacing_apart_and_says_how_many_fit() {
+        let mut p = Pacer::default();
+        assert_eq!(p.room(1_000, 10, 2_500), 250);
+        assert_eq!(p.room(1_000, u64::MAX, 2_500), 0);
+        let delays: Vec<u64> = (0..5).map(|_| p.book(1_000, 10)).collect();
+        assert_eq!(delays, [0, 10, 20, 30, 40]);
+        assert!(p.busy(1_049));
+        assert!(!p.busy(1_050));
+        assert_eq!(p.room(1_000, 10, 2_500), 245);
+        // Later slots go on from the last one booked, or from now.
+        assert_eq!(p.book(1_020, 10), 30);
+        assert_eq!(p.book(5_000, 10), 0);
+        assert_eq!(p.room(5_000, 10, 5), 0);
+    }
+
+    #[test]
+    fn a_takeover_never_starts_more_bots_in_a_second_than_the_budget_and_the_survivors_share_it() {
+        // 3 000 bots of a dead replica, a 200/s app budget, 2 survivors
+        // (share 100/s each), looking every 2 s.
+        for (n, survivors, budget, planned) in [
+            (3_000, 2, 200.0, 0.0),
+            (3_000, 2, 200.0, 50.0),
+            (3_000, 2, 200.0, 20.0),
+            (300, 2, 20.0, 0.0),
+            (300, 3, 20.0, 4.0),
+            (7, 2, 1.0, 0.0),
+        ] {
+            let share_per_s = share(budget, survivors);
+            let starts = takeover_schedule(n, survivors as u64, share_per_s, planned, 2_000);
+            let all: Vec<u64> = starts.iter().flatten().copied().collect();
+            assert_eq!(all.len() as u64, n, "every bot taken");
+            for mine in &starts {
+                // Each survivor takes part: an even part.
+                assert!(
+                    mine.len() as u64 >= n / survivors as u64,
+                    "{n}: {:?}",
+                    starts.iter().map(Vec::len).collect::<Vec<_>>()
+                );
+            }
+            let busiest = busiest_second(&all);
+            assert!(
+                busiest as f64 <= budget.max(survivors as f64),
+                "{n} bots, budget {budget}: {busiest} in one second"
+            );
+            // Each survivor within its own pace.
+            let pace = takeover_pace(share_per_s, planned);
+            for mine in &starts {
+                assert!(busiest_second(mine) as f64 <= pace.max(1.0));
+            }
+            // The batching's cost: n bots at the survivors' pace.
+            let last_s = all.iter().max().copied().unwrap_or(0) as f64 / 1000.0;
+            let at_least = (n as f64 / (survivors as f64 * pace.floor().max(pace))) - 1.0;
+            assert!(
+                last_s >= at_least,
+                "{n}: last at {last_s} s, {at_least} s at least"
+            );
+        }
+        // The case: 3 000 bots, 200/s, 2 survivors: 15 s with
+        // nothing off air, 30 s when their plans hold half the share; within
+        // 60 s either way.
+        let last = |planned: f64| {
+            let starts = takeover_schedule(3_000, 2, 100.0, planned, 2_000);
+            starts.iter().flatten().max().copied().unwrap_or(0)
+        };
+        assert!((14_900..15_100).contains(&last(0.0)), "{}", last(0.0));
+        assert!((29_900..30_100).contains(&last(80.0)), "{}", last(80.0));
+    }
+
+    #[test]
+    fn while_taking_the_off_air_bots_are_planned_for_half_the_share() {
+        let board = board_of(&vec![weekly(); 1_000]);
+        assert_eq!(board.planned_share(100.0), 100.0);
+        board.replan(NOW, 100.0);
+        assert!(!board.changed());
+        board.set_taking(true);
+        assert!(board.changed());
+        assert_eq!(board.planned_share(100.0), 50.0);
+        let plan = board.replan(NOW, board.planned_share(100.0));
+        assert!(plan.planned_per_s <= 50.0 + 1e-9);
+        // With the taken bots' pace, the share holds.
+        let pace = takeover_pace(100.0, plan.planned_per_s);
+        assert!(plan.planned_per_s + pace <= 100.0 + 1e-9);
+        assert!(pace >= 50.0);
+        board.set_taking(false);
+        assert_eq!(board.planned_share(100.0), 100.0);
     }
 
     #[test]

@@ -35,6 +35,11 @@ use crate::lease::{ALIVE_MS, GIVE_UP_MS, LEASE_MS, TICK};
 /// One store call of the keeper, at most.
 const CALL: Duration = Duration::from_secs(3);
 
+/// A look takes the leases whose first connects fit in the pacer's slots
+/// until a little after the next look (ms): the others stay free for the
+/// other replicas meanwhile.
+pub const TAKE_AHEAD_MS: u64 = 2_500;
+
 /// How many bots replica number `rank` (of `live`, by id) runs of `bots`.
 pub fn share(bots: i64, live: i64, rank: i64) -> i64 {
     let live = live.max(1);
@@ -51,6 +56,11 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
     let releasing: Arc<std::sync::Mutex<HashSet<i64>>> = Arc::default();
     let mut renewed_at = Instant::now();
     let mut first = true;
+    // First connects of the bots taken here: paced by the probe budget.
+    let budget = f64::from(hub.config.probe_budget_per_s);
+    let epoch = Instant::now();
+    let mut pacer = crate::probe::Pacer::default();
+    let mut starting: Option<u64> = None;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -151,19 +161,50 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
         hub.metrics.replicas.set(live_n);
         let target = share(bots, live_n, rank);
         let mine = i64::try_from(owned.len()).unwrap_or(0);
-        // 3. Balance.
+        // 3. Balance: leases are taken in batches, each bot's first
+        // connect in a slot of the pacer (see `crate::probe::takeover_pace`).
+        let now_ms = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        hub.probes.set_taking(mine < target || pacer.busy(now_ms));
         if mine < target {
-            match tokio::time::timeout(CALL, store.take_leases(target - mine, LEASE_MS)).await {
-                Ok(Ok(taken)) => {
-                    for lease in taken {
-                        owned.insert(lease.id, lease.generation);
-                        hub.metrics.leases_taken.inc();
-                        let delay = first.then(|| hub.start_delay());
-                        hub.take(lease.id, lease.generation, delay).await;
+            let share_per_s = crate::probe::share(budget, live_n);
+            let pace =
+                crate::probe::takeover_pace(share_per_s, hub.probes.summary().plan.planned_per_s);
+            let mut spacing = crate::probe::spacing_ms(pace);
+            if first {
+                // The replica's start: over `start_spread_ms` at least.
+                let bots = u64::try_from(target - mine).unwrap_or(1);
+                starting = Some(crate::probe::start_spacing_ms(
+                    spacing,
+                    hub.config.start_spread_ms,
+                    bots,
+                ));
+            }
+            if let Some(start) = starting {
+                spacing = spacing.max(start);
+            }
+            let room = pacer.room(now_ms, spacing, TAKE_AHEAD_MS);
+            let batch = i64::try_from(room).unwrap_or(i64::MAX).min(target - mine);
+            if batch > 0 {
+                match tokio::time::timeout(CALL, store.take_leases(batch, LEASE_MS)).await {
+                    Ok(Ok(taken)) => {
+                        if !taken.is_empty() {
+                            tracing::info!(
+                                taken = taken.len(),
+                                wanted = target - mine,
+                                spacing_ms = spacing,
+                                "leases taken"
+                            );
+                        }
+                        for lease in taken {
+                            owned.insert(lease.id, lease.generation);
+                            hub.metrics.leases_taken.inc();
+                            let delay = Duration::from_millis(pacer.book(now_ms, spacing));
+                            hub.take(lease.id, lease.generation, Some(delay)).await;
+                        }
                     }
+                    Ok(Err(e)) => tracing::warn!(error = %e, "leases not taken"),
+                    Err(_) => tracing::warn!("leases not taken: the store did not answer in 3 s"),
                 }
-                Ok(Err(e)) => tracing::warn!(error = %e, "leases not taken"),
-                Err(_) => tracing::warn!("leases not taken: the store did not answer in 3 s"),
             }
         } else if mine > target {
             let mut ids: Vec<i64> = owned.keys().copied().collect();
@@ -177,9 +218,11 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                 hand_over(&hub, &releasing, id);
             }
         }
-        // Only the bots taken at the replica's start are spread out; a
-        // takeover starts at once.
+        // The start's spread holds until the replica has its share once.
         first = false;
+        if i64::try_from(owned.len()).unwrap_or(0) >= target {
+            starting = None;
+        }
         hub.metrics
             .leases
             .set(i64::try_from(owned.len()).unwrap_or(i64::MAX));
@@ -261,9 +304,12 @@ pub async fn keep_probes(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
             read_probe_histories(&hub).await;
         }
         let share = crate::probe::share(budget, hub.metrics.replicas.get());
+        // Half of it while the lease keeper takes bots over (their first
+        // connects spend the rest).
+        let planned = hub.probes.planned_share(share);
         let due = planned_at.is_none_or(|at| at.elapsed() >= PROBE_PLAN_EVERY);
-        if due || hub.probes.changed() || share != hub.probes.summary().plan.share_per_s {
-            let plan = hub.probes.replan(hub.now_ms(), share);
+        if due || hub.probes.changed() || planned != hub.probes.summary().plan.share_per_s {
+            let plan = hub.probes.replan(hub.now_ms(), planned);
             hub.metrics.probe_share.set(share);
             planned_at = Some(Instant::now());
             tracing::debug!(
