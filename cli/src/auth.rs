@@ -17,6 +17,9 @@ use clap::builder::NonEmptyStringValueParser;
 use onair::api::{classify, OAuthError, RefreshPolicy, TokenFailure, TokenManager, TokenOutcome};
 use onair::{AuthProblem, BaseUrl, ClientCredentials, Endpoint, HttpRequest, Tokens};
 use onair_tokio::{Clock, FileStore, SystemClock, TokenStore};
+use time::format_description::well_known::Rfc3339;
+use time::macros::datetime;
+use time::OffsetDateTime;
 
 /// The token file when neither `--tokens` nor `ONAIR_TOKENS` names one.
 pub const DEFAULT_TOKENS: &str = "onair-tokens.json";
@@ -574,27 +577,14 @@ fn relative(ms: i64) -> String {
     }
 }
 
-/// ISO 8601 UTC to the second: `2026-11-23T07:00:00Z`.
+/// RFC 3339 UTC to the second: `2026-11-23T07:00:00Z` (an instant after the
+/// year 9999 as its last second).
 fn iso(ms: u64) -> String {
-    const DAY_S: u64 = 86_400;
-    let s = ms / 1000;
-    let (days, rem) = (s / DAY_S, s % DAY_S);
-    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    let secs = i64::try_from(ms / 1000).unwrap_or(i64::MAX);
+    OffsetDateTime::from_unix_timestamp(secs)
+        .unwrap_or(datetime!(9999-12-31 23:59:59 UTC))
+        .format(&Rfc3339)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -606,6 +596,8 @@ mod tests {
         assert_eq!(iso(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00Z");
         assert_eq!(iso(1_795_417_200_999), "2026-11-23T07:00:00Z");
+        assert_eq!(iso(253_402_300_799_999), "9999-12-31T23:59:59Z");
+        assert_eq!(iso(u64::MAX), "9999-12-31T23:59:59Z");
         assert_eq!(relative(42_000), "42 seconds");
         assert_eq!(relative(3_540_000), "59 minutes");
         assert_eq!(relative(3_600_000), "60 minutes");

@@ -24,6 +24,11 @@
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use time::format_description::modifier::{Subsecond, SubsecondDigits};
+use time::format_description::{BorrowedFormatItem as Item, Component};
+use time::macros::{datetime, format_description};
+use time::OffsetDateTime;
+
 /// One day in milliseconds.
 pub const DAY_MS: i64 = 86_400_000;
 
@@ -187,52 +192,52 @@ pub fn next_midnight_ms(ms: i64) -> i64 {
 
 /// ISO-8601 UTC with milliseconds and a trailing `Z` (spec 2: timestamps).
 pub fn iso(ms: i64) -> String {
-    let days = ms.div_euclid(DAY_MS);
-    let rem = ms.rem_euclid(DAY_MS);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    )
+    iso_digits(ms, 3)
 }
 
 /// ISO-8601 UTC with `digits` fractional-second digits (0 = none, at most 9;
 /// digits past milliseconds are zeros). Spec 2: parsers must not assume a
-/// fixed number, so the wire variation `fractionDigits` uses this.
+/// fixed number, so the wire variation `fractionDigits` uses this. An
+/// instant before the year 0 or after 9999 is written as the first or last
+/// millisecond of that range.
 pub fn iso_digits(ms: i64, digits: u8) -> String {
-    let full = iso(ms);
-    let (head, frac) = full.split_at(19); // "YYYY-MM-DDTHH:MM:SS" | ".mmmZ"
-    let millis = frac.trim_start_matches('.').trim_end_matches('Z');
-    match digits.min(9) {
-        0 => format!("{head}Z"),
-        n => {
-            let mut f = millis.to_owned();
-            while f.len() < usize::from(n) {
-                f.push('0');
-            }
-            f.truncate(usize::from(n));
-            format!("{head}.{f}Z")
+    const FIRST: OffsetDateTime = datetime!(0000-01-01 0:00 UTC);
+    const LAST: OffsetDateTime = datetime!(9999-12-31 23:59:59.999 UTC);
+    let at = OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .unwrap_or(if ms < 0 { FIRST } else { LAST })
+        .clamp(FIRST, LAST);
+    let digits = match digits {
+        0 => None,
+        1 => Some(SubsecondDigits::One),
+        2 => Some(SubsecondDigits::Two),
+        3 => Some(SubsecondDigits::Three),
+        4 => Some(SubsecondDigits::Four),
+        5 => Some(SubsecondDigits::Five),
+        6 => Some(SubsecondDigits::Six),
+        7 => Some(SubsecondDigits::Seven),
+        8 => Some(SubsecondDigits::Eight),
+        _ => Some(SubsecondDigits::Nine),
+    };
+    let written = match digits {
+        None => at.format(&[Item::Compound(DATE_TIME), Item::StringLiteral("Z")][..]),
+        Some(n) => {
+            let fraction = Component::Subsecond(Subsecond::default().with_digits(n));
+            at.format(
+                &[
+                    Item::Compound(DATE_TIME),
+                    Item::StringLiteral("."),
+                    Item::Component(fraction),
+                    Item::StringLiteral("Z"),
+                ][..],
+            )
         }
-    }
+    };
+    // Only a writer's I/O error fails `format`; a `String` has none.
+    written.unwrap_or_default()
 }
 
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian
-/// (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
+/// `YYYY-MM-DDTHH:MM:SS`, what every timestamp starts with.
+const DATE_TIME: &[Item<'_>] = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]");
 
 #[cfg(test)]
 mod tests {
@@ -270,5 +275,18 @@ mod tests {
             iso_digits(1_700_000_000_123, 6),
             "2023-11-14T22:13:20.123000Z"
         );
+        assert_eq!(
+            iso_digits(1_700_000_000_123, 9),
+            "2023-11-14T22:13:20.123000000Z"
+        );
+        assert_eq!(
+            iso_digits(1_700_000_000_123, 200),
+            "2023-11-14T22:13:20.123000000Z"
+        );
+        assert_eq!(iso(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(iso(-62_167_219_200_000), "0000-01-01T00:00:00.000Z");
+        assert_eq!(iso(-62_167_219_200_001), "0000-01-01T00:00:00.000Z");
+        assert_eq!(iso(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+        assert_eq!(iso(i64::MAX), "9999-12-31T23:59:59.999Z");
     }
 }

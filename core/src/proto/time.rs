@@ -7,6 +7,8 @@
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
 
 use crate::wire::{ShortText, StrVisitor};
 
@@ -55,7 +57,7 @@ impl Timestamp {
 
     /// Unix time in nanoseconds (digits past the ninth are truncated).
     pub fn unix_nanos(&self) -> Option<i128> {
-        parse_rfc3339_nanos(self.as_str().as_bytes())
+        parse_rfc3339_nanos(self.as_str())
     }
 }
 
@@ -157,18 +159,6 @@ fn parse_digits(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// `days_from_civil`).
-pub(crate) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// A unix-ms instant as an HTTP date (`Sun, 29 Nov 2026 00:00:00 GMT`), for
 /// log lines; `httpdate` writes it.
 pub(crate) fn utc(ms: u64) -> String {
@@ -178,100 +168,33 @@ pub(crate) fn utc(ms: u64) -> String {
     httpdate::fmt_http_date(at)
 }
 
-pub(crate) fn days_in_month(year: i64, month: u32) -> u32 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
-        _ => 28,
-    }
-}
-
-/// A cursor over ASCII bytes for the fixed-width fields of a date-time.
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Cursor<'_> {
-    fn number(&mut self, width: usize) -> Option<u32> {
-        let digits = self.bytes.get(self.pos..self.pos + width)?;
-        self.pos += width;
-        digits.iter().try_fold(0u32, |acc, &b| {
-            b.is_ascii_digit().then(|| acc * 10 + u32::from(b - b'0'))
-        })
-    }
-
-    fn expect(&mut self, allowed: &[u8]) -> Option<u8> {
-        let b = *self.bytes.get(self.pos)?;
-        self.pos += 1;
-        allowed.contains(&b).then_some(b)
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
-    }
-}
-
-fn parse_rfc3339_nanos(bytes: &[u8]) -> Option<i128> {
-    let mut c = Cursor { bytes, pos: 0 };
-    let year = i64::from(c.number(4)?);
-    c.expect(b"-")?;
-    let month = c.number(2)?;
-    c.expect(b"-")?;
-    let day = c.number(2)?;
-    c.expect(b"Tt ")?;
-    let hour = c.number(2)?;
-    c.expect(b":")?;
-    let minute = c.number(2)?;
-    c.expect(b":")?;
-    let second = c.number(2)?;
-    if !(1..=12).contains(&month)
-        || day == 0
-        || day > days_in_month(year, month)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
+/// RFC 3339 as the `time` crate parses it, around it the forms it does not
+/// take as they are and this parser always has: a `,` before the fraction
+/// (ISO 8601) and a leap second `60` at any minute, counted as the next
+/// minute's first second (`time` takes one only at the end of a month, as
+/// its last nanosecond). Between date and time, `time` takes any byte; only
+/// `T`, `t` and a space are accepted here.
+fn parse_rfc3339_nanos(wire: &str) -> Option<i128> {
+    let bytes = wire.as_bytes();
+    if !matches!(bytes.get(10), Some(b'T' | b't' | b' ')) {
         return None;
     }
-    let mut nanos: i128 = 0;
-    if matches!(c.peek(), Some(b'.' | b',')) {
-        c.pos += 1;
-        let start = c.pos;
-        let mut scale = 100_000_000i128;
-        while let Some(b) = c.peek().filter(u8::is_ascii_digit) {
-            nanos += i128::from(b - b'0') * scale;
-            scale /= 10;
-            c.pos += 1;
+    let comma = bytes.get(19) == Some(&b',');
+    let leap = bytes.get(17..19) == Some(b"60");
+    let at = if comma || leap {
+        let mut shimmed = wire.to_owned().into_bytes();
+        if let Some(b) = shimmed.get_mut(19).filter(|_| comma) {
+            *b = b'.';
         }
-        if c.pos == start {
-            return None;
+        if let Some(s) = shimmed.get_mut(17..19).filter(|_| leap) {
+            s.copy_from_slice(b"59");
         }
+        OffsetDateTime::parse(std::str::from_utf8(&shimmed).ok()?, &Rfc3339)
+    } else {
+        OffsetDateTime::parse(wire, &Rfc3339)
     }
-    let offset_secs: i64 = match c.expect(b"Zz+-")? {
-        b'Z' | b'z' => 0,
-        sign => {
-            let oh = c.number(2)?;
-            c.expect(b":")?;
-            let om = c.number(2)?;
-            if oh > 23 || om > 59 {
-                return None;
-            }
-            let secs = i64::from(oh * 3600 + om * 60);
-            if sign == b'+' {
-                secs
-            } else {
-                -secs
-            }
-        }
-    };
-    if c.pos != bytes.len() {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second) - offset_secs;
-    Some(i128::from(secs) * 1_000_000_000 + nanos)
+    .ok()?;
+    Some(at.unix_timestamp_nanos() + if leap { 1_000_000_000 } else { 0 })
 }
 
 #[cfg(test)]
@@ -324,6 +247,63 @@ mod tests {
     }
 
     #[test]
+    fn accepted_variants_of_the_form() {
+        let base = 1_732_250_000_000;
+        // `t` or a space between date and time; `z`; a `,` before the fraction.
+        assert_eq!(ms("2024-11-22t04:33:20Z"), Some(base));
+        assert_eq!(ms("2024-11-22 04:33:20z"), Some(base));
+        assert_eq!(ms("2024-11-22T04:33:20,5Z"), Some(base + 500));
+        assert_eq!(ms("2024-11-22 04:33:20,25+00:00"), Some(base + 250));
+        // A leap second counts as the next minute's first, at any minute.
+        assert_eq!(ms("2016-12-31T23:59:60Z"), Some(1_483_228_800_000));
+        assert_eq!(ms("2016-12-31T23:59:60.5Z"), Some(1_483_228_800_500));
+        assert_eq!(ms("2024-11-22T04:33:60Z"), Some(base + 40_000));
+        assert_eq!(ms("2024-11-22T04:33:60,1-00:00"), Some(base + 40_100));
+        // Offsets either way, to the minute.
+        assert_eq!(ms("2024-11-22T04:33:20-05:30"), Some(base + 19_800_000));
+        assert_eq!(ms("2024-11-22T04:33:20+23:59"), Some(base - 86_340_000));
+        assert_eq!(ms("2024-11-22T04:33:20.5-00:00"), Some(base + 500));
+        // The whole range of four-digit years.
+        assert_eq!(ms("0000-01-01T00:00:00Z"), Some(-62_167_219_200_000));
+        assert_eq!(
+            Timestamp::new("9999-12-31T23:59:59.999999999Z").unix_nanos(),
+            Some(253_402_300_799_999_999_999)
+        );
+        assert_eq!(
+            Timestamp::new("1969-12-31T23:59:59.000000001Z").unix_nanos(),
+            Some(-999_999_999)
+        );
+    }
+
+    #[test]
+    fn refused_variants_of_the_form() {
+        for bad in [
+            "2024-11-22X04:33:20Z",
+            "2024-11-22_04:33:20Z",
+            "2024-11-22\u{e9}04:33:20Z",
+            "2024-11-22T04:33:61Z",
+            "2024-11-22T04:60:00Z",
+            "2024-11-22T04:33:20,Z",
+            "2024-11-22T04:33:20.5",
+            "2024-11-22T04:33:20.5z+01:00",
+            "2024-11-22T04:33:20+24:00",
+            "2024-11-22T04:33:20+09:60",
+            "2024-11-22T04:33:20+09",
+            "2024-11-22T04:33:20 Z",
+            "2024-11-31T04:33:20Z",
+            "2024-00-22T04:33:20Z",
+            "2024-11-00T04:33:20Z",
+            "-002-11-22T04:33:20Z",
+            "+2024-11-22T04:33:20Z",
+            "02024-11-22T04:33:20Z",
+            "2024-1-22T04:33:20Z",
+            "2024-11-22T4:33:20Z",
+        ] {
+            assert_eq!(ms(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
     fn frame_id_parts() {
         assert_eq!(
             FrameId::new("1732250000000-0").parts(),
@@ -355,8 +335,38 @@ mod tests {
 
     #[test]
     fn civil_days_match_known_dates() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
-        assert_eq!(days_from_civil(1969, 12, 31), -1);
+        const DAY: i64 = 86_400_000;
+        assert_eq!(ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(ms("2000-03-01T00:00:00Z"), Some(11_017 * DAY));
+        assert_eq!(ms("1969-12-31T00:00:00Z"), Some(-DAY));
+    }
+
+    proptest::proptest! {
+        /// Any instant `time` writes in RFC 3339, at any offset and with any
+        /// fraction, parses back to the same nanosecond.
+        #[test]
+        fn what_time_writes_parses_back(
+            nanos in -62_167_219_200_000_000_000i128..253_402_300_800_000_000_000,
+            offset_minutes in -(23 * 60 + 59)..=(23 * 60 + 59),
+            whole_ms in proptest::bool::ANY,
+        ) {
+            let nanos = if whole_ms { nanos - nanos.rem_euclid(1_000_000) } else { nanos };
+            let offset = time::UtcOffset::from_whole_seconds(offset_minutes * 60)
+                .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            let at = OffsetDateTime::from_unix_timestamp_nanos(nanos)
+                .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?
+                .to_offset(offset);
+            // RFC 3339 writes four-digit years only: the local date must be one.
+            proptest::prop_assume!((0..=9999).contains(&at.year()));
+            let wire = at
+                .format(&Rfc3339)
+                .map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            proptest::prop_assert_eq!(Timestamp::new(&wire).unix_nanos(), Some(nanos), "{}", wire);
+            proptest::prop_assert_eq!(
+                Timestamp::new(&wire).unix_ms(),
+                Some(i64::try_from(nanos.div_euclid(1_000_000)).unwrap_or(i64::MAX)),
+                "{}", wire
+            );
+        }
     }
 }
