@@ -288,9 +288,12 @@ pub struct HostConfig {
     pub public_url: String,
     /// The sqlx database URL (a secret: it may hold a password).
     pub database_url: Secret,
-    /// Bots restored at start are spread over this long (ms).
+    /// A starting replica spreads its bots' first connects over this long
+    /// at least (ms): each in a slot of its own, `start_spread_ms ÷ bots`
+    /// apart or, when the probe budget's pace needs more, `bots ÷ pace`
+    /// seconds in all (see `crate::probe::start_spacing_ms`).
     pub start_spread_ms: u64,
-    /// Seeds the start jitter and the bots' backoff (random when not set).
+    /// Seeds the bots' backoff (random when not set).
     pub seed: Option<u64>,
     /// Events kept per broadcast per bot in the log.
     pub events_per_broadcast: u32,

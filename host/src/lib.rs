@@ -14,9 +14,10 @@
 //!   kit state, final tallies, a bounded event log per broadcast;
 //! - **replicas** ([`replicas`]): on PostgreSQL, several processes share
 //!   the bots through leases fenced on every write, one refresh per token,
-//!   one daily budget per app;
+//!   one daily budget per app, a dead replica's bots taken in batches
+//!   paced by the probe budget;
 //! - **the bots** ([`bots`]): one driver per enabled integration, restored
-//!   at start with seeded jitter, answering in chat with the configured kit
+//!   at start paced by the probe budget, answering in chat with the configured kit
 //!   and replies, stopping for consent with a re-connect link, disabled,
 //!   enabled or revoked by their DJ or the admin; a row that does not
 //!   open stops its bot alone;

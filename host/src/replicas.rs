@@ -36,9 +36,10 @@ use crate::lease::{ALIVE_MS, GIVE_UP_MS, LEASE_MS, TICK};
 const CALL: Duration = Duration::from_secs(3);
 
 /// A look takes the leases whose first connects fit in the pacer's slots
-/// until a little after the next look (ms): the others stay free for the
-/// other replicas meanwhile.
-pub const TAKE_AHEAD_MS: u64 = 2_500;
+/// until the next look (ms, a [`TICK`]): the others stay free for the
+/// other replicas meanwhile, and a replica's pace follows the live count
+/// from one look to the next.
+pub const TAKE_AHEAD_MS: u64 = 2_000;
 
 /// How many bots replica number `rank` (of `live`, by id) runs of `bots`.
 pub fn share(bots: i64, live: i64, rank: i64) -> i64 {
@@ -61,6 +62,7 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
     let epoch = Instant::now();
     let mut pacer = crate::probe::Pacer::default();
     let mut starting: Option<u64> = None;
+    let mut counted = store.dialect() == crate::store::Dialect::Sqlite;
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -164,8 +166,12 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
         // 3. Balance: leases are taken in batches, each bot's first
         // connect in a slot of the pacer (see `crate::probe::takeover_pace`).
         let now_ms = u64::try_from(epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
-        hub.probes.set_taking(mine < target || pacer.busy(now_ms));
-        if mine < target {
+        hub.probes
+            .set_taking(counted && (mine < target || pacer.busy(now_ms)));
+        if !counted {
+            // On PostgreSQL the first look only beats and counts: replicas
+            // starting together each count the others before taking.
+        } else if mine < target {
             let share_per_s = crate::probe::share(budget, live_n);
             let pace =
                 crate::probe::takeover_pace(share_per_s, hub.probes.summary().plan.planned_per_s);
@@ -219,7 +225,8 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
             }
         }
         // The start's spread holds until the replica has its share once.
-        first = false;
+        first = first && !counted;
+        counted = true;
         if i64::try_from(owned.len()).unwrap_or(0) >= target {
             starting = None;
         }
@@ -363,19 +370,31 @@ mod tests {
 
     /// A hub (a replica of its own) over `url`, its probe budget `budget`.
     async fn hub(url: &str, budget: u32) -> Arc<Hub> {
+        let app = (
+            "http://127.0.0.1:9",
+            "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+            "secret",
+        );
+        hub_of(url, budget, app).await
+    }
+
+    /// A hub over `url` for the app `(base_url, client_id, secret)`.
+    async fn hub_of(url: &str, budget: u32, app: (&str, &str, &str)) -> Arc<Hub> {
         use crate::config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
+        let (base, client_id, secret) = app;
         let text = format!(
             r#"[app]
-base_url = "http://127.0.0.1:9"
-client_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
-consent_url = "http://127.0.0.1:9/oauth?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}"
+base_url = "{base}"
+client_id = "{client_id}"
+consent_url = "{base}/oauth?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}"
 [host]
 probe_budget_per_s = {budget}
 "#
         );
         let url = url.to_owned();
+        let secret = secret.to_owned();
         let env = move |name: &str| match name {
-            ENV_CLIENT_SECRET => Some("secret".to_owned()),
+            ENV_CLIENT_SECRET => Some(secret.clone()),
             ENV_KEY => Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".to_owned()),
             ENV_ADMIN_TOKEN => Some("admin-token-of-the-replica-tests".to_owned()),
             ENV_DATABASE => Some(url.clone()),
@@ -436,6 +455,151 @@ probe_budget_per_s = {budget}
         let _ = stop_b.send(true);
         b.store.leave().await.expect("leave");
         until_shares("the second left", &[&a], 200.0).await;
+    }
+
+    /// A control call of the emulator (a POST of `body`, or a GET).
+    async fn control(
+        emu: &onair_emulator::Running,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> serde_json::Value {
+        let http = reqwest::Client::new();
+        let url = format!("{}{path}", emu.control_url());
+        let request = match body {
+            Some(b) => http.post(url).body(b.to_string()),
+            None => http.get(url),
+        };
+        let answer = request.send().await.expect("control call");
+        assert!(answer.status().is_success(), "{path}: {}", answer.status());
+        answer.json().await.expect("control JSON")
+    }
+
+    /// The most of `at` (ms) within any 1 000 ms.
+    fn busiest_second(at: &[i64]) -> usize {
+        let mut all = at.to_vec();
+        all.sort_unstable();
+        (0..all.len())
+            .map(|i| all[i..].iter().take_while(|t| **t < all[i] + 1000).count())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Sixty bots of a dead replica (their leases expired), two survivors
+    /// and an app budget of 10 probes a second: the survivors take them in
+    /// batches, each part of them, and the service's request log shows
+    /// every bot connecting again, never more than 10 first connects in a
+    /// second, and no per-second 429.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dead_replicas_bots_are_taken_in_batches_within_the_budget_by_both_survivors() {
+        const BOTS: usize = 60;
+        const BUDGET: u32 = 10;
+        let Some(pg) = crate::testdb::PgCluster::start("takeover") else {
+            return;
+        };
+        let emu = onair_emulator::Emulator::builder()
+            .start()
+            .await
+            .expect("emulator");
+        // The hubs' redirect URI: the default public URL's /callback.
+        let redirect = "http://127.0.0.1:8088/callback";
+        let app = control(
+            &emu,
+            "/apps",
+            Some(serde_json::json!({"redirectUri": redirect})),
+        )
+        .await;
+        let client_id = app["clientId"].as_str().expect("id").to_owned();
+        let secret = app["clientSecret"].as_str().expect("secret").to_owned();
+        let base = emu.base_url();
+        let app = (base.as_str(), client_id.as_str(), secret.as_str());
+        // The replica about to die: its bots consent and run there.
+        let dead = hub_of(&pg.url, BUDGET, app).await;
+        let mut ids = Vec::new();
+        for k in 0..BOTS {
+            let consent = serde_json::json!({"dj": format!("dj-off-{k}"), "clientId": client_id,
+                "redirectUri": redirect});
+            let code = control(&emu, "/consent", Some(consent)).await["code"]
+                .as_str()
+                .expect("code")
+                .to_owned();
+            let (id, answer) = dead.connect_new(code).await.expect("a bot");
+            assert_eq!(answer.await.ok(), Some(Ok(())), "bot {id} paired");
+            ids.push(id);
+        }
+        // It dies: its bots stop without a word, its leases expire.
+        for id in &ids {
+            dead.abandon(*id);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let pool = sqlx::postgres::PgPool::connect(&pg.url)
+            .await
+            .expect("pool");
+        sqlx::query("UPDATE integrations SET lease_expires_ms = 0")
+            .execute(&pool)
+            .await
+            .expect("expired");
+        let cut = control(&emu, "/requests", None).await["total"]
+            .as_u64()
+            .expect("total");
+        // Two survivors.
+        let a = hub_of(&pg.url, BUDGET, app).await;
+        let b = hub_of(&pg.url, BUDGET, app).await;
+        let _stop_a = keepers(&a);
+        let _stop_b = keepers(&b);
+        let deadline = Instant::now() + Duration::from_secs(40);
+        let path = format!("/requests?since={cut}&clientId={client_id}");
+        let (firsts, log) = loop {
+            let log = control(&emu, &path, None).await;
+            let mut firsts: HashMap<String, i64> = HashMap::new();
+            for r in log["requests"].as_array().into_iter().flatten() {
+                if r["path"] == "/v1/live/events" {
+                    if let (Some(who), Some(at)) = (r["integration"].as_str(), r["atMs"].as_i64()) {
+                        firsts.entry(who.to_owned()).or_insert(at);
+                    }
+                }
+            }
+            if firsts.len() == BOTS {
+                break (firsts, log);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} of {BOTS} bots connected again within 40 s",
+                firsts.len()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let at: Vec<i64> = firsts.values().copied().collect();
+        let busiest = busiest_second(&at);
+        assert!(
+            busiest <= BUDGET as usize,
+            "{busiest} first connects in one second"
+        );
+        let spread = at.iter().max().unwrap_or(&0) - at.iter().min().unwrap_or(&0);
+        // 60 bots at 10 a second at most: 5 s at least.
+        assert!(spread >= 5_000, "first connects over {spread} ms");
+        let quota = log["requests"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["quota"] == "perSecond")
+            .count();
+        assert_eq!(quota, 0, "per-second 429s");
+        // Both survivors took part of them.
+        let owners = a.store.lease_owners().await.expect("owners");
+        let held = |hub: &Arc<Hub>| {
+            owners
+                .iter()
+                .filter(|(_, o)| *o == hub.store.replica())
+                .count()
+        };
+        assert_eq!(held(&a) + held(&b), BOTS, "{owners:?}");
+        assert!(
+            held(&a) >= BOTS / 4 && held(&b) >= BOTS / 4,
+            "{} and {}",
+            held(&a),
+            held(&b)
+        );
+        pool.close().await;
     }
 
     #[test]

@@ -8,7 +8,9 @@
 3. Three replicas, each with its own host.toml and listening port, on the
    same database; replica 2 reaches it through a TCP proxy in this script.
 4. Every DJ connects through /connect → consent → /callback (spread over
-   the replicas' /connect; the callback lands on the public URL).
+   the replicas' /connect; the callback lands on the public URL), and 240
+   more DJs who never go on air (--idle-djs) besides: the app's probe
+   budget is 40 a second (--probe-budget), for all replicas.
 5. Mid-broadcast, replica 1 is killed (SIGKILL) and, a few seconds later,
    replica 2 is cut from the database for 20 s (the proxy holds every
    connection silent, then closes them and lets new ones through).
@@ -18,7 +20,13 @@
    DJ's streams open at once (one replica drives a bot), no
    refresh token was presented twice and no `invalid_grant` (request log),
    nobody consented again, every DJ's tally = ledger, and the bots end
-   spread evenly over the live replicas (within one).
+   spread evenly over the live replicas (within one). By the service's
+   request log, read every 0.2 s and stamped with real time (the
+   emulator's clock is held at times): off-air probes (stream connects
+   answered 404) at most the budget in any 10 s before the kill and after
+   the takeover; the killed replica's bots connect again in batches, at
+   most the budget in any second, every one of them, with no per-second
+   429.
 7. After the broadcasts, an admin revokes one bot through a replica that
    does not run it (one revoke at the service, the bot stopped for
    consent), and its DJ connects again through the bot's re-connect link
@@ -38,6 +46,7 @@ Exit 0 only when all of it holds. Standard library only.
 import argparse
 import base64
 import collections
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -243,13 +252,14 @@ class Clock:
         e2e.http_json(f"{self.control}/clock/resume", {})
 
 
-def write_config(path, base, client_id, port, public_url, watchdog_ms, extra=""):
+def write_config(path, base, client_id, port, public_url, watchdog_ms, extra="", probe_budget=200):
     with open(path, "w") as f:
         f.write(f"""{single.app_section(base, client_id)}
 [host]
 listen = "127.0.0.1:{port}"
 public_url = "{public_url}"
 start_spread_ms = 1000
+probe_budget_per_s = {probe_budget}
 # the judge reads every greeting of a broadcast back from the log
 events_per_broadcast = 100000
 
@@ -264,6 +274,103 @@ def owners(pg):
     rows = pg.sql("SELECT id, lease_owner FROM integrations WHERE lease_owner IS NOT NULL "
                   "AND lease_expires_ms > CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)")
     return {int(r[0]): r[1] for r in rows}
+
+
+class Sampler:
+    """Reads the emulator's request log every 0.2 s in a thread of its own
+    and stamps each request with the real time it was first seen (at most
+    0.2 s late): the emulator's own times stand still while its clock is
+    held, and takeovers run on real time."""
+
+    def __init__(self, control, client_id):
+        self.url = f"{control}/requests?clientId={client_id}"
+        self.seen = []  # (monotonic seconds, request)
+        self.since = 0
+        self.running = True
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while self.running:
+            try:
+                found = e2e.http_json(f"{self.url}&since={self.since}", timeout=5)["requests"]
+            except (OSError, ValueError):
+                found = []
+            at = time.monotonic()
+            for r in found:
+                self.seen.append((at, r))
+                self.since = max(self.since, r["seq"])
+            time.sleep(0.2)
+
+    def stop(self):
+        self.running = False
+        self.thread.join(timeout=5)
+
+
+def fingerprint(secret):
+    """The emulator's fingerprint of a credential (its request log's
+    `credential`)."""
+    return hashlib.sha256(secret.encode()).hexdigest()[:12]
+
+
+def busiest(stamps, window):
+    """The most of `stamps` (seconds) within any `window` seconds."""
+    stamps = sorted(stamps)
+    most, j = 0, 0
+    for i, t in enumerate(stamps):
+        while stamps[j] <= t - window:
+            j += 1
+        most = max(most, i - j + 1)
+    return most
+
+
+def judge_probes(sampler, integrations, victims, killed_at, before, after, budget):
+    """The off-air probing and the batched takeover, by the service's
+    request log as sampled in real time: off-air probes (stream connects
+    answered 404, every DJ of the app) at most the budget in any 10 s
+    before the kill and after the takeover; the killed replica's bots'
+    first connects after the kill at most the budget in any second, every
+    one of them connected again, none answered a per-second 429."""
+    problems = []
+    probes = [(at, r) for at, r in sampler.seen
+              if r["path"] == "/v1/live/events" and r["status"] == 404]
+    rates = []
+    for name, (lo, hi) in (("before the kill", before), ("after the takeover", after)):
+        stamps = [at for at, _ in probes if lo <= at < hi]
+        most = busiest(stamps, 10.0)
+        rate = len(stamps) / max(hi - lo, 1e-9)
+        rates.append(f"{rate:.1f}/s {name} (busiest 10 s: {most / 10:.1f}/s)")
+        if hi - lo < 5:
+            problems.append(f"off-air probes {name}: only {hi - lo:.1f} s to judge")
+        if most > budget * 10:
+            problems.append(f"off-air probes {name}: {most} in 10 s, over the budget of {budget}/s")
+    if len(integrations) != len(set(integrations.values())) or not victims:
+        problems.append(f"{len(integrations)} bots' integrations found, {len(victims)} bots killed")
+    victim_integrations = {integrations[b] for b in victims if b in integrations}
+    if len(victim_integrations) != len(victims):
+        problems.append(f"the integrations of {len(victims) - len(victim_integrations)} killed "
+                        f"bots not found ({len(integrations)} known)")
+    first = {}
+    for at, r in sampler.seen:
+        who = r.get("integration")
+        if at > killed_at and who in victim_integrations and r["path"] == "/v1/live/events":
+            first.setdefault(who, at)
+    missing = victim_integrations - set(first)
+    if missing:
+        problems.append(f"{len(missing)} bot(s) of the killed replica never connected again")
+    stamps = sorted(first.values())
+    most = busiest(stamps, 1.0)
+    if most > budget:
+        problems.append(f"{most} first connects of taken bots within one second (budget {budget}/s)")
+    quota = [r for at, r in sampler.seen if at > killed_at and r.get("quota") == "perSecond"
+             and r.get("integration") in victim_integrations]
+    if quota:
+        problems.append(f"{len(quota)} per-second quota 429(s) to taken bots")
+    spread = stamps[-1] - stamps[0] if stamps else 0.0
+    line = (f"; off-air probes {', '.join(rates)} for a budget of {budget}/s; the killed replica's "
+            f"{len(victim_integrations)} bots connected again over {spread:.1f} s, at most {most} "
+            f"in a second, {len(quota)} per-second 429s")
+    return problems, line
 
 
 class Watch:
@@ -380,7 +487,14 @@ def main():
                         help="scripts/bench-host-replicas: kill replica 1 this many times (back "
                              "under a new id after each takeover), time the takeovers, no cut, no judge")
     parser.add_argument("--json-out", default=None, help="(bench) write the takeover times here")
+    parser.add_argument("--idle-djs", type=int, default=None,
+                        help="DJs who consent and never go on air (default 240; none for "
+                             "--quota and --bench)")
+    parser.add_argument("--probe-budget", type=int, default=40,
+                        help="probe_budget_per_s of the app (all replicas)")
     args = parser.parse_args()
+    if args.idle_djs is None:
+        args.idle_djs = 0 if (args.quota or args.bench) else 240
     djs_n = args.djs or (6 if args.quota else 60)
     args.kills = args.bench or 1
     args.scenario = args.scenario or ("busy" if args.quota else "faulty")
@@ -425,7 +539,8 @@ def main():
         replicas = []
         for i, port in enumerate(ports):
             config = os.path.join(work, f"host{i}.toml")
-            write_config(config, base, client_id, port, public, args.watchdog_ms, extra)
+            write_config(config, base, client_id, port, public, args.watchdog_ms, extra,
+                         args.probe_budget)
             db = pg.url if i != 2 else f"postgres://onair@127.0.0.1:{proxy.port}/postgres"
             env = dict(os.environ, ONAIR_HOST_CLIENT_SECRET=client_secret, ONAIR_HOST_KEY=key,
                        ONAIR_HOST_ADMIN_TOKEN=admin, ONAIR_HOST_LOG="info", ONAIR_HOST_DATABASE=db)
@@ -444,6 +559,29 @@ def main():
         if len(set(bots.values())) != len(djs):
             print(f"e2e {label}: {len(djs)} DJs got {len(set(bots.values()))} bots")
             return 1
+        # DJs who never go on air: their bots only probe (within the budget).
+        idle = [f"idle-{k}" for k in range(1, args.idle_djs + 1)]
+        idle_bots = {}
+
+        def connect_idle(k):
+            bot, code = single.connect(replicas[k % len(replicas)].url, idle[k])
+            return idle[k], bot, code
+
+        with concurrent.futures.ThreadPoolExecutor(6) as pool:
+            for dj, bot, code in pool.map(connect_idle, range(len(idle))):
+                idle_bots[dj] = bot
+                codes.append(code)
+        all_bots = dict(bots, **idle_bots)
+        if len(set(all_bots.values())) != len(all_bots):
+            print(f"e2e {label}: {len(all_bots)} DJs got {len(set(all_bots.values()))} bots")
+            return 1
+        # Each bot's integration at the service: its consent code's exchange.
+        by_code = {fingerprint(c): all_bots[dj] for dj, c in zip(djs + idle, codes)}
+        integration_of = {}
+        for r in e2e.http_json(f"{control}/requests?clientId={client_id}&path=/v1/oauth/token")["requests"]:
+            if r.get("grant") == "authorization_code" and r.get("credential") in by_code:
+                integration_of[by_code[r["credential"]]] = r.get("integration")
+        sampler = Sampler(control, client_id)
         connected_at = time.monotonic() - started
 
         watch = Watch(pg)
@@ -487,10 +625,14 @@ def main():
             read and saved it (no event handled and no kit state saved for
             2.5 s; at least 3 s, at most 30 s)."""
             first, last, seen = time.monotonic(), time.monotonic(), None
+            # (the bots of DJs never on air save nothing worth waiting for)
+            on_air_ids = ",".join(str(int(b)) for b in bots.values())
             while time.monotonic() - first < 30:
                 alive_check()
+                watch.poll()
                 try:
-                    now_seen = (pg.sql("SELECT COALESCE(MAX(updated_at_ms), 0) FROM integrations"),
+                    now_seen = (pg.sql("SELECT COALESCE(MAX(updated_at_ms), 0) FROM integrations "
+                                       f"WHERE id IN ({on_air_ids})"),
                                 events_read())
                 except (RuntimeError, subprocess.TimeoutExpired):
                     now_seen = None
@@ -503,7 +645,7 @@ def main():
         def balanced():
             counts = collections.Counter(watch.now.values())
             spread = [counts.get(r.replica_id(), 0) for r in replicas if r.proc is not None]
-            return sum(spread) == len(djs) and max(spread) - min(spread) <= 1
+            return sum(spread) == len(all_bots) and max(spread) - min(spread) <= 1
 
         def position():
             progress = e2e.http_json(f"{control}/scenario")
@@ -514,10 +656,12 @@ def main():
         # service has no stream resumption, so frames written while a bot
         # moves would be lost to its tally and the ledger could not be
         # compared exactly. Leases, renewals and takeovers run on real time.
-        killed_at = cut_at = healed_at = None
+        killed_at = cut_at = healed_at = settled_at = None
+        victims = []
         try:
             if not wait(20, balanced):
                 raise Failed("the replicas did not share the bots evenly within 20 s of the start")
+            balanced_at = time.monotonic()
             clock.resume()
             if not args.quota:
                 for k in range(args.kills):
@@ -529,6 +673,7 @@ def main():
                     settle()  # every bot saves what it read (2 s checkpoints)
                     victim = replicas[1]
                     gone = watch.gone(victim.replica_id(), f"SIGKILL#{k + 1}")
+                    victims = [b for b, (who, _) in watch.pending.items() if who == victim.replica_id()]
                     os.killpg(victim.proc.pid, signal.SIGKILL)
                     victim.proc.wait()
                     victim.proc = None
@@ -581,6 +726,7 @@ def main():
                         counts = collections.Counter(watch.now.values())
                         raise Failed(f"not balanced 20 s after the heal: {dict(counts)}")
                     print(f"  balanced again {time.monotonic() - healed_at:.1f} s after the heal")
+                    settled_at = time.monotonic() + 5  # the last moved bots' first connects
             while not position()[0]:
                 wait(0.5)
         except Failed as e:
@@ -647,6 +793,7 @@ def main():
             problems += found
             codes.append(code)
             shown.append(json.dumps(front.api(f"/api/bots/{bots[moved]}?events=0")))
+        stopping_at = time.monotonic()
         for r in live:
             code = r.stop()
             r.proc = None
@@ -690,7 +837,7 @@ def main():
                             f"one bot?): {overlaps[:5]}")
         token_posts = [r for r in requests if r["path"] == "/v1/oauth/token"]
         exchanges = [r for r in token_posts if r.get("grant") == "authorization_code"]
-        consents = len(djs) + (1 if moved else 0)
+        consents = len(djs) + len(idle) + (1 if moved else 0)
         if len(exchanges) != consents:
             problems.append(f"{len(exchanges)} code exchanges for {consents} consents")
         refreshes = [r for r in token_posts if r.get("grant") == "refresh_token"]
@@ -700,6 +847,14 @@ def main():
         refused = [r for r in requests if r.get("oauthError") == "invalid_grant"]
         if refused:
             problems.append(f"{len(refused)} invalid_grant answers (a DJ would have to consent again)")
+
+        sampler.stop()
+        probe_line = ""
+        if args.idle_djs and killed_at is not None and settled_at is not None:
+            found, probe_line = judge_probes(sampler, integration_of, victims, killed_at,
+                                             (balanced_at + 5, killed_at),
+                                             (settled_at, stopping_at), args.probe_budget)
+            problems += found
 
         quota_line = ""
         if args.quota:
@@ -724,9 +879,10 @@ def main():
         if took:
             takeover = (f", takeover median {statistics.median(took):.1f} s, max {max(took):.1f} s "
                         f"({len(took)} bots)")
-        summary = (f"{label}: {len(replicas)} replicas, {len(djs)} DJs (connected by {connected_at:.1f} s), "
+        summary = (f"{label}: {len(replicas)} replicas, {len(djs)} DJs and {len(idle)} never on air "
+                   f"(connected by {connected_at:.1f} s), "
                    f"{events} events, {people} people, {len(refreshes)} refreshes, {len(requests)} requests"
-                   f"{takeover}{quota_line}, {elapsed:.1f} s")
+                   f"{takeover}{probe_line}{quota_line}, {elapsed:.1f} s")
         if problems:
             with open(os.path.join(work, "requests.json"), "w") as f:
                 json.dump(requests, f)

@@ -7,10 +7,11 @@
 //! consent code, disable, enable, revoke, stop). Its view (the core's
 //! status snapshot, the tally, why it stopped) is what the dashboard shows.
 //!
-//! Restored bots start after a seeded delay within
-//! [`HostConfig::start_spread_ms`](crate::config::HostConfig), so a host
-//! with a thousand DJs does not connect (and refresh) a thousand times in
-//! the same instant.
+//! Bots taken by the lease keeper start after the delay it gives them
+//! (their slot, paced by the probe budget and at least
+//! [`HostConfig::start_spread_ms`](crate::config::HostConfig) at a start),
+//! so a host with a thousand DJs does not connect (and refresh) a thousand
+//! times in the same instant.
 //!
 //! Here: the hub the web side reads (views, commands, the shared quota);
 //! `task` (one bot's driver and commands; the configured replies are the
