@@ -168,12 +168,12 @@ pub(crate) fn utc(ms: u64) -> String {
     httpdate::fmt_http_date(at)
 }
 
-/// RFC 3339 as the `time` crate parses it, around it the forms it does not
-/// take as they are and this parser always has: a `,` before the fraction
+/// RFC 3339 as the `time` crate parses it, plus two forms always accepted
+/// here that it does not take as they are: a `,` before the fraction
 /// (ISO 8601) and a leap second `60` at any minute, counted as the next
 /// minute's first second (`time` takes one only at the end of a month, as
-/// its last nanosecond). Between date and time, `time` takes any byte; only
-/// `T`, `t` and a space are accepted here.
+/// that month's last nanosecond). Between date and time `time` takes any
+/// byte; only `T`, `t` and a space are accepted here.
 fn parse_rfc3339_nanos(wire: &str) -> Option<i128> {
     let bytes = wire.as_bytes();
     if !matches!(bytes.get(10), Some(b'T' | b't' | b' ')) {
