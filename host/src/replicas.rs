@@ -12,7 +12,11 @@
 //! 3. balances: its share is `n / live` (the first `n % live` replicas by
 //!    id one more); below it, it takes free or expired leases (`FOR UPDATE
 //!    SKIP LOCKED`), above it, it closes the surplus bots (saved) and
-//!    releases their leases for the others.
+//!    releases their leases for the others. Leases are taken in batches:
+//!    each taken bot's first connect gets a slot of a
+//!    [`Pacer`](crate::probe::Pacer) at the probe budget's pace
+//!    ([`takeover_pace`](crate::probe::takeover_pace)), and a look takes only the
+//!    leases whose slots come before the next look.
 //!
 //! Beside it, [`keep_quota`] syncs the app's daily quota with the store
 //! twice a second.

@@ -8,7 +8,7 @@
 3. Three replicas, each with its own host.toml and listening port, on the
    same database; replica 2 reaches it through a TCP proxy in this script.
 4. Every DJ connects through /connect → consent → /callback (spread over
-   the replicas' /connect; the callback lands on the public URL), and 240
+   the replicas' /connect; the callback lands on the public URL), and 150
    more DJs who never go on air (--idle-djs) besides: the app's probe
    budget is 40 a second (--probe-budget), for all replicas.
 5. Mid-broadcast, replica 1 is killed (SIGKILL) and, a few seconds later,
@@ -488,13 +488,13 @@ def main():
                              "under a new id after each takeover), time the takeovers, no cut, no judge")
     parser.add_argument("--json-out", default=None, help="(bench) write the takeover times here")
     parser.add_argument("--idle-djs", type=int, default=None,
-                        help="DJs who consent and never go on air (default 240; none for "
+                        help="DJs who consent and never go on air (default 150; none for "
                              "--quota and --bench)")
     parser.add_argument("--probe-budget", type=int, default=40,
                         help="probe_budget_per_s of the app (all replicas)")
     args = parser.parse_args()
     if args.idle_djs is None:
-        args.idle_djs = 0 if (args.quota or args.bench) else 240
+        args.idle_djs = 0 if (args.quota or args.bench) else 150
     djs_n = args.djs or (6 if args.quota else 60)
     args.kills = args.bench or 1
     args.scenario = args.scenario or ("busy" if args.quota else "faulty")
