@@ -636,7 +636,7 @@ impl Hub {
         let id = task.id;
         let (tx, rx) = mpsc::channel(16);
         let quota = self.quota.subscribe();
-        let handle = tokio::spawn(task.run(rx, quota, first));
+        let handle = tokio::spawn(Box::new(task).run(rx, quota, first));
         lock(&self.bots).insert(
             id,
             Slot {
