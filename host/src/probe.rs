@@ -21,6 +21,14 @@
 //! `[wait, 2 × wait]`, so the probes sent average two thirds of the
 //! planned rate. [`plan`] is the pure computation; [`Board`] holds the
 //! replica's bots, what it knows of them and their waits.
+//!
+//! A bot a replica takes over (or starts with) probes too, at its first
+//! connect: while the lease keeper takes bots, the off-air bots are planned
+//! for half the share and the taken bots' first connects get the rest
+//! ([`takeover_pace`]), each in a slot of a [`Pacer`] spaced so that no
+//! second holds more than that pace ([`spacing_ms`]);
+//! [`takeover_schedule`] is the pure model of a takeover by several
+//! replicas.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

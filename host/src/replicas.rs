@@ -488,14 +488,14 @@ probe_budget_per_s = {budget}
             .unwrap_or(0)
     }
 
-    /// Sixty bots of a dead replica (their leases expired), two survivors
+    /// Forty bots of a dead replica (their leases expired), two survivors
     /// and an app budget of 10 probes a second: the survivors take them in
     /// batches, each part of them, and the service's request log shows
     /// every bot connecting again, never more than 10 first connects in a
     /// second, and no per-second 429.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_dead_replicas_bots_are_taken_in_batches_within_the_budget_by_both_survivors() {
-        const BOTS: usize = 60;
+        const BOTS: usize = 40;
         const BUDGET: u32 = 10;
         let Some(pg) = crate::testdb::PgCluster::start("takeover") else {
             return;
@@ -579,8 +579,8 @@ probe_budget_per_s = {budget}
             "{busiest} first connects in one second"
         );
         let spread = at.iter().max().unwrap_or(&0) - at.iter().min().unwrap_or(&0);
-        // 60 bots at 10 a second at most: 5 s at least.
-        assert!(spread >= 5_000, "first connects over {spread} ms");
+        // 40 bots at 10 a second at most: 3.5 s at least.
+        assert!(spread >= 3_500, "first connects over {spread} ms");
         let quota = log["requests"]
             .as_array()
             .into_iter()
