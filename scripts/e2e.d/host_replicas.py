@@ -879,7 +879,8 @@ def main():
         if took:
             takeover = (f", takeover median {statistics.median(took):.1f} s, max {max(took):.1f} s "
                         f"({len(took)} bots)")
-        summary = (f"{label}: {len(replicas)} replicas, {len(djs)} DJs and {len(idle)} never on air "
+        never = f" and {len(idle)} never on air" if idle else ""
+        summary = (f"{label}: {len(replicas)} replicas, {len(djs)} DJs{never} "
                    f"(connected by {connected_at:.1f} s), "
                    f"{events} events, {people} people, {len(refreshes)} refreshes, {len(requests)} requests"
                    f"{takeover}{probe_line}{quota_line}, {elapsed:.1f} s")
