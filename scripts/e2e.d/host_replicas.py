@@ -490,11 +490,14 @@ def main():
     parser.add_argument("--idle-djs", type=int, default=None,
                         help="DJs who consent and never go on air (default 150; none for "
                              "--quota and --bench)")
-    parser.add_argument("--probe-budget", type=int, default=40,
-                        help="probe_budget_per_s of the app (all replicas)")
+    parser.add_argument("--probe-budget", type=int, default=None,
+                        help="probe_budget_per_s of the app, all replicas (default 40; the "
+                             "host's default 200 for --quota and --bench)")
     args = parser.parse_args()
     if args.idle_djs is None:
         args.idle_djs = 0 if (args.quota or args.bench) else 150
+    if args.probe_budget is None:
+        args.probe_budget = 200 if (args.quota or args.bench) else 40
     djs_n = args.djs or (6 if args.quota else 60)
     args.kills = args.bench or 1
     args.scenario = args.scenario or ("busy" if args.quota else "faulty")
