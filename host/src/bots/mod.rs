@@ -611,7 +611,6 @@ impl Hub {
         BotTask {
             hub: Arc::clone(self),
             id,
-            behaviour: self.config.behaviour(id).clone(),
             driver: None,
             generation: Arc::new(AtomicI64::new(generation)),
             lease,

@@ -18,7 +18,6 @@ use tokio::time::Instant;
 use super::gate::StoreGate;
 use super::log::frame_key;
 use super::{BotState, BotStop, BotView, Command, Donor, Hub};
-use crate::config::Behaviour;
 use crate::metrics::KindLabel;
 use crate::store::{BroadcastRow, LogRow, StoreError};
 
@@ -31,7 +30,6 @@ fn name(user: &onair::User) -> &str {
 pub(super) struct BotTask {
     pub(super) hub: Arc<Hub>,
     pub(super) id: i64,
-    pub(super) behaviour: Behaviour,
     pub(super) driver: Option<Driver>,
     /// The row's token generation as last read or written (shared with the
     /// refresh gate, which reads newer pairs).
@@ -341,7 +339,10 @@ impl BotTask {
             ClientCredentials::new(&config.client_id, config.client_secret.expose().to_owned())
                 .map_err(|e| e.to_string())?;
         let mut bot = BotConfig::new(base, creds);
-        bot.kit = self.behaviour.kit.clone();
+        // Read from the configuration when a driver is made: a copy kept
+        // in every task would cost each bot, off air too, its kit's
+        // configuration twice (this one and the bot's).
+        bot.kit = config.behaviour(self.id).kit.clone();
         if let Some(ms) = config.watchdog_ms {
             bot.stream.watchdog_ms = ms;
         }
@@ -460,7 +461,6 @@ impl BotTask {
         self.publish(true);
     }
 
-    /// Handles a command; `true` when the task ends.
     /// [`command`](Self::command) on the heap while it runs: its future
     /// (the consent's exchange, the saves of a stop) is larger than the
     /// rest of the task's and would otherwise sit in every bot's task,
@@ -472,6 +472,7 @@ impl BotTask {
         Box::pin(self.command(command))
     }
 
+    /// Handles a command; `true` when the task ends.
     async fn command(&mut self, command: Command) -> bool {
         match command {
             Command::Authorize { code, start, reply } => {
