@@ -380,7 +380,7 @@ impl BotTask {
             // The new core counts its replies from zero.
             self.replies_seen = onair::bot::RepliesCounters::default();
         }
-        Some(
+        Some(Box::new(
             Driver::new(bot)
                 .with_span_label(self.id.to_string())
                 .with_client(self.hub.client.clone())
@@ -391,8 +391,7 @@ impl BotTask {
                     lease: self.lease,
                     generation: Arc::clone(&self.generation),
                 }),
-        )
-        .map(Box::new)
+        ))
     }
 
     /// Starts the bot from the stored pair and kit state (when this replica
