@@ -300,6 +300,10 @@ fn version_is_the_workspace_version() {
         let run = onair(&[flag]);
         assert_eq!(run.code, 0, "{flag}: {}", run.stderr);
         assert!(run.stderr.is_empty(), "{flag}: {}", run.stderr);
-        assert_eq!(run.stdout, format!("onair {}\n", env!("CARGO_PKG_VERSION")), "{flag}");
+        assert_eq!(
+            run.stdout,
+            format!("onair {}\n", env!("CARGO_PKG_VERSION")),
+            "{flag}"
+        );
     }
 }
