@@ -77,16 +77,7 @@ def rss(pid):
 
 def metrics(replica, admin):
     text = single.get(f"{replica.url}/metrics", {"Authorization": f"Bearer {admin}"}, timeout=20)
-    values = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        name, _, value = line.rpartition(" ")
-        try:
-            values[name] = float(value)
-        except ValueError:
-            pass
-    return values
+    return single.parse_metrics(text)
 
 
 def states(replica, admin):

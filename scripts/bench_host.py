@@ -46,17 +46,7 @@ def proc_stat(pid):
 
 
 def metrics(url):
-    text = judge.get(f"{url}/metrics")
-    values = {}
-    for line in text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        name, _, value = line.rpartition(" ")
-        try:
-            values[name] = float(value)
-        except ValueError:
-            pass
-    return values
+    return judge.parse_metrics(judge.get(f"{url}/metrics"))
 
 
 def events_handled(m):

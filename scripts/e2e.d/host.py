@@ -93,6 +93,20 @@ def get(url, headers=None, timeout=10):
         return resp.read().decode()
 
 
+def parse_metrics(text):
+    """A Prometheus exposition as {series: value} (series with its labels)."""
+    values = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name, _, value = line.rpartition(" ")
+        try:
+            values[name] = float(value)
+        except ValueError:
+            pass
+    return values
+
+
 # Each DJ's browser: its cookies (the session its first consent gave), kept
 # for its next consent (a re-connect link counts only for the bot's DJ).
 JARS = {}
