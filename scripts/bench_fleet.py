@@ -190,10 +190,9 @@ probe_budget_per_s = {args.budget}
                 i, args.onair, config, env, os.path.join(work, name, f"host{i}.log"),
                 f"http://127.0.0.1:{port}", self.admin))
         # Replica 0 alone while the DJs consent (every callback lands on
-        # it): a replica taking a new bot's lease before the callback stored
-        # its pair leaves it needing consent (seen at 10 000 consents, 16 at
-        # a time); the others start once every pair is stored and take
-        # their share.
+        # it); the others start once every pair is stored and take their
+        # share, so that their RSS counts only the bots they run (replica
+        # 0's keeps what the bots it gave away used, and is shown apart).
         self.rss0 = {}
         self.start(self.replicas[:1])
         self.requests = Requests(self.control, self.client_id)

@@ -217,13 +217,8 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
                 }
             }
         } else if mine > target {
-            let mut ids: Vec<i64> = owned.keys().copied().collect();
-            ids.sort_unstable();
-            for id in ids
-                .into_iter()
-                .rev()
-                .take(usize::try_from(mine - target).unwrap_or(0))
-            {
+            let excess = usize::try_from(mine - target).unwrap_or(0);
+            for id in to_hand_over(owned.keys().copied(), excess, |id| hub.consenting(id)) {
                 owned.remove(&id);
                 hand_over(&hub, &releasing, id);
             }
@@ -238,6 +233,21 @@ pub async fn keep(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
             .leases
             .set(i64::try_from(owned.len()).unwrap_or(i64::MAX));
     }
+}
+
+/// Which of this replica's bots to hand over when it holds `excess` more
+/// than its share: the newest first, never one whose consent runs here
+/// (its new pair is not stored yet: the next replica would find none and
+/// wait for a consent that already happened); those wait for a later look.
+fn to_hand_over(
+    owned: impl Iterator<Item = i64>,
+    excess: usize,
+    consenting: impl Fn(i64) -> bool,
+) -> Vec<i64> {
+    let mut ids: Vec<i64> = owned.filter(|id| !consenting(*id)).collect();
+    ids.sort_unstable_by(|a, b| b.cmp(a));
+    ids.truncate(excess);
+    ids
 }
 
 /// Closes bot `id` here and releases its lease, in the background.
@@ -371,6 +381,27 @@ pub async fn keep_quota(hub: Arc<Hub>, mut stopping: watch::Receiver<bool>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The newest bots are handed over first, never one whose consent
+    /// runs here (it would reach the other replica without its pair).
+    #[test]
+    fn a_bot_whose_consent_runs_here_is_never_handed_over() {
+        let consenting = [7, 9];
+        let held = |id: i64| consenting.contains(&id);
+        assert_eq!(
+            to_hand_over([1, 5, 7, 9, 3].into_iter(), 2, held),
+            vec![5, 3]
+        );
+        assert_eq!(to_hand_over([7, 9].into_iter(), 2, held), Vec::<i64>::new());
+        assert_eq!(
+            to_hand_over([1, 2, 3].into_iter(), 5, |_| false),
+            vec![3, 2, 1]
+        );
+        assert_eq!(
+            to_hand_over([1, 2, 3].into_iter(), 0, |_| false),
+            Vec::<i64>::new()
+        );
+    }
 
     /// A hub (a replica of its own) over `url`, its probe budget `budget`.
     async fn hub(url: &str, budget: u32) -> Arc<Hub> {
@@ -526,7 +557,7 @@ probe_budget_per_s = {budget}
                 .as_str()
                 .expect("code")
                 .to_owned();
-            let (id, answer) = dead.connect_new(code).await.expect("a bot");
+            let (id, answer, _held) = dead.connect_new(code).await.expect("a bot");
             assert_eq!(answer.await.ok(), Some(Ok(())), "bot {id} paired");
             ids.push(id);
         }

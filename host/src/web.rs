@@ -540,6 +540,24 @@ consent_url = "http://127.0.0.1:9/oauth?client_id={client_id}&redirect_uri={redi
         (status, String::from_utf8_lossy(&body).into_owned())
     }
 
+    /// A consent's hold keeps its bot from being handed over until it is
+    /// dropped; two consents of one bot at once (a DJ's two tabs) hold it
+    /// until the last is answered.
+    #[tokio::test]
+    async fn a_consents_hold_lasts_until_the_last_one_is_dropped() {
+        let db = crate::testdb::SqliteDb::new("consent-hold");
+        let hub = hub(&db).await;
+        assert!(!hub.consenting(3));
+        let first = hub.hold_consent(3);
+        let second = hub.hold_consent(3);
+        assert!(hub.consenting(3));
+        assert!(!hub.consenting(4));
+        drop(first);
+        assert!(hub.consenting(3), "the second tab's consent still runs");
+        drop(second);
+        assert!(!hub.consenting(3));
+    }
+
     #[tokio::test]
     async fn readyz_says_ready_only_with_the_store_answering_the_leases_renewed_and_no_stop() {
         let db = crate::testdb::SqliteDb::new("readyz");

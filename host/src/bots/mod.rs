@@ -17,7 +17,7 @@
 //! `task` (one bot's driver and commands; the configured replies are the
 //! kit's, said by the core), `log` (the event log's writer), `gate` (one refresh per token).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -284,6 +284,32 @@ pub struct Hub {
     taken_here: Mutex<Vec<(i64, i64)>>,
     /// When the lease keeper last renewed this replica's leases (`/readyz`).
     leases_renewed: Mutex<Option<std::time::Instant>>,
+    /// Bots whose consent's code exchange runs here now: the lease keeper
+    /// never hands them to another replica meanwhile (the new pair is not
+    /// stored yet; the other replica would find none). How many holds
+    /// each has (a DJ may consent in two tabs at once).
+    consenting: Mutex<HashMap<i64, usize>>,
+}
+
+/// A consent in flight for one bot ([`Hub::hold_consent`]): while it lives
+/// the bot stays on this replica; dropped (answered, failed, or the
+/// browser gone), the bot may be handed over again.
+#[derive(Debug)]
+pub struct ConsentInFlight {
+    hub: Arc<Hub>,
+    id: i64,
+}
+
+impl Drop for ConsentInFlight {
+    fn drop(&mut self) {
+        let mut holds = lock(&self.hub.consenting);
+        if let Some(n) = holds.get_mut(&self.id) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                holds.remove(&self.id);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Hub {
@@ -333,6 +359,7 @@ impl Hub {
             tasks: Mutex::new(Vec::new()),
             taken_here: Mutex::new(Vec::new()),
             leases_renewed: Mutex::new(None),
+            consenting: Mutex::new(HashMap::new()),
             config,
         });
         let writer = tokio::spawn(log_writer(
@@ -529,16 +556,23 @@ impl Hub {
     }
 
     /// A new DJ's bot: its row (its lease this replica's), its task, and
-    /// `code` exchanged once. Returns its id and the answer (a pair stored,
-    /// or why not).
+    /// `code` exchanged once. Returns its id, the answer (a pair stored,
+    /// or why not), and the consent's hold: keep it until the answer, so
+    /// that the bot is not handed to another replica before its pair is
+    /// stored.
     pub async fn connect_new(
         self: &Arc<Self>,
         code: String,
-    ) -> Result<(i64, oneshot::Receiver<Result<(), String>>), crate::store::StoreError> {
+    ) -> Result<
+        (i64, oneshot::Receiver<Result<(), String>>, ConsentInFlight),
+        crate::store::StoreError,
+    > {
         let id = self
             .store
             .create_integration_leased(self.now_ms(), crate::lease::LEASE_MS)
             .await?;
+        // Held from its first moment, until the caller drops the hold.
+        let held = self.hold_consent(id);
         self.set_view(BotView::idle(id, None, true, BotState::Connecting));
         let (reply, answer) = oneshot::channel();
         self.spawn(
@@ -553,7 +587,22 @@ impl Hub {
                 reply,
             }),
         );
-        Ok((id, answer))
+        Ok((id, answer, held))
+    }
+
+    /// Bot `id`'s consent runs here until the returned value is dropped:
+    /// the lease keeper does not hand it over meanwhile.
+    pub fn hold_consent(self: &Arc<Self>, id: i64) -> ConsentInFlight {
+        *lock(&self.consenting).entry(id).or_insert(0) += 1;
+        ConsentInFlight {
+            hub: Arc::clone(self),
+            id,
+        }
+    }
+
+    /// Whether a consent for bot `id` runs here now ([`Hub::hold_consent`]).
+    pub fn consenting(&self, id: i64) -> bool {
+        lock(&self.consenting).contains_key(&id)
     }
 
     /// Forgets bot `id` here: its task is ended (waited for, at most a

@@ -164,8 +164,10 @@ pub(super) async fn callback(
         return bad("The answer has no code.");
     };
     let viewer = web.viewer(&headers).await;
-    let (id, answer, new) = match bot {
+    // `_held` keeps the bot on this replica until the exchange is answered.
+    let (id, answer, new, _held) = match bot {
         Some(id) => {
+            let held = web.hub.hold_consent(id);
             // An admin's disable holds until the admin enables the bot: the
             // DJ's new pair is stored, the bot stays disabled.
             // The store unable to say counts as the admin's (never
@@ -183,10 +185,10 @@ pub(super) async fn callback(
             {
                 return bad("That bot is gone.");
             }
-            (id, answer, false)
+            (id, answer, false, held)
         }
         None => match web.hub.connect_new(code).await {
-            Ok((id, answer)) => (id, answer, true),
+            Ok((id, answer, held)) => (id, answer, true, held),
             Err(e) => {
                 tracing::error!(error = %e, "new integration not stored");
                 return refuse(
