@@ -10,10 +10,10 @@ use serde::Serialize;
 
 use crate::clock::{iso, next_midnight_ms};
 use crate::oauth::{self, Auth, Form};
+use crate::paths::Endpoint;
 use crate::quota::Refusal;
 use crate::reply::{Reply, ReplyBody};
 use crate::requests::{fingerprint, RequestFacts};
-use crate::routes::Endpoint;
 use crate::scope::Perm;
 use crate::world::{ApiError, FailQuota, World};
 

@@ -275,7 +275,7 @@ impl Cassette {
                     ..
                 } => {
                     let body = decode(&body)?;
-                    if path == crate::routes::Endpoint::Live.path() && status == 200 {
+                    if path == crate::paths::Endpoint::Live.path() && status == 200 {
                         let id = serde_json::from_slice::<Value>(&body)
                             .ok()
                             .and_then(|v| v.get("liveId").and_then(Value::as_u64));

@@ -39,7 +39,7 @@ use crate::scope::{Perm, Scope};
 use crate::world::World;
 
 /// The consent page's path.
-pub const PATH: &str = crate::routes::AUTHORIZE;
+pub const PATH: &str = crate::paths::AUTHORIZE;
 
 /// Everything but RFC 3986's unreserved characters is escaped, so a value
 /// decodes the same by percent-decoding and by form decoding.

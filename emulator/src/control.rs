@@ -206,7 +206,7 @@ fn fail_quota(req: &mut FailReq) -> Result<Option<FailQuota>, Reply> {
         }
         _ => return Err(bad("quota must be perSecond or daily")),
     };
-    if !crate::routes::Endpoint::of_path(&req.path).is_some_and(crate::routes::Endpoint::counted) {
+    if !crate::paths::Endpoint::of_path(&req.path).is_some_and(crate::paths::Endpoint::counted) {
         return Err(bad(
             "a quota 429 is answered by /v1/live, /v1/live/listeners, /v1/live/fans or /v1/live/chat (the stream and the token endpoints are not counted)",
         ));
@@ -273,7 +273,7 @@ pub struct Input<'a> {
 }
 
 /// Every control call (a path may have a GET and a POST), grouped by path:
-/// the route table of the control API ([`crate::routes::router`]).
+/// the route table of the control API (the router of `routes.rs`).
 pub const CALLS: &[Call] = &[
     Call {
         path: "/clock",

@@ -13,12 +13,10 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue};
 use hyper::service::service_fn;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
@@ -27,7 +25,7 @@ use axum::body::Body;
 use axum::Router;
 use tower_service::Service;
 
-use crate::reply::{Reply, ReplyBody};
+use crate::reply::Reply;
 use crate::requests::{RequestFacts, RequestRecord};
 use crate::routes;
 use crate::shared::Shared;
@@ -93,7 +91,7 @@ fn header<'a>(req: &'a hyper::http::request::Parts, name: &str) -> Option<&'a st
 
 /// Reads the body (capped, with a deadline), lets a replayed cassette answer
 /// first, answers a body that could not be read, and hands the rest to the
-/// router ([`routes::router`]) with the body read ([`routes::Arrived`]).
+/// router ([`routes::router`]) with the body read ([`crate::requests::Arrived`]).
 async fn handle(
     shared: &Shared,
     mut router: Router,
@@ -115,7 +113,7 @@ async fn handle(
     };
     let now = shared.clock.now_ms();
     let path = parts.uri.path();
-    let own = routes::is_control(path) || path == routes::AUTHORIZE;
+    let own = crate::paths::is_control(path) || path == crate::paths::AUTHORIZE;
     if let Some(replay) = shared.replay.as_ref().filter(|_| !own) {
         let replayed = crate::replay::handle(
             shared,
@@ -169,11 +167,11 @@ async fn handle(
                     facts: RequestFacts::default(),
                 });
             }
-            to_response(reply).map(Body::new)
+            reply.into_http().map(Body::new)
         }
         Ok(bytes) => {
             let mut req = Request::from_parts(parts, Body::empty());
-            req.extensions_mut().insert(routes::Arrived {
+            req.extensions_mut().insert(crate::requests::Arrived {
                 body: bytes,
                 now,
                 kill: Some(kill),
@@ -184,30 +182,4 @@ async fn handle(
             }
         }
     }
-}
-
-/// A [`Reply`] as a response: its status, content type, headers and body.
-pub(crate) fn to_response(reply: Reply) -> Response<EmuBody> {
-    let (content_type, body) = match reply.body {
-        ReplyBody::Empty => (None, EmuBody::Full(None)),
-        ReplyBody::Json(s) => (
-            Some("application/json"),
-            EmuBody::Full(Some(Bytes::from(s))),
-        ),
-        ReplyBody::Text(s, ct) => (Some(ct), EmuBody::Full(Some(Bytes::from(s)))),
-        ReplyBody::Stream(s) => (Some("text/event-stream"), EmuBody::Stream(s)),
-    };
-    let mut resp = Response::new(body);
-    *resp.status_mut() =
-        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let headers = resp.headers_mut();
-    if let Some(ct) = content_type {
-        headers.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static(ct));
-    }
-    for (name, value) in reply.headers {
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            headers.append(HeaderName::from_static(name), v);
-        }
-    }
-    resp
 }

@@ -54,6 +54,7 @@ pub mod fleet;
 pub mod http;
 pub mod ledger;
 pub mod oauth;
+pub mod paths;
 pub mod playback;
 pub mod quota;
 pub mod replay;

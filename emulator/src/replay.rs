@@ -35,8 +35,8 @@ use crate::cassette::{CloseHow, Connection, SseFrame, SseReader};
 use crate::events::{EventInfo, Kind};
 use crate::ledger::BotLedger;
 use crate::oauth;
+use crate::paths::Endpoint;
 pub use crate::playback::{Replay, ReplayBody};
-use crate::routes::Endpoint;
 use crate::shared::Shared;
 
 /// Logs and remembers a request the cassette had no answer for.

@@ -2,6 +2,11 @@
 
 use serde::Serialize;
 
+use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{Response, StatusCode};
+
+use crate::body::EmuBody;
 use crate::stream::StreamBody;
 use crate::wire;
 
@@ -30,6 +35,32 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// As an HTTP response: its status, content type, headers and body.
+    pub fn into_http(self) -> Response<EmuBody> {
+        let (content_type, body) = match self.body {
+            ReplyBody::Empty => (None, EmuBody::Full(None)),
+            ReplyBody::Json(s) => (
+                Some("application/json"),
+                EmuBody::Full(Some(Bytes::from(s))),
+            ),
+            ReplyBody::Text(s, ct) => (Some(ct), EmuBody::Full(Some(Bytes::from(s)))),
+            ReplyBody::Stream(s) => (Some("text/event-stream"), EmuBody::Stream(s)),
+        };
+        let mut resp = Response::new(body);
+        *resp.status_mut() =
+            StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let headers = resp.headers_mut();
+        if let Some(ct) = content_type {
+            headers.insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static(ct));
+        }
+        for (name, value) in self.headers {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                headers.append(HeaderName::from_static(name), v);
+            }
+        }
+        resp
+    }
+
     /// A JSON body: `body` written by serde_json.
     pub fn json<T: Serialize + ?Sized>(status: u16, body: &T) -> Self {
         Self {

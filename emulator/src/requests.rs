@@ -11,8 +11,12 @@
 //! assert_eq!(fingerprint("abc"), "ba7816bf8f01");
 //! ```
 
+use std::sync::Arc;
+
+use bytes::Bytes;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
 
 /// A short stable fingerprint of a secret: the first 12 hex digits of its
 /// SHA-256. Equal values give equal fingerprints, so a log can show that a
@@ -153,4 +157,16 @@ pub fn redact_query(query: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("&")
+}
+
+/// What the server read before routing: the whole body, the emulator time
+/// it arrived at, and the switch that aborts its connection.
+#[derive(Debug, Clone)]
+pub struct Arrived {
+    /// The body (capped by the server).
+    pub body: Bytes,
+    /// Emulator time when it was read.
+    pub now: i64,
+    /// Aborts the connection (a stream whose reader is stuck).
+    pub kill: Option<Arc<Notify>>,
 }

@@ -294,7 +294,7 @@ async fn play(
             let path = step
                 .get("path")
                 .and_then(Value::as_str)
-                .unwrap_or(crate::routes::Endpoint::Live.path())
+                .unwrap_or(crate::paths::Endpoint::Live.path())
                 .to_owned();
             wait_for_request(
                 shared,

@@ -287,8 +287,8 @@ pub struct World {
     pub cfg: Config,
     /// Randomness for ids and defaults.
     pub rng: Rng,
-    /// The fleet's plans, when a fleet runs ([`crate::fleet`]).
-    pub fleet: Option<crate::fleet::FleetState>,
+    /// The fleet's plans, when a fleet runs (the `fleet` module runs it).
+    pub fleet: Option<crate::fleet::plan::FleetState>,
     /// Apps; index 0 is the default app.
     pub apps: Vec<App>,
     /// DJs; index 0 is the default DJ.
