@@ -410,38 +410,7 @@ mod tests {
             "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
             "secret",
         );
-        hub_of(url, budget, app).await
-    }
-
-    /// A hub over `url` for the app `(base_url, client_id, secret)`.
-    async fn hub_of(url: &str, budget: u32, app: (&str, &str, &str)) -> Arc<Hub> {
-        use crate::config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
-        let (base, client_id, secret) = app;
-        let text = format!(
-            r#"[app]
-base_url = "{base}"
-client_id = "{client_id}"
-consent_url = "{base}/oauth?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}"
-[host]
-probe_budget_per_s = {budget}
-"#
-        );
-        let url = url.to_owned();
-        let secret = secret.to_owned();
-        let env = move |name: &str| match name {
-            ENV_CLIENT_SECRET => Some(secret.clone()),
-            ENV_KEY => Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".to_owned()),
-            ENV_ADMIN_TOKEN => Some("admin-token-of-the-replica-tests".to_owned()),
-            ENV_DATABASE => Some(url.clone()),
-            _ => None,
-        };
-        let config = crate::HostConfig::parse(&text, &std::env::temp_dir(), &env).expect("config");
-        let store = crate::store::Store::open(config.database_url.expose(), config.cipher.clone())
-            .await
-            .expect("store");
-        Hub::new(Arc::new(config), store, Arc::new(onair_tokio::SystemClock))
-            .await
-            .expect("hub")
+        crate::testdb::hub_of(url, budget, app).await
     }
 
     /// Runs the lease keeper and the probe keeper of `hub` until the
@@ -548,7 +517,7 @@ probe_budget_per_s = {budget}
         let base = emu.base_url();
         let app = (base.as_str(), client_id.as_str(), secret.as_str());
         // The replica about to die: its bots consent and run there.
-        let dead = hub_of(&pg.url, BUDGET, app).await;
+        let dead = crate::testdb::hub_of(&pg.url, BUDGET, app).await;
         let mut ids = Vec::new();
         for k in 0..BOTS {
             let consent = serde_json::json!({"dj": format!("dj-off-{k}"), "clientId": client_id,
@@ -577,8 +546,8 @@ probe_budget_per_s = {budget}
             .as_u64()
             .expect("total");
         // Two survivors.
-        let a = hub_of(&pg.url, BUDGET, app).await;
-        let b = hub_of(&pg.url, BUDGET, app).await;
+        let a = crate::testdb::hub_of(&pg.url, BUDGET, app).await;
+        let b = crate::testdb::hub_of(&pg.url, BUDGET, app).await;
         let _stop_a = keepers(&a);
         let _stop_b = keepers(&b);
         let deadline = Instant::now() + Duration::from_secs(40);

@@ -6,8 +6,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::bots::Hub;
 use crate::crypto::TokenCipher;
 use crate::store::Store;
+use std::sync::Arc;
 
 /// The tests' key.
 pub fn cipher() -> TokenCipher {
@@ -282,4 +284,35 @@ impl CountingProxy {
     pub fn trips(&self) -> u64 {
         self.trips.load(std::sync::atomic::Ordering::Acquire)
     }
+}
+
+/// A hub over `url` for the app `(base_url, client_id, secret)`.
+pub async fn hub_of(url: &str, budget: u32, app: (&str, &str, &str)) -> Arc<Hub> {
+    use crate::config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
+    let (base, client_id, secret) = app;
+    let text = format!(
+        r#"[app]
+base_url = "{base}"
+client_id = "{client_id}"
+consent_url = "{base}/oauth?client_id={{client_id}}&redirect_uri={{redirect_uri}}&state={{state}}"
+[host]
+probe_budget_per_s = {budget}
+"#
+    );
+    let url = url.to_owned();
+    let secret = secret.to_owned();
+    let env = move |name: &str| match name {
+        ENV_CLIENT_SECRET => Some(secret.clone()),
+        ENV_KEY => Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".to_owned()),
+        ENV_ADMIN_TOKEN => Some("admin-token-of-the-host-tests".to_owned()),
+        ENV_DATABASE => Some(url.clone()),
+        _ => None,
+    };
+    let config = crate::HostConfig::parse(&text, &std::env::temp_dir(), &env).expect("config");
+    let store = crate::store::Store::open(config.database_url.expose(), config.cipher.clone())
+        .await
+        .expect("store");
+    Hub::new(Arc::new(config), store, Arc::new(onair_tokio::SystemClock))
+        .await
+        .expect("hub")
 }

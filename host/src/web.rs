@@ -498,27 +498,12 @@ mod tests {
     }
     /// A hub over a fresh SQLite store (no bot).
     async fn hub(db: &crate::testdb::SqliteDb) -> Arc<Hub> {
-        use crate::config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
-        let text = r#"[app]
-base_url = "http://127.0.0.1:9"
-client_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
-consent_url = "http://127.0.0.1:9/oauth?client_id={client_id}&redirect_uri={redirect_uri}&state={state}"
-"#;
-        let url = db.url.clone();
-        let env = move |name: &str| match name {
-            ENV_CLIENT_SECRET => Some("secret".to_owned()),
-            ENV_KEY => Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".to_owned()),
-            ENV_ADMIN_TOKEN => Some("admin-token-of-the-readyz-tests".to_owned()),
-            ENV_DATABASE => Some(url.clone()),
-            _ => None,
-        };
-        let config = crate::HostConfig::parse(text, &std::env::temp_dir(), &env).expect("config");
-        let store = crate::store::Store::open(config.database_url.expose(), config.cipher.clone())
-            .await
-            .expect("store");
-        Hub::new(Arc::new(config), store, Arc::new(onair_tokio::SystemClock))
-            .await
-            .expect("hub")
+        let app = (
+            "http://127.0.0.1:9",
+            "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+            "secret",
+        );
+        crate::testdb::hub_of(&db.url, 200, app).await
     }
 
     /// `/readyz`'s status and text, as anyone asks.
