@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 fn http_get(addr: &str, path: &str) -> String {
     let mut tcp = TcpStream::connect(addr).expect("connect");
@@ -14,6 +14,31 @@ fn http_get(addr: &str, path: &str) -> String {
     let mut out = String::new();
     tcp.read_to_string(&mut out).expect("read");
     out
+}
+
+/// `onair serve --json ARGS…` started, its first line (where it is) read.
+fn serve_json(args: &[&str]) -> (Child, serde_json::Value) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
+        .args(["serve", "--json"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn onair serve");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("first line");
+    let v = serde_json::from_str(&line).expect("one JSON object");
+    (child, v)
+}
+
+/// SIGTERM, then a clean exit.
+fn stop(mut child: Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let exit = child.wait().expect("wait");
+    assert!(exit.success(), "clean stop: {exit:?}");
 }
 
 #[test]
@@ -129,25 +154,7 @@ fn serve_json_line_keeps_its_field_order() {
 /// consent through the consent page for one of them.
 #[test]
 fn serve_djs_plays_the_scenario_for_every_dj() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
-        .args([
-            "serve",
-            "--json",
-            "--speed",
-            "0",
-            "--scenario",
-            "quiet",
-            "--djs",
-            "3",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn onair serve");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("first line");
-    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    let (child, v) = serve_json(&["--speed", "0", "--scenario", "quiet", "--djs", "3"]);
     let base = v["baseUrl"].as_str().expect("baseUrl");
     let addr = base.trim_start_matches("http://");
     let djs = http_get(addr, "/_emulator/djs");
@@ -181,40 +188,25 @@ fn serve_djs_plays_the_scenario_for_every_dj() {
         consent.contains("location: http://127.0.0.1/callback?code="),
         "{consent}"
     );
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let exit = child.wait().expect("wait");
-    assert!(exit.success(), "clean stop: {exit:?}");
+    stop(child);
 }
 
 /// `--scenario fleet`: the DJs of `--djs` on a daily schedule, `--on-air`
 /// of them on air at a time, `--events-per-minute` events each.
 #[test]
 fn serve_fleet_runs_the_djs_with_the_share_and_rate_asked() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
-        .args([
-            "serve",
-            "--json",
-            "--speed",
-            "0",
-            "--djs",
-            "400",
-            "--scenario",
-            "fleet",
-            "--on-air",
-            "20",
-            "--events-per-minute",
-            "3",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn onair serve");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("first line");
-    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    let (child, v) = serve_json(&[
+        "--speed",
+        "0",
+        "--djs",
+        "400",
+        "--scenario",
+        "fleet",
+        "--on-air",
+        "20",
+        "--events-per-minute",
+        "3",
+    ]);
     let addr = v["baseUrl"]
         .as_str()
         .expect("baseUrl")
@@ -236,9 +228,5 @@ fn serve_fleet_runs_the_djs_with_the_share_and_rate_asked() {
     );
     let progress = http_get(&addr, "/_emulator/scenario");
     assert!(progress.contains("\"name\":\"fleet\""), "{progress}");
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let exit = child.wait().expect("wait");
-    assert!(exit.success(), "clean stop: {exit:?}");
+    stop(child);
 }
