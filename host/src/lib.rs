@@ -76,14 +76,30 @@ pub enum HostError {
 }
 
 /// Runs the host on `listener` until `stop` resolves: every stored bot
-/// restored, the web side served; then the web side closed, every bot
-/// stopped and saved. `clock` is the bots' time (the system's in
-/// production, an emulator's virtual clock in tests).
+/// restored, the web side served; then the drain: every bot stopped and
+/// saved, the leases released, while the web side still answers (`/readyz`
+/// 503 "draining", live streams ended, nothing that would start or change
+/// a bot); then the web side closed (within 5 s). `clock` is the bots'
+/// time (the system's in production, an emulator's virtual clock in
+/// tests).
 pub async fn serve(
     config: HostConfig,
     listener: TcpListener,
     clock: Arc<dyn Clock>,
     stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), HostError> {
+    run(config, listener, clock, stop, std::future::ready(())).await
+}
+
+/// [`serve`], with `drained` awaited once the bots are saved and the
+/// leases released, before the web side closes (the tests hold the drain
+/// there; [`serve`] passes a ready future).
+async fn run(
+    config: HostConfig,
+    listener: TcpListener,
+    clock: Arc<dyn Clock>,
+    stop: impl Future<Output = ()> + Send + 'static,
+    drained: impl Future<Output = ()>,
 ) -> Result<(), HostError> {
     let config = Arc::new(config);
     // What concerns every bot stops the start, said as such: a database
@@ -111,16 +127,16 @@ pub async fn serve(
         spread_ms = config.start_spread_ms,
         "onair host running"
     );
+    // `stopping`: the web side drains (`/readyz` 503, live streams end);
+    // `closing`: the listener closes, once the bots are saved and the
+    // leases released (a load balancer meanwhile reads "draining", not a
+    // refused connection).
     let (stopping_tx, stopping) = watch::channel(false);
+    let (closing_tx, closing) = watch::channel(false);
     let app = web::router(Arc::clone(&hub), stopping);
-    let server = tokio::spawn(limits::serve(
-        listener,
-        app,
-        config.limits.clone(),
-        stopping_tx.subscribe(),
-    ));
+    let server = tokio::spawn(limits::serve(listener, app, config.limits.clone(), closing));
     stop.await;
-    tracing::info!("stopping: closing streams and saving every bot");
+    tracing::info!("stopping: draining, closing streams and saving every bot");
     let _ = stopping_tx.send(true);
     let _ = keeper_stop.send(true);
     let _ = keeper.await;
@@ -131,6 +147,8 @@ pub async fn serve(
     if let Err(e) = store.leave().await {
         tracing::warn!(error = %e, "leases not released (they expire)");
     }
+    drained.await;
+    let _ = closing_tx.send(true);
     match tokio::time::timeout(std::time::Duration::from_secs(5), server).await {
         Ok(Err(e)) => tracing::warn!(error = %e, "web side ended with an error"),
         Err(_) => tracing::warn!("web side did not close within 5 s"),
@@ -226,5 +244,113 @@ async fn stop_signal() {
     tokio::select! {
         () = term => {}
         _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+    use tokio::sync::oneshot;
+
+    /// A host over a fresh SQLite store (no bot, no service reached).
+    fn config(db: &testdb::SqliteDb) -> HostConfig {
+        use config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
+        let text = r#"[app]
+base_url = "http://127.0.0.1:9"
+client_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+consent_url = "http://127.0.0.1:9/oauth?client_id={client_id}&redirect_uri={redirect_uri}&state={state}"
+"#;
+        let url = db.url.clone();
+        let env = move |name: &str| match name {
+            ENV_CLIENT_SECRET => Some("secret".to_owned()),
+            ENV_KEY => Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".to_owned()),
+            ENV_ADMIN_TOKEN => Some("admin-token-of-the-host-tests".to_owned()),
+            ENV_DATABASE => Some(url.clone()),
+            _ => None,
+        };
+        HostConfig::parse(text, &std::env::temp_dir(), &env).expect("config")
+    }
+
+    /// The status and text of `GET url` over a new TCP connection, or
+    /// `None` when the connection is refused.
+    async fn get(url: &str) -> Option<(u16, String)> {
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .timeout(Duration::from_secs(10))
+            .build()
+            .expect("client");
+        match client.get(url).send().await {
+            Ok(r) => {
+                let status = r.status().as_u16();
+                Some((status, r.text().await.expect("text")))
+            }
+            Err(e) if e.is_connect() => None,
+            Err(e) => panic!("GET {url}: {e}"),
+        }
+    }
+
+    /// A stop: while the host drains (held here once its bots are saved and
+    /// its leases released) the listener still accepts, `/readyz` answers
+    /// 503 "draining", `/healthz` ok and the consent flow 503; once the
+    /// drain ends the port is closed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_draining_host_answers_readyz_503_until_its_bots_are_saved_then_closes() {
+        let db = testdb::SqliteDb::new("drain");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("listen");
+        let addr = listener.local_addr().expect("addr");
+        let base = format!("http://{addr}");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (reached_tx, reached) = oneshot::channel::<()>();
+        let (release, released) = oneshot::channel::<()>();
+        let drained = async move {
+            let _ = reached_tx.send(());
+            let _ = released.await;
+        };
+        let host = tokio::spawn(run(
+            config(&db),
+            listener,
+            Arc::new(SystemClock),
+            async move {
+                let _ = stopped.await;
+            },
+            drained,
+        ));
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while get(&format!("{base}/readyz")).await != Some((200, "ready".to_owned())) {
+            assert!(Instant::now() < deadline, "the host is not ready in 15 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let _ = stop.send(());
+        // The bots are saved and the leases released: the web side answers.
+        tokio::time::timeout(Duration::from_secs(45), reached)
+            .await
+            .expect("the drain ends in time")
+            .expect("the drain");
+        assert_eq!(
+            get(&format!("{base}/readyz")).await,
+            Some((503, "draining: the host is stopping".to_owned()))
+        );
+        assert_eq!(
+            get(&format!("{base}/healthz")).await,
+            Some((200, "ok".to_owned()))
+        );
+        let (status, page) = get(&format!("{base}/connect")).await.expect("an answer");
+        assert_eq!(status, 503);
+        assert!(page.contains("The host is stopping"), "{page}");
+        assert!(!host.is_finished());
+        // The drain over: the listener closes, the host ends cleanly.
+        let _ = release.send(());
+        tokio::time::timeout(Duration::from_secs(10), host)
+            .await
+            .expect("the host ends in time")
+            .expect("the host task")
+            .expect("a clean stop");
+        assert_eq!(
+            get(&format!("{base}/readyz")).await,
+            None,
+            "the port is closed"
+        );
+        assert!(std::net::TcpStream::connect(addr).is_err());
     }
 }

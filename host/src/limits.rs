@@ -368,15 +368,17 @@ fn refusal(status: StatusCode, limits: &Limits) -> Service {
     stack(router, limits)
 }
 
-/// Serves `router` on `listener` within `limits` until `stopping` turns
-/// true; then stops accepting and ends every connection gracefully (open
-/// live streams end on `stopping` themselves). Returns when every
-/// connection is closed.
+/// Serves `router` on `listener` within `limits` until `closing` turns
+/// true; then stops accepting and ends every connection gracefully (live
+/// streams end on the router's own stop, before). Returns when every
+/// connection is closed. The host turns `closing` only after its drain,
+/// so that a stopping host answers (`/readyz`: 503 draining) rather than
+/// refuses connections.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: Limits,
-    mut stopping: watch::Receiver<bool>,
+    mut closing: watch::Receiver<bool>,
 ) {
     let descriptors = descriptor_limit();
     let max_connections = connection_cap(limits.max_connections, descriptors);
@@ -418,7 +420,7 @@ pub async fn serve(
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
-            _ = stopping.wait_for(|s| *s) => break,
+            _ = closing.wait_for(|s| *s) => break,
         };
         let (stream, remote) = match accepted {
             Ok(a) => a,

@@ -25,6 +25,11 @@
 //! | `GET /healthz` | anyone | `ok`: the process answers |
 //! | `GET /readyz` | anyone | `ready`, or 503 and why in one line: draining (stopping), the store not answering, the leases not renewed |
 //!
+//! While the host drains (a stop: its bots saved, their leases released,
+//! before the listener closes) `/readyz` says `draining`, live streams
+//! end, and the consent flow and every POST are answered 503 with
+//! `Retry-After`; the rest answers as usual.
+//!
 //! Every POST proves its origin: an `Origin`, `Sec-Fetch-Site` or `Referer`
 //! that is present must be the public URL's (same-origin), and a request
 //! that rides on a session cookie carries that session's CSRF token (form
@@ -108,7 +113,38 @@ pub fn router(hub: Arc<Hub>, stopping: watch::Receiver<bool>) -> Router {
             web.clone(),
             admin::bearer_guesses,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            web.clone(),
+            refuse_while_draining,
+        ))
         .with_state(web)
+}
+
+/// While the host drains (stopping: its bots being saved, their leases
+/// released), what would start or change a bot is answered 503 with
+/// `Retry-After`: the consent flow (`/connect`, `/callback`: the code is
+/// not exchanged, so the DJ's retry works elsewhere) and every POST. Pages,
+/// the API, `/metrics` and the probes answer as before.
+async fn refuse_while_draining(
+    axum::extract::State(web): axum::extract::State<Web>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let method = request.method();
+    let changes = !(method == axum::http::Method::GET || method == axum::http::Method::HEAD)
+        || matches!(request.uri().path(), "/connect" | "/callback");
+    if changes && *web.stopping.borrow() {
+        let mut response = html(
+            StatusCode::SERVICE_UNAVAILABLE,
+            pages::message("The host is stopping", "Try again in a moment.", None),
+        );
+        response.headers_mut().insert(
+            axum::http::header::RETRY_AFTER,
+            HeaderValue::from_static("5"),
+        );
+        return response;
+    }
+    next.run(request).await
 }
 
 /// `/readyz`: 200 `ready`, or 503 with the first reason it is not.
