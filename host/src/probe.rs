@@ -16,11 +16,12 @@
 //! and a rate proportional to its weight, the rates summing to at most the
 //! share, none above one probe per [`FLOOR_MS`] (the spec's few seconds;
 //! what a capped bot cannot spend goes to the others, and what nobody can
-//! spend is left unspent). A bot's wait is `1 / rate`, rounded up to whole
-//! milliseconds; the core draws each actual wait uniformly in
-//! `[wait, 2 × wait]`, so the probes sent average two thirds of the
-//! planned rate. [`plan`] is the pure computation; [`Board`] holds the
-//! replica's bots, what it knows of them and their waits.
+//! spend is left unspent). The core draws each wait uniformly in
+//! `[wait, 2 × wait]`, on average [`DRAW_MEAN`] × `wait`; so a bot's wait
+//! is `1 / (rate × DRAW_MEAN)`, rounded up to whole milliseconds, and the
+//! probes sent average the planned rate. [`plan`] is the pure computation;
+//! [`Board`] holds the replica's bots, what it knows of them and their
+//! waits.
 //!
 //! A bot a replica takes over (or starts with) probes too, at its first
 //! connect: while the lease keeper takes bots, the off-air bots are planned
@@ -36,6 +37,10 @@ use std::sync::Mutex;
 /// The shortest wait between two probes of one DJ (ms): the spec's floor,
 /// which the core keeps whatever it is asked.
 pub const FLOOR_MS: u64 = onair::api::NOT_ON_AIR_FLOOR_MS;
+/// The mean of the core's draw of a wait, as a multiple of the wait it is
+/// given ([`onair::api::ConnectLoop::set_not_on_air_wait`]: uniform in
+/// `[wait, 2 × wait]`).
+pub const DRAW_MEAN: f64 = 1.5;
 /// A broadcast that ended this recently (ms) makes its DJ likely to start
 /// again soon (a dropped broadcast, a restart).
 pub const RECENT_MS: i64 = 60 * 60 * 1000;
@@ -164,11 +169,13 @@ pub fn share(budget_per_s: f64, live_replicas: i64) -> f64 {
     budget_per_s / f64::from(live)
 }
 
-/// The waits (ms) for bots of these weights to share `share_per_s` probes
-/// a second: rates proportional to the weights, none above one probe per
-/// [`FLOOR_MS`] (the surplus goes to the others), each wait `1000 / rate`
-/// rounded up. The result is in the order of `weights`; Σ 1000 / wait ≤
-/// `share_per_s`. No share (zero, negative, not a number): `u64::MAX` each.
+/// The waits (ms, as the core takes them) for bots of these weights to
+/// share `share_per_s` probes a second: rates proportional to the weights,
+/// none above one probe per [`DRAW_MEAN`] × [`FLOOR_MS`] (a wait at the
+/// floor; the surplus goes to the others), each wait
+/// `1000 / (rate × DRAW_MEAN)` rounded up. The result is in the order of
+/// `weights`; [`planned_rate`] of it ≤ `share_per_s`. No share (zero,
+/// negative, not a number): `u64::MAX` each.
 pub fn plan(weights: &[f64], share_per_s: f64) -> Vec<u64> {
     let mut waits = vec![u64::MAX; weights.len()];
     if share_per_s.is_nan() || share_per_s <= 0.0 || !share_per_s.is_finite() {
@@ -185,7 +192,7 @@ pub fn plan(weights: &[f64], share_per_s: f64) -> Vec<u64> {
     // Heaviest first: once one is under the cap, all the lighter ones are.
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|a, b| weight(*b).total_cmp(&weight(*a)));
-    let max_rate = 1000.0 / FLOOR_MS as f64;
+    let max_rate = 1000.0 / (FLOOR_MS as f64 * DRAW_MEAN);
     let mut left = share_per_s;
     let mut left_weight: f64 = order.iter().map(|i| weight(*i)).sum();
     for i in order {
@@ -199,19 +206,20 @@ pub fn plan(weights: &[f64], share_per_s: f64) -> Vec<u64> {
         left_weight -= w;
         if rate > 0.0 {
             // `as` saturates: a rate too small for a u64 of ms waits forever.
-            let wait = (1000.0 / rate).ceil() as u64;
+            let wait = (1000.0 / (rate * DRAW_MEAN)).ceil() as u64;
             waits[i] = wait.max(FLOOR_MS);
         }
     }
     waits
 }
 
-/// Probes per second that `waits` plan at most (Σ 1000 / wait).
+/// Probes per second that `waits` (as the core takes them) send on
+/// average: Σ 1000 / ([`DRAW_MEAN`] × wait).
 pub fn planned_rate(waits: impl IntoIterator<Item = u64>) -> f64 {
     waits
         .into_iter()
         .filter(|w| *w > 0 && *w != u64::MAX)
-        .map(|w| 1000.0 / w as f64)
+        .map(|w| 1000.0 / (w as f64 * DRAW_MEAN))
         .sum()
 }
 
@@ -602,7 +610,7 @@ mod tests {
         board
     }
 
-    /// Σ 1000 / wait over the board's bots.
+    /// The planned rate of the board's bots.
     fn spent(board: &Board, n: usize) -> f64 {
         let waits = (0..n).map(|id| board.wait_ms(i64::try_from(id).unwrap(), NOW));
         planned_rate(waits)
@@ -625,7 +633,7 @@ mod tests {
                     assert!(board.wait_ms(i64::try_from(id).unwrap(), NOW) >= FLOOR_MS);
                 }
                 // The budget is spent, unless every bot is at the floor.
-                let all_at_floor = n as f64 * 1000.0 / FLOOR_MS as f64;
+                let all_at_floor = n as f64 * 1000.0 / (FLOOR_MS as f64 * DRAW_MEAN);
                 let expected = share.min(all_at_floor);
                 assert!(spent > expected * 0.99, "{n} bots, share {share}: {spent}");
             }
@@ -639,7 +647,7 @@ mod tests {
         for id in 0..10 {
             assert_eq!(board.wait_ms(id, NOW), FLOOR_MS);
         }
-        assert!((plan.planned_per_s - 10.0 / 3.0).abs() < 1e-9);
+        assert!((plan.planned_per_s - 10.0 / 4.5).abs() < 1e-9);
     }
 
     #[test]
@@ -687,6 +695,43 @@ mod tests {
         let wait = |i: i64| board_big.wait_ms(996 + i, NOW) as f64;
         assert!((wait(3) / wait(1) - 8.0).abs() < 0.01);
         assert!((wait(0) / wait(3) - 4.0).abs() < 0.01);
+    }
+
+    /// The core's probes, drawn from the planned waits, average the plan.
+    #[test]
+    fn the_probes_the_core_sends_average_the_planned_rate() {
+        use onair::api::{ConnectLoop, Step, StreamConfig};
+        let not_on_air = |lp: &mut ConnectLoop, at: u64| {
+            let ct = [("content-type", "application/json")];
+            let body = br#"{"detailCode":"OAPI_MNGR_0301"}"#;
+            lp.on_response(404, &ct, body, at).unwrap();
+        };
+        // Twenty near their usual hour (some at the floor), 180 others.
+        let histories: Vec<History> = (0..200)
+            .map(|i| if i % 10 == 0 { evening_dj() } else { weekly() })
+            .collect();
+        let board = board_of(&histories);
+        let plan = board.replan(NOW, 20.0);
+        assert!((plan.planned_per_s - 20.0).abs() < 0.01, "{plan:?}");
+        let hour = 3_600_000;
+        let mut probes = 0u64;
+        for id in 0..200u64 {
+            let mut lp = ConnectLoop::new(StreamConfig::default(), id + 1);
+            assert_eq!(lp.poll(0), Step::Connect);
+            not_on_air(&mut lp, 0);
+            lp.set_not_on_air_wait(0, board.wait_ms(i64::try_from(id).unwrap(), NOW));
+            while let Some(at) = lp.next_connect_at_ms().filter(|at| *at < hour) {
+                assert_eq!(lp.poll(at), Step::Connect);
+                probes += 1;
+                not_on_air(&mut lp, at);
+            }
+        }
+        let sent = probes as f64 / 3_600.0;
+        assert!(
+            (sent / plan.planned_per_s - 1.0).abs() < 0.03,
+            "sent {sent:.2}/s, planned {:.2}/s",
+            plan.planned_per_s
+        );
     }
 
     #[test]
@@ -742,7 +787,7 @@ mod tests {
         assert!(board.changed());
         board.replan(NOW, 10.0);
         assert!(!board.changed());
-        assert!(spent(&board, 99) + 1000.0 / board.wait_ms(500, NOW) as f64 <= 10.0 + 1e-9);
+        assert!(spent(&board, 99) + planned_rate([board.wait_ms(500, NOW)]) <= 10.0 + 1e-9);
         // On air: no planned wait kept; off the plan at the next replan.
         board.set_off_air(500, false);
         assert_eq!(board.replan(NOW, 10.0).off_air, 99);

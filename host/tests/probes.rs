@@ -1,10 +1,11 @@
 //! The off-air probe budget, against the emulator on 127.0.0.1 (in-process,
 //! its clock 20 times real time): ten DJs off air under
-//! `probe_budget_per_s = 1` probe the stream at most once a second all
+//! `probe_budget_per_s = 1` probe the stream about once a second all
 //! together, as the service's request log shows (without the budget they
 //! would probe every 3–6 s each: about 2.2 a second); a DJ who goes on air
-//! is found within the wait planned for the bot (each wait is drawn in
-//! `[wait, 2 × wait]`), and `/metrics` and the dashboard say so.
+//! is found within the longest wait planned for the bot (each wait is
+//! drawn in `[w, 2w]`, `1.5 w` on average), and `/metrics` and the
+//! dashboard say so.
 
 mod common;
 
@@ -18,8 +19,8 @@ const LOG: &str = "info,sqlx=warn,hyper=warn,reqwest=warn,h2=warn";
 const SPEED: f64 = 20.0;
 const BOTS: i64 = 10;
 const BUDGET: i64 = 1;
-/// The wait planned for each of the ten bots (ms): the budget shared
-/// evenly (none has a history).
+/// The mean wait planned for each of the ten bots (ms): the budget shared
+/// evenly (none has a history). The longest draw is `2w` = 4/3 of it.
 const PLANNED_WAIT_MS: i64 = 1000 * BOTS / BUDGET;
 
 /// Stream connects answered 404 (off-air probes) with `from_ms ≤ at < to_ms`
@@ -82,7 +83,8 @@ async fn off_air_bots_probe_within_the_budget_and_a_dj_on_air_is_found_within_th
     // wait was drawn before it: 40 s of emulator time).
     tokio::time::sleep(Duration::from_secs(2)).await;
 
-    // 1. Two minutes of emulator time: at most one probe a second.
+    // 1. Two minutes of emulator time: about one probe a second (some
+    // 12 probes: one more or less is the draws' chance).
     let from = s.emu.now_ms();
     tokio::time::sleep(Duration::from_secs(6)).await;
     let to = s.emu.now_ms();
@@ -90,18 +92,19 @@ async fn off_air_bots_probe_within_the_budget_and_a_dj_on_air_is_found_within_th
     let window_s = (to - from) as f64 / 1000.0;
     let rate = count as f64 / window_s;
     assert!(
-        rate <= BUDGET as f64,
+        rate <= 1.25 * BUDGET as f64,
         "{count} probes in {window_s} s: {rate}/s"
     );
-    // Every bot probes, about every 10–20 s (two thirds of the budget on
-    // average): far from the 2.2/s without it, far from nothing.
+    // Every bot probes, every 10 s on average: far from the 2.2/s without
+    // the budget, far from nothing.
     assert!(
-        rate >= 0.4 * BUDGET as f64,
+        rate >= 0.6 * BUDGET as f64,
         "{count} probes in {window_s} s"
     );
     assert_eq!(found, None, "nobody on air yet");
 
-    // 2. A DJ goes on air: found within the planned wait's longest draw.
+    // 2. A DJ goes on air: found within the longest draw (4/3 of the mean
+    // wait; twice it is the bound here).
     let started = s.emu.now_ms();
     control(&s.emu, "/live/start", Some(json!({"dj": "dj4"}))).await;
     until(
