@@ -83,8 +83,8 @@ async fn off_air_bots_probe_within_the_budget_and_a_dj_on_air_is_found_within_th
     // wait was drawn before it: 40 s of emulator time).
     tokio::time::sleep(Duration::from_secs(2)).await;
 
-    // 1. Two minutes of emulator time: about one probe a second (some
-    // 12 probes: one more or less is the draws' chance).
+    // 1. Two minutes of emulator time: about one probe a second (the plan
+    // spends 95 % of it; a few more or less is the draws' chance).
     let from = s.emu.now_ms();
     tokio::time::sleep(Duration::from_secs(6)).await;
     let to = s.emu.now_ms();
@@ -92,7 +92,7 @@ async fn off_air_bots_probe_within_the_budget_and_a_dj_on_air_is_found_within_th
     let window_s = (to - from) as f64 / 1000.0;
     let rate = count as f64 / window_s;
     assert!(
-        rate <= 1.25 * BUDGET as f64,
+        rate <= 1.1 * BUDGET as f64,
         "{count} probes in {window_s} s: {rate}/s"
     );
     // Every bot probes, every 10 s on average: far from the 2.2/s without
