@@ -1032,6 +1032,12 @@ impl Driver {
                     }
                     chunk = body.next() => match chunk {
                         Some(Ok(chunk)) => {
+                            // A copy the size of what was read: hyper's
+                            // chunk shares its read buffer, which it can
+                            // reuse only once no chunk holds it; a chunk
+                            // queued here would make it allocate another
+                            // (a live stream's buffers: 24 KiB, not 8).
+                            let chunk = bytes::Bytes::copy_from_slice(&chunk);
                             if tx.send(Report::StreamBytes { id, chunk }).await.is_err() {
                                 return;
                             }

@@ -39,6 +39,11 @@ use crate::store::{LogRow, Store};
 use log::{log_writer, LogMsg};
 use task::BotTask;
 
+/// The idle connections the bots' shared HTTP client keeps for their calls
+/// (chat, tokens, `GET /v1/live`): enough for a busy replica's calls to
+/// reuse them, few enough that they cost little beside the streams.
+const IDLE_CONNECTIONS: usize = 32;
+
 /// What changed, for the dashboard's live updates.
 #[derive(Debug, Clone)]
 pub enum Update {
@@ -345,7 +350,11 @@ impl Hub {
                 f64::from(config.probe_budget_per_s),
                 1,
             )),
+            // One client for every bot here; the idle connections its
+            // pool keeps for calls are bounded (every bot's stream has its
+            // own, and the calls of a thousand bots reuse a few).
             client: reqwest::Client::builder()
+                .pool_max_idle_per_host(IDLE_CONNECTIONS)
                 .build()
                 .unwrap_or_else(|_| reqwest::Client::new()),
             clock: SharedClock(clock),
