@@ -338,6 +338,8 @@ def fleet_phase(args, pg, work, out, off_bot_bytes):
         djs, consent_s = phase.consent_all()
         out["consentS"] = consent_s
         phase.wait_states("every bot running", lambda s: running_total(s) >= args.djs, 300)
+        if args.history_days:
+            seed_history(args, phase)
         phase.start_the_others()
         time.sleep(3)
         clock.resume()
@@ -429,6 +431,44 @@ def fleet_phase(args, pg, work, out, off_bot_bytes):
         phase.close()
 
 
+def seed_history(args, phase):
+    """What a host that had watched the fleet for `--history-days` days
+    would know (each DJ on air from its usual start for a mean session,
+    every day), written to the store's probe_history; then replica 0 (the
+    only one so far) is restarted so that it reads it (a replica reads the
+    histories when it starts a bot). The emulator's clock is held, so no
+    event is lost; the host's clock is the wall clock, the emulator's is
+    behind it by the time held."""
+    DAY = 86_400_000
+    fleet = e2e.http_json(f"{phase.control}/fleet")
+    emu_now = clock_now(phase.control)
+    wall_now = int(time.time() * 1000)
+    offset = wall_now - emu_now
+    session = DAY * args.on_air // 100
+    today = emu_now // DAY * DAY
+    rows = []
+    for plan in fleet["plans"]:
+        bot = phase.bots.get(plan["dj"])
+        if bot is None:
+            continue
+        starts = [today - d * DAY + plan["usualStartMs"] + offset
+                  for d in range(args.history_days, 0, -1)]
+        ended = max((s + session for s in starts if s + session < wall_now), default=0)
+        rows.append(f"({bot}, {ended}, '{','.join(str(s) for s in starts[-8:])}')")
+    path = os.path.join(phase.work, phase.name, "history.sql")
+    with open(path, "w") as f:
+        f.write("INSERT INTO probe_history (integration_id, last_ended_ms, starts) VALUES\n"
+                + ",\n".join(rows) + "\nON CONFLICT (integration_id) DO UPDATE SET "
+                "last_ended_ms = excluded.last_ended_ms, starts = excluded.starts;\n")
+    Db(phase.pg, phase.name).sql_file(path)
+    t0 = time.monotonic()
+    phase.replicas[0].stop()
+    phase.start(phase.replicas[:1])
+    phase.wait_states("every bot running again", lambda s: running_total(s) >= args.djs, 300)
+    log(args, f"  {len(rows)} DJs given {args.history_days} days of history; replica 0 restarted "
+              f"to read it ({time.monotonic() - t0:.1f} s)")
+
+
 class Db:
     """host_replicas' Postgres.sql on one database of the cluster."""
 
@@ -436,11 +476,17 @@ class Db:
         self.pg, self.name = pg, name
 
     def sql(self, query):
+        return self.run(["-c", query])
+
+    def sql_file(self, path):
+        return self.run(["-v", "ON_ERROR_STOP=1", "-f", path])
+
+    def run(self, what):
         out = subprocess.run(
             [os.path.join(self.pg.bin, "psql") if os.path.exists(os.path.join(self.pg.bin, "psql"))
              else "psql", "-X", "-At", "-F", "\t", "-h", "127.0.0.1", "-p", str(self.pg.port),
-             "-U", "onair", "-d", self.name, "-c", query],
-            capture_output=True, text=True, timeout=20)
+             "-U", "onair", "-d", self.name, *what],
+            capture_output=True, text=True, timeout=60)
         if out.returncode != 0:
             raise RuntimeError(out.stderr.strip())
         return [line.split("\t") for line in out.stdout.splitlines() if line]
@@ -548,6 +594,9 @@ def main():
                         help="off air: the probes' window, s (default 30; --small: 15)")
     parser.add_argument("--threads", type=int, default=16,
                         help="consents at a time (the host keeps 20 unfinished consents per address)")
+    parser.add_argument("--history-days", type=int, default=7,
+                        help="days of each DJ's usual starts the host is given before the fleet "
+                             "runs, as if it had watched them (0: a cold start, no history)")
     parser.add_argument("--no-off-air", action="store_true",
                         help="skip the off-air phase (and so the RSS per live bot)")
     parser.add_argument("--small", action="store_true",
@@ -567,7 +616,7 @@ def main():
     started = time.monotonic()
     work = tempfile.mkdtemp(prefix="onair-bench-fleet-")
     out = {"djs": args.djs, "replicas": args.replicas, "onAirPercent": args.on_air, "rate": args.rate,
-           "budget": args.budget, "seconds": args.seconds}
+           "budget": args.budget, "seconds": args.seconds, "historyDays": args.history_days}
     try:
         pg = host_replicas.Postgres(work)
     except FileNotFoundError as e:

@@ -45,8 +45,9 @@ def proc_stat(pid):
     return cpu, rss
 
 
-def metrics(url):
-    return judge.parse_metrics(judge.get(f"{url}/metrics"))
+def metrics(url, admin):
+    """/metrics (the admin's token)."""
+    return judge.parse_metrics(judge.get(f"{url}/metrics", {"Authorization": f"Bearer {admin}"}))
 
 
 def events_handled(m):
@@ -140,7 +141,7 @@ listen = "127.0.0.1:{port}"
         # Steady state: every bot connected; measure a window of it.
         deadline = time.monotonic() + 120
         while True:
-            m = metrics(url)
+            m = metrics(url, admin)
             connected = m.get('onair_host_bots{state="connected"}', 0)
             if connected >= len(djs):
                 break
@@ -150,7 +151,7 @@ listen = "127.0.0.1:{port}"
             time.sleep(0.5)
         window = min(30.0, max(5.0, args.seconds - (time.monotonic() - t0) - 5))
         cpu1, rss1 = proc_stat(host.proc.pid)
-        steady1 = metrics(url)
+        steady1 = metrics(url, admin)
         ev1, w1 = events_handled(steady1), time.monotonic()
         ecpu1, _ = proc_stat(serve.pid)
         peak = rss1
@@ -159,7 +160,7 @@ listen = "127.0.0.1:{port}"
             time.sleep(1)
             peak = max(peak, proc_stat(host.proc.pid)[1])
         cpu2, rss2 = proc_stat(host.proc.pid)
-        steady2 = metrics(url)
+        steady2 = metrics(url, admin)
         ev2, w2 = events_handled(steady2), time.monotonic()
         steady_le, steady_n = p99(steady2, since=steady1)
         ecpu2, _ = proc_stat(serve.pid)
@@ -181,7 +182,7 @@ listen = "127.0.0.1:{port}"
             if not waiting or time.monotonic() > deadline:
                 break
             time.sleep(1)
-        final = metrics(url)
+        final = metrics(url, admin)
         le, observed = p99(final)
 
         def judge_dj(dj):
