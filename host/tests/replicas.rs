@@ -33,10 +33,10 @@ mod testdb;
 
 /// DJs consenting, all through replica 0.
 const DJS: usize = 100;
-/// One consent starts every this often: 100 over 6 s, so that several of
+/// One consent starts every this often: 100 over 4 s, so that several of
 /// the lease keeper's looks (every 2 s) find consents running, the newest
 /// bots (the ones it would hand over first) among them.
-const EVERY: Duration = Duration::from_millis(60);
+const EVERY: Duration = Duration::from_millis(40);
 /// Consents running at once, at most.
 const AT_ONCE: usize = 24;
 
