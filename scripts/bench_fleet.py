@@ -15,11 +15,14 @@ then the other replicas start and take their share (paced by the budget).
    (replica 0's, where every DJ consented, keeps what the allocator did not
    return of the bots it gave away; it is shown apart). The service's
    off-air probes (404s of GET /v1/live/events in its request log) are
-   counted over a window: probes per second for the whole app vs the
-   budget.
+   counted over a window, once they are steady (a taken bot's next probe
+   comes a full draw after its first): probes per second for the whole
+   app vs the budget.
 2. The fleet: `--on-air` % of the DJs on air at a time, `--rate` events a
-   second each. The emulator's clock is held while the DJs consent and the
-   replicas share the bots (frames written while a bot moves would be lost
+   second each. The emulator's clock is held while the DJs consent, while
+   each DJ's usual starts of the last `--history-days` days are written to
+   the store (what a host that had watched the fleet would know; replica 0
+   restarted to read them) and while the replicas share the bots (frames written while a bot moves would be lost
    to its tally), then runs for `--seconds`: events per second reached, the
    probes per second, and on the replicas that took their bots, RSS minus
    the RSS at start minus the off-air bots at phase 1's figure, over the
@@ -297,6 +300,12 @@ def off_air_phase(args, pg, work, out):
         phase.start_the_others()
         phase.wait_states("every bot waiting", lambda s: sum(v.get("waiting", 0) for v in s.values())
                           >= args.djs, 300)
+        # A taken bot probes once, then waits a full draw ([w, 2w], 1.5 w
+        # = DJs / (0.95 budget) on average): the probes are steady after
+        # the longest draw, 2w.
+        steady = min(2 * args.djs / (1.5 * 0.95 * args.budget), 180)
+        log(args, f"  every bot waiting; {steady:.0f} s until the probes are steady")
+        time.sleep(steady)
         time.sleep(args.window)
         now = phase.wait_states("every bot running", lambda s: running_total(s) >= args.djs, 30)
         mem = phase.memory(now)
