@@ -289,6 +289,19 @@ async fn consents_through_one_replica_all_end_in_running_bots_shared_with_the_ot
         views(&last.0),
         views(&last.1)
     );
+    // Each replica shows the bots the other runs as running elsewhere, not
+    // as needing consent (a DJ's page may come from either replica).
+    for (id, (a, b)) in ids
+        .iter()
+        .map(|id| (id, (state_of(&last.0, *id), state_of(&last.1, *id))))
+    {
+        assert!(
+            (running(a) && b == "elsewhere") || (a == "elsewhere" && running(b)),
+            "bot {id}: {a} on replica 0, {b} on replica 1 ({:?} / {:?})",
+            views(&last.0),
+            views(&last.1)
+        );
+    }
 
     zero.stop().await;
     one.stop().await;

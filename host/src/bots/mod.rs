@@ -294,6 +294,9 @@ pub struct Hub {
     /// stored yet; the other replica would find none). How many holds
     /// each has (a DJ may consent in two tabs at once).
     consenting: Mutex<HashMap<i64, usize>>,
+    /// [`Hub::restore`] ran once (at this replica's start): the bots it
+    /// finds from then on were connected through another replica.
+    restored: AtomicBool,
 }
 
 /// A consent in flight for one bot ([`Hub::hold_consent`]): while it lives
@@ -369,6 +372,7 @@ impl Hub {
             taken_here: Mutex::new(Vec::new()),
             leases_renewed: Mutex::new(None),
             consenting: Mutex::new(HashMap::new()),
+            restored: AtomicBool::new(false),
             config,
         });
         let writer = tokio::spawn(log_writer(
@@ -424,6 +428,7 @@ impl Hub {
         let rows = self.store.integrations().await?;
         let mut started = 0;
         let known: std::collections::BTreeSet<i64> = lock(&self.bots).keys().copied().collect();
+        let later = self.restored.swap(true, Ordering::SeqCst);
         // What the store remembers of the new bots' broadcasts, for the
         // probe planner (a failed read: they start without).
         match self.store.probe_histories().await {
@@ -450,8 +455,12 @@ impl Hub {
                 Some(_) => Some(task::unreadable_pair_stop()),
                 None => row.stop.clone().map(BotStop::from),
             };
+            // A bot connected through another replica since this one
+            // started, with no pair yet and nothing stopped: its consent is
+            // running there (the pair comes with it), not needed.
+            let elsewhere = later && row.enabled && !runs && stop.is_none();
             let view = BotView {
-                reconnect: row.enabled && (row.tokens.is_none() || stop.is_some()),
+                reconnect: !elsewhere && row.enabled && (row.tokens.is_none() || stop.is_some()),
                 stop: stop.clone(),
                 ..BotView::idle(
                     row.id,
@@ -460,6 +469,7 @@ impl Hub {
                     // Without a pair a bot needs consent, whatever stopped it.
                     match (row.enabled, runs) {
                         (false, _) => BotState::Disabled,
+                        _ if elsewhere => BotState::Elsewhere,
                         (true, true) => BotState::Starting,
                         (true, false) => BotState::NeedsConsent,
                     },
@@ -469,6 +479,7 @@ impl Hub {
             let mut task = self.new_task(row.id, row.label, row.generation, row.enabled, 0);
             task.stop = stop;
             task.paired = row.tokens.is_some();
+            task.consented_elsewhere = elsewhere;
             self.run_task(task, None);
         }
         Ok(started)
@@ -684,6 +695,7 @@ impl Hub {
             listeners_call: None,
             warning: None,
             paired: true,
+            consented_elsewhere: false,
             replies_seen: onair::bot::RepliesCounters::default(),
             probe: task::Probe::default(),
         }

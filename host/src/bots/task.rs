@@ -58,6 +58,10 @@ pub(super) struct BotTask {
     /// A pair is stored for the bot, as far as this task knows (`false`:
     /// none, or one that does not open: it needs its DJ's consent).
     pub(super) paired: bool,
+    /// Connected through another replica after this one started, without a
+    /// pair when this replica first read it: its consent runs there, so
+    /// until this replica takes it, it runs elsewhere (not "needs consent").
+    pub(super) consented_elsewhere: bool,
     /// The driver's reply counters as last added to the metrics (zero for
     /// a driver just made: its core counts from zero).
     pub(super) replies_seen: onair::bot::RepliesCounters,
@@ -1215,7 +1219,7 @@ impl BotTask {
         let Some(driver) = &self.driver else {
             view.state = if !self.enabled {
                 BotState::Disabled
-            } else if !self.paired {
+            } else if !self.paired && !(self.consented_elsewhere && self.lease == 0) {
                 BotState::NeedsConsent
             } else if self.lease == 0 && self.stop.is_none() {
                 BotState::Elsewhere
