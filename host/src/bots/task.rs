@@ -1219,7 +1219,7 @@ impl BotTask {
         let Some(driver) = &self.driver else {
             view.state = if !self.enabled {
                 BotState::Disabled
-            } else if !self.paired && !(self.consented_elsewhere && self.lease == 0) {
+            } else if !(self.paired || self.consented_elsewhere && self.lease == 0) {
                 BotState::NeedsConsent
             } else if self.lease == 0 && self.stop.is_none() {
                 BotState::Elsewhere
