@@ -8,9 +8,11 @@
 3. Three replicas, each with its own host.toml and listening port, on the
    same database; replica 2 reaches it through a TCP proxy in this script.
 4. Every DJ connects through /connect → consent → /callback (spread over
-   the replicas' /connect; the callback lands on the public URL), and 150
-   more DJs who never go on air (--idle-djs) besides: the app's probe
-   budget is 40 a second (--probe-budget), for all replicas.
+   the replicas' /connect; the callback lands on the public URL), and 940
+   more DJs who never go on air (--idle-djs) besides, a thousand DJs in
+   all: the app's probe budget is the host's default, 200 a second
+   (--probe-budget), for all replicas (their plan spends 95 % of it; the
+   940 at the spec's floor would send 209).
 5. Mid-broadcast, replica 1 is killed (SIGKILL) and, a few seconds later,
    replica 2 is cut from the database for 20 s (the proxy holds every
    connection silent, then closes them and lets new ones through).
@@ -23,8 +25,8 @@
    spread evenly over the live replicas (within one). By the service's
    request log, read every 0.2 s and stamped with real time (the
    emulator's clock is held at times): off-air probes (stream connects
-   answered 404) at most the budget in any 10 s before the kill and after
-   the takeover; the killed replica's bots connect again in batches, at
+   answered 404) at most the budget on average before the kill and after
+   the takeover, and at most 10 % over it in any 10 s; the killed replica's bots connect again in batches, at
    most the budget in any second, every one of them, with no per-second
    429.
 7. After the broadcasts, an admin revokes one bot through a replica that
@@ -327,8 +329,9 @@ def busiest(stamps, window):
 def judge_probes(sampler, integrations, victims, killed_at, before, after, budget):
     """The off-air probing and the batched takeover, by the service's
     request log as sampled in real time: off-air probes (stream connects
-    answered 404, every DJ of the app) at most the budget in any 10 s
-    before the kill and after the takeover; the killed replica's bots'
+    answered 404, every DJ of the app) at most the budget on average
+    before the kill and after the takeover, at most 10 % over it in any
+    10 s; the killed replica's bots'
     first connects after the kill at most the budget in any second, every
     one of them connected again, none answered a per-second 429."""
     problems = []
@@ -342,8 +345,11 @@ def judge_probes(sampler, integrations, victims, killed_at, before, after, budge
         rates.append(f"{rate:.1f}/s {name} (busiest 10 s: {most / 10:.1f}/s)")
         if hi - lo < 5:
             problems.append(f"off-air probes {name}: only {hi - lo:.1f} s to judge")
-        if most > budget * 10:
-            problems.append(f"off-air probes {name}: {most} in 10 s, over the budget of {budget}/s")
+        # The plan spends 95 % of the budget on average; a busy 10 s may
+        # pass it by the draws' chance, the window's mean may not.
+        if rate > budget or most > budget * 11:
+            problems.append(f"off-air probes {name}: {rate:.1f}/s, {most} in the busiest 10 s, "
+                            f"over the budget of {budget}/s")
     if len(integrations) != len(set(integrations.values())) or not victims:
         problems.append(f"{len(integrations)} bots' integrations found, {len(victims)} bots killed")
     victim_integrations = {integrations[b] for b in victims if b in integrations}
@@ -488,16 +494,14 @@ def main():
                              "under a new id after each takeover), time the takeovers, no cut, no judge")
     parser.add_argument("--json-out", default=None, help="(bench) write the takeover times here")
     parser.add_argument("--idle-djs", type=int, default=None,
-                        help="DJs who consent and never go on air (default 150; none for "
+                        help="DJs who consent and never go on air (default 940; none for "
                              "--quota and --bench)")
-    parser.add_argument("--probe-budget", type=int, default=None,
-                        help="probe_budget_per_s of the app, all replicas (default 40; the "
-                             "host's default 200 for --quota and --bench)")
+    parser.add_argument("--probe-budget", type=int, default=200,
+                        help="probe_budget_per_s of the app, all replicas (default 200, the "
+                             "host's default)")
     args = parser.parse_args()
     if args.idle_djs is None:
-        args.idle_djs = 0 if (args.quota or args.bench) else 150
-    if args.probe_budget is None:
-        args.probe_budget = 200 if (args.quota or args.bench) else 40
+        args.idle_djs = 0 if (args.quota or args.bench) else 940
     djs_n = args.djs or (6 if args.quota else 60)
     args.kills = args.bench or 1
     args.scenario = args.scenario or ("busy" if args.quota else "faulty")
@@ -804,7 +808,13 @@ def main():
                 problems.append(f"replica {r.index} exited with {code} on SIGTERM; log: {r.log_path}")
         elapsed = time.monotonic() - started
 
-        requests = e2e.http_json(f"{control}/requests?clientId={client_id}")["requests"]
+        # The log keeps its last 20 000 requests: the sampler read every
+        # one as it came (from the first, a page before the consents'
+        # requests were 20 000 back); then the rest.
+        sampler.stop()
+        requests = [r for _, r in sampler.seen]
+        requests += e2e.http_json(
+            f"{control}/requests?clientId={client_id}&since={sampler.since}")["requests"]
         by_integration = collections.defaultdict(list)
         for r in requests:
             by_integration[r.get("integration")].append(r)
