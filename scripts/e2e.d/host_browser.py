@@ -176,7 +176,15 @@ class Tab:
     def wait(self, expression, what, timeout=20):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            value = self.eval(expression)
+            try:
+                value = self.eval(expression)
+            except RuntimeError as e:
+                # Asked while the page was being replaced (Chromium's
+                # "Inspected target navigated or closed", or no context
+                # yet): asked again on the new one.
+                if "navigated or closed" not in str(e) and "context" not in str(e):
+                    raise
+                value = None
             if value:
                 return value
             time.sleep(0.2)
