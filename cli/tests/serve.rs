@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 
 fn http_get(addr: &str, path: &str) -> String {
     let mut tcp = TcpStream::connect(addr).expect("connect");
@@ -16,8 +16,9 @@ fn http_get(addr: &str, path: &str) -> String {
     out
 }
 
-/// `onair serve --json ARGS…` started, its first line (where it is) read.
-fn serve_json(args: &[&str]) -> (Child, serde_json::Value) {
+/// `onair serve --json ARGS…` started: the process, its stdout after the
+/// first line, and that line (where it is).
+fn spawn_serve(args: &[&str]) -> (Child, BufReader<ChildStdout>, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
         .args(["serve", "--json"])
         .args(args)
@@ -28,6 +29,12 @@ fn serve_json(args: &[&str]) -> (Child, serde_json::Value) {
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
     stdout.read_line(&mut line).expect("first line");
+    (child, stdout, line)
+}
+
+/// `onair serve --json ARGS…` started, its first line (where it is) read.
+fn serve_json(args: &[&str]) -> (Child, serde_json::Value) {
+    let (child, _, line) = spawn_serve(args);
     let v = serde_json::from_str(&line).expect("one JSON object");
     (child, v)
 }
@@ -43,25 +50,7 @@ fn stop(mut child: Child) {
 
 #[test]
 fn serve_json_prints_where_it_is_then_serves_until_sigterm() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
-        .args([
-            "serve",
-            "--json",
-            "--port",
-            "0",
-            "--speed",
-            "10",
-            "--scenario",
-            "quiet",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn onair serve");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("first line");
-    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+    let (child, v) = serve_json(&["--port", "0", "--speed", "10", "--scenario", "quiet"]);
     let keys: Vec<&str> = v
         .as_object()
         .expect("object")
@@ -89,13 +78,7 @@ fn serve_json_prints_where_it_is_then_serves_until_sigterm() {
     assert!(progress.contains("\"name\":\"quiet\""), "{progress}");
     let not_on_air_yet_or_on_air = http_get(addr, "/v1/live");
     assert!(not_on_air_yet_or_on_air.starts_with("HTTP/1.1 401"));
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(status.success());
-    let exit = child.wait().expect("wait");
-    assert!(exit.success(), "clean stop: {exit:?}");
+    stop(child);
 }
 
 #[test]
@@ -120,20 +103,8 @@ fn serve_rejects_bad_options() {
 /// serde_json writes the object: keys sorted), one line, nothing after it.
 #[test]
 fn serve_json_line_keeps_its_field_order() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_onair"))
-        .args(["serve", "--json", "--speed=0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn onair serve");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout.read_line(&mut line).expect("first line");
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let exit = child.wait().expect("wait");
-    assert!(exit.success(), "clean stop: {exit:?}");
+    let (child, mut stdout, line) = spawn_serve(&["--speed=0"]);
+    stop(child);
     let mut rest = String::new();
     stdout.read_to_string(&mut rest).expect("the rest");
     assert_eq!(rest, "", "nothing after the first line");
