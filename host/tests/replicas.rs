@@ -117,18 +117,7 @@ fn state_of(states: &BTreeMap<i64, String>, id: i64) -> &str {
 /// (on replica 0, the public URL): the callback's status, and the bot's
 /// id when it answered 303 to its page.
 async fn consent(connect: String, dj: String) -> (String, u16, Option<i64>, String) {
-    let b = browser();
-    let r = b.get(&connect).send().await.expect("connect");
-    assert_eq!(r.status(), 303, "{dj}: /connect");
-    let page = location(&r);
-    let r = b
-        .get(format!("{page}&dj={dj}"))
-        .send()
-        .await
-        .expect("consent page");
-    assert_eq!(r.status(), 302, "{dj}: the consent page");
-    let callback = location(&r);
-    let r = b.get(&callback).send().await.expect("callback");
+    let (_, r) = common::consent_answer(&browser(), &connect, &dj).await;
     let status = r.status().as_u16();
     let id = (status == 303)
         .then(|| location(&r))

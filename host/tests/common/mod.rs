@@ -359,19 +359,32 @@ pub struct Consented {
 }
 
 /// DJ `dj` (at the service) through `connect` (/connect, or a bot's
-/// re-connect link), the consent page and /callback in `b`.
-pub async fn consent(b: &reqwest::Client, connect: &str, dj: &str) -> Consented {
+/// re-connect link), the consent page and /callback in `b`: the callback's
+/// URL and the host's answer to it, whatever it is.
+pub async fn consent_answer(
+    b: &reqwest::Client,
+    connect: &str,
+    dj: &str,
+) -> (String, reqwest::Response) {
     let r = b.get(connect).send().await.expect("connect");
-    assert_eq!(r.status(), 303);
+    assert_eq!(r.status(), 303, "{dj}: /connect");
     let consent_page = location(&r);
     let r = b
         .get(format!("{consent_page}&dj={dj}"))
         .send()
         .await
         .expect("consent page");
-    assert_eq!(r.status(), 302);
+    assert_eq!(r.status(), 302, "{dj}: the consent page");
     let callback = location(&r);
     let r = b.get(&callback).send().await.expect("callback");
+    (callback, r)
+}
+
+/// DJ `dj` (at the service) through `connect` (/connect, or a bot's
+/// re-connect link), the consent page and /callback in `b`, which sends the
+/// browser on (303).
+pub async fn consent(b: &reqwest::Client, connect: &str, dj: &str) -> Consented {
+    let (callback, r) = consent_answer(b, connect, dj).await;
     assert_eq!(r.status(), 303, "{:?}", r.text().await);
     let to = location(&r);
     Consented { callback, to }
