@@ -255,21 +255,12 @@ mod tests {
 
     /// A host over a fresh SQLite store (no bot, no service reached).
     fn config(db: &testdb::SqliteDb) -> HostConfig {
-        use config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
-        let text = r#"[app]
-base_url = "http://127.0.0.1:9"
-client_id = "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
-consent_url = "http://127.0.0.1:9/oauth?client_id={client_id}&redirect_uri={redirect_uri}&state={state}"
-"#;
-        let url = db.url.clone();
-        let env = move |name: &str| match name {
-            ENV_CLIENT_SECRET => Some("secret".to_owned()),
-            ENV_KEY => Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".to_owned()),
-            ENV_ADMIN_TOKEN => Some("admin-token-of-the-host-tests".to_owned()),
-            ENV_DATABASE => Some(url.clone()),
-            _ => None,
-        };
-        HostConfig::parse(text, &std::env::temp_dir(), &env).expect("config")
+        let app = (
+            "http://127.0.0.1:9",
+            "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+            "secret",
+        );
+        testdb::config_of(&db.url, 200, app)
     }
 
     /// The status and text of `GET url` over a new TCP connection, or

@@ -288,6 +288,18 @@ impl CountingProxy {
 
 /// A hub over `url` for the app `(base_url, client_id, secret)`.
 pub async fn hub_of(url: &str, budget: u32, app: (&str, &str, &str)) -> Arc<Hub> {
+    let config = config_of(url, budget, app);
+    let store = crate::store::Store::open(config.database_url.expose(), config.cipher.clone())
+        .await
+        .expect("store");
+    Hub::new(Arc::new(config), store, Arc::new(onair_tokio::SystemClock))
+        .await
+        .expect("hub")
+}
+
+/// A host's configuration over `url` for the app `(base_url, client_id,
+/// secret)`, with the tests' key and admin token.
+pub fn config_of(url: &str, budget: u32, app: (&str, &str, &str)) -> crate::HostConfig {
     use crate::config::{ENV_ADMIN_TOKEN, ENV_CLIENT_SECRET, ENV_DATABASE, ENV_KEY};
     let (base, client_id, secret) = app;
     let text = format!(
@@ -308,11 +320,5 @@ probe_budget_per_s = {budget}
         ENV_DATABASE => Some(url.clone()),
         _ => None,
     };
-    let config = crate::HostConfig::parse(&text, &std::env::temp_dir(), &env).expect("config");
-    let store = crate::store::Store::open(config.database_url.expose(), config.cipher.clone())
-        .await
-        .expect("store");
-    Hub::new(Arc::new(config), store, Arc::new(onair_tokio::SystemClock))
-        .await
-        .expect("hub")
+    crate::HostConfig::parse(&text, &std::env::temp_dir(), &env).expect("config")
 }
