@@ -444,8 +444,8 @@ def seed_history(args, phase):
     """What a host that had watched the fleet for `--history-days` days
     would know (each DJ on air from its usual start for a mean session,
     every day), written to the store's probe_history; then replica 0 (the
-    only one so far) is restarted so that it reads it (a replica reads the
-    histories when it starts a bot). The emulator's clock is held, so no
+    only one so far) is restarted so that it reads it now (a replica reads
+    the histories at its start, and again every minute). The emulator's clock is held, so no
     event is lost; the host's clock is the wall clock, the emulator's is
     behind it by the time held."""
     DAY = 86_400_000
